@@ -1,0 +1,9 @@
+//===- CuvilDialect.h - The cuvil dialect ------------------------*- C++ -*-===//
+#ifndef CUVIL_DIALECT_CUVIL_IR_CUVILDIALECT_H
+#define CUVIL_DIALECT_CUVIL_IR_CUVILDIALECT_H
+
+#include "mlir/IR/Dialect.h"
+
+#include "cuvil/Dialect/Cuvil/IR/CuvilOpsDialect.h.inc"
+
+#endif // CUVIL_DIALECT_CUVIL_IR_CUVILDIALECT_H

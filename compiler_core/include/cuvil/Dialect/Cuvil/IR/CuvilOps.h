@@ -1,0 +1,26 @@
+//===- CuvilOps.h - Operations of the cuvil dialect --------------*- C++ -*-===//
+#ifndef CUVIL_DIALECT_CUVIL_IR_CUVILOPS_H
+#define CUVIL_DIALECT_CUVIL_IR_CUVILOPS_H
+
+#include "cuvil/Dialect/Cuvil/IR/CuvilDialect.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir::cuvil {
+
+/// NumPy broadcast of two static shapes; std::nullopt when incompatible.
+std::optional<llvm::SmallVector<int64_t>>
+broadcastShapes(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs);
+
+/// Renders a shape as `[4, 3]` for diagnostics.
+std::string formatShape(llvm::ArrayRef<int64_t> shape);
+
+} // namespace mlir::cuvil
+
+#define GET_OP_CLASSES
+#include "cuvil/Dialect/Cuvil/IR/CuvilOps.h.inc"
+
+#endif // CUVIL_DIALECT_CUVIL_IR_CUVILOPS_H

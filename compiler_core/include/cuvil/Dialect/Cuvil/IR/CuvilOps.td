@@ -1,0 +1,386 @@
+//===- CuvilOps.td - Operations of the cuvil dialect -------*- tablegen -*-===//
+//
+// Tensor ops of Cuvil IR. Shapes follow NumPy: binary ops broadcast, matmul
+// follows `@`, reductions take sorted non-negative axes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CUVIL_DIALECT_CUVIL_IR_CUVILOPS_TD
+#define CUVIL_DIALECT_CUVIL_IR_CUVILOPS_TD
+
+include "cuvil/Dialect/Cuvil/IR/CuvilDialect.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+
+def Cuvil_Element : AnyTypeOf<[F16, BF16, F32, F64, I1, I8, I32, I64]>;
+def Cuvil_Tensor : RankedTensorOf<[F16, BF16, F32, F64, I1, I8, I32, I64]>;
+def Cuvil_FloatTensor : RankedTensorOf<[F16, BF16, F32, F64]>;
+def Cuvil_BoolTensor : RankedTensorOf<[I1]>;
+
+//===----------------------------------------------------------------------===//
+// Constants
+//===----------------------------------------------------------------------===//
+
+def Cuvil_ConstantOp : Cuvil_Op<"constant", [ConstantLike, Pure,
+    AllTypesMatch<["value", "result"]>]> {
+  let summary = "A tensor constant (weights, literals)";
+  let description = [{
+    ```mlir
+    %0 = cuvil.constant dense<[1.0, 2.0]> : tensor<2xf32>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = "attr-dict $value";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise binary ops (NumPy broadcasting)
+//===----------------------------------------------------------------------===//
+
+class Cuvil_BinaryOp<string mnemonic, list<Trait> traits = []>
+    : Cuvil_Op<mnemonic, !listconcat(traits, [Pure])> {
+  let description = [{
+    Elementwise with NumPy broadcasting: shapes are aligned on the right and
+    each pair of dimensions must be equal or one of them 1. Both operands
+    have the same element type; the result has the broadcast shape.
+
+    ```mlir
+    %2 = cuvil.}] # mnemonic # [{ %0, %1 : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+    ```
+  }];
+  let arguments = (ins Cuvil_Tensor:$lhs, Cuvil_Tensor:$rhs);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat =
+      "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Cuvil_AddOp : Cuvil_BinaryOp<"add", [Commutative]> {
+  let summary = "Elementwise addition";
+  let hasFolder = 1;
+}
+def Cuvil_SubOp : Cuvil_BinaryOp<"sub"> { let summary = "Elementwise subtraction"; }
+def Cuvil_MulOp : Cuvil_BinaryOp<"mul", [Commutative]> {
+  let summary = "Elementwise multiplication";
+  let hasFolder = 1;
+}
+def Cuvil_DivOp : Cuvil_BinaryOp<"div"> { let summary = "Elementwise true division"; }
+def Cuvil_PowOp : Cuvil_BinaryOp<"pow"> { let summary = "Elementwise power"; }
+def Cuvil_MaxOp : Cuvil_BinaryOp<"max", [Commutative]> {
+  let summary = "Elementwise maximum (NaN-propagating, like np.maximum)";
+}
+def Cuvil_MinOp : Cuvil_BinaryOp<"min", [Commutative]> {
+  let summary = "Elementwise minimum (NaN-propagating, like np.minimum)";
+}
+
+def Cuvil_CompareOp : Cuvil_Op<"compare", [Pure]> {
+  let summary = "Elementwise comparison producing a boolean tensor";
+  let description = [{
+    `predicate` is one of `eq`, `ne`, `lt`, `le`, `gt`, `ge`. Broadcasts
+    like the other binary ops; the result has element type `i1`.
+
+    ```mlir
+    %2 = cuvil.compare %0, %1 {predicate = "lt"} : (tensor<4xf32>, tensor<f32>) -> tensor<4xi1>
+    ```
+  }];
+  let arguments = (ins Cuvil_Tensor:$lhs, Cuvil_Tensor:$rhs, StrAttr:$predicate);
+  let results = (outs Cuvil_BoolTensor:$result);
+  let assemblyFormat =
+      "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Cuvil_WhereOp : Cuvil_Op<"where", [Pure]> {
+  let summary = "Elementwise select: cond ? x : y, broadcasting all three";
+  let description = [{
+    ```mlir
+    %3 = cuvil.where %c, %x, %y : (tensor<4xi1>, tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Cuvil_BoolTensor:$condition, Cuvil_Tensor:$true_value,
+                   Cuvil_Tensor:$false_value);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = "$condition `,` $true_value `,` $false_value attr-dict "
+                       "`:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise unary ops
+//===----------------------------------------------------------------------===//
+
+class Cuvil_UnaryOp<string mnemonic, Type operandType = Cuvil_Tensor>
+    : Cuvil_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+  let description = [{
+    ```mlir
+    %1 = cuvil.}] # mnemonic # [{ %0 : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins operandType:$input);
+  let results = (outs operandType:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+def Cuvil_NegOp : Cuvil_UnaryOp<"neg"> { let summary = "Elementwise negation"; }
+def Cuvil_AbsOp : Cuvil_UnaryOp<"abs"> { let summary = "Elementwise absolute value"; }
+def Cuvil_ExpOp : Cuvil_UnaryOp<"exp", Cuvil_FloatTensor> { let summary = "Elementwise e^x"; }
+def Cuvil_LogOp : Cuvil_UnaryOp<"log", Cuvil_FloatTensor> { let summary = "Elementwise natural logarithm"; }
+def Cuvil_TanhOp : Cuvil_UnaryOp<"tanh", Cuvil_FloatTensor> { let summary = "Elementwise hyperbolic tangent"; }
+def Cuvil_SqrtOp : Cuvil_UnaryOp<"sqrt", Cuvil_FloatTensor> { let summary = "Elementwise square root"; }
+def Cuvil_RsqrtOp : Cuvil_UnaryOp<"rsqrt", Cuvil_FloatTensor> { let summary = "Elementwise 1/sqrt(x)"; }
+def Cuvil_ErfOp : Cuvil_UnaryOp<"erf", Cuvil_FloatTensor> { let summary = "Elementwise error function"; }
+def Cuvil_SigmoidOp : Cuvil_UnaryOp<"sigmoid", Cuvil_FloatTensor> { let summary = "Elementwise 1/(1+e^-x)"; }
+def Cuvil_ReluOp : Cuvil_UnaryOp<"relu"> { let summary = "Elementwise max(x, 0)"; }
+def Cuvil_GeluOp : Cuvil_UnaryOp<"gelu", Cuvil_FloatTensor> {
+  let summary = "Elementwise GELU, exact form 0.5*x*(1+erf(x/sqrt(2)))";
+}
+
+//===----------------------------------------------------------------------===//
+// Contractions and convolutions
+//===----------------------------------------------------------------------===//
+
+def Cuvil_MatmulOp : Cuvil_Op<"matmul", [Pure]> {
+  let summary = "Matrix product with NumPy `@` semantics on rank >= 2";
+  let description = [{
+    The last two dimensions are contracted as (M x K) @ (K x N); leading batch
+    dimensions broadcast. Front ends reshape 1-D operands before this op.
+
+    ```mlir
+    %2 = cuvil.matmul %0, %1 : (tensor<8x64x32xf32>, tensor<32x16xf32>) -> tensor<8x64x16xf32>
+    ```
+  }];
+  let arguments = (ins Cuvil_Tensor:$lhs, Cuvil_Tensor:$rhs);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat =
+      "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Cuvil_Conv2dOp : Cuvil_Op<"conv2d", [Pure]> {
+  let summary = "2-D convolution, NCHW input and FCHW weights";
+  let description = [{
+    `padding` is (top, left, bottom, right); weights have C/groups channels.
+
+    ```mlir
+    %2 = cuvil.conv2d %x, %w {strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>,
+                               dilations = array<i64: 1, 1>, groups = 1 : i64}
+        : (tensor<1x3x32x32xf32>, tensor<8x3x3x3xf32>) -> tensor<1x8x32x32xf32>
+    ```
+  }];
+  let arguments = (ins Cuvil_FloatTensor:$input, Cuvil_FloatTensor:$weight,
+                   DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$padding,
+                   DenseI64ArrayAttr:$dilations, I64Attr:$groups);
+  let results = (outs Cuvil_FloatTensor:$result);
+  let assemblyFormat =
+      "$input `,` $weight attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+class Cuvil_Pool2dOp<string mnemonic> : Cuvil_Op<mnemonic, [Pure]> {
+  let description = [{
+    Pooling over the two trailing dimensions of an NCHW tensor; `padding`
+    is (top, left, bottom, right).
+  }];
+  let results = (outs Cuvil_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Cuvil_MaxPool2dOp : Cuvil_Pool2dOp<"max_pool2d"> {
+  let summary = "2-D max pooling (NCHW)";
+  let arguments = (ins Cuvil_FloatTensor:$input, DenseI64ArrayAttr:$kernel,
+                   DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$padding);
+}
+
+def Cuvil_AvgPool2dOp : Cuvil_Pool2dOp<"avg_pool2d"> {
+  let summary = "2-D average pooling (NCHW)";
+  let arguments = (ins Cuvil_FloatTensor:$input, DenseI64ArrayAttr:$kernel,
+                   DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$padding,
+                   DefaultValuedAttr<BoolAttr, "true">:$count_include_pad);
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions and normalizations
+//===----------------------------------------------------------------------===//
+
+class Cuvil_ReduceOp<string mnemonic> : Cuvil_Op<mnemonic, [Pure]> {
+  let description = [{
+    Reduces over `axes` (sorted, non-negative, unique). With `keepdims` the
+    reduced dimensions stay with size 1.
+
+    ```mlir
+    %1 = cuvil.}] # mnemonic # [{ %0 {axes = array<i64: 1>, keepdims = false} : (tensor<4x8xf32>) -> tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Cuvil_Tensor:$input, DenseI64ArrayAttr:$axes,
+                   DefaultValuedAttr<BoolAttr, "false">:$keepdims);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Cuvil_ReduceSumOp : Cuvil_ReduceOp<"reduce_sum"> { let summary = "Sum over axes"; }
+def Cuvil_ReduceMeanOp : Cuvil_ReduceOp<"reduce_mean"> { let summary = "Mean over axes"; }
+def Cuvil_ReduceMaxOp : Cuvil_ReduceOp<"reduce_max"> { let summary = "Maximum over axes"; }
+def Cuvil_ReduceMinOp : Cuvil_ReduceOp<"reduce_min"> { let summary = "Minimum over axes"; }
+
+def Cuvil_SoftmaxOp : Cuvil_Op<"softmax", [Pure, SameOperandsAndResultType]> {
+  let summary = "Numerically stable softmax along one axis";
+  let description = [{
+    ```mlir
+    %1 = cuvil.softmax %0 {axis = 1 : i64} : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Cuvil_FloatTensor:$input, I64Attr:$axis);
+  let results = (outs Cuvil_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Cuvil_LayerNormOp : Cuvil_Op<"layer_norm", [Pure]> {
+  let summary = "Layer normalization over the dimensions [axis, rank)";
+  let description = [{
+    `gamma` and `beta` have the normalized (trailing) shape.
+
+    ```mlir
+    %3 = cuvil.layer_norm %x, %g, %b {axis = 1 : i64, epsilon = 1.0e-05 : f64}
+        : (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Cuvil_FloatTensor:$input, Cuvil_FloatTensor:$gamma,
+                   Cuvil_FloatTensor:$beta, I64Attr:$axis, F64Attr:$epsilon);
+  let results = (outs Cuvil_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $gamma `,` $beta attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Cuvil_BatchNormOp : Cuvil_Op<"batch_norm", [Pure]> {
+  let summary = "Batch normalization in inference form over channel axis 1";
+  let description = [{
+    y = (x - mean) / sqrt(var + epsilon) * scale + bias, with per-channel
+    `scale`, `bias`, `mean` and `var` of shape (C).
+
+    ```mlir
+    %y = cuvil.batch_norm %x, %s, %b, %m, %v {epsilon = 1.0e-05 : f64}
+        : (tensor<1x8x4x4xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<1x8x4x4xf32>
+    ```
+  }];
+  let arguments = (ins Cuvil_FloatTensor:$input, Cuvil_FloatTensor:$scale,
+                   Cuvil_FloatTensor:$bias, Cuvil_FloatTensor:$mean,
+                   Cuvil_FloatTensor:$variance, F64Attr:$epsilon);
+  let results = (outs Cuvil_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $scale `,` $bias `,` $mean `,` $variance "
+                       "attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Cuvil_DropoutOp : Cuvil_Op<"dropout", [Pure, SameOperandsAndResultType]> {
+  let summary = "Dropout (training only; the identity in inference)";
+  let description = [{
+    Present only in graphs imported in training mode. Inference pipelines
+    remove it; it lowers to the identity.
+
+    ```mlir
+    %1 = cuvil.dropout %0 {ratio = 1.0e-01 : f64} : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Cuvil_FloatTensor:$input, F64Attr:$ratio);
+  let results = (outs Cuvil_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Shape and data movement
+//===----------------------------------------------------------------------===//
+
+def Cuvil_ReshapeOp : Cuvil_Op<"reshape", [Pure]> {
+  let summary = "Reinterpret a tensor with a new shape of the same size";
+  let description = [{
+    ```mlir
+    %1 = cuvil.reshape %0 : (tensor<4x8xf32>) -> tensor<2x16xf32>
+    ```
+  }];
+  let arguments = (ins Cuvil_Tensor:$input);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Cuvil_TransposeOp : Cuvil_Op<"transpose", [Pure]> {
+  let summary = "Permute dimensions";
+  let description = [{
+    ```mlir
+    %1 = cuvil.transpose %0 {permutation = array<i64: 1, 0>} : (tensor<4x8xf32>) -> tensor<8x4xf32>
+    ```
+  }];
+  let arguments = (ins Cuvil_Tensor:$input, DenseI64ArrayAttr:$permutation);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Cuvil_BroadcastToOp : Cuvil_Op<"broadcast_to", [Pure]> {
+  let summary = "Broadcast to a larger shape with NumPy rules";
+  let description = [{
+    ```mlir
+    %1 = cuvil.broadcast_to %0 : (tensor<1x8xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Cuvil_Tensor:$input);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Cuvil_ConcatOp : Cuvil_Op<"concat", [Pure]> {
+  let summary = "Concatenate tensors along an axis";
+  let description = [{
+    ```mlir
+    %2 = cuvil.concat %0, %1 {axis = 0 : i64} : (tensor<2x8xf32>, tensor<3x8xf32>) -> tensor<5x8xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Cuvil_Tensor>:$inputs, I64Attr:$axis);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Cuvil_SliceOp : Cuvil_Op<"slice", [Pure]> {
+  let summary = "Strided slice [start, limit) with positive steps";
+  let description = [{
+    ```mlir
+    %1 = cuvil.slice %0 {start = array<i64: 0, 1>, limit = array<i64: 4, 8>, step = array<i64: 2, 1>}
+        : (tensor<4x8xf32>) -> tensor<2x7xf32>
+    ```
+  }];
+  let arguments = (ins Cuvil_Tensor:$input, DenseI64ArrayAttr:$start,
+                   DenseI64ArrayAttr:$limit, DenseI64ArrayAttr:$step);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Cuvil_CastOp : Cuvil_Op<"cast", [Pure, SameOperandsAndResultShape]> {
+  let summary = "Element type conversion with NumPy `astype` semantics";
+  let description = [{
+    Float to integer truncates toward zero; to `i1` tests for non-zero.
+
+    ```mlir
+    %1 = cuvil.cast %0 : (tensor<4xf32>) -> tensor<4xi32>
+    ```
+  }];
+  let arguments = (ins Cuvil_Tensor:$input);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
+}
+
+#endif // CUVIL_DIALECT_CUVIL_IR_CUVILOPS_TD

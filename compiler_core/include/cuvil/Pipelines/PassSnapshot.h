@@ -1,0 +1,20 @@
+//===- PassSnapshot.h - The IR after one pass, as plain data ----*- C++ -*-===//
+#ifndef CUVIL_PIPELINES_PASSSNAPSHOT_H
+#define CUVIL_PIPELINES_PASSSNAPSHOT_H
+
+#include <string>
+
+namespace cuvil {
+
+/// The IR after one pass of a pipeline run.
+struct PassSnapshot {
+  std::string name;  ///< pass argument, e.g. "convert-cuvil-to-linalg"
+  std::string stage; ///< pipeline stage the pass belongs to
+  double wallMs = 0; ///< wall time of the pass
+  bool changed = false;
+  std::string ir; ///< IR after the pass (empty unless captured)
+};
+
+} // namespace cuvil
+
+#endif // CUVIL_PIPELINES_PASSSNAPSHOT_H

@@ -1,0 +1,85 @@
+//===- Pipelines.h - The one place Cuvil's pass order is decided -*- C++ -*-===//
+#ifndef CUVIL_PIPELINES_PIPELINES_H
+#define CUVIL_PIPELINES_PIPELINES_H
+
+#include "cuvil/Pipelines/PassSnapshot.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LogicalResult.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace mlir::cuvil {
+
+using ::cuvil::PassSnapshot;
+
+struct CpuPipelineOptions {
+  bool enableFusion = true;
+  /// Split the outer loops of GEMMs across threads (OpenMP).
+  bool parallel = true;
+  /// Vector width in f32 lanes of the widest usable register (16 for
+  /// AVX-512, 8 for AVX2); decides micro-kernel tile sizes.
+  int vectorLanes = 16;
+  bool captureSnapshots = false;
+};
+
+/// Host vector width in f32 lanes (16 with AVX-512F, 8 with AVX2, else 4).
+int hostVectorLanes();
+
+/// A pipeline: named stages, each a textual pass pipeline or a transform
+/// schedule, run in order with optional per-pass snapshots.
+class PipelineBuilder {
+public:
+  struct Stage {
+    std::string name;
+    std::string passes;   ///< textual pass pipeline (may be empty)
+    /// Produces the transform-dialect schedule for a module (may be null).
+    std::function<std::string(ModuleOp)> schedule;
+  };
+
+  PipelineBuilder &addStage(std::string name, std::string passes);
+  PipelineBuilder &
+  addScheduleStage(std::string name,
+                   std::function<std::string(ModuleOp)> schedule);
+  const std::vector<Stage> &stages() const { return stageList; }
+
+  /// Runs stages [first, last) on `module`. Snapshots (when requested) are
+  /// appended to `snapshots`. Diagnostics go to the context's handler.
+  LogicalResult run(ModuleOp module, bool captureSnapshots,
+                    std::vector<PassSnapshot> &snapshots, size_t first = 0,
+                    size_t last = ~size_t(0)) const;
+
+  /// The whole pipeline as one mlir-opt style string (schedules shown as
+  /// comments), for logs and reproducers.
+  std::string describe() const;
+
+private:
+  std::vector<Stage> stageList;
+};
+
+/// The CPU pipeline: cuvil -> linalg -> fused, tiled, vectorized ->
+/// bufferized -> LLVM dialect. Stage names: "cuvil", "linalg", "fusion",
+/// "schedule", "bufferize", "llvm".
+PipelineBuilder buildCpuPipeline(const CpuPipelineOptions &options);
+
+/// The transform-dialect schedule that tiles and vectorizes the GEMMs of
+/// `module`: each static linalg.matmul whose sizes fit the register tile is
+/// tagged and gets tile sizes that divide it; others stay scalar loops.
+std::string cpuMatmulSchedule(ModuleOp module, int vectorLanes);
+
+/// Registers `cuvil-cpu-pipeline` (up to and excluding the LLVM dialect
+/// stage's codegen) and `cuvil-to-linalg-pipeline` for cuvil-opt.
+void registerCuvilPipelines();
+
+/// Registers every upstream and Cuvil pass so textual pipelines resolve
+/// (idempotent, thread-safe).
+void registerCuvilPasses();
+
+/// Registers every dialect and extension Cuvil pipelines need.
+void registerCuvilDialects(DialectRegistry &registry);
+
+} // namespace mlir::cuvil
+
+#endif // CUVIL_PIPELINES_PIPELINES_H

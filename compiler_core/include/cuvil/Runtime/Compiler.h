@@ -1,0 +1,90 @@
+//===- Compiler.h - Compile Cuvil IR and call the result --------*- C++ -*-===//
+//
+// The narrow public interface the Python package, the CLI and the Workbench
+// use: text in, a callable compiled function out. No MLIR headers here.
+//
+//===----------------------------------------------------------------------===//
+#ifndef CUVIL_RUNTIME_COMPILER_H
+#define CUVIL_RUNTIME_COMPILER_H
+
+#include "cuvil/Pipelines/PassSnapshot.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cuvil {
+
+/// Element type and static shape of one argument or result.
+struct TensorSignature {
+  std::string dtype; ///< "float32", "float64", "float16", "int8", "int32",
+                     ///< "int64", "bool"
+  std::vector<int64_t> shape;
+  int64_t numElements() const;
+  size_t elementSize() const;
+};
+
+struct CompileOptions {
+  bool enableFusion = true;
+  bool captureSnapshots = false;
+  bool parallel = true;
+  /// Directory of compiled shared libraries keyed by the IR's structural
+  /// fingerprint, target and compiler version; empty disables the cache.
+  std::string cacheDir;
+};
+
+class CompiledFunction {
+public:
+  ~CompiledFunction();
+
+  const std::vector<TensorSignature> &inputs() const;
+  const std::vector<TensorSignature> &outputs() const;
+  const std::vector<PassSnapshot> &snapshots() const;
+  const std::string &fingerprint() const;
+  double compileMs() const;
+  bool fromCache() const;
+
+  /// IR at a stage: "input", "optimized" (after graph-level passes and
+  /// fusion, on linalg), "llvm-dialect", "llvm" (LLVM IR), "asm".
+  /// Returns false and sets `error` for an unknown stage.
+  bool ir(const std::string &stage, std::string &out, std::string &error);
+
+  /// Writes an artifact: "mlir", "llvm", "asm", "obj", "so".
+  bool emit(const std::string &kind, const std::string &path,
+            std::string &error);
+
+  /// Calls the function. `inputs` and `outputs` are data pointers of
+  /// C-contiguous buffers matching inputs()/outputs(); the caller checks.
+  void call(void *const *inputs, void *const *outputs) const;
+
+private:
+  friend std::unique_ptr<CompiledFunction>
+  compile(const std::string &, const std::string &, const CompileOptions &,
+          std::string &);
+  struct Impl;
+  explicit CompiledFunction(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl;
+};
+
+/// Parses, verifies and compiles function `funcName` of the module in
+/// `mlirText` for the host CPU. On failure returns null and sets `error` to
+/// the diagnostics ("file:line:col: error: ...").
+std::unique_ptr<CompiledFunction> compile(const std::string &mlirText,
+                                          const std::string &funcName,
+                                          const CompileOptions &options,
+                                          std::string &error);
+
+/// Parses and verifies; false with diagnostics in `error` when invalid.
+bool verify(const std::string &mlirText, std::string &error);
+
+/// Hex SHA-256 over the normalized IR (no locations, SSA names by position).
+/// Empty with `error` set when the text does not parse.
+std::string fingerprint(const std::string &mlirText, std::string &error);
+
+/// The compiler version, part of every cache key.
+const char *version();
+
+} // namespace cuvil
+
+#endif // CUVIL_RUNTIME_COMPILER_H

@@ -1,0 +1,49 @@
+//===- CpuBackend.h - LLVM code generation for the host CPU -----*- C++ -*-===//
+#ifndef CUVIL_TARGET_CPU_CPUBACKEND_H
+#define CUVIL_TARGET_CPU_CPUBACKEND_H
+
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Target/TargetMachine.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mlir::cuvil::cpu {
+
+/// Registers the LLVM translations and the native target (idempotent).
+void initializeTargets(DialectRegistry &registry);
+
+/// A target machine for the host CPU (its name and features detected at run
+/// time: JIT code may use AVX-512 where the host has it).
+llvm::Expected<std::unique_ptr<llvm::TargetMachine>> createHostTargetMachine();
+
+/// A short description of the host target, e.g. "x86_64 znver4 +avx512f".
+std::string hostDescription();
+
+/// Shared libraries compiled code may call into (OpenMP, MLIR C runner
+/// utilities), in load order.
+std::vector<std::string> runtimeLibraries();
+
+/// Translates an LLVM-dialect module to LLVM IR, optimized at O3 for `tm`.
+llvm::Expected<std::unique_ptr<llvm::Module>>
+translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
+                  llvm::TargetMachine &tm, bool optimize);
+
+/// Emits `module` as assembly text or an object file into `out`.
+llvm::Error emitMachineCode(llvm::Module &module, llvm::TargetMachine &tm,
+                            bool assembly, std::string &out);
+
+/// JIT-compiles an LLVM-dialect module in process.
+llvm::Expected<std::unique_ptr<ExecutionEngine>>
+createJit(ModuleOp module, bool enableObjectDump);
+
+/// Links an object file into a shared library against the runtime libraries.
+llvm::Error linkSharedLibrary(llvm::StringRef objectPath,
+                              llvm::StringRef sharedLibraryPath);
+
+} // namespace mlir::cuvil::cpu
+
+#endif // CUVIL_TARGET_CPU_CPUBACKEND_H

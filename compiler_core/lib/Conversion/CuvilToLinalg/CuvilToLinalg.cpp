@@ -1,0 +1,309 @@
+//===- CuvilToLinalg.cpp - The convert-cuvil-to-linalg pass and builders --===//
+//
+// Drives the dialect conversion and holds the generic builders (broadcast
+// maps, elementwise generics, reductions, reshapes) that the op patterns in
+// ElementwiseLowering.cpp and StructuredLowering.cpp share.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringUtils.h"
+
+#include "cuvil/Conversion/Passes.h"
+#include "cuvil/Dialect/Cuvil/IR/CuvilOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
+
+namespace mlir::cuvil {
+#define GEN_PASS_DEF_CONVERTCUVILTOLINALG
+#include "cuvil/Conversion/Passes.h.inc"
+} // namespace mlir::cuvil
+
+using namespace mlir;
+using namespace mlir::cuvil;
+using namespace mlir::cuvil::lowering;
+
+//===----------------------------------------------------------------------===//
+// Builders
+//===----------------------------------------------------------------------===//
+
+Value lowering::emptyTensor(OpBuilder &b, Location loc,
+                            RankedTensorType type) {
+  return b.create<tensor::EmptyOp>(loc, type.getShape(),
+                                   type.getElementType());
+}
+
+Value lowering::filledTensor(OpBuilder &b, Location loc, RankedTensorType type,
+                             TypedAttr value) {
+  Value scalar = b.create<arith::ConstantOp>(loc, value);
+  return b.create<linalg::FillOp>(loc, scalar, emptyTensor(b, loc, type))
+      .getResult(0);
+}
+
+AffineMap lowering::broadcastMap(MLIRContext *ctx, ArrayRef<int64_t> shape,
+                                 ArrayRef<int64_t> resultShape) {
+  unsigned rank = resultShape.size();
+  unsigned offset = rank - shape.size();
+  SmallVector<AffineExpr> exprs;
+  for (auto [i, size] : llvm::enumerate(shape)) {
+    if (size == 1 && resultShape[i + offset] != 1)
+      exprs.push_back(getAffineConstantExpr(0, ctx));
+    else
+      exprs.push_back(getAffineDimExpr(i + offset, ctx));
+  }
+  return AffineMap::get(rank, 0, exprs, ctx);
+}
+
+AffineMap lowering::projectionMap(MLIRContext *ctx, unsigned rank,
+                                  ArrayRef<int64_t> droppedDims) {
+  SmallVector<AffineExpr> exprs;
+  for (unsigned d = 0; d < rank; ++d)
+    if (!llvm::is_contained(droppedDims, (int64_t)d))
+      exprs.push_back(getAffineDimExpr(d, ctx));
+  return AffineMap::get(rank, 0, exprs, ctx);
+}
+
+Value lowering::elementwiseWithMaps(OpBuilder &b, Location loc,
+                                    RankedTensorType resultType,
+                                    ValueRange inputs,
+                                    ArrayRef<AffineMap> inputMaps,
+                                    ScalarBody body) {
+  unsigned rank = resultType.getRank();
+  SmallVector<AffineMap> maps(inputMaps);
+  maps.push_back(b.getMultiDimIdentityMap(rank));
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  auto generic = b.create<linalg::GenericOp>(
+      loc, TypeRange{resultType}, inputs,
+      ValueRange{emptyTensor(b, loc, resultType)}, maps, iterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value result = body(nb, nloc, args.drop_back());
+        nb.create<linalg::YieldOp>(nloc, result);
+      });
+  return generic.getResult(0);
+}
+
+Value lowering::elementwise(OpBuilder &b, Location loc,
+                            RankedTensorType resultType, ValueRange inputs,
+                            ScalarBody body) {
+  SmallVector<AffineMap> maps;
+  for (Value input : inputs)
+    maps.push_back(broadcastMap(b.getContext(),
+                                cast<RankedTensorType>(input.getType()).getShape(),
+                                resultType.getShape()));
+  return elementwiseWithMaps(b, loc, resultType, inputs, maps, body);
+}
+
+Value lowering::scalarConstant(OpBuilder &b, Location loc, Type type,
+                               double value) {
+  if (auto floatType = dyn_cast<FloatType>(type))
+    return b.create<arith::ConstantOp>(loc, b.getFloatAttr(floatType, value));
+  return b.create<arith::ConstantOp>(
+      loc, b.getIntegerAttr(type, static_cast<int64_t>(value)));
+}
+
+TypedAttr lowering::reductionInit(Builder &b, Type elementType,
+                                  ReduceKind kind) {
+  if (auto floatType = dyn_cast<FloatType>(elementType)) {
+    const llvm::fltSemantics &sem = floatType.getFloatSemantics();
+    switch (kind) {
+    case ReduceKind::Sum:
+      return b.getFloatAttr(floatType, 0.0);
+    case ReduceKind::Max:
+      return b.getFloatAttr(floatType, APFloat::getInf(sem, /*Negative=*/true));
+    case ReduceKind::Min:
+      return b.getFloatAttr(floatType, APFloat::getInf(sem, false));
+    }
+  }
+  unsigned width = elementType.getIntOrFloatBitWidth();
+  switch (kind) {
+  case ReduceKind::Sum:
+    return b.getIntegerAttr(elementType, 0);
+  case ReduceKind::Max:
+    return b.getIntegerAttr(elementType, width == 1
+                                             ? APInt(1, 0)
+                                             : APInt::getSignedMinValue(width));
+  case ReduceKind::Min:
+    return b.getIntegerAttr(elementType, width == 1
+                                             ? APInt(1, 1)
+                                             : APInt::getSignedMaxValue(width));
+  }
+  llvm_unreachable("unknown reduction");
+}
+
+Value lowering::reduce(OpBuilder &b, Location loc, Value input,
+                       ArrayRef<int64_t> axes, ReduceKind kind) {
+  auto inType = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> outShape;
+  for (auto [d, size] : llvm::enumerate(inType.getShape()))
+    if (!llvm::is_contained(axes, (int64_t)d))
+      outShape.push_back(size);
+  auto outType = RankedTensorType::get(outShape, inType.getElementType());
+  Value init = filledTensor(b, loc, outType,
+                            reductionInit(b, inType.getElementType(), kind));
+  unsigned rank = inType.getRank();
+  SmallVector<AffineMap> maps = {
+      b.getMultiDimIdentityMap(rank),
+      projectionMap(b.getContext(), rank, axes)};
+  SmallVector<utils::IteratorType> iterators;
+  for (unsigned d = 0; d < rank; ++d)
+    iterators.push_back(llvm::is_contained(axes, (int64_t)d)
+                            ? utils::IteratorType::reduction
+                            : utils::IteratorType::parallel);
+  auto generic = b.create<linalg::GenericOp>(
+      loc, TypeRange{outType}, ValueRange{input}, ValueRange{init}, maps,
+      iterators, [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value result;
+        switch (kind) {
+        case ReduceKind::Sum:
+          result = scalarAdd(nb, nloc, args[1], args[0]);
+          break;
+        case ReduceKind::Max:
+          result = scalarMax(nb, nloc, args[1], args[0]);
+          break;
+        case ReduceKind::Min:
+          result = scalarMin(nb, nloc, args[1], args[0]);
+          break;
+        }
+        nb.create<linalg::YieldOp>(nloc, result);
+      });
+  return generic.getResult(0);
+}
+
+Value lowering::reshape(OpBuilder &b, Location loc, Value input,
+                        RankedTensorType resultType) {
+  auto inType = cast<RankedTensorType>(input.getType());
+  if (inType == resultType)
+    return input;
+  if (inType.getRank() > 0 && resultType.getRank() > 0) {
+    if (inType.getRank() > resultType.getRank()) {
+      if (auto reassociation =
+              getReassociationIndicesForReshape(inType, resultType))
+        return b.create<tensor::CollapseShapeOp>(loc, resultType, input,
+                                                 *reassociation);
+    } else if (inType.getRank() < resultType.getRank()) {
+      if (auto reassociation =
+              getReassociationIndicesForReshape(resultType, inType))
+        return b.create<tensor::ExpandShapeOp>(loc, resultType, input,
+                                               *reassociation);
+    }
+  }
+  // General case: through a flat vector. Rank-0 ends use an empty
+  // reassociation, which collapse/expand accept for all-unit shapes.
+  int64_t count = inType.getNumElements();
+  auto flatType = RankedTensorType::get({count}, inType.getElementType());
+  Value flat = input;
+  if (inType.getRank() != 1) {
+    SmallVector<ReassociationIndices> all;
+    if (inType.getRank() > 0)
+      all.push_back(llvm::to_vector(llvm::seq<int64_t>(0, inType.getRank())));
+    flat = b.create<tensor::CollapseShapeOp>(loc, flatType, input, all);
+  }
+  if (resultType.getRank() == 1)
+    return flat;
+  SmallVector<ReassociationIndices> all;
+  if (resultType.getRank() > 0)
+    all.push_back(llvm::to_vector(llvm::seq<int64_t>(0, resultType.getRank())));
+  return b.create<tensor::ExpandShapeOp>(loc, resultType, flat, all);
+}
+
+//===----------------------------------------------------------------------===//
+// Scalar arithmetic by element type
+//===----------------------------------------------------------------------===//
+
+static bool isFloat(Value v) { return isa<FloatType>(v.getType()); }
+
+Value lowering::scalarAdd(OpBuilder &b, Location loc, Value l, Value r) {
+  if (isFloat(l))
+    return b.create<arith::AddFOp>(loc, l, r);
+  if (l.getType().isInteger(1))
+    return b.create<arith::OrIOp>(loc, l, r);
+  return b.create<arith::AddIOp>(loc, l, r);
+}
+Value lowering::scalarSub(OpBuilder &b, Location loc, Value l, Value r) {
+  if (isFloat(l))
+    return b.create<arith::SubFOp>(loc, l, r);
+  return b.create<arith::SubIOp>(loc, l, r);
+}
+Value lowering::scalarMul(OpBuilder &b, Location loc, Value l, Value r) {
+  if (isFloat(l))
+    return b.create<arith::MulFOp>(loc, l, r);
+  if (l.getType().isInteger(1))
+    return b.create<arith::AndIOp>(loc, l, r);
+  return b.create<arith::MulIOp>(loc, l, r);
+}
+Value lowering::scalarDiv(OpBuilder &b, Location loc, Value l, Value r) {
+  if (isFloat(l))
+    return b.create<arith::DivFOp>(loc, l, r);
+  return b.create<arith::FloorDivSIOp>(loc, l, r);
+}
+Value lowering::scalarMax(OpBuilder &b, Location loc, Value l, Value r) {
+  if (isFloat(l))
+    return b.create<arith::MaximumFOp>(loc, l, r);
+  if (l.getType().isInteger(1))
+    return b.create<arith::OrIOp>(loc, l, r);
+  return b.create<arith::MaxSIOp>(loc, l, r);
+}
+Value lowering::scalarMin(OpBuilder &b, Location loc, Value l, Value r) {
+  if (isFloat(l))
+    return b.create<arith::MinimumFOp>(loc, l, r);
+  if (l.getType().isInteger(1))
+    return b.create<arith::AndIOp>(loc, l, r);
+  return b.create<arith::MinSIOp>(loc, l, r);
+}
+
+Value lowering::scalarConvert(OpBuilder &b, Location loc, Value v, Type to) {
+  Type from = v.getType();
+  if (from == to)
+    return v;
+  auto fromFloat = dyn_cast<FloatType>(from);
+  auto toFloat = dyn_cast<FloatType>(to);
+  if (to.isInteger(1)) {
+    Value zero = scalarConstant(b, loc, from, 0.0);
+    if (fromFloat)
+      return b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNE, v, zero);
+    return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, v, zero);
+  }
+  if (fromFloat && toFloat) {
+    if (fromFloat.getWidth() < toFloat.getWidth())
+      return b.create<arith::ExtFOp>(loc, to, v);
+    return b.create<arith::TruncFOp>(loc, to, v);
+  }
+  if (fromFloat)
+    return b.create<arith::FPToSIOp>(loc, to, v);
+  bool fromBool = from.isInteger(1);
+  if (toFloat)
+    return fromBool ? b.create<arith::UIToFPOp>(loc, to, v).getResult()
+                    : b.create<arith::SIToFPOp>(loc, to, v).getResult();
+  if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
+    return fromBool ? b.create<arith::ExtUIOp>(loc, to, v).getResult()
+                    : b.create<arith::ExtSIOp>(loc, to, v).getResult();
+  return b.create<arith::TruncIOp>(loc, to, v);
+}
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct ConvertCuvilToLinalgPass
+    : public cuvil::impl::ConvertCuvilToLinalgBase<ConvertCuvilToLinalgPass> {
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    ConversionTarget target(*ctx);
+    target.addIllegalDialect<CuvilDialect>();
+    target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
+                           math::MathDialect, tensor::TensorDialect,
+                           func::FuncDialect>();
+    RewritePatternSet patterns(ctx);
+    populateElementwisePatterns(patterns);
+    populateStructuredPatterns(patterns);
+    if (failed(applyPartialConversion(getOperation(), target,
+                                      std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace

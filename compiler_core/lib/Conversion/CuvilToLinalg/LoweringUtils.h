@@ -1,0 +1,68 @@
+//===- LoweringUtils.h - Builders shared by the cuvil lowerings -*- C++ -*-===//
+#ifndef CUVIL_LIB_CONVERSION_CUVILTOLINALG_LOWERINGUTILS_H
+#define CUVIL_LIB_CONVERSION_CUVILTOLINALG_LOWERINGUTILS_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace mlir::cuvil::lowering {
+
+using ScalarBody = llvm::function_ref<Value(OpBuilder &, Location, ValueRange)>;
+
+/// `tensor.empty` of a static type.
+Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType type);
+
+/// A tensor of `type` filled with the scalar attribute `value`.
+Value filledTensor(OpBuilder &b, Location loc, RankedTensorType type,
+                   TypedAttr value);
+
+/// Map from a rank-`resultRank` iteration space to an operand of `shape`
+/// broadcast NumPy-style (right-aligned, size-1 dims read index 0).
+AffineMap broadcastMap(MLIRContext *ctx, ArrayRef<int64_t> shape,
+                       ArrayRef<int64_t> resultShape);
+
+/// Map that keeps only the iteration dims not in `droppedDims`.
+AffineMap projectionMap(MLIRContext *ctx, unsigned rank,
+                        ArrayRef<int64_t> droppedDims);
+
+/// A parallel linalg.generic computing `body` over NumPy-broadcast inputs.
+Value elementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
+                  ValueRange inputs, ScalarBody body);
+
+/// Like `elementwise` with explicit input maps.
+Value elementwiseWithMaps(OpBuilder &b, Location loc,
+                          RankedTensorType resultType, ValueRange inputs,
+                          ArrayRef<AffineMap> inputMaps, ScalarBody body);
+
+enum class ReduceKind { Sum, Max, Min };
+
+/// Reduces `input` over sorted `axes`; the result drops those dims.
+Value reduce(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes,
+             ReduceKind kind);
+
+/// Scalar constant of `type` (float or integer) with numeric `value`.
+Value scalarConstant(OpBuilder &b, Location loc, Type type, double value);
+
+/// Identity element of a reduction for an element type.
+TypedAttr reductionInit(Builder &b, Type elementType, ReduceKind kind);
+
+/// Reshape between static shapes, with collapse/expand where possible.
+Value reshape(OpBuilder &b, Location loc, Value input,
+              RankedTensorType resultType);
+
+/// Scalar arithmetic by element type (float or signless integer).
+Value scalarAdd(OpBuilder &b, Location loc, Value l, Value r);
+Value scalarSub(OpBuilder &b, Location loc, Value l, Value r);
+Value scalarMul(OpBuilder &b, Location loc, Value l, Value r);
+Value scalarDiv(OpBuilder &b, Location loc, Value l, Value r);
+Value scalarMax(OpBuilder &b, Location loc, Value l, Value r);
+Value scalarMin(OpBuilder &b, Location loc, Value l, Value r);
+Value scalarConvert(OpBuilder &b, Location loc, Value v, Type to);
+
+void populateElementwisePatterns(RewritePatternSet &patterns);
+void populateStructuredPatterns(RewritePatternSet &patterns);
+
+} // namespace mlir::cuvil::lowering
+
+#endif // CUVIL_LIB_CONVERSION_CUVILTOLINALG_LOWERINGUTILS_H

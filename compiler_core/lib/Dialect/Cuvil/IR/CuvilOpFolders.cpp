@@ -1,0 +1,84 @@
+//===- CuvilOpFolders.cpp - Folders of cuvil ops ---------------------------===//
+//
+// Local folds only: identities and constant reshapes. Whole-subgraph constant
+// evaluation is a pass of its own.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuvil/Dialect/Cuvil/IR/CuvilOps.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+using namespace mlir::cuvil;
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+/// True when `attr` is a splat constant equal to `value`.
+static bool isSplatOf(Attribute attr, double value) {
+  auto splat = dyn_cast_or_null<SplatElementsAttr>(attr);
+  if (!splat)
+    return false;
+  Type elementType = splat.getElementType();
+  if (isa<FloatType>(elementType))
+    return splat.getSplatValue<APFloat>().convertToDouble() == value;
+  if (elementType.isInteger(1))
+    return false;
+  if (isa<IntegerType>(elementType))
+    return splat.getSplatValue<APInt>().getSExtValue() == (int64_t)value;
+  return false;
+}
+
+OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
+  // x + 0 -> x, only when no broadcast happens (the type is unchanged).
+  if (getLhs().getType() == getType() && isSplatOf(adaptor.getRhs(), 0.0))
+    return getLhs();
+  if (getRhs().getType() == getType() && isSplatOf(adaptor.getLhs(), 0.0))
+    return getRhs();
+  return {};
+}
+
+OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
+  if (getLhs().getType() == getType() && isSplatOf(adaptor.getRhs(), 1.0))
+    return getLhs();
+  if (getRhs().getType() == getType() && isSplatOf(adaptor.getLhs(), 1.0))
+    return getRhs();
+  return {};
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  if (auto dense = dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput()))
+    if (getType().hasStaticShape())
+      return dense.reshape(getType());
+  // reshape(reshape(x)) -> reshape(x)
+  if (auto producer = getInput().getDefiningOp<ReshapeOp>()) {
+    getInputMutable().assign(producer.getInput());
+    return getResult();
+  }
+  return {};
+}
+
+OpFoldResult TransposeOp::fold(FoldAdaptor) {
+  for (auto [i, p] : llvm::enumerate(getPermutation()))
+    if ((int64_t)i != p)
+      return {};
+  return getInput();
+}
+
+OpFoldResult BroadcastToOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  if (auto splat = dyn_cast_or_null<SplatElementsAttr>(adaptor.getInput()))
+    return SplatElementsAttr::get(getType(),
+                                  splat.getSplatValue<Attribute>());
+  return {};
+}
+
+OpFoldResult CastOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  return {};
+}

@@ -1,0 +1,598 @@
+//===- Compiler.cpp - Compile Cuvil IR for the CPU and call it ------------===//
+//
+// Parses and verifies the text a front end produced, runs the CPU pipeline
+// (with snapshots), JIT-compiles it, and calls it through the C interface
+// wrapper with memref descriptors built around the caller's buffers. A disk
+// cache keyed by the IR fingerprint lets a new process skip compilation.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuvil/Runtime/Compiler.h"
+
+#include "cuvil/Pipelines/Pipelines.h"
+#include "cuvil/Target/CPU/CpuBackend.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/Support/DynamicLibrary.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SHA256.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <unistd.h>
+
+using mlir::CallSiteLoc;
+using mlir::Diagnostic;
+using mlir::DiagnosticSeverity;
+using mlir::DialectRegistry;
+using mlir::ExecutionEngine;
+using mlir::failed;
+using mlir::failure;
+using mlir::FileLineColLoc;
+using mlir::FusedLoc;
+using mlir::Location;
+using mlir::LogicalResult;
+using mlir::MLIRContext;
+using mlir::ModuleOp;
+using mlir::NameLoc;
+using mlir::Operation;
+using mlir::OpPrintingFlags;
+using mlir::OwningOpRef;
+using mlir::ParserConfig;
+using mlir::RankedTensorType;
+using mlir::ScopedDiagnosticHandler;
+using mlir::succeeded;
+using mlir::success;
+using mlir::Type;
+using mlir::TypeRange;
+using mlir::UnitAttr;
+namespace func = mlir::func;
+using llvm::cast;
+using llvm::dyn_cast;
+using llvm::isa;
+namespace cpu = mlir::cuvil::cpu;
+
+#ifndef CUVIL_VERSION
+#define CUVIL_VERSION "0.0.0"
+#endif
+
+const char *cuvil::version() { return CUVIL_VERSION; }
+
+int64_t cuvil::TensorSignature::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+size_t cuvil::TensorSignature::elementSize() const {
+  if (dtype == "float64" || dtype == "int64")
+    return 8;
+  if (dtype == "float32" || dtype == "int32")
+    return 4;
+  if (dtype == "float16" || dtype == "bfloat16")
+    return 2;
+  return 1;
+}
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Context and diagnostics
+//===----------------------------------------------------------------------===//
+
+std::unique_ptr<MLIRContext> createContext() {
+  DialectRegistry registry;
+  mlir::cuvil::registerCuvilDialects(registry);
+  cpu::initializeTargets(registry);
+  auto context = std::make_unique<MLIRContext>(registry);
+  context->loadAllAvailableDialects();
+  context->disableMultithreading();
+  context->printOpOnDiagnostic(false);
+  return context;
+}
+
+/// Formats a location as the user's `file:line:col`.
+std::string formatLocation(Location loc) {
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    return (file.getFilename().str() + ":" + std::to_string(file.getLine()) +
+            ":" + std::to_string(file.getColumn()));
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location inner : fused.getLocations()) {
+      std::string text = formatLocation(inner);
+      if (!text.empty())
+        return text;
+    }
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return formatLocation(name.getChildLoc());
+  if (auto callSite = dyn_cast<CallSiteLoc>(loc))
+    return formatLocation(callSite.getCallee());
+  return "";
+}
+
+/// Collects diagnostics as "file:line:col: error: message" lines.
+class DiagnosticCollector {
+public:
+  explicit DiagnosticCollector(MLIRContext *ctx)
+      : handler(ctx, [this](Diagnostic &diag) {
+          std::string where = formatLocation(diag.getLocation());
+          const char *severity = "error";
+          if (diag.getSeverity() == DiagnosticSeverity::Warning)
+            severity = "warning";
+          else if (diag.getSeverity() == DiagnosticSeverity::Note)
+            severity = "note";
+          else if (diag.getSeverity() == DiagnosticSeverity::Remark)
+            severity = "remark";
+          if (!text.empty())
+            text += "\n";
+          text += (where.empty() ? "" : where + ": ") + severity + ": " +
+                  diag.str();
+          for (Diagnostic &note : diag.getNotes()) {
+            std::string noteWhere = formatLocation(note.getLocation());
+            text += "\n" + (noteWhere.empty() ? "" : noteWhere + ": ") +
+                    "note: " + note.str();
+          }
+          return success();
+        }) {}
+
+  std::string take(const std::string &fallback) {
+    return text.empty() ? fallback : std::move(text);
+  }
+
+private:
+  std::string text;
+  ScopedDiagnosticHandler handler;
+};
+
+std::string printOp(Operation *op, bool debugInfo = true) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  op->print(os, OpPrintingFlags().enableDebugInfo(debugInfo, false));
+  return text;
+}
+
+std::string sha256Hex(llvm::StringRef data) {
+  auto digest = llvm::SHA256::hash(llvm::arrayRefFromStringRef(data));
+  return llvm::toHex(digest, /*LowerCase=*/true);
+}
+
+std::string structuralFingerprint(ModuleOp module) {
+  // Function names and locations do not change what a graph computes; SSA
+  // names are positional in the generic printed form.
+  OwningOpRef<ModuleOp> clone = module.clone();
+  unsigned index = 0;
+  clone->walk([&](func::FuncOp func) {
+    func.setSymName(("f" + std::to_string(index++)));
+  });
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  clone->print(os,
+               OpPrintingFlags().printGenericOpForm().enableDebugInfo(false));
+  return sha256Hex(text);
+}
+
+std::optional<std::string> dtypeName(Type type) {
+  if (type.isF32())
+    return "float32";
+  if (type.isF64())
+    return "float64";
+  if (type.isF16())
+    return "float16";
+  if (type.isBF16())
+    return "bfloat16";
+  if (type.isInteger(1))
+    return "bool";
+  if (type.isInteger(8))
+    return "int8";
+  if (type.isInteger(32))
+    return "int32";
+  if (type.isInteger(64))
+    return "int64";
+  return std::nullopt;
+}
+
+LogicalResult signatureOf(TypeRange types, Location loc, const char *what,
+                          std::vector<cuvil::TensorSignature> &out) {
+  for (Type type : types) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    std::optional<std::string> dtype =
+        tensor ? dtypeName(tensor.getElementType()) : std::nullopt;
+    if (!tensor || !tensor.hasStaticShape() || !dtype)
+      return mlir::emitError(loc) << "unsupported " << what << " type " << type
+                            << ": compiled functions take and return "
+                               "statically shaped tensors of f16, bf16, f32, "
+                               "f64, i1, i8, i32 or i64";
+    out.push_back({*dtype, std::vector<int64_t>(tensor.getShape().begin(),
+                                                tensor.getShape().end())});
+  }
+  return success();
+}
+
+using PackedFn = void (*)(void **);
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// CompiledFunction
+//===----------------------------------------------------------------------===//
+
+struct cuvil::CompiledFunction::Impl {
+  std::unique_ptr<MLIRContext> context;
+  OwningOpRef<ModuleOp> input;   // verified cuvil IR
+  OwningOpRef<ModuleOp> lowered; // LLVM dialect (null when loaded from cache)
+  std::string funcName;
+  CompileOptions options;
+  std::string inputText, optimizedText;
+  std::vector<TensorSignature> inputs, outputs;
+  std::vector<PassSnapshot> snapshots;
+  std::string fingerprint;
+  double compileMs = 0;
+  bool fromCache = false;
+  std::unique_ptr<ExecutionEngine> engine;
+  PackedFn entry = nullptr;
+  /// Descriptor template per argument: {alloc, aligned, offset, sizes,
+  /// strides} as 64-bit words; pointer words are filled per call.
+  std::vector<std::vector<int64_t>> descriptors;
+
+  LogicalResult lower(std::string &error);
+  LogicalResult jit(std::string &error);
+  LogicalResult loadFromCache(const std::string &path, std::string &error);
+  void storeInCache(const std::string &path);
+  std::string cacheKey() const;
+};
+
+static std::string packedName(const std::string &func) {
+  return "_mlir__mlir_ciface_" + func;
+}
+
+LogicalResult cuvil::CompiledFunction::Impl::lower(std::string &error) {
+  if (lowered)
+    return success();
+  DiagnosticCollector diagnostics(context.get());
+  lowered = input->clone();
+  lowered->walk([&](func::FuncOp func) {
+    func->setAttr("llvm.emit_c_interface", UnitAttr::get(context.get()));
+  });
+  mlir::cuvil::CpuPipelineOptions pipelineOptions;
+  pipelineOptions.enableFusion = options.enableFusion;
+  pipelineOptions.parallel = options.parallel;
+  pipelineOptions.vectorLanes = mlir::cuvil::hostVectorLanes();
+  mlir::cuvil::PipelineBuilder pipeline =
+      mlir::cuvil::buildCpuPipeline(pipelineOptions);
+  size_t scheduleStage = 0;
+  while (scheduleStage < pipeline.stages().size() &&
+         pipeline.stages()[scheduleStage].name != "schedule")
+    ++scheduleStage;
+  std::vector<PassSnapshot> recorded;
+  if (failed(pipeline.run(*lowered, options.captureSnapshots, recorded, 0,
+                          scheduleStage))) {
+    error = diagnostics.take("compilation failed before code generation");
+    lowered = nullptr;
+    return failure();
+  }
+  optimizedText = printOp(*lowered);
+  if (failed(pipeline.run(*lowered, options.captureSnapshots, recorded,
+                          scheduleStage))) {
+    error = diagnostics.take("code generation failed");
+    lowered = nullptr;
+    return failure();
+  }
+  if (snapshots.empty())
+    snapshots = std::move(recorded);
+  return success();
+}
+
+LogicalResult cuvil::CompiledFunction::Impl::jit(std::string &error) {
+  auto created = cpu::createJit(*lowered, !options.cacheDir.empty());
+  if (!created) {
+    error = "JIT compilation failed: " + llvm::toString(created.takeError());
+    return failure();
+  }
+  engine = std::move(*created);
+  auto fn = engine->lookupPacked("_mlir_ciface_" + funcName);
+  if (!fn) {
+    error = "compiled function '" + funcName +
+            "' not found: " + llvm::toString(fn.takeError());
+    return failure();
+  }
+  entry = *fn;
+  return success();
+}
+
+std::string cuvil::CompiledFunction::Impl::cacheKey() const {
+  std::string material = fingerprint + "|" + funcName + "|" + version() +
+                         "|" + cpu::hostDescription() +
+                         (options.enableFusion ? "|fusion" : "|nofusion") +
+                         (options.parallel ? "|parallel" : "|serial");
+  return sha256Hex(material);
+}
+
+LogicalResult
+cuvil::CompiledFunction::Impl::loadFromCache(const std::string &path,
+                                              std::string &error) {
+  std::string loadError;
+  auto library =
+      llvm::sys::DynamicLibrary::getPermanentLibrary(path.c_str(), &loadError);
+  if (!library.isValid()) {
+    error = loadError;
+    return failure();
+  }
+  void *symbol = library.getAddressOfSymbol(packedName(funcName).c_str());
+  if (!symbol) {
+    error = "symbol " + packedName(funcName) + " missing in " + path;
+    return failure();
+  }
+  entry = reinterpret_cast<PackedFn>(symbol);
+  return success();
+}
+
+void cuvil::CompiledFunction::Impl::storeInCache(const std::string &path) {
+  // Write under a unique name, then rename: concurrent processes never see
+  // a half-written library.
+  if (llvm::sys::fs::create_directories(options.cacheDir))
+    return;
+  std::string unique = path + ".tmp" + std::to_string(::getpid());
+  std::string object = unique + ".o";
+  engine->dumpToObjectFile(object);
+  if (llvm::Error linkError = cpu::linkSharedLibrary(object, unique)) {
+    llvm::consumeError(std::move(linkError));
+    llvm::sys::fs::remove(object);
+    llvm::sys::fs::remove(unique);
+    return;
+  }
+  llvm::sys::fs::remove(object);
+  if (llvm::sys::fs::rename(unique, path))
+    llvm::sys::fs::remove(unique);
+}
+
+cuvil::CompiledFunction::CompiledFunction(std::unique_ptr<Impl> impl)
+    : impl(std::move(impl)) {}
+cuvil::CompiledFunction::~CompiledFunction() = default;
+
+const std::vector<cuvil::TensorSignature> &
+cuvil::CompiledFunction::inputs() const {
+  return impl->inputs;
+}
+const std::vector<cuvil::TensorSignature> &
+cuvil::CompiledFunction::outputs() const {
+  return impl->outputs;
+}
+const std::vector<cuvil::PassSnapshot> &
+cuvil::CompiledFunction::snapshots() const {
+  return impl->snapshots;
+}
+const std::string &cuvil::CompiledFunction::fingerprint() const {
+  return impl->fingerprint;
+}
+double cuvil::CompiledFunction::compileMs() const { return impl->compileMs; }
+bool cuvil::CompiledFunction::fromCache() const { return impl->fromCache; }
+
+bool cuvil::CompiledFunction::ir(const std::string &stage, std::string &out,
+                                 std::string &error) {
+  if (stage == "input") {
+    out = impl->inputText;
+    return true;
+  }
+  static const char *kStages[] = {"optimized", "llvm-dialect", "llvm", "asm"};
+  if (!llvm::is_contained(kStages, stage)) {
+    error = "unknown IR stage '" + stage +
+            "'; expected input, optimized, llvm-dialect, llvm or asm";
+    return false;
+  }
+  if (failed(impl->lower(error)))
+    return false;
+  if (stage == "optimized") {
+    out = impl->optimizedText;
+    return true;
+  }
+  if (stage == "llvm-dialect") {
+    out = printOp(*impl->lowered);
+    return true;
+  }
+  auto tm = cpu::createHostTargetMachine();
+  if (!tm) {
+    error = llvm::toString(tm.takeError());
+    return false;
+  }
+  llvm::LLVMContext llvmContext;
+  auto module = cpu::translateToLLVMIR(*impl->lowered, llvmContext, **tm,
+                                       /*optimize=*/true);
+  if (!module) {
+    error = llvm::toString(module.takeError());
+    return false;
+  }
+  if (stage == "llvm") {
+    out.clear();
+    llvm::raw_string_ostream os(out);
+    (*module)->print(os, nullptr);
+    return true;
+  }
+  if (llvm::Error e = cpu::emitMachineCode(**module, **tm, true, out)) {
+    error = llvm::toString(std::move(e));
+    return false;
+  }
+  return true;
+}
+
+bool cuvil::CompiledFunction::emit(const std::string &kind,
+                                   const std::string &path,
+                                   std::string &error) {
+  std::string content;
+  if (kind == "mlir") {
+    content = impl->inputText;
+  } else if (kind == "llvm" || kind == "asm") {
+    if (!ir(kind, content, error))
+      return false;
+  } else if (kind == "obj" || kind == "so") {
+    if (failed(impl->lower(error)))
+      return false;
+    auto tm = cpu::createHostTargetMachine();
+    if (!tm) {
+      error = llvm::toString(tm.takeError());
+      return false;
+    }
+    llvm::LLVMContext llvmContext;
+    auto module = cpu::translateToLLVMIR(*impl->lowered, llvmContext, **tm,
+                                         /*optimize=*/true);
+    if (!module) {
+      error = llvm::toString(module.takeError());
+      return false;
+    }
+    if (llvm::Error e = cpu::emitMachineCode(**module, **tm, false, content)) {
+      error = llvm::toString(std::move(e));
+      return false;
+    }
+    if (kind == "so") {
+      std::string object = path + ".o";
+      {
+        std::error_code ec;
+        llvm::raw_fd_ostream os(object, ec);
+        if (ec) {
+          error = "cannot write " + object + ": " + ec.message();
+          return false;
+        }
+        os << content;
+      }
+      llvm::Error e = cpu::linkSharedLibrary(object, path);
+      llvm::sys::fs::remove(object);
+      if (e) {
+        error = llvm::toString(std::move(e));
+        return false;
+      }
+      return true;
+    }
+  } else {
+    error = "unknown artifact kind '" + kind +
+            "'; expected mlir, llvm, asm, obj or so";
+    return false;
+  }
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec) {
+    error = "cannot write " + path + ": " + ec.message();
+    return false;
+  }
+  os << content;
+  return true;
+}
+
+void cuvil::CompiledFunction::call(void *const *inputs,
+                                   void *const *outputs) const {
+  size_t numInputs = impl->inputs.size();
+  size_t numArgs = impl->descriptors.size();
+  llvm::SmallVector<int64_t, 64> words;
+  llvm::SmallVector<size_t, 8> offsets;
+  for (const std::vector<int64_t> &desc : impl->descriptors) {
+    offsets.push_back(words.size());
+    words.append(desc.begin(), desc.end());
+  }
+  llvm::SmallVector<void *, 8> descriptorPtrs(numArgs);
+  llvm::SmallVector<void *, 8> packed(numArgs);
+  for (size_t i = 0; i < numArgs; ++i) {
+    void *data = i < numInputs ? inputs[i] : outputs[i - numInputs];
+    int64_t *desc = words.data() + offsets[i];
+    desc[0] = reinterpret_cast<int64_t>(data);
+    desc[1] = reinterpret_cast<int64_t>(data);
+    descriptorPtrs[i] = desc;
+    packed[i] = &descriptorPtrs[i];
+  }
+  impl->entry(packed.data());
+}
+
+//===----------------------------------------------------------------------===//
+// Entry points
+//===----------------------------------------------------------------------===//
+
+static OwningOpRef<ModuleOp> parseModule(const std::string &text,
+                                         MLIRContext *context) {
+  return mlir::parseSourceString<ModuleOp>(text, ParserConfig(context),
+                                     "<cuvil-ir>");
+}
+
+std::unique_ptr<cuvil::CompiledFunction>
+cuvil::compile(const std::string &mlirText, const std::string &funcName,
+               const CompileOptions &options, std::string &error) {
+  auto start = std::chrono::steady_clock::now();
+  auto impl = std::make_unique<CompiledFunction::Impl>();
+  impl->context = createContext();
+  impl->funcName = funcName;
+  impl->options = options;
+  DiagnosticCollector diagnostics(impl->context.get());
+  impl->input = parseModule(mlirText, impl->context.get());
+  if (!impl->input) {
+    error = diagnostics.take("the IR does not parse");
+    return nullptr;
+  }
+  auto func = impl->input->lookupSymbol<func::FuncOp>(funcName);
+  if (!func) {
+    error = "no function @" + funcName + " in the module";
+    return nullptr;
+  }
+  if (failed(signatureOf(func.getArgumentTypes(), func.getLoc(), "argument",
+                         impl->inputs)) ||
+      failed(signatureOf(func.getResultTypes(), func.getLoc(), "result",
+                         impl->outputs))) {
+    error = diagnostics.take("unsupported signature");
+    return nullptr;
+  }
+  for (const auto *list : {&impl->inputs, &impl->outputs})
+    for (const TensorSignature &sig : *list) {
+      std::vector<int64_t> desc = {0, 0, 0};
+      desc.insert(desc.end(), sig.shape.begin(), sig.shape.end());
+      std::vector<int64_t> strides(sig.shape.size(), 1);
+      for (int i = (int)sig.shape.size() - 2; i >= 0; --i)
+        strides[i] = strides[i + 1] * sig.shape[i + 1];
+      desc.insert(desc.end(), strides.begin(), strides.end());
+      impl->descriptors.push_back(std::move(desc));
+    }
+  impl->inputText = printOp(*impl->input);
+  impl->fingerprint = structuralFingerprint(*impl->input);
+
+  std::string cachePath;
+  if (!options.cacheDir.empty()) {
+    cachePath = (llvm::Twine(options.cacheDir) + "/" + impl->cacheKey() + ".so")
+                    .str();
+    std::string cacheError;
+    if (!options.captureSnapshots && llvm::sys::fs::exists(cachePath) &&
+        succeeded(impl->loadFromCache(cachePath, cacheError)))
+      impl->fromCache = true;
+  }
+  if (!impl->fromCache) {
+    if (failed(impl->lower(error)) || failed(impl->jit(error)))
+      return nullptr;
+    if (!cachePath.empty())
+      impl->storeInCache(cachePath);
+  }
+  impl->compileMs = std::chrono::duration<double, std::milli>(
+                        std::chrono::steady_clock::now() - start)
+                        .count();
+  return std::unique_ptr<CompiledFunction>(
+      new CompiledFunction(std::move(impl)));
+}
+
+bool cuvil::verify(const std::string &mlirText, std::string &error) {
+  auto context = createContext();
+  DiagnosticCollector diagnostics(context.get());
+  if (parseModule(mlirText, context.get()))
+    return true;
+  error = diagnostics.take("the IR does not parse");
+  return false;
+}
+
+std::string cuvil::fingerprint(const std::string &mlirText,
+                               std::string &error) {
+  auto context = createContext();
+  DiagnosticCollector diagnostics(context.get());
+  OwningOpRef<ModuleOp> module = parseModule(mlirText, context.get());
+  if (!module) {
+    error = diagnostics.take("the IR does not parse");
+    return "";
+  }
+  return structuralFingerprint(*module);
+}

@@ -1,0 +1,137 @@
+//===- CpuBackend.cpp - LLVM code generation for the host CPU -------------===//
+//
+// Translation to LLVM IR, O3 optimization, object/assembly emission, the ORC
+// JIT (through MLIR's ExecutionEngine) and shared-library linking.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuvil/Target/CPU/CpuBackend.h"
+
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/Host.h"
+
+#ifndef CUVIL_LLVM_LIB_DIR
+#define CUVIL_LLVM_LIB_DIR "/usr/lib/llvm-19/lib"
+#endif
+
+using namespace mlir;
+using namespace mlir::cuvil;
+
+void cpu::initializeTargets(DialectRegistry &registry) {
+  static bool initialized = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    llvm::InitializeNativeTargetAsmParser();
+    return true;
+  }();
+  (void)initialized;
+  registerAllToLLVMIRTranslations(registry);
+}
+
+llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
+cpu::createHostTargetMachine() {
+  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!builder)
+    return builder.takeError();
+  builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  return builder->createTargetMachine();
+}
+
+std::string cpu::hostDescription() {
+  std::string text = llvm::sys::getProcessTriple() + " " +
+                     llvm::sys::getHostCPUName().str();
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  for (const char *name : {"avx512f", "avx2", "fma"})
+    if (features.lookup(name))
+      text += std::string(" +") + name;
+  return text;
+}
+
+std::vector<std::string> cpu::runtimeLibraries() {
+  std::string dir = CUVIL_LLVM_LIB_DIR;
+  return {dir + "/libomp.so", dir + "/libmlir_c_runner_utils.so"};
+}
+
+llvm::Expected<std::unique_ptr<llvm::Module>>
+cpu::translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
+                       llvm::TargetMachine &tm, bool optimize) {
+  std::unique_ptr<llvm::Module> llvmModule =
+      mlir::translateModuleToLLVMIR(module, context, "cuvil");
+  if (!llvmModule)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "translation to LLVM IR failed");
+  llvmModule->setDataLayout(tm.createDataLayout());
+  llvmModule->setTargetTriple(tm.getTargetTriple().str());
+  if (optimize) {
+    auto transformer = makeOptimizingTransformer(3, 0, &tm);
+    if (llvm::Error error = transformer(llvmModule.get()))
+      return std::move(error);
+  }
+  return llvmModule;
+}
+
+llvm::Error cpu::emitMachineCode(llvm::Module &module, llvm::TargetMachine &tm,
+                                 bool assembly, std::string &out) {
+  llvm::SmallVector<char, 0> buffer;
+  llvm::raw_svector_ostream os(buffer);
+  llvm::legacy::PassManager pm;
+  auto fileType = assembly ? llvm::CodeGenFileType::AssemblyFile
+                           : llvm::CodeGenFileType::ObjectFile;
+  if (tm.addPassesToEmitFile(pm, os, nullptr, fileType))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "the target cannot emit this file type");
+  pm.run(module);
+  out.assign(buffer.begin(), buffer.end());
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::unique_ptr<ExecutionEngine>>
+cpu::createJit(ModuleOp module, bool enableObjectDump) {
+  auto tm = createHostTargetMachine();
+  if (!tm)
+    return tm.takeError();
+  std::vector<std::string> libraries = runtimeLibraries();
+  llvm::SmallVector<llvm::StringRef> libraryRefs(libraries.begin(),
+                                                 libraries.end());
+  ExecutionEngineOptions options;
+  options.transformer = makeOptimizingTransformer(3, 0, tm->get());
+  options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  options.sharedLibPaths = libraryRefs;
+  options.enableObjectDump = enableObjectDump;
+  return ExecutionEngine::create(module, options, std::move(*tm));
+}
+
+llvm::Error cpu::linkSharedLibrary(llvm::StringRef objectPath,
+                                   llvm::StringRef sharedLibraryPath) {
+  auto linker = llvm::sys::findProgramByName("ld.lld-19");
+  if (!linker)
+    linker = llvm::sys::findProgramByName("ld.lld");
+  if (!linker)
+    return llvm::createStringError(
+        linker.getError(),
+        "no ld.lld found to link a shared library (install lld-19)");
+  std::string dir = CUVIL_LLVM_LIB_DIR;
+  std::string rpath = "-rpath=" + dir;
+  std::string libDir = "-L" + dir;
+  llvm::SmallVector<llvm::StringRef> args = {
+      *linker, "-shared", objectPath, "-o", sharedLibraryPath, libDir,
+      rpath,   "-lomp",   "-lmlir_c_runner_utils", "-lm", "-lc"};
+  std::string errorMessage;
+  int rc = llvm::sys::ExecuteAndWait(*linker, args, std::nullopt, {}, 0, 0,
+                                     &errorMessage);
+  if (rc != 0)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "linking %s failed (exit %d): %s",
+                                   sharedLibraryPath.str().c_str(), rc,
+                                   errorMessage.c_str());
+  return llvm::Error::success();
+}

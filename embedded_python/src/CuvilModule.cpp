@@ -1,0 +1,197 @@
+//===- CuvilModule.cpp - The cuvil._cuvil Python extension ----------------===//
+//
+// Binds the compiler's public interface. NumPy arrays cross as buffers: the
+// compiled code reads and writes their memory directly, without copies.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuvil/Runtime/Compiler.h"
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+namespace py = pybind11;
+
+namespace {
+
+/// Raised for IR that does not parse, verify or compile.
+struct CompileError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string text = "(";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(shape[i]);
+  if (shape.size() == 1)
+    text += ",";
+  return text + ")";
+}
+
+/// Checks one array against its signature; returns its data pointer.
+void *checkedData(const py::array &array, const cuvil::TensorSignature &sig,
+                  const char *role, size_t index, bool writable) {
+  std::string dtype = py::str(array.dtype()).cast<std::string>();
+  std::vector<int64_t> shape(array.shape(), array.shape() + array.ndim());
+  std::string what = std::string(role) + " " + std::to_string(index);
+  if (dtype != sig.dtype || shape != sig.shape)
+    throw py::value_error(what + " is " + dtype + shapeText(shape) +
+                          " but the compiled function expects " + sig.dtype +
+                          shapeText(sig.shape));
+  if (!(array.flags() & py::array::c_style))
+    throw py::value_error(what + " is not C-contiguous; pass "
+                                 "np.ascontiguousarray(x)");
+  if (writable && !array.writeable())
+    throw py::value_error(what + " is read-only");
+  return const_cast<void *>(array.data());
+}
+
+py::list signatures(const std::vector<cuvil::TensorSignature> &sigs) {
+  py::list list;
+  for (const cuvil::TensorSignature &sig : sigs)
+    list.append(py::make_tuple(sig.dtype, py::tuple(py::cast(sig.shape))));
+  return list;
+}
+
+} // namespace
+
+PYBIND11_MODULE(_cuvil, m) {
+  m.doc() = "Cuvil compiler core: compile Cuvil IR for the CPU and call it";
+  m.attr("version") = cuvil::version();
+  static py::exception<CompileError> compileError(m, "CompileError",
+                                                  PyExc_RuntimeError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p)
+        std::rethrow_exception(p);
+    } catch (const CompileError &e) {
+      PyErr_SetString(compileError.ptr(), e.what());
+    }
+  });
+
+  py::class_<cuvil::CompiledFunction>(m, "CompiledFunction")
+      .def(
+          "__call__",
+          [](cuvil::CompiledFunction &self, const std::vector<py::array> &in,
+             const std::vector<py::array> &out) {
+            const auto &inSigs = self.inputs();
+            const auto &outSigs = self.outputs();
+            if (in.size() != inSigs.size() || out.size() != outSigs.size())
+              throw py::value_error(
+                  "expected " + std::to_string(inSigs.size()) +
+                  " inputs and " + std::to_string(outSigs.size()) +
+                  " outputs, got " + std::to_string(in.size()) + " and " +
+                  std::to_string(out.size()));
+            std::vector<void *> inPtrs, outPtrs;
+            for (size_t i = 0; i < in.size(); ++i)
+              inPtrs.push_back(checkedData(in[i], inSigs[i], "input", i, false));
+            for (size_t i = 0; i < out.size(); ++i)
+              outPtrs.push_back(
+                  checkedData(out[i], outSigs[i], "output", i, true));
+            py::gil_scoped_release release;
+            self.call(inPtrs.data(), outPtrs.data());
+          },
+          py::arg("inputs"), py::arg("outputs"),
+          "Runs the compiled code on C-contiguous arrays; writes `outputs`.")
+      .def_property_readonly("input_types",
+                             [](cuvil::CompiledFunction &self) {
+                               return signatures(self.inputs());
+                             })
+      .def_property_readonly("output_types",
+                             [](cuvil::CompiledFunction &self) {
+                               return signatures(self.outputs());
+                             })
+      .def_property_readonly("snapshots",
+                             [](cuvil::CompiledFunction &self) {
+                               py::list list;
+                               for (const auto &s : self.snapshots()) {
+                                 py::dict d;
+                                 d["name"] = s.name;
+                                 d["stage"] = s.stage;
+                                 d["wall_ms"] = s.wallMs;
+                                 d["changed"] = s.changed;
+                                 d["ir"] = s.ir;
+                                 list.append(d);
+                               }
+                               return list;
+                             })
+      .def_property_readonly("fingerprint",
+                             &cuvil::CompiledFunction::fingerprint)
+      .def_property_readonly("compile_ms", &cuvil::CompiledFunction::compileMs)
+      .def_property_readonly("from_cache", &cuvil::CompiledFunction::fromCache)
+      .def(
+          "ir",
+          [](cuvil::CompiledFunction &self, const std::string &stage) {
+            std::string out, error;
+            bool ok;
+            {
+              py::gil_scoped_release release;
+              ok = self.ir(stage, out, error);
+            }
+            if (!ok)
+              throw CompileError(error);
+            return out;
+          },
+          py::arg("stage") = "input")
+      .def(
+          "emit",
+          [](cuvil::CompiledFunction &self, const std::string &kind,
+             const std::string &path) {
+            std::string error;
+            bool ok;
+            {
+              py::gil_scoped_release release;
+              ok = self.emit(kind, path, error);
+            }
+            if (!ok)
+              throw CompileError(error);
+          },
+          py::arg("kind"), py::arg("path"));
+
+  m.def(
+      "compile",
+      [](const std::string &text, const std::string &funcName,
+         bool enableFusion, bool captureSnapshots, const std::string &cacheDir,
+         bool parallel) {
+        cuvil::CompileOptions options;
+        options.enableFusion = enableFusion;
+        options.captureSnapshots = captureSnapshots;
+        options.cacheDir = cacheDir;
+        options.parallel = parallel;
+        std::string error;
+        std::unique_ptr<cuvil::CompiledFunction> fn;
+        {
+          py::gil_scoped_release release;
+          fn = cuvil::compile(text, funcName, options, error);
+        }
+        if (!fn)
+          throw CompileError(error);
+        return fn;
+      },
+      py::arg("mlir_text"), py::arg("func_name"),
+      py::arg("enable_fusion") = true, py::arg("capture_snapshots") = false,
+      py::arg("cache_dir") = "", py::arg("parallel") = true,
+      "Compiles function `func_name` of a Cuvil IR module for this CPU.");
+
+  m.def(
+      "verify",
+      [](const std::string &text) {
+        std::string error;
+        if (!cuvil::verify(text, error))
+          throw CompileError(error);
+      },
+      py::arg("mlir_text"), "Parses and verifies Cuvil IR.");
+
+  m.def(
+      "fingerprint",
+      [](const std::string &text) {
+        std::string error;
+        std::string result = cuvil::fingerprint(text, error);
+        if (result.empty())
+          throw CompileError(error);
+        return result;
+      },
+      py::arg("mlir_text"),
+      "Structural SHA-256 of the IR (locations and SSA names ignored).");
+}
