@@ -11,6 +11,7 @@
 
 #include "cuvil/Pipelines/Pipelines.h"
 #include "cuvil/Target/CPU/CpuBackend.h"
+#include "cuvil/Target/CPU/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"

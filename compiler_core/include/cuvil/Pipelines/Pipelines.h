@@ -7,7 +7,6 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LogicalResult.h"
 
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,24 +24,16 @@ struct CpuPipelineOptions {
   bool captureSnapshots = false;
 };
 
-/// Host vector width in f32 lanes (16 with AVX-512F, 8 with AVX2, else 4).
-int hostVectorLanes();
-
-/// A pipeline: named stages, each a textual pass pipeline or a transform
-/// schedule, run in order with optional per-pass snapshots.
+/// A pipeline: named stages, each a textual pass pipeline, run in order
+/// with optional per-pass snapshots.
 class PipelineBuilder {
 public:
   struct Stage {
     std::string name;
-    std::string passes;   ///< textual pass pipeline (may be empty)
-    /// Produces the transform-dialect schedule for a module (may be null).
-    std::function<std::string(ModuleOp)> schedule;
+    std::string passes; ///< textual pass pipeline
   };
 
   PipelineBuilder &addStage(std::string name, std::string passes);
-  PipelineBuilder &
-  addScheduleStage(std::string name,
-                   std::function<std::string(ModuleOp)> schedule);
   const std::vector<Stage> &stages() const { return stageList; }
 
   /// Runs stages [first, last) on `module`. Snapshots (when requested) are
@@ -51,8 +42,8 @@ public:
                     std::vector<PassSnapshot> &snapshots, size_t first = 0,
                     size_t last = ~size_t(0)) const;
 
-  /// The whole pipeline as one mlir-opt style string (schedules shown as
-  /// comments), for logs and reproducers.
+  /// The whole pipeline as one mlir-opt style string, for logs and
+  /// reproducers.
   std::string describe() const;
 
 private:
@@ -63,11 +54,6 @@ private:
 /// bufferized -> LLVM dialect. Stage names: "cuvil", "linalg", "fusion",
 /// "schedule", "bufferize", "llvm".
 PipelineBuilder buildCpuPipeline(const CpuPipelineOptions &options);
-
-/// The transform-dialect schedule that tiles and vectorizes the GEMMs of
-/// `module`: each static linalg.matmul whose sizes fit the register tile is
-/// tagged and gets tile sizes that divide it; others stay scalar loops.
-std::string cpuMatmulSchedule(ModuleOp module, int vectorLanes);
 
 /// Registers `cuvil-cpu-pipeline` (up to and excluding the LLVM dialect
 /// stage's codegen) and `cuvil-to-linalg-pipeline` for cuvil-opt.

@@ -1,0 +1,31 @@
+//===- Passes.h - CPU code generation passes ---------------------*- C++ -*-===//
+#ifndef CUVIL_TARGET_CPU_PASSES_H
+#define CUVIL_TARGET_CPU_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Transform/IR/TransformDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::cuvil {
+
+#define GEN_PASS_DECL
+#include "cuvil/Target/CPU/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "cuvil/Target/CPU/Passes.h.inc"
+
+/// The transform-dialect schedule the pass applies to `module` (tags the
+/// scheduled matmuls with `cuvil.gemm_id`).
+std::string buildGemmSchedule(ModuleOp module, int vectorLanes);
+
+/// Host vector width in f32 lanes (16 with AVX-512F, 8 with AVX2+FMA).
+int hostVectorLanes();
+
+} // namespace mlir::cuvil
+
+#endif // CUVIL_TARGET_CPU_PASSES_H

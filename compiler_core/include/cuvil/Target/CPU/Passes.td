@@ -1,0 +1,37 @@
+//===- Passes.td - CPU code generation passes --------------*- tablegen -*-===//
+#ifndef CUVIL_TARGET_CPU_PASSES_TD
+#define CUVIL_TARGET_CPU_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def CpuGemmSchedule : Pass<"cuvil-cpu-gemm-schedule", "ModuleOp"> {
+  let summary = "Tile, vectorize and register-block GEMMs for the host CPU";
+  let description = [{
+    Builds and applies a transform-dialect schedule for every static
+    `linalg.matmul` initialized by a `linalg.fill` whose sizes admit the
+    register tile: a cache tile on tensors distributed with `scf.forall`, a
+    K block, and an 8 x (2 vector registers) accumulator kept in registers
+    across K (outer-product FMAs). Tile sizes are chosen to divide each GEMM
+    so every tile is static; other matmuls are left for scalar lowering.
+
+    Before:
+    ```mlir
+    %r = linalg.matmul ins(%a, %b : tensor<1024x512xf32>, tensor<512x256xf32>) outs(%f : tensor<1024x256xf32>) -> tensor<1024x256xf32>
+    ```
+    After: `scf.forall` over 64-row tiles, `scf.for` over K blocks and
+    register tiles, and `vector.fma` on `vector<32xf32>` accumulators.
+  }];
+  let options = [
+    Option<"vectorLanes", "vector-lanes", "int", /*default=*/"0",
+           "f32 lanes of the widest vector register (0: detect the host)">,
+    Option<"printSchedule", "print-schedule", "bool", /*default=*/"false",
+           "Print the generated transform schedule to stderr">
+  ];
+  let dependentDialects = [
+    "arith::ArithDialect", "linalg::LinalgDialect", "scf::SCFDialect",
+    "tensor::TensorDialect", "transform::TransformDialect",
+    "vector::VectorDialect"
+  ];
+}
+
+#endif // CUVIL_TARGET_CPU_PASSES_TD

@@ -1,0 +1,157 @@
+//===- GemmSchedule.cpp - The cuvil-cpu-gemm-schedule pass ----------------===//
+//
+// GEMM code generation as a transform-dialect schedule built per module, so
+// the tiling decisions are readable IR and each GEMM gets tile sizes that
+// divide it (keeping every tile static, hence vectorizable).
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuvil/Target/CPU/Passes.h"
+
+#include "mlir/Dialect/Transform/Transforms/TransformInterpreterUtils.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/Host.h"
+
+namespace mlir::cuvil {
+#define GEN_PASS_DEF_CPUGEMMSCHEDULE
+#include "cuvil/Target/CPU/Passes.h.inc"
+} // namespace mlir::cuvil
+
+using namespace mlir;
+using namespace mlir::cuvil;
+
+int mlir::cuvil::hostVectorLanes() {
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  if (features.lookup("avx512f"))
+    return 16;
+  if (features.lookup("avx2") && features.lookup("fma"))
+    return 8;
+  return 4;
+}
+
+/// Largest of `candidates` dividing `size`, or 0.
+static int64_t largestDivisor(int64_t size, ArrayRef<int64_t> candidates) {
+  for (int64_t c : candidates)
+    if (c > 0 && size % c == 0)
+      return c;
+  return 0;
+}
+
+std::string mlir::cuvil::buildGemmSchedule(ModuleOp module, int vectorLanes) {
+  // Per GEMM: a cache tile on tensors (one per thread task), a K block, then
+  // a register tile of 8 rows by two vector registers accumulated over K one
+  // step at a time. Tile sizes divide the GEMM so every tile is static.
+  int64_t registerCols = 2 * vectorLanes;
+  std::string body;
+  int64_t id = 0;
+  module.walk([&](linalg::MatmulOp matmul) {
+    auto lhs = dyn_cast<RankedTensorType>(matmul.getInputs()[0].getType());
+    auto out = dyn_cast<RankedTensorType>(matmul.getOutputs()[0].getType());
+    if (!lhs || !out || !lhs.hasStaticShape() || !out.hasStaticShape() ||
+        !matmul.getOutputs()[0].getDefiningOp<linalg::FillOp>())
+      return;
+    int64_t m = out.getDimSize(0), n = out.getDimSize(1),
+            k = lhs.getDimSize(1);
+    // Whole dimensions when they fit one cache tile, else the largest
+    // candidate dividing them.
+    int64_t blockM = (m <= 64 && m % 8 == 0)
+                         ? m
+                         : largestDivisor(m, {64, 32, 16, 8});
+    int64_t blockN =
+        (n <= 8 * registerCols && n % registerCols == 0)
+            ? n
+            : largestDivisor(n, {8 * registerCols, 4 * registerCols,
+                                 2 * registerCols, registerCols});
+    if (!blockM || !blockN)
+      return;
+    int64_t blockK = largestDivisor(k, {128, 64, 32});
+    if (!blockK)
+      blockK = k;
+    matmul->setAttr("cuvil.gemm_id", IntegerAttr::get(
+                                         IntegerType::get(module.getContext(), 64), id));
+    std::string block = R"mlir(
+    %mm@ID@ = transform.structured.match ops{["linalg.matmul"]} attributes{cuvil.gemm_id = @ID@ : i64} in %root : (!transform.any_op) -> !transform.any_op
+    %fill@ID@ = transform.get_producer_of_operand %mm@ID@[2] : (!transform.any_op) -> !transform.any_op
+    %a@ID@, %forall@ID@ = transform.structured.tile_using_forall %mm@ID@ tile_sizes [@BM@, @BN@, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %f@ID@, %fl@ID@ = transform.structured.fuse_into_containing_op %fill@ID@ into %forall@ID@ : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %b@ID@, %kl@ID@ = transform.structured.tile_using_for %a@ID@ tile_sizes [0, 0, @BK@] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %c@ID@, %rl@ID@:3 = transform.structured.tile_using_for %b@ID@ tile_sizes [8, @RC@, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.structured.vectorize %c@ID@ : !transform.any_op
+)mlir";
+    auto substitute = [&](llvm::StringRef key, int64_t value) {
+      size_t at;
+      while ((at = block.find(key.str())) != std::string::npos)
+        block.replace(at, key.size(), std::to_string(value));
+    };
+    substitute("@ID@", id);
+    substitute("@BM@", blockM);
+    substitute("@BN@", blockN);
+    substitute("@BK@", blockK);
+    substitute("@RC@", registerCols);
+    body += block;
+    ++id;
+  });
+  return R"mlir(
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {)mlir" +
+         body + R"mlir(
+    %vf = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %vf {
+      transform.apply_patterns.vector.reduction_to_contract
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.canonicalization
+      transform.apply_patterns.tensor.fold_tensor_subset_ops_into_vector_transfers
+    } : !transform.any_op
+    %loops = transform.structured.match ops{["scf.for"]} in %vf : (!transform.any_op) -> !transform.any_op
+    transform.apply_licm to %loops : !transform.any_op
+    transform.loop.hoist_loop_invariant_subsets %loops : !transform.any_op
+    transform.apply_patterns to %vf {
+      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+      transform.apply_patterns.vector.lower_outerproduct
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.yield
+  }
+}
+)mlir";
+}
+
+namespace {
+struct CpuGemmSchedulePass
+    : public cuvil::impl::CpuGemmScheduleBase<CpuGemmSchedulePass> {
+  using CpuGemmScheduleBase::CpuGemmScheduleBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    int lanes = vectorLanes > 0 ? (int)vectorLanes : hostVectorLanes();
+    std::string schedule = buildGemmSchedule(module, lanes);
+    if (printSchedule)
+      llvm::errs() << schedule;
+    bool any = false;
+    module.walk([&](Operation *op) {
+      if (op->hasAttr("cuvil.gemm_id"))
+        any = true;
+    });
+    if (!any)
+      return markAllAnalysesPreserved();
+    OwningOpRef<ModuleOp> scheduleModule =
+        parseSourceString<ModuleOp>(schedule, ParserConfig(&getContext()));
+    if (!scheduleModule) {
+      module.emitError("internal error: the generated GEMM schedule does not "
+                       "parse");
+      return signalPassFailure();
+    }
+    Operation *entry = transform::detail::findTransformEntryPoint(
+        module, *scheduleModule, "__transform_main");
+    if (!entry ||
+        failed(transform::applyTransformNamedSequence(
+            module, entry, *scheduleModule, transform::TransformOptions())))
+      return signalPassFailure();
+    // The tags only link schedule and payload; drop them afterwards.
+    module.walk([](Operation *op) { op->removeAttr("cuvil.gemm_id"); });
+  }
+};
+} // namespace

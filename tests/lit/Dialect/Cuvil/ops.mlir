@@ -1,0 +1,119 @@
+// RUN: %cuvil_opt %s | %cuvil_opt | FileCheck %s
+// RUN: %cuvil_opt %s --mlir-print-op-generic | %cuvil_opt | FileCheck %s
+
+// CHECK-LABEL: func.func @binary
+func.func @binary(%a: tensor<4x3xf32>, %b: tensor<3xf32>) -> tensor<4x3xf32> {
+  // CHECK: cuvil.add %{{.*}}, %{{.*}} : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+  %0 = cuvil.add %a, %b : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+  // CHECK: cuvil.sub
+  %1 = cuvil.sub %0, %b : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+  // CHECK: cuvil.mul
+  %2 = cuvil.mul %1, %a : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+  // CHECK: cuvil.div
+  %3 = cuvil.div %2, %b : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+  // CHECK: cuvil.pow
+  %4 = cuvil.pow %3, %b : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+  // CHECK: cuvil.max
+  %5 = cuvil.max %4, %b : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+  // CHECK: cuvil.min
+  %6 = cuvil.min %5, %b : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+  // CHECK: %[[C:.*]] = cuvil.compare %{{.*}}, %{{.*}} {predicate = "lt"} : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xi1>
+  %7 = cuvil.compare %6, %b {predicate = "lt"} : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xi1>
+  // CHECK: cuvil.where %[[C]]
+  %8 = cuvil.where %7, %6, %b : (tensor<4x3xi1>, tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+  return %8 : tensor<4x3xf32>
+}
+
+// CHECK-LABEL: func.func @unary
+func.func @unary(%a: tensor<2x5xf32>) -> tensor<2x5xf32> {
+  // CHECK: cuvil.neg %{{.*}} : tensor<2x5xf32>
+  %0 = cuvil.neg %a : tensor<2x5xf32>
+  // CHECK-NEXT: cuvil.abs
+  %1 = cuvil.abs %0 : tensor<2x5xf32>
+  // CHECK-NEXT: cuvil.exp
+  %2 = cuvil.exp %1 : tensor<2x5xf32>
+  // CHECK-NEXT: cuvil.log
+  %3 = cuvil.log %2 : tensor<2x5xf32>
+  // CHECK-NEXT: cuvil.tanh
+  %4 = cuvil.tanh %3 : tensor<2x5xf32>
+  // CHECK-NEXT: cuvil.sqrt
+  %5 = cuvil.sqrt %4 : tensor<2x5xf32>
+  // CHECK-NEXT: cuvil.rsqrt
+  %6 = cuvil.rsqrt %5 : tensor<2x5xf32>
+  // CHECK-NEXT: cuvil.erf
+  %7 = cuvil.erf %6 : tensor<2x5xf32>
+  // CHECK-NEXT: cuvil.sigmoid
+  %8 = cuvil.sigmoid %7 : tensor<2x5xf32>
+  // CHECK-NEXT: cuvil.relu
+  %9 = cuvil.relu %8 : tensor<2x5xf32>
+  // CHECK-NEXT: cuvil.gelu
+  %10 = cuvil.gelu %9 : tensor<2x5xf32>
+  // CHECK-NEXT: cuvil.dropout %{{.*}} {ratio = 1.000000e-01 : f64} : tensor<2x5xf32>
+  %11 = cuvil.dropout %10 {ratio = 0.1 : f64} : tensor<2x5xf32>
+  return %11 : tensor<2x5xf32>
+}
+
+// CHECK-LABEL: func.func @contractions
+func.func @contractions(%a: tensor<8x64x32xf32>, %b: tensor<32x16xf32>,
+                        %x: tensor<1x4x9x9xf32>, %w: tensor<8x2x3x3xf32>)
+    -> (tensor<8x64x16xf32>, tensor<1x8x5x5xf32>, tensor<1x4x4x4xf32>, tensor<1x4x5x5xf32>) {
+  // CHECK: cuvil.matmul %{{.*}}, %{{.*}} : (tensor<8x64x32xf32>, tensor<32x16xf32>) -> tensor<8x64x16xf32>
+  %0 = cuvil.matmul %a, %b : (tensor<8x64x32xf32>, tensor<32x16xf32>) -> tensor<8x64x16xf32>
+  // CHECK: cuvil.conv2d %{{.*}}, %{{.*}} {dilations = array<i64: 1, 1>, groups = 2 : i64, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}
+  %1 = cuvil.conv2d %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, groups = 2 : i64}
+      : (tensor<1x4x9x9xf32>, tensor<8x2x3x3xf32>) -> tensor<1x8x5x5xf32>
+  // CHECK: cuvil.max_pool2d %{{.*}} {kernel = array<i64: 3, 3>, padding = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>}
+  %2 = cuvil.max_pool2d %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 0, 0>}
+      : (tensor<1x4x9x9xf32>) -> tensor<1x4x4x4xf32>
+  // CHECK: cuvil.avg_pool2d %{{.*}} {count_include_pad = false, kernel = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}
+  %3 = cuvil.avg_pool2d %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, count_include_pad = false}
+      : (tensor<1x4x9x9xf32>) -> tensor<1x4x5x5xf32>
+  return %0, %1, %2, %3 : tensor<8x64x16xf32>, tensor<1x8x5x5xf32>, tensor<1x4x4x4xf32>, tensor<1x4x5x5xf32>
+}
+
+// CHECK-LABEL: func.func @normalizations
+func.func @normalizations(%x: tensor<2x4x8xf32>, %g: tensor<8xf32>, %c: tensor<4xf32>)
+    -> (tensor<2x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) {
+  // CHECK: cuvil.reduce_sum %{{.*}} {axes = array<i64: 1>} : (tensor<2x4x8xf32>) -> tensor<2x8xf32>
+  %0 = cuvil.reduce_sum %x {axes = array<i64: 1>} : (tensor<2x4x8xf32>) -> tensor<2x8xf32>
+  // CHECK: cuvil.reduce_mean %{{.*}} {axes = array<i64: 0, 2>, keepdims = true} : (tensor<2x4x8xf32>) -> tensor<1x4x1xf32>
+  %1 = cuvil.reduce_mean %x {axes = array<i64: 0, 2>, keepdims = true} : (tensor<2x4x8xf32>) -> tensor<1x4x1xf32>
+  // CHECK: cuvil.reduce_max
+  %2 = cuvil.reduce_max %x {axes = array<i64: 2>} : (tensor<2x4x8xf32>) -> tensor<2x4xf32>
+  // CHECK: cuvil.reduce_min
+  %3 = cuvil.reduce_min %x {axes = array<i64: 0, 1, 2>} : (tensor<2x4x8xf32>) -> tensor<f32>
+  // CHECK: cuvil.softmax %{{.*}} {axis = 2 : i64} : tensor<2x4x8xf32>
+  %4 = cuvil.softmax %x {axis = 2 : i64} : tensor<2x4x8xf32>
+  // CHECK: cuvil.layer_norm %{{.*}}, %{{.*}}, %{{.*}} {axis = 2 : i64, epsilon = 1.000000e-05 : f64}
+  %5 = cuvil.layer_norm %x, %g, %g {axis = 2 : i64, epsilon = 1.0e-5 : f64}
+      : (tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x4x8xf32>
+  // CHECK: cuvil.batch_norm
+  %6 = cuvil.batch_norm %x, %c, %c, %c, %c {epsilon = 1.0e-5 : f64}
+      : (tensor<2x4x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x4x8xf32>
+  return %0, %4, %5, %6 : tensor<2x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>
+}
+
+// CHECK-LABEL: func.func @shapes
+func.func @shapes(%x: tensor<4x8xf32>, %y: tensor<2x8xf32>, %z: tensor<1x8xf32>)
+    -> (tensor<2x16xf32>, tensor<8x4xf32>, tensor<4x8xf32>, tensor<6x8xf32>, tensor<2x7xf32>, tensor<4x8xi32>) {
+  // CHECK: cuvil.reshape %{{.*}} : (tensor<4x8xf32>) -> tensor<2x16xf32>
+  %0 = cuvil.reshape %x : (tensor<4x8xf32>) -> tensor<2x16xf32>
+  // CHECK: cuvil.transpose %{{.*}} {permutation = array<i64: 1, 0>}
+  %1 = cuvil.transpose %x {permutation = array<i64: 1, 0>} : (tensor<4x8xf32>) -> tensor<8x4xf32>
+  // CHECK: cuvil.broadcast_to %{{.*}} : (tensor<1x8xf32>) -> tensor<4x8xf32>
+  %2 = cuvil.broadcast_to %z : (tensor<1x8xf32>) -> tensor<4x8xf32>
+  // CHECK: cuvil.concat %{{.*}}, %{{.*}} {axis = 0 : i64} : (tensor<4x8xf32>, tensor<2x8xf32>) -> tensor<6x8xf32>
+  %3 = cuvil.concat %x, %y {axis = 0 : i64} : (tensor<4x8xf32>, tensor<2x8xf32>) -> tensor<6x8xf32>
+  // CHECK: cuvil.slice %{{.*}} {limit = array<i64: 4, 8>, start = array<i64: 0, 1>, step = array<i64: 2, 1>}
+  %4 = cuvil.slice %x {start = array<i64: 0, 1>, limit = array<i64: 4, 8>, step = array<i64: 2, 1>} : (tensor<4x8xf32>) -> tensor<2x7xf32>
+  // CHECK: cuvil.cast %{{.*}} : (tensor<4x8xf32>) -> tensor<4x8xi32>
+  %5 = cuvil.cast %x : (tensor<4x8xf32>) -> tensor<4x8xi32>
+  return %0, %1, %2, %3, %4, %5 : tensor<2x16xf32>, tensor<8x4xf32>, tensor<4x8xf32>, tensor<6x8xf32>, tensor<2x7xf32>, tensor<4x8xi32>
+}
+
+// CHECK-LABEL: func.func @constant
+func.func @constant() -> tensor<2xf32> {
+  // CHECK: cuvil.constant dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>
+  %0 = cuvil.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}

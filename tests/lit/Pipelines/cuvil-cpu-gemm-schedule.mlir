@@ -1,0 +1,31 @@
+// RUN: %cuvil_opt %s --cuvil-cpu-gemm-schedule=vector-lanes=8 --split-input-file | FileCheck %s
+
+// With AVX2-sized registers the register tile is 8 x 16; tile sizes divide
+// the GEMM (M=96 -> 32-row blocks, N=48 -> 48 columns, K=100 -> whole K).
+// CHECK-LABEL: func.func @avx2_tiles
+// CHECK: scf.forall (%{{.*}}) in (3)
+// CHECK: vector<8x16xf32>
+// CHECK-COUNT-8: vector.fma {{.*}} : vector<16xf32>
+func.func @avx2_tiles(%a: tensor<96x100xf32>, %b: tensor<100x48xf32>) -> tensor<96x48xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<96x48xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<96x48xf32>) -> tensor<96x48xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<96x100xf32>, tensor<100x48xf32>) outs(%f : tensor<96x48xf32>) -> tensor<96x48xf32>
+  return %r : tensor<96x48xf32>
+}
+
+// -----
+
+// Sizes the register tile does not divide are left alone (scalar loops
+// later), never half-vectorized.
+// CHECK-LABEL: func.func @odd_sizes_untouched
+// CHECK-NOT: scf.forall
+// CHECK-NOT: vector.
+// CHECK: linalg.matmul
+func.func @odd_sizes_untouched(%a: tensor<7x13xf32>, %b: tensor<13x5xf32>) -> tensor<7x5xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<7x5xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<7x5xf32>) -> tensor<7x5xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<7x13xf32>, tensor<13x5xf32>) outs(%f : tensor<7x5xf32>) -> tensor<7x5xf32>
+  return %r : tensor<7x5xf32>
+}

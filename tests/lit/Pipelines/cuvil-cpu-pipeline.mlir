@@ -1,0 +1,59 @@
+// Stages of the CPU pipeline, one RUN per stage boundary.
+// RUN: %cuvil_opt %s --cuvil-cpu-pipeline=up-to=fusion --mlir-print-debuginfo --mlir-print-local-scope | FileCheck %s --check-prefix=FUSED
+// RUN: %cuvil_opt %s "--cuvil-cpu-pipeline=up-to=fusion enable-fusion=false" | FileCheck %s --check-prefix=UNFUSED
+// RUN: %cuvil_opt %s --cuvil-cpu-pipeline=up-to=schedule | FileCheck %s --check-prefix=SCHEDULED
+// RUN: %cuvil_opt %s --cuvil-cpu-pipeline=up-to=bufferize | FileCheck %s --check-prefix=BUFFERS
+// RUN: %cuvil_opt %s --cuvil-cpu-pipeline | FileCheck %s --check-prefix=LLVM
+// RUN: %cuvil_opt %s --cuvil-cpu-pipeline | mlir-translate --mlir-to-llvmir | FileCheck %s --check-prefix=IR
+
+// Bias add and GELU fuse into one elementwise kernel after the GEMM; the
+// fused kernel keeps the user's source line.
+// FUSED-LABEL: func.func @mlp
+// FUSED: linalg.matmul {{.*}} loc("mlp.py":12:8)
+// FUSED: linalg.generic
+// FUSED: arith.addf {{.*}} loc("mlp.py":12:8)
+// FUSED: math.erf {{.*}} loc("mlp.py":13:11)
+// FUSED: linalg.yield
+// FUSED-NEXT: } -> tensor<128x256xf32> loc("mlp.py":13:11)
+// FUSED-NOT: linalg.generic
+// FUSED: return
+
+// UNFUSED-LABEL: func.func @mlp
+// UNFUSED: linalg.matmul
+// UNFUSED: linalg.generic
+// UNFUSED: arith.addf
+// UNFUSED: linalg.generic
+// UNFUSED: math.erf
+
+// The GEMM is tiled across threads, blocked over K, and computed on a
+// register tile of 8 x 32 floats with FMAs.
+// SCHEDULED-LABEL: func.func @mlp
+// SCHEDULED: scf.forall (%{{.*}}) in (2)
+// SCHEDULED: scf.for
+// SCHEDULED: vector.transfer_read {{.*}} vector<8x32xf32>
+// SCHEDULED: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<8x32xf32>)
+// SCHEDULED-COUNT-8: vector.fma {{.*}} : vector<32xf32>
+// SCHEDULED: scf.forall.in_parallel
+// SCHEDULED-NOT: cuvil.gemm_id
+
+// Results become caller-provided buffers (no allocation is returned).
+// BUFFERS-LABEL: func.func @mlp
+// BUFFERS-SAME: %{{.*}}: memref<128x128xf32>, %{{.*}}: memref<128x256xf32>, %{{.*}}: memref<256xf32>, %{{.*}}: memref<128x256xf32>) {
+// BUFFERS-NOT: tensor<
+// BUFFERS: return
+// BUFFERS-NEXT: }
+
+// LLVM-LABEL: llvm.func @mlp
+// LLVM-NOT: linalg.
+// LLVM-NOT: memref.
+// LLVM: llvm.intr.fmuladd
+// LLVM: llvm.return
+
+// IR: define void @mlp(
+// IR: call float @erff(
+func.func @mlp(%x: tensor<128x128xf32>, %w: tensor<128x256xf32>, %b: tensor<256xf32>) -> tensor<128x256xf32> {
+  %0 = cuvil.matmul %x, %w : (tensor<128x128xf32>, tensor<128x256xf32>) -> tensor<128x256xf32> loc("mlp.py":12:8)
+  %1 = cuvil.add %0, %b : (tensor<128x256xf32>, tensor<256xf32>) -> tensor<128x256xf32> loc("mlp.py":12:8)
+  %2 = cuvil.gelu %1 : tensor<128x256xf32> loc("mlp.py":13:11)
+  return %2 : tensor<128x256xf32>
+}
