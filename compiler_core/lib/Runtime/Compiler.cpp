@@ -246,6 +246,8 @@ struct cuvil::CompiledFunction::Impl {
   LogicalResult loadFromCache(const std::string &path, std::string &error);
   void storeInCache(const std::string &path);
   std::string cacheKey() const;
+  /// Name of the compiled function's symbol.
+  std::string symbolName() const { return "cuvil_" + funcName; }
 };
 
 static std::string packedName(const std::string &func) {
@@ -257,8 +259,12 @@ LogicalResult cuvil::CompiledFunction::Impl::lower(std::string &error) {
     return success();
   DiagnosticCollector diagnostics(context.get());
   lowered = input->clone();
+  // Compiled symbols get a prefix: a user function called `exp` must not
+  // capture the C library's exp that generated code calls.
   lowered->walk([&](func::FuncOp func) {
     func->setAttr("llvm.emit_c_interface", UnitAttr::get(context.get()));
+    if (!func.isDeclaration())
+      func.setSymName(("cuvil_" + func.getSymName()).str());
   });
   mlir::cuvil::CpuPipelineOptions pipelineOptions;
   pipelineOptions.enableFusion = options.enableFusion;
@@ -290,13 +296,13 @@ LogicalResult cuvil::CompiledFunction::Impl::lower(std::string &error) {
 }
 
 LogicalResult cuvil::CompiledFunction::Impl::jit(std::string &error) {
-  auto created = cpu::createJit(*lowered, !options.cacheDir.empty());
+  auto created = cpu::createJit(*lowered);
   if (!created) {
     error = "JIT compilation failed: " + llvm::toString(created.takeError());
     return failure();
   }
   engine = std::move(*created);
-  auto fn = engine->lookupPacked("_mlir_ciface_" + funcName);
+  auto fn = engine->lookupPacked("_mlir_ciface_" + symbolName());
   if (!fn) {
     error = "compiled function '" + funcName +
             "' not found: " + llvm::toString(fn.takeError());
@@ -324,9 +330,9 @@ cuvil::CompiledFunction::Impl::loadFromCache(const std::string &path,
     error = loadError;
     return failure();
   }
-  void *symbol = library.getAddressOfSymbol(packedName(funcName).c_str());
+  void *symbol = library.getAddressOfSymbol(packedName(symbolName()).c_str());
   if (!symbol) {
-    error = "symbol " + packedName(funcName) + " missing in " + path;
+    error = "symbol " + packedName(symbolName()) + " missing in " + path;
     return failure();
   }
   entry = reinterpret_cast<PackedFn>(symbol);
@@ -335,19 +341,15 @@ cuvil::CompiledFunction::Impl::loadFromCache(const std::string &path,
 
 void cuvil::CompiledFunction::Impl::storeInCache(const std::string &path) {
   // Write under a unique name, then rename: concurrent processes never see
-  // a half-written library.
+  // a half-written library. A failure only costs the next process a compile.
   if (llvm::sys::fs::create_directories(options.cacheDir))
     return;
   std::string unique = path + ".tmp" + std::to_string(::getpid());
-  std::string object = unique + ".o";
-  engine->dumpToObjectFile(object);
-  if (llvm::Error linkError = cpu::linkSharedLibrary(object, unique)) {
-    llvm::consumeError(std::move(linkError));
-    llvm::sys::fs::remove(object);
+  if (llvm::Error e = cpu::emitSharedLibrary(*lowered, symbolName(), unique)) {
+    llvm::consumeError(std::move(e));
     llvm::sys::fs::remove(unique);
     return;
   }
-  llvm::sys::fs::remove(object);
   if (llvm::sys::fs::rename(unique, path))
     llvm::sys::fs::remove(unique);
 }
@@ -430,10 +432,19 @@ bool cuvil::CompiledFunction::emit(const std::string &kind,
   } else if (kind == "llvm" || kind == "asm") {
     if (!ir(kind, content, error))
       return false;
-  } else if (kind == "obj" || kind == "so") {
+  } else if (kind == "so") {
     if (failed(impl->lower(error)))
       return false;
-    auto tm = cpu::createHostTargetMachine();
+    if (llvm::Error e =
+            cpu::emitSharedLibrary(*impl->lowered, impl->symbolName(), path)) {
+      error = llvm::toString(std::move(e));
+      return false;
+    }
+    return true;
+  } else if (kind == "obj") {
+    if (failed(impl->lower(error)))
+      return false;
+    auto tm = cpu::createHostTargetMachine(/*positionIndependent=*/true);
     if (!tm) {
       error = llvm::toString(tm.takeError());
       return false;
@@ -448,25 +459,6 @@ bool cuvil::CompiledFunction::emit(const std::string &kind,
     if (llvm::Error e = cpu::emitMachineCode(**module, **tm, false, content)) {
       error = llvm::toString(std::move(e));
       return false;
-    }
-    if (kind == "so") {
-      std::string object = path + ".o";
-      {
-        std::error_code ec;
-        llvm::raw_fd_ostream os(object, ec);
-        if (ec) {
-          error = "cannot write " + object + ": " + ec.message();
-          return false;
-        }
-        os << content;
-      }
-      llvm::Error e = cpu::linkSharedLibrary(object, path);
-      llvm::sys::fs::remove(object);
-      if (e) {
-        error = llvm::toString(std::move(e));
-        return false;
-      }
-      return true;
     }
   } else {
     error = "unknown artifact kind '" + kind +

@@ -11,6 +11,7 @@
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
@@ -38,11 +39,13 @@ void cpu::initializeTargets(DialectRegistry &registry) {
 }
 
 llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
-cpu::createHostTargetMachine() {
+cpu::createHostTargetMachine(bool positionIndependent) {
   auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!builder)
     return builder.takeError();
   builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  if (positionIndependent)
+    builder->setRelocationModel(llvm::Reloc::PIC_);
   return builder->createTargetMachine();
 }
 
@@ -94,8 +97,69 @@ llvm::Error cpu::emitMachineCode(llvm::Module &module, llvm::TargetMachine &tm,
   return llvm::Error::success();
 }
 
+llvm::Error cpu::addPackedInterface(llvm::Module &module,
+                                    llvm::StringRef name) {
+  std::string target = ("_mlir_ciface_" + name).str();
+  llvm::Function *callee = module.getFunction(target);
+  if (!callee)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "no function %s", target.c_str());
+  llvm::LLVMContext &ctx = module.getContext();
+  auto *ptrType = llvm::PointerType::get(ctx, 0);
+  auto *wrapper = llvm::Function::Create(
+      llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptrType}, false),
+      llvm::GlobalValue::ExternalLinkage, "_mlir_" + target, module);
+  llvm::IRBuilder<> builder(llvm::BasicBlock::Create(ctx, "entry", wrapper));
+  llvm::Value *args = wrapper->getArg(0);
+  llvm::SmallVector<llvm::Value *> values;
+  for (auto [i, arg] : llvm::enumerate(callee->args())) {
+    llvm::Value *slot = builder.CreateLoad(
+        ptrType, builder.CreateConstGEP1_64(ptrType, args, i));
+    values.push_back(builder.CreateLoad(arg.getType(), slot));
+  }
+  llvm::Value *result = builder.CreateCall(callee, values);
+  if (!callee->getReturnType()->isVoidTy()) {
+    llvm::Value *slot = builder.CreateLoad(
+        ptrType, builder.CreateConstGEP1_64(ptrType, args, values.size()));
+    builder.CreateStore(result, slot);
+  }
+  builder.CreateRetVoid();
+  return llvm::Error::success();
+}
+
+llvm::Error cpu::emitSharedLibrary(ModuleOp module, llvm::StringRef funcName,
+                                   llvm::StringRef path) {
+  auto tm = createHostTargetMachine(/*positionIndependent=*/true);
+  if (!tm)
+    return tm.takeError();
+  llvm::LLVMContext context;
+  auto llvmModule = translateToLLVMIR(module, context, **tm, false);
+  if (!llvmModule)
+    return llvmModule.takeError();
+  if (llvm::Error e = addPackedInterface(**llvmModule, funcName))
+    return e;
+  if (llvm::Error e = makeOptimizingTransformer(3, 0, tm->get())(
+          llvmModule->get()))
+    return e;
+  std::string object;
+  if (llvm::Error e = emitMachineCode(**llvmModule, **tm, false, object))
+    return e;
+  std::string objectPath = (path + ".o").str();
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(objectPath, ec);
+    if (ec)
+      return llvm::createStringError(ec, "cannot write %s",
+                                     objectPath.c_str());
+    os << object;
+  }
+  llvm::Error linked = linkSharedLibrary(objectPath, path);
+  llvm::sys::fs::remove(objectPath);
+  return linked;
+}
+
 llvm::Expected<std::unique_ptr<ExecutionEngine>>
-cpu::createJit(ModuleOp module, bool enableObjectDump) {
+cpu::createJit(ModuleOp module) {
   auto tm = createHostTargetMachine();
   if (!tm)
     return tm.takeError();
@@ -106,25 +170,34 @@ cpu::createJit(ModuleOp module, bool enableObjectDump) {
   options.transformer = makeOptimizingTransformer(3, 0, tm->get());
   options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   options.sharedLibPaths = libraryRefs;
-  options.enableObjectDump = enableObjectDump;
   return ExecutionEngine::create(module, options, std::move(*tm));
 }
 
 llvm::Error cpu::linkSharedLibrary(llvm::StringRef objectPath,
                                    llvm::StringRef sharedLibraryPath) {
-  auto linker = llvm::sys::findProgramByName("ld.lld-19");
-  if (!linker)
-    linker = llvm::sys::findProgramByName("ld.lld");
-  if (!linker)
-    return llvm::createStringError(
-        linker.getError(),
-        "no ld.lld found to link a shared library (install lld-19)");
+  // The system compiler driver knows the C library's paths; ld.lld is the
+  // fallback on machines without one.
   std::string dir = CUVIL_LLVM_LIB_DIR;
-  std::string rpath = "-rpath=" + dir;
   std::string libDir = "-L" + dir;
-  llvm::SmallVector<llvm::StringRef> args = {
-      *linker, "-shared", objectPath, "-o", sharedLibraryPath, libDir,
-      rpath,   "-lomp",   "-lmlir_c_runner_utils", "-lm", "-lc"};
+  llvm::SmallVector<llvm::StringRef> args;
+  std::string rpath;
+  auto linker = llvm::sys::findProgramByName("cc");
+  if (linker) {
+    rpath = "-Wl,-rpath," + dir;
+    args = {*linker, "-shared", objectPath.data(), "-o", sharedLibraryPath,
+            libDir, rpath, "-lomp", "-lmlir_c_runner_utils", "-lm"};
+  } else {
+    linker = llvm::sys::findProgramByName("ld.lld-19");
+    if (!linker)
+      linker = llvm::sys::findProgramByName("ld.lld");
+    if (!linker)
+      return llvm::createStringError(
+          linker.getError(),
+          "no linker found to build a shared library (install gcc or lld-19)");
+    rpath = "-rpath=" + dir;
+    args = {*linker, "-shared", objectPath, "-o", sharedLibraryPath,
+            libDir, rpath, "-lomp", "-lmlir_c_runner_utils"};
+  }
   std::string errorMessage;
   int rc = llvm::sys::ExecuteAndWait(*linker, args, std::nullopt, {}, 0, 0,
                                      &errorMessage);

@@ -18,7 +18,9 @@ void initializeTargets(DialectRegistry &registry);
 
 /// A target machine for the host CPU (its name and features detected at run
 /// time: JIT code may use AVX-512 where the host has it).
-llvm::Expected<std::unique_ptr<llvm::TargetMachine>> createHostTargetMachine();
+/// With `positionIndependent` the code can go into a shared library.
+llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
+createHostTargetMachine(bool positionIndependent = false);
 
 /// A short description of the host target, e.g. "x86_64 znver4 +avx512f".
 std::string hostDescription();
@@ -36,9 +38,18 @@ translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
 llvm::Error emitMachineCode(llvm::Module &module, llvm::TargetMachine &tm,
                             bool assembly, std::string &out);
 
+/// Adds `_mlir__mlir_ciface_<name>(void **args)`, the packed entry point
+/// the runtime calls (the same one the JIT generates), so that shared
+/// libraries and the JIT are called alike.
+llvm::Error addPackedInterface(llvm::Module &module, llvm::StringRef name);
+
 /// JIT-compiles an LLVM-dialect module in process.
-llvm::Expected<std::unique_ptr<ExecutionEngine>>
-createJit(ModuleOp module, bool enableObjectDump);
+llvm::Expected<std::unique_ptr<ExecutionEngine>> createJit(ModuleOp module);
+
+/// Compiles an LLVM-dialect module into a shared library at `path` whose
+/// entry point for `funcName` is the packed interface.
+llvm::Error emitSharedLibrary(ModuleOp module, llvm::StringRef funcName,
+                              llvm::StringRef path);
 
 /// Links an object file into a shared library against the runtime libraries.
 llvm::Error linkSharedLibrary(llvm::StringRef objectPath,
