@@ -178,6 +178,7 @@ PipelineBuilder mlir::cuvil::buildCpuPipeline(const CpuPipelineOptions &o) {
       "bufferize",
       "one-shot-bufferize{bufferize-function-boundaries=1 "
       "function-boundary-type-conversion=identity-layout-map},"
+      "cuvil-materialize-results,"
       "buffer-results-to-out-params{hoist-static-allocs=1},"
       "buffer-deallocation-pipeline,convert-linalg-to-loops,"
       "scf-forall-to-parallel,canonicalize");

@@ -191,23 +191,28 @@ Value lowering::reshape(OpBuilder &b, Location loc, Value input,
                                                *reassociation);
     }
   }
-  // General case: through a flat vector. Rank-0 ends use an empty
-  // reassociation, which collapse/expand accept for all-unit shapes.
+  // General case: through a flat vector. Rank 0 is reached from and to a
+  // one-element vector with an empty reassociation.
   int64_t count = inType.getNumElements();
   auto flatType = RankedTensorType::get({count}, inType.getElementType());
+  auto all = [](int64_t rank) {
+    SmallVector<ReassociationIndices> groups;
+    if (rank > 0)
+      groups.push_back(llvm::to_vector(llvm::seq<int64_t>(0, rank)));
+    return groups;
+  };
   Value flat = input;
-  if (inType.getRank() != 1) {
-    SmallVector<ReassociationIndices> all;
-    if (inType.getRank() > 0)
-      all.push_back(llvm::to_vector(llvm::seq<int64_t>(0, inType.getRank())));
-    flat = b.create<tensor::CollapseShapeOp>(loc, flatType, input, all);
-  }
+  if (inType.getRank() == 0)
+    flat = b.create<tensor::ExpandShapeOp>(loc, flatType, input, all(0));
+  else if (inType.getRank() > 1)
+    flat = b.create<tensor::CollapseShapeOp>(loc, flatType, input,
+                                             all(inType.getRank()));
   if (resultType.getRank() == 1)
     return flat;
-  SmallVector<ReassociationIndices> all;
-  if (resultType.getRank() > 0)
-    all.push_back(llvm::to_vector(llvm::seq<int64_t>(0, resultType.getRank())));
-  return b.create<tensor::ExpandShapeOp>(loc, resultType, flat, all);
+  if (resultType.getRank() == 0)
+    return b.create<tensor::CollapseShapeOp>(loc, resultType, flat, all(0));
+  return b.create<tensor::ExpandShapeOp>(loc, resultType, flat,
+                                         all(resultType.getRank()));
 }
 
 //===----------------------------------------------------------------------===//

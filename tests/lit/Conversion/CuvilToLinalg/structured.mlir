@@ -124,3 +124,16 @@ func.func @shapes(%x: tensor<4x8xf32>, %y: tensor<2x8xf32>)
   %3 = cuvil.slice %x {start = array<i64: 0, 1>, limit = array<i64: 4, 8>, step = array<i64: 2, 1>} : (tensor<4x8xf32>) -> tensor<2x7xf32>
   return %0, %1, %2, %3 : tensor<2x16xf32>, tensor<8x4xf32>, tensor<6x8xf32>, tensor<2x7xf32>
 }
+
+// -----
+
+// Rank 0 goes through a one-element vector with empty reassociations.
+// CHECK-LABEL: func.func @reshape_rank0
+// CHECK: tensor.expand_shape %{{.*}} [] output_shape [1] : tensor<f32> into tensor<1xf32>
+// CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0, 1]] output_shape [1, 1] : tensor<1xf32> into tensor<1x1xf32>
+// CHECK: tensor.collapse_shape %{{.*}} [] : tensor<1xf32> into tensor<f32>
+func.func @reshape_rank0(%x: tensor<f32>, %y: tensor<1xf32>) -> (tensor<1x1xf32>, tensor<f32>) {
+  %0 = cuvil.reshape %x : (tensor<f32>) -> tensor<1x1xf32>
+  %1 = cuvil.reshape %y : (tensor<1xf32>) -> tensor<f32>
+  return %0, %1 : tensor<1x1xf32>, tensor<f32>
+}

@@ -34,4 +34,29 @@ def CpuGemmSchedule : Pass<"cuvil-cpu-gemm-schedule", "ModuleOp"> {
   ];
 }
 
+def CpuMaterializeResults : Pass<"cuvil-materialize-results", "ModuleOp"> {
+  let summary = "Give every memref result of a function its own allocation";
+  let description = [{
+    Results become caller-provided out-params, and the allocation of each
+    result is replaced by the out-param itself. A result that is not a fresh
+    `memref.alloc` (a function argument, a global constant, a view, or the
+    same buffer returned twice) is copied into a new allocation first, so
+    out-params never alias inputs or each other.
+
+    Before:
+    ```mlir
+    func.func @f(%a: memref<4xf32>) -> memref<4xf32> { return %a : memref<4xf32> }
+    ```
+    After:
+    ```mlir
+    func.func @f(%a: memref<4xf32>) -> memref<4xf32> {
+      %0 = memref.alloc() : memref<4xf32>
+      memref.copy %a, %0 : memref<4xf32> to memref<4xf32>
+      return %0 : memref<4xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["memref::MemRefDialect"];
+}
+
 #endif // CUVIL_TARGET_CPU_PASSES_TD
