@@ -323,6 +323,7 @@ std::string cuvil::CompiledFunction::Impl::cacheKey() const {
 LogicalResult
 cuvil::CompiledFunction::Impl::loadFromCache(const std::string &path,
                                               std::string &error) {
+  cpu::configureThreadRuntime();
   std::string loadError;
   auto library =
       llvm::sys::DynamicLibrary::getPermanentLibrary(path.c_str(), &loadError);

@@ -20,6 +20,8 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/TargetParser/Host.h"
 
+#include <cstdlib>
+
 #ifndef CUVIL_LLVM_LIB_DIR
 #define CUVIL_LLVM_LIB_DIR "/usr/lib/llvm-19/lib"
 #endif
@@ -57,6 +59,13 @@ std::string cpu::hostDescription() {
     if (features.lookup(name))
       text += std::string(" +") + name;
   return text;
+}
+
+void cpu::configureThreadRuntime() {
+  // OpenMP workers spin for 200 ms after a parallel region by default,
+  // stealing the cores from NumPy's BLAS threads and the caller between
+  // kernel calls; sleep at once instead. A user's own setting wins.
+  ::setenv("KMP_BLOCKTIME", "0", /*overwrite=*/0);
 }
 
 std::vector<std::string> cpu::runtimeLibraries() {
@@ -160,6 +169,7 @@ llvm::Error cpu::emitSharedLibrary(ModuleOp module, llvm::StringRef funcName,
 
 llvm::Expected<std::unique_ptr<ExecutionEngine>>
 cpu::createJit(ModuleOp module) {
+  configureThreadRuntime();
   auto tm = createHostTargetMachine();
   if (!tm)
     return tm.takeError();

@@ -25,6 +25,10 @@ createHostTargetMachine(bool positionIndependent = false);
 /// A short description of the host target, e.g. "x86_64 znver4 +avx512f".
 std::string hostDescription();
 
+/// Sets the OpenMP runtime's defaults for inference calls (workers sleep
+/// between calls) before it is loaded; call before loading compiled code.
+void configureThreadRuntime();
+
 /// Shared libraries compiled code may call into (OpenMP, MLIR C runner
 /// utilities), in load order.
 std::vector<std::string> runtimeLibraries();

@@ -1,0 +1,24 @@
+# Cuvil: `make run` runs the bundled example, `make test` runs every test.
+# Both install what is missing and build first (scripts/setup.sh).
+
+EXAMPLE ?= resources/examples/mlp.py
+
+.PHONY: setup build run test bench clean
+
+setup:
+	bash scripts/setup.sh
+
+build: setup
+
+run: setup
+	.venv/bin/cuvil compile $(EXAMPLE) --print-ir-after-all
+	.venv/bin/python $(EXAMPLE)
+
+test: setup
+	cd build && ctest --output-on-failure
+
+bench: setup
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python benchmarks/bench_examples.py
+
+clean:
+	rm -rf build

@@ -1,0 +1,62 @@
+"""Cuvil: an MLIR-based compiler for NumPy inference code (``@cuvil.jit`` and op builders)."""
+
+from ._builders import (
+    avg_pool2d,
+    batch_norm,
+    conv2d,
+    dropout,
+    erf,
+    gelu,
+    layer_norm,
+    max_pool2d,
+    relu,
+    rsqrt,
+    sigmoid,
+    softmax,
+)
+from ._errors import CompileError, TraceError, UnsupportedConstructError
+from ._jit import (
+    IR_STAGES,
+    Compilation,
+    JitFunction,
+    compilations,
+    inspect_ir,
+    jit,
+    last_fallback_reason,
+    set_snapshot_capture,
+    snapshot_capture_enabled,
+)
+from ._logging import LogLevel, set_log_level
+from ._program import trace_to_mlir
+from ._tracer import Tracer
+
+__all__ = [
+    "jit",
+    "JitFunction",
+    "inspect_ir",
+    "last_fallback_reason",
+    "compilations",
+    "Compilation",
+    "IR_STAGES",
+    "trace_to_mlir",
+    "set_snapshot_capture",
+    "snapshot_capture_enabled",
+    "set_log_level",
+    "LogLevel",
+    "Tracer",
+    "TraceError",
+    "CompileError",
+    "UnsupportedConstructError",
+    "conv2d",
+    "max_pool2d",
+    "avg_pool2d",
+    "softmax",
+    "layer_norm",
+    "gelu",
+    "relu",
+    "sigmoid",
+    "erf",
+    "rsqrt",
+    "batch_norm",
+    "dropout",
+]

@@ -1,0 +1,58 @@
+"""Compilation caches: per-signature in memory, and the on-disk cache directory setting."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Hashable
+
+from ._logging import logger
+
+__all__ = ["disk_cache_dir", "SignatureCache"]
+
+
+def disk_cache_dir() -> str:
+    """Directory for the compiler's persistent cache, or ``""`` when disabled.
+
+    ``CUVIL_DISABLE_DISK_CACHE=1`` disables it; ``CUVIL_CACHE_DIR`` overrides the
+    default ``~/.cache/cuvil``. An unusable directory disables it too.
+    """
+    if os.environ.get("CUVIL_DISABLE_DISK_CACHE", "").strip() not in ("", "0"):
+        return ""
+    path = os.environ.get("CUVIL_CACHE_DIR") or os.path.join(
+        os.path.expanduser("~"), ".cache", "cuvil"
+    )
+    path = os.path.abspath(os.path.expanduser(path))
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as error:
+        logger.debug("disk cache disabled: cannot create %s (%s)", path, error)
+        return ""
+    return path
+
+
+class SignatureCache:
+    """Thread-safe map from an argument signature to a compiled (or fallback) entry."""
+
+    def __init__(self):
+        self._entries: dict[Hashable, object] = {}
+        self._lock = threading.Lock()
+        # Held while tracing/compiling so concurrent first calls compile once.
+        self.build_lock = threading.RLock()
+
+    def get(self, key: Hashable):
+        """The entry for ``key`` or ``None``."""
+        return self._entries.get(key)
+
+    def put(self, key: Hashable, entry) -> None:
+        """Store ``entry`` for ``key``."""
+        with self._lock:
+            self._entries[key] = entry
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def clear(self) -> None:
+        """Forget every entry (the next call per signature traces again)."""
+        with self._lock:
+            self._entries.clear()

@@ -1,0 +1,365 @@
+"""``cuvil.jit``: trace on first call, compile per signature, run machine code or fall back."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import os
+import threading
+import time
+import types
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._cache import SignatureCache, disk_cache_dir
+from ._dtypes import dtype_from_name, is_supported
+from ._errors import CompileError, UnsupportedConstructError
+from ._logging import logger
+from ._mlir import tensor_type
+from ._program import (
+    SUPPORTED_NAMES,
+    ArgumentList,
+    _python_name,
+    bind_arguments,
+    signature_of,
+    trace_function,
+)
+from ._source import function_location, user_location
+from ._tracer import Tracer
+
+__all__ = [
+    "jit",
+    "JitFunction",
+    "Compilation",
+    "compilations",
+    "inspect_ir",
+    "last_fallback_reason",
+    "set_snapshot_capture",
+    "snapshot_capture_enabled",
+    "IR_STAGES",
+]
+
+IR_STAGES = ("input", "optimized", "llvm-dialect", "llvm", "asm")
+TARGETS = ("cpu",)
+
+_extension_module = None
+_capture_snapshots = os.environ.get("CUVIL_CAPTURE_SNAPSHOTS", "").strip() not in ("", "0")
+_registry: list[Compilation] = []
+_registry_lock = threading.Lock()
+
+
+def _extension():
+    """The compiled ``cuvil._cuvil`` module, imported on first use."""
+    global _extension_module
+    if _extension_module is None:
+        try:
+            from . import _cuvil
+        except ImportError as error:
+            raise ImportError(
+                f"cuvil: the compiler extension cuvil._cuvil is not available ({error}). "
+                "Build it by running `make` at the root of the Cuvil source tree. "
+                "Tracing-only helpers such as cuvil.trace_to_mlir work without it."
+            ) from error
+        _extension_module = _cuvil
+    return _extension_module
+
+
+def set_snapshot_capture(enabled: bool) -> None:
+    """Make later compilations record the IR after every pass (``CompiledFunction.snapshots``).
+
+    Used by ``cuvil compile --print-ir-after-all`` and the Workbench; also enabled
+    by the environment variable ``CUVIL_CAPTURE_SNAPSHOTS=1``. While enabled the
+    on-disk cache is bypassed so that every pass really runs.
+    """
+    global _capture_snapshots
+    _capture_snapshots = bool(enabled)
+
+
+def snapshot_capture_enabled() -> bool:
+    """Whether compilations currently capture per-pass IR snapshots."""
+    return _capture_snapshots
+
+
+@dataclass(frozen=True)
+class Compilation:
+    """One compilation done in this process, as listed by :func:`compilations`.
+
+    ``input_types``/``output_types`` are ``(dtype_name, shape)`` pairs and
+    ``compiled`` is the extension's ``CompiledFunction`` (``ir()``, ``emit()``,
+    ``snapshots``, ``compile_ms``, ``from_cache``).
+    """
+
+    function: str
+    func_name: str
+    source: str
+    input_types: tuple
+    output_types: tuple
+    target: str
+    enable_fusion: bool
+    mlir: str
+    compiled: object = field(repr=False)
+
+    @property
+    def compile_ms(self) -> float:
+        return float(self.compiled.compile_ms)
+
+    @property
+    def from_cache(self) -> bool:
+        return bool(self.compiled.from_cache)
+
+    @property
+    def signature(self) -> str:
+        """``name(tensor<...>, ...) -> (tensor<...>)`` for headers and listings."""
+        ins = ", ".join(tensor_type(s, d) for d, s in self.input_types)
+        outs = ", ".join(tensor_type(s, d) for d, s in self.output_types)
+        return f"{self.function}({ins}) -> ({outs})"
+
+
+def compilations() -> list[Compilation]:
+    """Every compilation done in this process, oldest first."""
+    with _registry_lock:
+        return list(_registry)
+
+
+@dataclass
+class _Compiled:
+    program: object
+    record: Compilation
+    output_dtypes: list
+
+
+@dataclass
+class _Fallback:
+    reason: str
+
+
+def _argument_problem(name: str, value) -> tuple[str, str] | None:
+    """``(problem, fix)`` when an argument forces the fallback path, else ``None``."""
+    array_fix = f"pass a C-contiguous NumPy array, e.g. np.ascontiguousarray({name})"
+    if not isinstance(value, np.ndarray):
+        return f"argument '{name}' is a {type(value).__name__}, not a numpy.ndarray", array_fix
+    if type(value) is not np.ndarray:
+        return (
+            f"argument '{name}' is a {type(value).__name__} (an ndarray subclass)",
+            f"pass np.asarray({name})",
+        )
+    if not is_supported(value.dtype):
+        return (
+            f"argument '{name}' has unsupported dtype {value.dtype}",
+            f"convert it to one of {SUPPORTED_NAMES} with .astype(...)",
+        )
+    if not value.flags.c_contiguous:
+        return f"argument '{name}' is not C-contiguous", array_fix
+    if not value.flags.aligned:
+        return f"argument '{name}' is not aligned in memory", f"pass {name}.copy()"
+    if value.size == 0:
+        return f"argument '{name}' is empty (shape {value.shape})", "nothing to compile"
+    return None
+
+
+class JitFunction:
+    """A function compiled by Cuvil on its first call for each argument signature.
+
+    Calling it with C-contiguous NumPy arrays of supported dtypes runs compiled
+    machine code; anything else, or code Cuvil cannot trace, runs the original
+    Python function (see :func:`last_fallback_reason`).
+    """
+
+    def __init__(self, fn, target: str = "cpu", enable_fusion: bool = True):
+        if target not in TARGETS:
+            raise ValueError(
+                f"cuvil.jit: target {target!r} is not available; only the CPU backend "
+                "(target='cpu') is available in this version."
+            )
+        functools.update_wrapper(self, fn)
+        if not hasattr(self, "__qualname__"):
+            self.__name__ = self.__qualname__ = _python_name(fn)
+        self.__cuvil_function__ = fn
+        self.target = target
+        self.enable_fusion = bool(enable_fusion)
+        self._signature = signature_of(fn)
+        self._cache = SignatureCache()
+        self._last_compiled: Compilation | None = None
+        self._last_fallback_reason: str | None = None
+        self._warned: set[str] = set()
+        self._simple_names = self._positional_names()
+
+    def _positional_names(self):
+        """Parameter names when every parameter is plain positional-or-keyword (fast path)."""
+        if self._signature is None:
+            return None
+        params = list(self._signature.parameters.values())
+        if all(p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD for p in params):
+            return [p.name for p in params]
+        return None
+
+    def __get__(self, instance, owner=None):
+        return self if instance is None else types.MethodType(self, instance)
+
+    def __repr__(self) -> str:
+        return f"<cuvil.jit {getattr(self, '__qualname__', '?')} target={self.target!r}>"
+
+    # ----- calling ------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        fn = self.__cuvil_function__
+        if any(isinstance(a, Tracer) for a in args) or any(
+            isinstance(v, Tracer) for v in kwargs.values()
+        ):
+            # Called from inside another traced function: trace straight through.
+            return fn(*args, **kwargs)
+        names = self._simple_names
+        if names is not None and not kwargs and len(args) == len(names):
+            arguments = ArgumentList(names, list(args), lambda values: (values, {}))
+        else:
+            arguments = bind_arguments(fn, self._signature, args, kwargs)
+        for name, value in zip(arguments.names, arguments.values):
+            problem = _argument_problem(name, value)
+            if problem is not None:
+                what, fix = problem
+                reason = f"{what} (called at {user_location()}); fix: {fix}"
+                return self._fall_back(reason, args, kwargs)
+        key = tuple((n, v.dtype, v.shape) for n, v in zip(arguments.names, arguments.values))
+        entry = self._cache.get(key)
+        if entry is None:
+            with self._cache.build_lock:
+                entry = self._cache.get(key)
+                if entry is None:
+                    entry = self._build(arguments, key)
+        elif logger.isEnabledFor(logging.DEBUG):
+            logger.debug("%s: in-memory cache hit for %s", self.__qualname__, _describe(key))
+        if isinstance(entry, _Fallback):
+            return self._fall_back(entry.reason, args, kwargs)
+        return self._run(entry, arguments.values)
+
+    def _build(self, arguments: ArgumentList, key):
+        try:
+            program = trace_function(self.__cuvil_function__, arguments)
+        except UnsupportedConstructError as error:
+            entry = _Fallback(error.reason)
+        else:
+            entry = self._compile(program)
+        self._cache.put(key, entry)
+        return entry
+
+    def _compile(self, program) -> _Compiled:
+        ext = _extension()
+        capture = _capture_snapshots
+        cache_dir = "" if capture else disk_cache_dir()
+        compile_error = getattr(ext, "CompileError", RuntimeError)
+        started = time.perf_counter()
+        try:
+            compiled = ext.compile(
+                program.mlir,
+                program.func_name,
+                enable_fusion=self.enable_fusion,
+                capture_snapshots=capture,
+                cache_dir=cache_dir,
+            )
+        except compile_error as error:
+            raise CompileError(f"cuvil: compiling {self.__qualname__} failed:\n{error}") from error
+        wall_ms = (time.perf_counter() - started) * 1000.0
+        record = Compilation(
+            function=self.__qualname__,
+            func_name=program.func_name,
+            source=str(function_location(self.__cuvil_function__)),
+            input_types=tuple((d.name, s) for d, s in program.inputs),
+            output_types=tuple((d.name, s) for d, s in program.outputs),
+            target=self.target,
+            enable_fusion=self.enable_fusion,
+            mlir=program.mlir,
+            compiled=compiled,
+        )
+        with _registry_lock:
+            _registry.append(record)
+        self._last_compiled = record
+        if logger.isEnabledFor(logging.DEBUG):
+            logger.debug(
+                "%s: compiled %s in %.2f ms (compiler %.2f ms, %s), IR fingerprint %s",
+                self.__qualname__,
+                record.signature,
+                wall_ms,
+                record.compile_ms,
+                "disk cache hit" if record.from_cache else "no disk cache hit",
+                ext.fingerprint(program.mlir),
+            )
+        dtypes = [dtype_from_name(name) for name, _ in record.output_types]
+        return _Compiled(program, record, dtypes)
+
+    def _run(self, entry: _Compiled, inputs: list):
+        program = entry.program
+        outputs = [
+            np.empty(shape, dtype)
+            for dtype, (_, shape) in zip(entry.output_dtypes, program.outputs)
+        ]
+        entry.record.compiled(inputs, outputs)
+        self._last_compiled = entry.record
+        self._last_fallback_reason = None
+        return program.pack([o[()] if o.ndim == 0 else o for o in outputs])
+
+    def _fall_back(self, reason: str, args, kwargs):
+        self._last_fallback_reason = reason
+        message = "%s: running the Python function instead of compiled code: %s"
+        if reason in self._warned:
+            logger.debug(message, self.__qualname__, reason)
+        else:
+            self._warned.add(reason)
+            logger.warning(message, self.__qualname__, reason)
+        return self.__cuvil_function__(*args, **kwargs)
+
+
+def _describe(key) -> str:
+    return ", ".join(f"{name}: {dtype.name}{list(shape)}" for name, dtype, shape in key)
+
+
+def jit(fn=None, *, target: str = "cpu", enable_fusion: bool = True):
+    """Compile a NumPy function with Cuvil; usable as ``@cuvil.jit`` or ``@cuvil.jit(...)``.
+
+    Args:
+        fn: the function (when used without parentheses).
+        target: backend; only ``"cpu"`` is available in this version.
+        enable_fusion: run the elementwise and epilogue fusion passes.
+
+    The first call for each combination of argument shapes and dtypes traces
+    the function and compiles it; later calls run the machine code directly.
+    """
+    if fn is None:
+        return lambda f: JitFunction(f, target=target, enable_fusion=enable_fusion)
+    return JitFunction(fn, target=target, enable_fusion=enable_fusion)
+
+
+def _as_jit_function(f, api: str) -> JitFunction:
+    if isinstance(f, types.MethodType) and isinstance(f.__func__, JitFunction):
+        return f.__func__
+    if not isinstance(f, JitFunction):
+        raise TypeError(f"{api} expects a function decorated with @cuvil.jit, got {f!r}")
+    return f
+
+
+def last_fallback_reason(f) -> str | None:
+    """Why the last call of jitted ``f`` ran plain Python, or ``None`` if it ran compiled code."""
+    return _as_jit_function(f, "cuvil.last_fallback_reason")._last_fallback_reason
+
+
+def inspect_ir(f, stage: str = "input") -> str:
+    """IR of the most recent compilation of jitted ``f`` at ``stage``.
+
+    Stages: ``"input"`` (traced Cuvil IR), ``"optimized"`` (after the Cuvil
+    passes), ``"llvm-dialect"``, ``"llvm"`` (LLVM IR) and ``"asm"``.
+    """
+    jf = _as_jit_function(f, "cuvil.inspect_ir")
+    if stage not in IR_STAGES:
+        raise ValueError(
+            f"cuvil.inspect_ir: unknown stage {stage!r}; use one of {', '.join(IR_STAGES)}"
+        )
+    record = jf._last_compiled
+    if record is None:
+        message = (
+            f"cuvil.inspect_ir: {jf.__qualname__} has not been compiled yet. Call it once "
+            "with NumPy arrays (the first call compiles it), then inspect its IR."
+        )
+        if jf._last_fallback_reason:
+            message += f" Its last call ran plain Python because {jf._last_fallback_reason}."
+        raise RuntimeError(message)
+    return record.compiled.ir(stage)

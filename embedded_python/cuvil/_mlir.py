@@ -1,0 +1,197 @@
+"""Writes Cuvil IR as MLIR text: the one place that knows the textual syntax.
+
+The output is a ``builtin.module`` holding one ``func.func`` whose body uses
+MLIR's generic op form, e.g.::
+
+    %0 = "cuvil.add"(%arg0, %arg1) : (tensor<2x3xf32>, tensor<3xf32>)
+        -> tensor<2x3xf32> loc("/m.py":4:12)
+
+(printed on one line).
+
+Op attributes are plain Python values and map to MLIR attributes as follows:
+``bool`` -> ``true``/``false``; ``int`` -> ``N : i64``; ``float`` -> ``X : f64``;
+``str`` -> a string; ``tuple``/``list`` of ints -> ``array<i64: ...>``;
+``numpy.ndarray`` -> a dense elements attribute typed by the array.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from dataclasses import dataclass
+from collections.abc import Sequence
+
+import numpy as np
+
+from ._dtypes import mlir_element_type
+
+__all__ = [
+    "tensor_type",
+    "format_loc",
+    "format_attribute",
+    "OpRecord",
+    "ArgRecord",
+    "format_module",
+    "sanitize_symbol",
+]
+
+
+def tensor_type(shape: Sequence[int], dtype) -> str:
+    """``tensor<2x3xf32>``; rank 0 is ``tensor<f32>``."""
+    element = mlir_element_type(dtype)
+    dims = "".join(f"{int(d)}x" for d in shape)
+    return f"tensor<{dims}{element}>"
+
+
+def _escape_string(text: str) -> str:
+    out = []
+    for byte in text.encode("utf-8"):
+        char = chr(byte)
+        if char in ('"', "\\") or byte < 0x20 or byte >= 0x7F:
+            out.append(f"\\{byte:02X}")
+        else:
+            out.append(char)
+    return '"' + "".join(out) + '"'
+
+
+def format_loc(loc) -> str:
+    """``loc("FILE":LINE:COL)`` for a :class:`cuvil._source.SourceLoc`."""
+    return f"loc({_escape_string(loc.file)}:{int(loc.line)}:{int(loc.col)})"
+
+
+def sanitize_symbol(name: str) -> str:
+    """A valid bare MLIR symbol name derived from a Python function name."""
+    cleaned = "".join(c if (c.isascii() and (c.isalnum() or c in "_$.")) else "_" for c in name)
+    cleaned = cleaned.strip("_") or "function"
+    if not (cleaned[0].isalpha() or cleaned[0] == "_"):
+        cleaned = "_" + cleaned
+    return cleaned
+
+
+def _format_float(value: float, bits: int = 64) -> str:
+    """A float literal MLIR accepts; non-finite values use the hexadecimal bit pattern."""
+    value = float(value)
+    if not math.isfinite(value):
+        if bits == 32:
+            raw = struct.unpack("<I", struct.pack("<f", value))[0]
+            return f"0x{raw:08X}"
+        raw = struct.unpack("<Q", struct.pack("<d", value))[0]
+        return f"0x{raw:016X}"
+    text = repr(value)
+    mantissa, exponent_mark, exponent = text.partition("e")
+    if "." not in mantissa:
+        mantissa += ".0"
+    return mantissa + (exponent_mark + exponent if exponent_mark else "")
+
+
+def _dense_hex(array: np.ndarray) -> str:
+    if array.dtype == np.bool_:
+        # MLIR stores i1 elements bit-packed, least significant bit first.
+        raw = np.packbits(array.reshape(-1), bitorder="little").tobytes()
+    else:
+        raw = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<")).tobytes()
+    return '"0x' + raw.hex().upper() + '"'
+
+
+def _dense_scalar(value: np.generic) -> str:
+    if isinstance(value, np.bool_):
+        return "true" if bool(value) else "false"
+    if isinstance(value, np.integer):
+        return str(int(value))
+    bits = 32 if value.dtype == np.float32 else 64
+    return _format_float(float(value), bits)
+
+
+def format_dense(array: np.ndarray) -> str:
+    """``dense<...> : tensor<...>`` for a NumPy array of a supported dtype.
+
+    Scalars and splats (all elements equal) use a literal; other arrays use the
+    raw little-endian bytes as a hex string.
+    """
+    array = np.asarray(array)
+    flat = array.reshape(-1)
+    splat = flat.size > 0 and bool(np.all(flat == flat[0]))
+    if not splat and flat.size > 0 and array.dtype.kind == "f" and np.isnan(flat[0]):
+        splat = bool(np.all(np.isnan(flat)))
+    if splat:
+        body = _dense_scalar(flat[0])
+    else:
+        body = _dense_hex(array)
+    return f"dense<{body}> : {tensor_type(array.shape, array.dtype)}"
+
+
+def format_attribute(value) -> str:
+    """MLIR attribute text for one op attribute value (see the module docstring)."""
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    if isinstance(value, (int, np.integer)):
+        return f"{int(value)} : i64"
+    if isinstance(value, (float, np.floating)):
+        return f"{_format_float(float(value))} : f64"
+    if isinstance(value, str):
+        return _escape_string(value)
+    if isinstance(value, np.ndarray):
+        return format_dense(value)
+    if isinstance(value, (tuple, list)):
+        if not value:
+            return "array<i64>"
+        return "array<i64: " + ", ".join(str(int(v)) for v in value) + ">"
+    raise TypeError(f"no MLIR attribute form for {type(value).__name__}")
+
+
+@dataclass
+class ArgRecord:
+    """A function argument: its SSA name, tensor type text and source location."""
+
+    value: str
+    type: str
+    loc: object
+
+
+@dataclass
+class OpRecord:
+    """One traced op, ready to print in generic form."""
+
+    name: str
+    operands: list[str]
+    operand_types: list[str]
+    attributes: dict
+    result: str
+    result_type: str
+    loc: object
+
+    def format(self) -> str:
+        """The op as one line of generic MLIR syntax."""
+        operands = ", ".join(self.operands)
+        props = ""
+        if self.attributes:
+            props = (
+                " <{"
+                + ", ".join(f"{k} = {format_attribute(v)}" for k, v in self.attributes.items())
+                + "}>"
+            )
+        signature = f"({', '.join(self.operand_types)}) -> {self.result_type}"
+        return (
+            f'{self.result} = "{self.name}"({operands}){props} : {signature} '
+            f"{format_loc(self.loc)}"
+        )
+
+
+def format_module(
+    func_name: str,
+    args: Sequence[ArgRecord],
+    ops: Sequence[OpRecord],
+    results: Sequence[tuple[str, str]],
+    func_loc,
+    return_loc,
+) -> str:
+    """A ``module`` with one ``func.func @func_name`` returning ``results`` (value, type)."""
+    arg_text = ", ".join(f"{a.value}: {a.type} {format_loc(a.loc)}" for a in args)
+    result_types = ", ".join(t for _, t in results)
+    lines = ["module {", f"  func.func @{func_name}({arg_text}) -> ({result_types}) {{"]
+    lines.extend("    " + op.format() for op in ops)
+    values = ", ".join(v for v, _ in results)
+    lines.append(f'    "func.return"({values}) : ({result_types}) -> () {format_loc(return_loc)}')
+    lines.append(f"  }} {format_loc(func_loc)}")
+    lines.append("}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,641 @@
+"""Shape and dtype inference (NumPy semantics) and construction of Cuvil IR ops."""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+
+import numpy as np
+
+from ._dtypes import BOOL, FLOAT64, INT64, is_float, is_supported, ufunc_loop_dtypes, weak_token
+from ._errors import TraceError
+from ._source import SourceLoc, user_location
+from ._tracer import Tracer, check_context, unsupported
+
+AxisError = np.exceptions.AxisError
+
+
+# ----- operand handling ------------------------------------------------------
+
+
+def _operand(value):
+    """Normalize a user operand to a Tracer, ndarray, NumPy scalar or weak Python scalar."""
+    if isinstance(value, (Tracer, np.ndarray, np.generic, bool, int, float)):
+        if isinstance(value, (np.ndarray, np.generic)) and not is_supported(value.dtype):
+            raise unsupported(f"an operand of dtype {value.dtype}")
+        return value
+    if isinstance(value, complex):
+        raise unsupported("complex numbers")
+    if isinstance(value, (list, tuple)) and any(isinstance(v, Tracer) for v in value):
+        raise unsupported("building an array from a list of traced arrays (use np.stack)")
+    array = np.asarray(value)
+    if not is_supported(array.dtype):
+        raise unsupported(f"an operand of type {type(value).__name__} (dtype {array.dtype})")
+    return array
+
+
+def lift(ctx, value, dtype=None, loc: SourceLoc | None = None) -> Tracer:
+    """``value`` as a tracer of element type ``dtype`` (casting or making a constant)."""
+    if isinstance(value, Tracer):
+        return value if dtype is None else cast(value, dtype, loc)
+    if isinstance(value, (bool, int, float)) and not isinstance(value, np.generic):
+        # Weak Python scalars: NumPy raises OverflowError for out-of-range ints.
+        return ctx.constant(np.asarray(value, dtype=dtype), loc=loc)
+    return ctx.constant(value, dtype, loc)
+
+
+def _shape_of(value) -> tuple:
+    return tuple(np.shape(value)) if not isinstance(value, Tracer) else value.shape
+
+
+def reject_out(out, name: str) -> None:
+    """Raise unsupported for NumPy's ``out=`` argument (in-place output)."""
+    if out is not None:
+        raise unsupported(f"{name}(..., out=...)")
+
+
+def _normalize_axis(axis, ndim: int) -> int:
+    axis = operator.index(axis)
+    if not -ndim <= axis < ndim:
+        raise AxisError(axis, ndim)
+    return axis % ndim
+
+
+def _normalize_axes(axis, ndim: int) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        axes = tuple(_normalize_axis(a, ndim) for a in axis)
+    else:
+        axes = (_normalize_axis(axis, ndim),)
+    if len(set(axes)) != len(axes):
+        raise ValueError("duplicate value in 'axis'")
+    return tuple(sorted(axes))
+
+
+def broadcast_shapes(op: str, shapes: Sequence[tuple], loc: SourceLoc) -> tuple:
+    """NumPy broadcast of ``shapes``, or a TraceError naming the op, the shapes and the line."""
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        listed = " and ".join(str(tuple(s)) for s in shapes)
+        raise TraceError(
+            f"{op}: operands with shapes {listed} cannot be broadcast together at {loc}. "
+            "Fix: make trailing dimensions equal or 1 (NumPy broadcasting rules)."
+        ) from None
+
+
+def _require_float(x: Tracer, loc) -> Tracer:
+    """Integer and boolean inputs of float-only ops are promoted to float64, as NumPy does."""
+    if is_float(x.dtype):
+        return x
+    return cast(x, FLOAT64, loc)
+
+
+# ----- elementwise -----------------------------------------------------------
+
+_BINARY = {
+    np.add: "cuvil.add",
+    np.subtract: "cuvil.sub",
+    np.multiply: "cuvil.mul",
+    np.true_divide: "cuvil.div",
+    np.power: "cuvil.pow",
+    np.maximum: "cuvil.max",
+    np.minimum: "cuvil.min",
+}
+_COMPARE = {
+    np.equal: "eq",
+    np.not_equal: "ne",
+    np.less: "lt",
+    np.less_equal: "le",
+    np.greater: "gt",
+    np.greater_equal: "ge",
+}
+_UNARY = {
+    np.negative: "cuvil.neg",
+    np.exp: "cuvil.exp",
+    np.log: "cuvil.log",
+    np.tanh: "cuvil.tanh",
+    np.sqrt: "cuvil.sqrt",
+    np.absolute: "cuvil.abs",
+}
+
+
+def binary_ufunc(ufunc, a, b) -> Tracer:
+    """Apply a supported two-operand ufunc (arithmetic or comparison) with broadcasting."""
+    a, b = _operand(a), _operand(b)
+    ctx = check_context((a, b))
+    loc = user_location()
+    in_a, in_b, out = ufunc_loop_dtypes(ufunc, [weak_token(a), weak_token(b)])
+    if in_a != in_b or not all(is_supported(d) for d in (in_a, in_b, out)):
+        raise unsupported(f"np.{ufunc.__name__} on {in_a} and {in_b}", loc)
+    predicate = _COMPARE.get(ufunc)
+    name = "cuvil.compare" if predicate else _BINARY[ufunc]
+    if predicate is None and out == BOOL:
+        raise unsupported(f"np.{ufunc.__name__} on boolean arrays", loc)
+    ta, tb = lift(ctx, a, in_a, loc), lift(ctx, b, in_b, loc)
+    shape = broadcast_shapes(name, [ta.shape, tb.shape], loc)
+    attributes = {"predicate": predicate} if predicate else None
+    return ctx.emit(name, [ta, tb], shape, out, attributes, loc)
+
+
+def unary_ufunc(ufunc, x) -> Tracer:
+    """Apply a supported one-operand NumPy ufunc."""
+    x = _operand(x)
+    ctx = check_context((x,))
+    loc = user_location()
+    in_dtype, out = ufunc_loop_dtypes(ufunc, [weak_token(x)])
+    if in_dtype == BOOL or not (is_supported(in_dtype) and is_supported(out)):
+        raise unsupported(f"np.{ufunc.__name__} on {in_dtype}", loc)
+    t = lift(ctx, x, in_dtype, loc)
+    return ctx.emit(_UNARY[ufunc], [t], t.shape, out, None, loc)
+
+
+def float_unary(op: str, x) -> Tracer:
+    """A float-only elementwise op (gelu, erf, sigmoid, rsqrt); ints promote to float64."""
+    x = _operand(x)
+    ctx = check_context((x,))
+    loc = user_location()
+    t = _require_float(lift(ctx, x, None, loc), loc)
+    return ctx.emit(op, [t], t.shape, t.dtype, None, loc)
+
+
+def relu(x) -> Tracer:
+    """``max(x, 0)`` keeping the dtype of ``x``."""
+    x = _operand(x)
+    ctx = check_context((x,))
+    loc = user_location()
+    t = lift(ctx, x, None, loc)
+    if t.dtype == BOOL:
+        raise unsupported("relu on a boolean array", loc)
+    return ctx.emit("cuvil.relu", [t], t.shape, t.dtype, None, loc)
+
+
+def add(a, b):
+    return binary_ufunc(np.add, a, b)
+
+
+def subtract(a, b):
+    return binary_ufunc(np.subtract, a, b)
+
+
+def multiply(a, b):
+    return binary_ufunc(np.multiply, a, b)
+
+
+def divide(a, b):
+    return binary_ufunc(np.true_divide, a, b)
+
+
+def power(a, b):
+    return binary_ufunc(np.power, a, b)
+
+
+def maximum(a, b):
+    return binary_ufunc(np.maximum, a, b)
+
+
+def minimum(a, b):
+    return binary_ufunc(np.minimum, a, b)
+
+
+def less(a, b):
+    return binary_ufunc(np.less, a, b)
+
+
+def less_equal(a, b):
+    return binary_ufunc(np.less_equal, a, b)
+
+
+def greater(a, b):
+    return binary_ufunc(np.greater, a, b)
+
+
+def greater_equal(a, b):
+    return binary_ufunc(np.greater_equal, a, b)
+
+
+def equal(a, b):
+    return binary_ufunc(np.equal, a, b)
+
+
+def not_equal(a, b):
+    return binary_ufunc(np.not_equal, a, b)
+
+
+def negative(x):
+    return unary_ufunc(np.negative, x)
+
+
+def absolute(x):
+    return unary_ufunc(np.absolute, x)
+
+
+def sqrt(x):
+    return unary_ufunc(np.sqrt, x)
+
+
+def square(x):
+    return binary_ufunc(np.multiply, x, x)
+
+
+def reciprocal(x):
+    if not isinstance(x, Tracer) or not is_float(x.dtype):
+        raise unsupported("np.reciprocal on a non-float array")
+    return binary_ufunc(np.true_divide, 1.0, x)
+
+
+def clip(x, lo=None, hi=None):
+    """``np.clip``: ``minimum(maximum(x, lo), hi)``."""
+    if lo is None and hi is None:
+        raise ValueError("One of max or min must be given")
+    result = x
+    if lo is not None:
+        result = maximum(result, lo)
+    if hi is not None:
+        result = minimum(result, hi)
+    return result
+
+
+def cast(x, dtype, loc: SourceLoc | None = None) -> Tracer:
+    """``x.astype(dtype)``: float to int truncates toward zero, nonzero to bool is True."""
+    ctx = check_context((x,))
+    loc = loc or user_location()
+    dtype = np.dtype(dtype)
+    if not is_supported(dtype):
+        raise unsupported(f"casting to {dtype}", loc)
+    if dtype == x.dtype:
+        return copy(x)
+    return ctx.emit("cuvil.cast", [x], x.shape, dtype, None, loc)
+
+
+def copy(x: Tracer) -> Tracer:
+    """A copy: same value, independent memory (so in-place updates do not alias)."""
+    check_context((x,))
+    return Tracer(x._ctx, x._value, x.shape, x.dtype)
+
+
+def inplace(target: Tracer, result: Tracer, name: str) -> Tracer:
+    """Implement ``target op= value`` by rebinding ``target`` to ``result``.
+
+    Faithful to NumPy only when no other live array shares ``target``'s memory,
+    so updates of arguments or of arrays with live views are unsupported.
+    """
+    if target._storage.is_input:
+        raise unsupported(
+            f"in-place {name} on a function argument (NumPy would modify the caller's array)"
+        )
+    if any(member is not target for member in target._storage.members):
+        raise unsupported(f"in-place {name} on an array that shares memory with a view")
+    if result.shape != target.shape:
+        raise ValueError(
+            f"non-broadcastable output operand with shape {target.shape} doesn't match "
+            f"the broadcast shape {result.shape}"
+        )
+    if result.dtype != target.dtype:
+        if not np.can_cast(result.dtype, target.dtype, "same_kind"):
+            raise TypeError(
+                f"Cannot cast ufunc '{name}' output from {result.dtype!r} to "
+                f"{target.dtype!r} with casting rule 'same_kind'"
+            )
+        result = cast(result, target.dtype)
+    target._value = result._value
+    return target
+
+
+# ----- linear algebra ----------------------------------------------------------
+
+
+def matmul(a, b) -> Tracer:
+    """NumPy ``a @ b``: 1-D operands are promoted to matrices, batch dims broadcast."""
+    a, b = _operand(a), _operand(b)
+    ctx = check_context((a, b))
+    loc = user_location()
+    in_a, in_b, out = ufunc_loop_dtypes(np.matmul, [weak_token(a), weak_token(b)])
+    if out == BOOL or in_a != in_b or not is_supported(out):
+        raise unsupported(f"matmul on {in_a} and {in_b}", loc)
+    ta, tb = lift(ctx, a, in_a, loc), lift(ctx, b, in_b, loc)
+    if ta.ndim == 0 or tb.ndim == 0:
+        raise TraceError(
+            f"cuvil.matmul: operands must have at least one dimension, got shapes "
+            f"{ta.shape} and {tb.shape} at {loc}. Fix: use * for scalar products."
+        )
+    a2 = ta if ta.ndim >= 2 else reshape(ta, (1, ta.shape[0]), loc=loc)
+    b2 = tb if tb.ndim >= 2 else reshape(tb, (tb.shape[0], 1), loc=loc)
+    if a2.shape[-1] != b2.shape[-2]:
+        raise TraceError(
+            f"cuvil.matmul: shapes {ta.shape} and {tb.shape} are not aligned: the contracted "
+            f"dimension is {a2.shape[-1]} on the left and {b2.shape[-2]} on the right, at {loc}. "
+            "Fix: the left operand's last dimension must equal the right's second-to-last."
+        )
+    batch = broadcast_shapes("cuvil.matmul", [a2.shape[:-2], b2.shape[:-2]], loc)
+    shape = batch + (a2.shape[-2], b2.shape[-1])
+    result = ctx.emit("cuvil.matmul", [a2, b2], shape, out, None, loc)
+    final = list(shape)
+    if tb.ndim == 1:
+        final.pop(-1)
+    if ta.ndim == 1:
+        final.pop(-2 if tb.ndim >= 2 else -1)
+    if tuple(final) != shape:
+        result = reshape(result, tuple(final), loc=loc, copy=True)
+    return result
+
+
+def dot(a, b) -> Tracer:
+    """``np.dot`` for the cases that equal ``*`` or ``@``."""
+    sa, sb = _shape_of(a), _shape_of(b)
+    if len(sa) == 0 or len(sb) == 0:
+        return multiply(a, b)
+    if len(sb) == 1 or (len(sa) <= 2 and len(sb) <= 2):
+        return matmul(a, b)
+    raise unsupported("np.dot with an N-d right operand (use @ / np.matmul)")
+
+
+# ----- reductions ----------------------------------------------------------------
+
+
+def reduce(kind: str, x, axis=None, keepdims=False, dtype=None) -> Tracer:
+    """``sum``/``mean``/``max``/``min`` over ``axis`` (None = all) with NumPy's result dtypes."""
+    x = _operand(x)
+    ctx = check_context((x,))
+    loc = user_location()
+    t = lift(ctx, x, None, loc)
+    axes = _normalize_axes(axis, t.ndim)
+    if dtype is not None:
+        if kind in ("max", "min"):
+            raise unsupported(f"{kind}(dtype=...)", loc)
+        t = cast(t, dtype, loc)
+    elif kind == "sum" and t.dtype.kind in "bi" and t.dtype.itemsize < 8:
+        t = cast(t, INT64, loc)
+    elif kind == "mean" and not is_float(t.dtype):
+        t = cast(t, FLOAT64, loc)
+    if kind in ("max", "min") and t.dtype == BOOL:
+        raise unsupported(f"{kind} of a boolean array", loc)
+    if kind in ("sum", "mean") and t.dtype == BOOL:
+        raise unsupported(f"{kind} with dtype=bool", loc)
+    if not axes:
+        return copy(t)
+    if keepdims:
+        shape = tuple(1 if i in axes else d for i, d in enumerate(t.shape))
+    else:
+        shape = tuple(d for i, d in enumerate(t.shape) if i not in axes)
+    attributes = {"axes": axes, "keepdims": bool(keepdims)}
+    return ctx.emit(f"cuvil.reduce_{kind}", [t], shape, t.dtype, attributes, loc)
+
+
+def variance(x, axis=None, dtype=None, ddof=0, keepdims=False) -> Tracer:
+    """``np.var``: mean of squared deviations, divided by ``N - ddof``."""
+    ctx = check_context((x,))
+    loc = user_location()
+    t = lift(ctx, x, None, loc)
+    t = cast(t, dtype, loc) if dtype is not None else _require_float(t, loc)
+    axes = _normalize_axes(axis, t.ndim)
+    count = int(np.prod([t.shape[a] for a in axes], dtype=np.int64))
+    deviation = subtract(t, reduce("mean", t, axes, True))
+    squares = multiply(deviation, deviation)
+    if ddof == 0:
+        return reduce("mean", squares, axes, keepdims)
+    return divide(reduce("sum", squares, axes, keepdims), float(count - ddof))
+
+
+# ----- shape manipulation ----------------------------------------------------------
+
+
+def reshape(x, shape, loc: SourceLoc | None = None, copy: bool = False) -> Tracer:
+    """``x.reshape(shape)`` with one optional ``-1``."""
+    ctx = check_context((x,))
+    loc = loc or user_location()
+    if isinstance(shape, (int, np.integer)):
+        shape = (shape,)
+    shape = [operator.index(d) for d in shape]
+    unknown = [i for i, d in enumerate(shape) if d == -1]
+    known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
+    if len(unknown) > 1:
+        raise ValueError("can only specify one unknown dimension")
+    if unknown and known > 0 and x.size % known == 0:
+        shape[unknown[0]] = x.size // known
+    if any(d < 0 for d in shape) or int(np.prod(shape, dtype=np.int64)) != x.size:
+        raise TraceError(
+            f"cuvil.reshape: cannot reshape array of shape {x.shape} (size {x.size}) into "
+            f"shape {tuple(shape)} at {loc}. Fix: keep the number of elements unchanged."
+        )
+    shape = tuple(shape)
+    if shape == x.shape:
+        return x._alias() if not copy else Tracer(ctx, x._value, x.shape, x.dtype)
+    result = ctx.emit("cuvil.reshape", [x], shape, x.dtype, None, loc)
+    return result if copy else x._alias(result._value, shape)
+
+
+def transpose(x, axes=None) -> Tracer:
+    """``x.transpose(axes)``; ``None`` reverses the dimensions."""
+    ctx = check_context((x,))
+    loc = user_location()
+    if axes is None:
+        perm = tuple(reversed(range(x.ndim)))
+    else:
+        perm = tuple(_normalize_axis(a, x.ndim) for a in axes)
+        if sorted(perm) != list(range(x.ndim)):
+            raise ValueError("axes don't match array")
+    if perm == tuple(range(x.ndim)):
+        return x._alias()
+    shape = tuple(x.shape[p] for p in perm)
+    result = ctx.emit("cuvil.transpose", [x], shape, x.dtype, {"permutation": perm}, loc)
+    return x._alias(result._value, shape)
+
+
+def swapaxes(x, axis1, axis2) -> Tracer:
+    perm = list(range(x.ndim))
+    a, b = _normalize_axis(axis1, x.ndim), _normalize_axis(axis2, x.ndim)
+    perm[a], perm[b] = perm[b], perm[a]
+    return transpose(x, perm)
+
+
+def moveaxis(x, source, destination) -> Tracer:
+    sources = [_normalize_axis(s, x.ndim) for s in np.atleast_1d(source)]
+    dests = [_normalize_axis(d, x.ndim) for d in np.atleast_1d(destination)]
+    if len(sources) != len(dests):
+        raise ValueError(
+            "`source` and `destination` arguments must have the same number of elements"
+        )
+    order = [n for n in range(x.ndim) if n not in sources]
+    for dest, s in sorted(zip(dests, sources)):
+        order.insert(dest, s)
+    return transpose(x, order)
+
+
+def squeeze(x, axis=None) -> Tracer:
+    if axis is None:
+        axes = tuple(i for i, d in enumerate(x.shape) if d == 1)
+    else:
+        axes = _normalize_axes(axis, x.ndim)
+        if any(x.shape[a] != 1 for a in axes):
+            raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
+    return reshape(x, tuple(d for i, d in enumerate(x.shape) if i not in axes))
+
+
+def expand_dims(x, axis) -> Tracer:
+    axis = axis if isinstance(axis, (tuple, list)) else (axis,)
+    out_ndim = x.ndim + len(axis)
+    axes = _normalize_axes(axis, out_ndim)
+    dims = iter(x.shape)
+    return reshape(x, tuple(1 if i in axes else next(dims) for i in range(out_ndim)))
+
+
+def broadcast_to(x, shape) -> Tracer:
+    """``np.broadcast_to``: a read-only broadcast view."""
+    x = _operand(x)
+    ctx = check_context((x,))
+    loc = user_location()
+    t = lift(ctx, x, None, loc)
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
+    ok = len(shape) >= t.ndim
+    if ok:
+        try:
+            ok = tuple(np.broadcast_shapes(t.shape, shape)) == shape
+        except ValueError:
+            ok = False
+    if not ok:
+        raise TraceError(
+            f"cuvil.broadcast_to: cannot broadcast shape {t.shape} to shape {shape} at {loc}. "
+            "Fix: every input dimension must equal the target's or be 1."
+        )
+    if shape == t.shape:
+        return t._alias()
+    result = ctx.emit("cuvil.broadcast_to", [t], shape, t.dtype, None, loc)
+    return t._alias(result._value, shape)
+
+
+def concatenate(arrays, axis=0, dtype=None) -> Tracer:
+    """``np.concatenate`` along ``axis`` (``None`` flattens first)."""
+    arrays = [_operand(a) for a in arrays]
+    if not arrays:
+        raise ValueError("need at least one array to concatenate")
+    ctx = check_context(arrays)
+    loc = user_location()
+    if any(len(_shape_of(a)) == 0 for a in arrays):
+        raise ValueError("zero-dimensional arrays cannot be concatenated")
+    out_dtype = (
+        np.dtype(dtype)
+        if dtype is not None
+        else np.result_type(*[np.dtype(a.dtype) for a in arrays])
+    )
+    tracers = [lift(ctx, a, out_dtype, loc) for a in arrays]
+    if axis is None:
+        tracers = [reshape(t, (-1,), loc=loc) for t in tracers]
+        axis = 0
+    first = tracers[0]
+    axis = _normalize_axis(axis, first.ndim)
+    for t in tracers[1:]:
+        if t.ndim != first.ndim or any(
+            d1 != d2 for i, (d1, d2) in enumerate(zip(first.shape, t.shape)) if i != axis
+        ):
+            shapes = ", ".join(str(u.shape) for u in tracers)
+            raise TraceError(
+                f"cuvil.concat: shapes {shapes} do not match outside axis {axis} at {loc}. "
+                "Fix: all dimensions except the concatenation axis must be equal."
+            )
+    if len(tracers) == 1:
+        return copy(first)
+    shape = list(first.shape)
+    shape[axis] = sum(t.shape[axis] for t in tracers)
+    return ctx.emit("cuvil.concat", tracers, shape, out_dtype, {"axis": axis}, loc)
+
+
+def stack(arrays, axis=0) -> Tracer:
+    """``np.stack``: new axis ``axis``, then concatenate."""
+    arrays = [_operand(a) for a in arrays]
+    if not arrays:
+        raise ValueError("need at least one array to stack")
+    shapes = {_shape_of(a) for a in arrays}
+    if len(shapes) != 1:
+        raise ValueError("all input arrays must have the same shape")
+    ndim = len(next(iter(shapes))) + 1
+    axis = _normalize_axis(axis, ndim)
+    ctx = check_context(arrays)
+    expanded = [expand_dims(lift(ctx, a), axis) for a in arrays]
+    return concatenate(expanded, axis)
+
+
+def getitem(x: Tracer, index) -> Tracer:
+    """Basic indexing: ints, slices with positive steps, ``...`` and ``None``."""
+    ctx = check_context((x,))
+    loc = user_location()
+    items = list(index) if isinstance(index, tuple) else [index]
+    for item in items:
+        if isinstance(item, Tracer):
+            raise unsupported("indexing with a traced array (advanced indexing)", loc)
+        if isinstance(item, (bool, np.bool_)):
+            raise unsupported("indexing with a boolean scalar", loc)
+        if not (item is None or item is Ellipsis or isinstance(item, (slice, int, np.integer))):
+            raise unsupported(f"indexing with {type(item).__name__} (advanced indexing)", loc)
+    if items.count(Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    real = sum(1 for i in items if i is not None and i is not Ellipsis)
+    if real > x.ndim:
+        raise IndexError(
+            f"too many indices for array: array is {x.ndim}-dimensional, but {real} were indexed"
+        )
+    fill = [slice(None)] * (x.ndim - real)
+    if Ellipsis in items:
+        at = items.index(Ellipsis)
+        items[at : at + 1] = fill
+    else:
+        items.extend(fill)
+    starts, limits, steps, sliced, final = [], [], [], [], []
+    dim = 0
+    for item in items:
+        if item is None:
+            final.append(1)
+            continue
+        size = x.shape[dim]
+        if isinstance(item, slice):
+            start, stop, step = item.indices(size)
+            if step < 0:
+                raise unsupported("slicing with a negative step", loc)
+            count = len(range(start, stop, step))
+            if count == 0:
+                raise unsupported("slicing that produces an empty array", loc)
+            final.append(count)
+        else:
+            start = operator.index(item)
+            if not -size <= start < size:
+                raise IndexError(f"index {start} is out of bounds for axis {dim} with size {size}")
+            start, step, count = start % size, 1, 1
+        starts.append(start)
+        steps.append(step)
+        limits.append(start + (count - 1) * step + 1)
+        sliced.append(count)
+        dim += 1
+    result = x
+    if tuple(sliced) != x.shape or any(s != 1 for s in steps):
+        attributes = {"start": tuple(starts), "limit": tuple(limits), "step": tuple(steps)}
+        result = ctx.emit("cuvil.slice", [x], sliced, x.dtype, attributes, loc)
+    if tuple(final) != result.shape:
+        result = ctx.emit("cuvil.reshape", [result], final, x.dtype, None, loc)
+    return x._alias(result._value, tuple(final))
+
+
+def where(condition, x, y) -> Tracer:
+    """``np.where(condition, x, y)`` with broadcasting; a non-bool condition means ``!= 0``."""
+    condition, x, y = _operand(condition), _operand(x), _operand(y)
+    ctx = check_context((condition, x, y))
+    loc = user_location()
+    cond = lift(ctx, condition, None, loc)
+    if cond.dtype != BOOL:
+        cond = binary_ufunc(np.not_equal, cond, 0)
+    values = [v.dtype if isinstance(v, Tracer) else v for v in (x, y)]
+    dtype = np.result_type(*values)
+    if not is_supported(dtype):
+        raise unsupported(f"np.where producing {dtype}", loc)
+    tx, ty = lift(ctx, x, dtype, loc), lift(ctx, y, dtype, loc)
+    shape = broadcast_shapes("cuvil.where", [cond.shape, tx.shape, ty.shape], loc)
+    return ctx.emit("cuvil.where", [cond, tx, ty], shape, dtype, None, loc)
+
+
+def full_like(a, fill_value, dtype=None) -> Tracer:
+    """A constant with ``a``'s shape (``zeros_like``/``ones_like``/``full_like``)."""
+    ctx = check_context((a, fill_value))
+    if isinstance(fill_value, Tracer):
+        return broadcast_to(cast(fill_value, dtype or a.dtype), a.shape)
+    dtype = np.dtype(dtype) if dtype is not None else a.dtype
+    return ctx.constant(np.full(a.shape, fill_value, dtype=dtype))

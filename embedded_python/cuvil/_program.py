@@ -1,0 +1,210 @@
+"""Turns a Python function plus argument types into a traced Cuvil IR program."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from dataclasses import dataclass
+from typing import Any
+from collections.abc import Sequence
+
+import numpy as np
+
+from ._dtypes import is_supported
+from ._mlir import sanitize_symbol
+from ._source import function_location
+from ._tracer import TraceContext, Tracer, unsupported
+
+__all__ = [
+    "ArgumentList",
+    "TracedProgram",
+    "bind_arguments",
+    "signature_of",
+    "trace_function",
+    "trace_to_mlir",
+]
+
+SUPPORTED_NAMES = "float32, float64, int32, int64, bool"
+
+
+@dataclass
+class ArgumentList:
+    """A call's arguments flattened in parameter order, with a way to rebuild the call."""
+
+    names: list[str]
+    values: list[Any]
+    _rebuild: Any
+
+    def call(self, fn, replacements: Sequence[Any]):
+        """Call ``fn`` with the flattened values replaced by ``replacements``."""
+        args, kwargs = self._rebuild(list(replacements))
+        return fn(*args, **kwargs)
+
+
+def signature_of(fn) -> inspect.Signature | None:
+    """``inspect.signature(fn)``, or ``None`` for callables without one."""
+    try:
+        return inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+
+
+def bind_arguments(fn, signature: inspect.Signature | None, args, kwargs) -> ArgumentList:
+    """Flatten ``fn(*args, **kwargs)``'s arguments (``*args`` and ``**kwargs`` included).
+
+    Raises ``TypeError`` exactly when calling ``fn`` would, e.g. a missing argument.
+    """
+    if signature is None:
+        names = [f"arg{i}" for i in range(len(args))] + list(kwargs)
+        n = len(args)
+
+        def rebuild(values):
+            return values[:n], dict(zip(kwargs, values[n:]))
+
+        return ArgumentList(names, list(args) + list(kwargs.values()), rebuild)
+
+    bound = signature.bind(*args, **kwargs)
+    names, values, layout = [], [], []
+    for name, value in bound.arguments.items():
+        kind = signature.parameters[name].kind
+        if kind is inspect.Parameter.VAR_POSITIONAL:
+            layout.append((name, "args", len(value)))
+            for i, item in enumerate(value):
+                names.append(f"{name}[{i}]")
+                values.append(item)
+        elif kind is inspect.Parameter.VAR_KEYWORD:
+            layout.append((name, "kwargs", list(value)))
+            for key, item in value.items():
+                names.append(key)
+                values.append(item)
+        else:
+            layout.append((name, "one", None))
+            names.append(name)
+            values.append(value)
+
+    def rebuild(replacements):
+        it = iter(replacements)
+        arguments = {}
+        for name, kind, extra in layout:
+            if kind == "args":
+                arguments[name] = tuple(next(it) for _ in range(extra))
+            elif kind == "kwargs":
+                arguments[name] = {key: next(it) for key in extra}
+            else:
+                arguments[name] = next(it)
+        new = inspect.BoundArguments(signature, arguments)
+        return new.args, new.kwargs
+
+    return ArgumentList(names, values, rebuild)
+
+
+@dataclass
+class TracedProgram:
+    """A traced function: its MLIR text and signature.
+
+    ``inputs``/``outputs`` are ``(dtype, shape)`` pairs; ``structure`` is how the
+    Python function returned its outputs (``"single"``, ``"tuple"`` or ``"list"``).
+    """
+
+    func_name: str
+    mlir: str
+    inputs: list[tuple[np.dtype, tuple[int, ...]]]
+    outputs: list[tuple[np.dtype, tuple[int, ...]]]
+    structure: str
+
+    def pack(self, values: list):
+        """Arrange computed outputs the way the Python function returned them."""
+        if self.structure == "single":
+            return values[0]
+        return tuple(values) if self.structure == "tuple" else list(values)
+
+
+def _python_name(fn) -> str:
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    return getattr(fn, "__name__", None) or type(fn).__name__
+
+
+def _collect_outputs(ctx: TraceContext, result) -> tuple[list[Tracer], str]:
+    if type(result) in (tuple, list):
+        structure = "tuple" if type(result) is tuple else "list"
+        items = list(result)
+        if not items:
+            raise unsupported(f"returning an empty {structure}", ctx.func_loc)
+    elif isinstance(result, tuple):
+        raise unsupported(f"returning a {type(result).__name__}", ctx.func_loc)
+    else:
+        structure, items = "single", [result]
+    outputs = []
+    for item in items:
+        if isinstance(item, Tracer):
+            if item._ctx is not ctx:
+                raise unsupported("returning a traced array from another trace", ctx.func_loc)
+            outputs.append(item)
+        elif isinstance(item, (np.ndarray, np.generic, bool, int, float)):
+            outputs.append(ctx.constant(np.asarray(item), loc=ctx.func_loc))
+        else:
+            what = "None" if item is None else f"a {type(item).__name__}"
+            raise unsupported(
+                f"returning {what} (return arrays, or a tuple/list of them)", ctx.func_loc
+            )
+    return outputs, structure
+
+
+def trace_function(fn, arguments: ArgumentList, func_name: str | None = None) -> TracedProgram:
+    """Run ``fn`` once on tracers shaped like ``arguments.values`` and record its IR.
+
+    ``arguments.values`` must be arrays (or objects with ``shape`` and ``dtype``)
+    of supported dtypes. Raises :class:`UnsupportedConstructError` for
+    constructs Cuvil cannot compile and :class:`TraceError` for invalid programs.
+    """
+    name = func_name or sanitize_symbol(_python_name(fn))
+    ctx = TraceContext(name, function_location(fn))
+    tracers = [ctx.new_argument(v.shape, v.dtype) for v in arguments.values]
+    with ctx.active():
+        try:
+            result = arguments.call(fn, tracers)
+        except Exception:
+            # Every unsupported construct is recorded on the trace, so one that user
+            # code caught and turned into another error is still reported as the cause.
+            if ctx.unsupported is not None:
+                raise ctx.unsupported from None
+            raise
+        if ctx.unsupported is not None:
+            raise ctx.unsupported
+        outputs, structure = _collect_outputs(ctx, result)
+        if ctx.unsupported is not None:
+            raise ctx.unsupported
+    mlir = ctx.to_mlir(outputs, ctx.func_loc)
+    return TracedProgram(
+        func_name=name,
+        mlir=mlir,
+        inputs=[(np.dtype(v.dtype), tuple(v.shape)) for v in arguments.values],
+        outputs=[(t.dtype, t.shape) for t in outputs],
+        structure=structure,
+    )
+
+
+def trace_to_mlir(f, *example_args, **example_kwargs) -> str:
+    """The Cuvil IR (MLIR text) of ``f`` traced for these example arguments, without compiling.
+
+    ``f`` may be a plain function or a ``@cuvil.jit`` function. Each example
+    argument is a NumPy array (only its shape and dtype matter) or any object
+    with ``shape`` and ``dtype``. Raises :class:`cuvil.UnsupportedConstructError`
+    where ``cuvil.jit`` would fall back, and :class:`cuvil.TraceError` for
+    invalid programs.
+    """
+    fn = getattr(f, "__cuvil_function__", f)
+    arguments = bind_arguments(fn, signature_of(fn), example_args, example_kwargs)
+    for name, value in zip(arguments.names, arguments.values):
+        if not (hasattr(value, "shape") and hasattr(value, "dtype")):
+            raise TypeError(
+                f"trace_to_mlir: argument '{name}' must be an array (or have shape and dtype), "
+                f"got {type(value).__name__}"
+            )
+        if not is_supported(value.dtype):
+            raise TypeError(
+                f"trace_to_mlir: argument '{name}' has unsupported dtype {np.dtype(value.dtype)} "
+                f"(supported: {SUPPORTED_NAMES})"
+            )
+    return trace_function(fn, arguments).mlir

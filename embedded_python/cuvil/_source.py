@@ -1,0 +1,108 @@
+"""Finds the user's source location (file, line, column) for traced ops and messages."""
+
+from __future__ import annotations
+
+import functools
+import linecache
+import os
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["SourceLoc", "user_location", "function_location"]
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__)) + os.sep
+
+
+@dataclass(frozen=True)
+class SourceLoc:
+    """A position in the user's Python source.
+
+    ``col`` is 1-based (as compilers and editors print it); 0 means unknown.
+    ``str()`` gives ``file:line``, the form used in messages.
+    """
+
+    file: str
+    line: int
+    col: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+UNKNOWN_LOC = SourceLoc("<unknown>", 0, 0)
+
+
+@functools.lru_cache(maxsize=1024)
+def _is_internal(filename: str) -> bool:
+    # Frames inside cuvil itself or inside NumPy (dispatch helpers) are never
+    # "where the user wrote it".
+    path = os.path.abspath(filename) if not filename.startswith("<") else filename
+    return path.startswith(_PACKAGE_DIR) or path.startswith(_NUMPY_DIR)
+
+
+@functools.lru_cache(maxsize=256)
+def _positions(code) -> tuple:
+    return tuple(code.co_positions())
+
+
+def _normalize_file(filename: str) -> str:
+    return filename if filename.startswith("<") else os.path.abspath(filename)
+
+
+def _frame_location(frame) -> SourceLoc:
+    code = frame.f_code
+    line = frame.f_lineno or code.co_firstlineno
+    col = 0
+    if hasattr(code, "co_positions") and frame.f_lasti >= 0:
+        positions = _positions(code)
+        index = frame.f_lasti // 2
+        if index < len(positions):
+            start_line, _, start_col, _ = positions[index]
+            if start_line == line and start_col is not None:
+                col = start_col + 1
+    return SourceLoc(_normalize_file(code.co_filename), line, col)
+
+
+def user_location() -> SourceLoc:
+    """Location of the innermost stack frame outside the cuvil and NumPy packages."""
+    frame = sys._getframe(1)
+    while frame is not None and _is_internal(frame.f_code.co_filename):
+        frame = frame.f_back
+    if frame is None:
+        return UNKNOWN_LOC
+    return _frame_location(frame)
+
+
+def function_location(fn) -> SourceLoc:
+    """Location of a function's definition (its first source line), column unknown."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    code = getattr(fn, "__code__", None)
+    if code is None and callable(fn):
+        # A callable object: locate its class's __call__.
+        code = getattr(type(fn).__call__, "__code__", None)
+    if code is None:
+        return UNKNOWN_LOC
+    line, col = _def_line(code.co_filename, code.co_firstlineno, code.co_name)
+    return SourceLoc(_normalize_file(code.co_filename), line, col)
+
+
+def _def_line(filename: str, first_line: int, name: str) -> tuple[int, int]:
+    """The ``def`` line below any decorators (``co_firstlineno`` is the first decorator's)."""
+    text = linecache.getline(filename, first_line)
+    stripped = text.lstrip()
+    if stripped.startswith(("def ", "async def ")):
+        return first_line, len(text) - len(stripped) + 1
+    if not stripped.startswith("@"):
+        return first_line, 0
+    for line in range(first_line + 1, first_line + 40):
+        text = linecache.getline(filename, line)
+        stripped = text.lstrip()
+        if stripped.startswith((f"def {name}(", f"async def {name}(")):
+            return line, len(text) - len(stripped) + 1
+        if not text:
+            break
+    return first_line, 0

@@ -1,0 +1,176 @@
+"""The ``cuvil`` command line: ``cuvil compile FILE.py`` runs a script, shows what it compiled."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import runpy
+import sys
+import tempfile
+import traceback
+
+from ._jit import Compilation, compilations, set_snapshot_capture, snapshot_capture_enabled
+
+EMIT_KINDS = ("mlir", "llvm", "asm", "obj", "so")
+BINARY_KINDS = ("obj", "so")
+
+_COMPILE_HELP = """\
+Run FILE as __main__ with per-pass IR capture enabled, then report every
+function it compiled through @cuvil.jit: a header (function, input signature,
+compile time) followed by the input IR, the IR after each pass
+(--print-ir-after-all) or an exported artifact (--emit).
+
+The script's own standard output is sent to standard error, so standard output
+carries only what cuvil prints. With -o and several compilations, the Nth
+artifact is written to OUT.N (N from 1). Arguments after "--" are passed to
+FILE as sys.argv[1:].
+"""
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="cuvil",
+        description="Cuvil, an MLIR-based compiler for NumPy inference code.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    compile_parser = commands.add_parser(
+        "compile",
+        help="run a Python file and print or export what it compiled",
+        usage="cuvil compile FILE.py [--print-ir-after-all] [--emit KIND] [-o OUT] [-- ARGS...]",
+        description=_COMPILE_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    compile_parser.add_argument("file", metavar="FILE.py", help="the Python file to run")
+    compile_parser.add_argument(
+        "--print-ir-after-all",
+        action="store_true",
+        help="print the IR after every pass, with its wall time and whether it changed the IR",
+    )
+    compile_parser.add_argument(
+        "--emit",
+        choices=EMIT_KINDS,
+        help="export the compiled module (obj and so need -o)",
+    )
+    compile_parser.add_argument(
+        "-o", "--output", metavar="OUT", help="write the artifact to OUT (default kind: mlir)"
+    )
+    return parser
+
+
+def _error(message: str, code: int) -> int:
+    print(f"cuvil compile: error: {message}", file=sys.stderr)
+    return code
+
+
+def _print_user_traceback(error: BaseException, path: str) -> None:
+    """Print a traceback starting at the first frame in the user's file."""
+    tb = error.__traceback__
+    while tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename) != path:
+        tb = tb.tb_next
+    traceback.print_exception(type(error), error, tb or error.__traceback__, file=sys.stderr)
+
+
+def _run_script(path: str, script_args: list[str]) -> int:
+    """Run ``path`` as ``__main__``; 0 on success, else the exit status to report."""
+    saved_argv, saved_path = sys.argv, list(sys.path)
+    saved_capture = snapshot_capture_enabled()
+    sys.argv = [path, *script_args]
+    sys.path.insert(0, os.path.dirname(path))
+    set_snapshot_capture(True)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            runpy.run_path(path, run_name="__main__")
+    except SystemExit as exit_request:
+        code = exit_request.code
+        if code in (None, 0):
+            return 0
+        print(f"cuvil compile: {path} exited with status {code}", file=sys.stderr)
+        return code if isinstance(code, int) else 1
+    except Exception as error:  # the user's program failed: report it like Python would
+        _print_user_traceback(error, path)
+        return 1
+    finally:
+        sys.argv = saved_argv
+        sys.path[:] = saved_path
+        set_snapshot_capture(saved_capture)
+    return 0
+
+
+def _header(record: Compilation) -> str:
+    origin = "from the disk cache" if record.from_cache else "compiled"
+    return (
+        f"// cuvil: {record.signature}\n"
+        f"//   defined at {record.source}, target {record.target}, "
+        f"{origin} in {record.compile_ms:.2f} ms"
+    )
+
+
+def _print_snapshots(record: Compilation) -> None:
+    snapshots = list(record.compiled.snapshots)
+    if not snapshots:
+        print("// (no pass snapshots were recorded for this compilation)")
+    for snapshot in snapshots:
+        state = "changed" if snapshot["changed"] else "unchanged"
+        print(
+            f"// -----// IR Dump After {snapshot['name']} "
+            f"({snapshot['wall_ms']:.2f} ms, {state}) //----- //"
+        )
+        print(snapshot["ir"].rstrip("\n"))
+
+
+def _emit_to_stdout(record: Compilation, kind: str) -> None:
+    with tempfile.TemporaryDirectory(prefix="cuvil-emit-") as folder:
+        path = os.path.join(folder, f"module.{kind}")
+        record.compiled.emit(kind, path)
+        with open(path, encoding="utf-8", errors="replace") as artifact:
+            sys.stdout.write(artifact.read().rstrip("\n") + "\n")
+
+
+def _compile_command(args: argparse.Namespace) -> int:
+    path = os.path.abspath(args.file)
+    if not os.path.isfile(path):
+        return _error(f"no such file: {args.file}", 2)
+    emit = args.emit or ("mlir" if args.output else None)
+    if emit in BINARY_KINDS and not args.output:
+        return _error(f"--emit {emit} produces a binary file; give its path with -o OUT", 2)
+    already = len(compilations())
+    status = _run_script(path, args.script_args)
+    if status != 0:
+        return status
+    records = compilations()[already:]
+    if not records:
+        return _error(
+            f"{args.file} ran but compiled nothing: no @cuvil.jit function was called with "
+            "NumPy arrays, or every call fell back to plain Python (see the warnings above)",
+            1,
+        )
+    for index, record in enumerate(records, start=1):
+        if index > 1:
+            print()
+        print(_header(record))
+        if args.print_ir_after_all:
+            _print_snapshots(record)
+        if emit and args.output:
+            target = args.output if len(records) == 1 else f"{args.output}.{index}"
+            record.compiled.emit(emit, target)
+            print(f"// wrote {emit} to {target}")
+        elif emit:
+            _emit_to_stdout(record, emit)
+        elif not args.print_ir_after_all:
+            print(record.compiled.ir("input").rstrip("\n"))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``cuvil`` console script and ``python -m cuvil``."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    script_args: list[str] = []
+    if "--" in argv:
+        split = argv.index("--")
+        argv, script_args = argv[:split], argv[split + 1 :]
+    args = _build_parser().parse_args(argv)
+    args.script_args = script_args
+    if args.command == "compile":
+        return _compile_command(args)
+    return _error(f"unknown command {args.command}", 2)

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Installs what is missing (Debian packages, the .venv), then builds Cuvil.
+# Idempotent: a second run only rebuilds what changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+packages=(
+  build-essential cmake ninja-build ccache git pkg-config
+  llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools lld-19 libomp-19-dev
+  python3-dev python3-venv pybind11-dev libzstd-dev zlib1g-dev
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "setup: packages are missing and this is not root; run as root or install them" >&2
+    exit 1
+  fi
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# The project's Python environment, with the package importable from the
+# source tree (the build puts the _cuvil extension next to the sources).
+if [ ! -x .venv/bin/python ]; then
+  /usr/bin/python3 -m venv .venv
+fi
+if ! .venv/bin/python -c "import numpy, pytest, threadpoolctl" 2>/dev/null ||
+   [ requirements.txt -nt .venv/.requirements-installed ]; then
+  .venv/bin/pip install -q --disable-pip-version-check -r requirements.txt
+  touch .venv/.requirements-installed
+fi
+site=$(.venv/bin/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+echo "$root/embedded_python" > "$site/cuvil-source.pth"
+cat > .venv/bin/cuvil <<LAUNCHER
+#!$root/.venv/bin/python
+import sys
+from cuvil.cli import main
+sys.exit(main())
+LAUNCHER
+chmod +x .venv/bin/cuvil
+
+if [ ! -f build/build.ninja ]; then
+  cmake -G Ninja -S . -B build \
+    -DCMAKE_BUILD_TYPE=Release \
+    -DMLIR_DIR=/usr/lib/llvm-19/lib/cmake/mlir \
+    -DPython3_EXECUTABLE=/usr/bin/python3
+fi
+ninja -C build -j2

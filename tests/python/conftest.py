@@ -1,0 +1,86 @@
+"""Shared pytest setup for the Python API tests: import path, isolated disk cache, helpers."""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
+PYTHON_PACKAGE_DIR = REPO_ROOT / "embedded_python"
+EXAMPLES_DIR = REPO_ROOT / "resources" / "examples"
+EXAMPLE_NAMES = ("matmul_inference", "mlp", "transformer_block")
+
+if str(PYTHON_PACKAGE_DIR) not in sys.path:
+    sys.path.insert(0, str(PYTHON_PACKAGE_DIR))
+
+# Every test process (and subprocess) gets its own compilation cache, never ~/.cache/cuvil.
+_SESSION_CACHE = tempfile.mkdtemp(prefix="cuvil-test-cache-")
+os.environ["CUVIL_CACHE_DIR"] = _SESSION_CACHE
+os.environ.pop("CUVIL_DISABLE_DISK_CACHE", None)
+os.environ.pop("CUVIL_CAPTURE_SNAPSHOTS", None)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    shutil.rmtree(_SESSION_CACHE, ignore_errors=True)
+
+
+def caller_line() -> int:
+    """The line number of the statement that calls this function."""
+    return inspect.currentframe().f_back.f_lineno
+
+
+def line_of(marker: str, path: str) -> int:
+    """The 1-based number of the first line of ``path`` containing ``marker``."""
+    with open(path, encoding="utf-8") as source:
+        for number, text in enumerate(source, start=1):
+            if marker in text:
+                return number
+    raise AssertionError(f"marker {marker!r} not found in {path}")
+
+
+def subprocess_env(**overrides: str) -> dict:
+    """Environment for a child Python that imports this checkout's cuvil."""
+    env = dict(os.environ)
+    paths = [str(PYTHON_PACKAGE_DIR)] + [
+        p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p
+    ]
+    env["PYTHONPATH"] = os.pathsep.join(paths)
+    env.update(overrides)
+    return env
+
+
+def run_python(args, env=None, cwd=None, timeout=600) -> subprocess.CompletedProcess:
+    """Run this interpreter (the project's virtual environment) with ``args``."""
+    return subprocess.run(
+        [sys.executable, *args],
+        env=env or subprocess_env(),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def load_example(name: str):
+    """Import ``resources/examples/<name>.py`` as a module."""
+    path = EXAMPLES_DIR / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"cuvil_example_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def rng():
+    """A deterministic random generator per test."""
+    import numpy as np
+
+    return np.random.default_rng(0)

@@ -1,0 +1,132 @@
+"""Compilation caches (per signature in memory, on disk across processes), IR inspection, logs."""
+
+from __future__ import annotations
+
+import json
+import logging
+import textwrap
+
+import numpy as np
+import pytest
+from conftest import run_python, subprocess_env
+
+import cuvil
+
+
+def _new_compilations(before: int) -> list:
+    return cuvil.compilations()[before:]
+
+
+def test_one_compilation_per_signature(rng):
+    @cuvil.jit
+    def scale(x, y):
+        return x * 2.0 + y
+
+    x = rng.standard_normal((4, 5), dtype=np.float32)
+    before = len(cuvil.compilations())
+    for _ in range(3):
+        np.testing.assert_allclose(scale(x, x), x * 3.0, rtol=1e-6)
+    assert len(_new_compilations(before)) == 1
+    scale(x=x, y=x)  # keyword call, same signature
+    assert len(_new_compilations(before)) == 1
+    scale(x[:2].copy(), x[:2].copy())  # new shape
+    scale(x.astype(np.float64), x.astype(np.float64))  # new dtype
+    records = _new_compilations(before)
+    assert len(records) == 3
+    assert [r.input_types for r in records] == [
+        (("float32", (4, 5)), ("float32", (4, 5))),
+        (("float32", (2, 5)), ("float32", (2, 5))),
+        (("float64", (4, 5)), ("float64", (4, 5))),
+    ]
+    assert records[0].function.endswith("scale") and records[0].target == "cpu"
+    assert records[0].output_types == (("float32", (4, 5)),)
+
+
+def test_inspect_ir_stages(rng):
+    @cuvil.jit(target="cpu", enable_fusion=True)
+    def affine(a, b, c):
+        return a @ b + c
+
+    a = rng.standard_normal((8, 16), dtype=np.float32)
+    b = rng.standard_normal((16, 4), dtype=np.float32)
+    c = rng.standard_normal(4, dtype=np.float32)
+    affine(a, b, c)
+    assert '"cuvil.matmul"' in cuvil.inspect_ir(affine) or "cuvil.matmul" in cuvil.inspect_ir(
+        affine
+    )
+    for stage in cuvil.IR_STAGES:
+        assert cuvil.inspect_ir(affine, stage).strip()
+    with pytest.raises(ValueError, match="unknown stage"):
+        cuvil.inspect_ir(affine, "ptx")
+
+
+def test_debug_logging_reports_compile_time_cache_and_fingerprint(caplog, rng):
+    @cuvil.jit
+    def shift(x):
+        return x - 1.0
+
+    x = rng.standard_normal(7).astype(np.float32)
+    previous = logging.getLogger("cuvil").level
+    try:
+        cuvil.set_log_level(cuvil.LogLevel.DEBUG)
+        with caplog.at_level(logging.DEBUG, logger="cuvil"):
+            shift(x)
+            shift(x)
+    finally:
+        logging.getLogger("cuvil").setLevel(previous)
+    text = "\n".join(r.getMessage() for r in caplog.records if r.name == "cuvil")
+    assert "compiled shift" in text or "compiled" in text
+    assert " ms" in text and "fingerprint" in text
+    assert "cache hit" in text
+
+
+def test_log_levels_map_to_logging():
+    assert int(cuvil.LogLevel.DEBUG) == logging.DEBUG
+    assert int(cuvil.LogLevel.WARNING) == logging.WARNING
+    with pytest.raises(ValueError):
+        cuvil.set_log_level("chatty")
+
+
+_CHILD = textwrap.dedent("""
+    import json, numpy as np, cuvil
+
+    @cuvil.jit
+    def gemm_bias(a, b, c):
+        return a @ b + c
+
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((32, 48), dtype=np.float32)
+    b = rng.standard_normal((48, 16), dtype=np.float32)
+    c = rng.standard_normal(16, dtype=np.float32)
+    out = gemm_bias(a, b, c)
+    record = cuvil.compilations()[-1]
+    print(json.dumps({
+        "from_cache": record.from_cache,
+        "error": float(np.max(np.abs(out - (a @ b + c)))),
+    }))
+    """)
+
+
+def _child_run(tmp_path, **env) -> dict:
+    script = tmp_path / "child.py"
+    script.write_text(_CHILD)
+    result = run_python([str(script)], env=subprocess_env(**env))
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_disk_cache_is_reused_by_a_second_process(tmp_path):
+    cache = tmp_path / "cache"
+    first = _child_run(tmp_path, CUVIL_CACHE_DIR=str(cache))
+    second = _child_run(tmp_path, CUVIL_CACHE_DIR=str(cache))
+    assert first["from_cache"] is False
+    assert second["from_cache"] is True
+    assert first["error"] < 1e-3 and second["error"] < 1e-3
+    assert any(cache.iterdir())
+
+
+def test_disk_cache_can_be_disabled(tmp_path):
+    cache = tmp_path / "cache"
+    env = {"CUVIL_CACHE_DIR": str(cache), "CUVIL_DISABLE_DISK_CACHE": "1"}
+    _child_run(tmp_path, **env)
+    assert _child_run(tmp_path, **env)["from_cache"] is False

@@ -1,0 +1,193 @@
+"""The fallback path: arguments or code Cuvil cannot compile run as plain Python, with a reason."""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import numpy as np
+import pytest
+from conftest import caller_line, line_of
+
+import cuvil
+
+THIS_FILE = os.path.abspath(__file__)
+
+
+@cuvil.jit
+def matmul(A, B):
+    return A @ B
+
+
+@cuvil.jit
+def identity_plus_one(x):
+    return x + 1
+
+
+@cuvil.jit
+def python_if(x):
+    if x.sum() > 0:  # MARK: python-if
+        return x * 2.0
+    return -x
+
+
+@cuvil.jit
+def einsum_user(x):
+    return np.einsum("ij->ji", x)  # MARK: einsum
+
+
+@cuvil.jit
+def swallows_error(x):
+    try:
+        flag = bool(x[0] > 0)  # MARK: swallowed
+    except Exception:
+        flag = True
+    return x * 2.0 if flag else x
+
+
+@cuvil.jit
+def updates_argument(x):
+    x += 1.0  # MARK: inplace-arg
+    return x
+
+
+@cuvil.jit
+def updates_temporary(x):
+    y = x * 2.0
+    y += 1.0
+    y *= x
+    return y
+
+
+def _assert_warned(caplog, reason: str) -> None:
+    messages = [r.getMessage() for r in caplog.records if r.name == "cuvil"]
+    assert any(reason in m for m in messages), messages
+    assert any(r.levelno == logging.WARNING for r in caplog.records if r.name == "cuvil")
+
+
+def test_non_contiguous_argument_falls_back(caplog, rng):
+    a = rng.standard_normal((6, 8), dtype=np.float32).T  # (8, 6), Fortran order
+    b = rng.standard_normal((6, 3), dtype=np.float32)
+    with caplog.at_level(logging.WARNING, logger="cuvil"):
+        result, line = matmul(a, b), caller_line()
+    np.testing.assert_allclose(result, a @ b, rtol=1e-6)
+    reason = cuvil.last_fallback_reason(matmul)
+    assert "argument 'A' is not C-contiguous" in reason
+    assert f"{THIS_FILE}:{line}" in reason
+    _assert_warned(caplog, reason)
+
+
+def test_object_dtype_falls_back(caplog):
+    x = np.array([1, 2.5, 3], dtype=object)
+    with caplog.at_level(logging.WARNING, logger="cuvil"):
+        result, line = identity_plus_one(x), caller_line()
+    assert list(result) == [2, 3.5, 4]
+    reason = cuvil.last_fallback_reason(identity_plus_one)
+    assert "unsupported dtype object" in reason and f"{THIS_FILE}:{line}" in reason
+    _assert_warned(caplog, reason)
+
+
+def test_float16_falls_back():
+    x = np.arange(4, dtype=np.float16)
+    result, line = identity_plus_one(x), caller_line()
+    assert result.dtype == np.float16
+    np.testing.assert_array_equal(result, x + 1)
+    reason = cuvil.last_fallback_reason(identity_plus_one)
+    assert "unsupported dtype float16" in reason and f"{THIS_FILE}:{line}" in reason
+
+
+def test_non_array_argument_falls_back():
+    result, line = identity_plus_one(2.5), caller_line()
+    assert result == 3.5
+    reason = cuvil.last_fallback_reason(identity_plus_one)
+    assert "argument 'x' is a float, not a numpy.ndarray" in reason
+    assert f"{THIS_FILE}:{line}" in reason
+
+
+def test_python_if_on_traced_value_falls_back(caplog, rng):
+    x = rng.standard_normal((4, 5), dtype=np.float32)
+    with caplog.at_level(logging.WARNING, logger="cuvil"):
+        result = python_if(x)
+    np.testing.assert_array_equal(result, python_if.__wrapped__(x))
+    reason = cuvil.last_fallback_reason(python_if)
+    assert "Python control flow on a traced array" in reason
+    assert f"{THIS_FILE}:{line_of('MARK: python-if', THIS_FILE)}" in reason
+    _assert_warned(caplog, reason)
+    # The decision is cached per signature: the next call falls back without re-tracing.
+    np.testing.assert_array_equal(python_if(-x), python_if.__wrapped__(-x))
+    assert cuvil.last_fallback_reason(python_if) == reason
+
+
+def test_unsupported_numpy_function_names_it(rng):
+    x = rng.standard_normal((3, 4), dtype=np.float32)
+    np.testing.assert_array_equal(einsum_user(x), x.T)
+    reason = cuvil.last_fallback_reason(einsum_user)
+    assert "np.einsum" in reason
+    assert f"{THIS_FILE}:{line_of('MARK: einsum', THIS_FILE)}" in reason
+
+
+def test_swallowed_unsupported_error_still_falls_back(rng):
+    x = rng.standard_normal(5).astype(np.float32)
+    np.testing.assert_array_equal(swallows_error(x), swallows_error.__wrapped__(x))
+    reason = cuvil.last_fallback_reason(swallows_error)
+    assert f"{THIS_FILE}:{line_of('MARK: swallowed', THIS_FILE)}" in reason
+
+
+def test_inplace_update_of_argument_falls_back_and_mutates_like_numpy():
+    x = np.zeros(3, dtype=np.float32)
+    result = updates_argument(x)
+    np.testing.assert_array_equal(x, [1.0, 1.0, 1.0])  # NumPy semantics: the caller's array changed
+    assert result is x
+    reason = cuvil.last_fallback_reason(updates_argument)
+    assert (
+        "in-place" in reason and f"{THIS_FILE}:{line_of('MARK: inplace-arg', THIS_FILE)}" in reason
+    )
+
+
+def test_inplace_update_of_temporary_compiles(rng):
+    x = rng.standard_normal((4, 3), dtype=np.float32)
+    np.testing.assert_allclose(updates_temporary(x), (x * 2.0 + 1.0) * x, rtol=1e-6)
+    assert cuvil.last_fallback_reason(updates_temporary) is None
+
+
+def test_compiled_call_clears_the_reason(rng):
+    a = rng.standard_normal((4, 6), dtype=np.float32)
+    b = rng.standard_normal((6, 3), dtype=np.float32)
+    matmul(np.asfortranarray(a), b)
+    assert cuvil.last_fallback_reason(matmul) is not None
+    np.testing.assert_allclose(matmul(a, b), a @ b, rtol=1e-5, atol=1e-5)
+    assert cuvil.last_fallback_reason(matmul) is None
+
+
+def test_zero_size_argument_falls_back():
+    x = np.zeros((0, 3), dtype=np.float32)
+    assert identity_plus_one(x).shape == (0, 3)
+    assert "is empty" in cuvil.last_fallback_reason(identity_plus_one)
+
+
+def test_fallback_warning_is_logged_once_per_reason(caplog):
+    @cuvil.jit
+    def add_one(x):
+        return x + 1
+
+    x = np.arange(6, dtype=np.float16)
+    with caplog.at_level(logging.DEBUG, logger="cuvil"):
+        for _ in range(3):
+            add_one(x)  # one call site, so one reason
+    warnings = [r for r in caplog.records if r.name == "cuvil" and r.levelno == logging.WARNING]
+    assert len(warnings) == 1
+
+
+def test_last_fallback_reason_rejects_plain_functions():
+    with pytest.raises(TypeError, match="@cuvil.jit"):
+        cuvil.last_fallback_reason(lambda x: x)
+
+
+def test_builders_compute_with_numpy_outside_tracing(rng):
+    x = rng.standard_normal((2, 3, 6, 6), dtype=np.float32)
+    assert isinstance(cuvil.relu(x), np.ndarray)
+    np.testing.assert_array_equal(cuvil.relu(x), np.maximum(x, 0))
+    pooled = cuvil.max_pool2d(x, 2)
+    assert pooled.shape == (2, 3, 3, 3)
+    np.testing.assert_array_equal(pooled, x.reshape(2, 3, 3, 2, 3, 2).max(axis=(3, 5)))
+    np.testing.assert_array_equal(cuvil.dropout(x, 0.5), x)
