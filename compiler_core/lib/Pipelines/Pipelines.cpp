@@ -170,7 +170,7 @@ PipelineBuilder mlir::cuvil::buildCpuPipeline(const CpuPipelineOptions &o) {
   builder.addStage("linalg", "convert-cuvil-to-linalg,canonicalize,cse");
   // The stage stays (empty) without fusion so stage names are stable.
   builder.addStage("fusion", o.enableFusion
-                                 ? "linalg-fuse-elementwise-ops,canonicalize,cse"
+                                 ? "cuvil-fuse-elementwise,canonicalize,cse"
                                  : "");
   builder.addStage("schedule", "cuvil-cpu-gemm-schedule{vector-lanes=" +
                                    std::to_string(o.vectorLanes) + "}");

@@ -29,3 +29,19 @@ func.func @odd_sizes_untouched(%a: tensor<7x13xf32>, %b: tensor<13x5xf32>) -> te
   %r = linalg.matmul ins(%a, %b : tensor<7x13xf32>, tensor<13x5xf32>) outs(%f : tensor<7x5xf32>) -> tensor<7x5xf32>
   return %r : tensor<7x5xf32>
 }
+
+// -----
+
+// Batched GEMMs (attention) get one thread task per batch element and the
+// same register tile.
+// CHECK-LABEL: func.func @batched
+// CHECK: scf.forall (%{{.*}}) in (4)
+// CHECK: vector<1x8x16xf32>
+// CHECK-COUNT-8: vector.fma {{.*}} : vector<16xf32>
+func.func @batched(%a: tensor<4x64x32xf32>, %b: tensor<4x32x48xf32>) -> tensor<4x64x48xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x64x48xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<4x64x48xf32>) -> tensor<4x64x48xf32>
+  %r = linalg.batch_matmul ins(%a, %b : tensor<4x64x32xf32>, tensor<4x32x48xf32>) outs(%f : tensor<4x64x48xf32>) -> tensor<4x64x48xf32>
+  return %r : tensor<4x64x48xf32>
+}

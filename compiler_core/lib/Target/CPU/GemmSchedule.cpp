@@ -39,6 +39,58 @@ static int64_t largestDivisor(int64_t size, ArrayRef<int64_t> candidates) {
   return 0;
 }
 
+namespace {
+/// Tile sizes of one GEMM (batch 0 for a plain matmul).
+struct GemmTiles {
+  int64_t blockM, blockN, blockK;
+};
+
+/// Chooses tiles dividing (m, n, k): whole dimensions when they fit one
+/// cache tile, else the largest candidate dividing them.
+std::optional<GemmTiles> chooseTiles(int64_t m, int64_t n, int64_t k,
+                                     int64_t registerCols) {
+  int64_t blockM =
+      (m <= 64 && m % 8 == 0) ? m : largestDivisor(m, {64, 32, 16, 8});
+  int64_t blockN = (n <= 8 * registerCols && n % registerCols == 0)
+                       ? n
+                       : largestDivisor(n, {8 * registerCols, 4 * registerCols,
+                                            2 * registerCols, registerCols});
+  if (!blockM || !blockN)
+    return std::nullopt;
+  int64_t blockK = largestDivisor(k, {128, 64, 32});
+  return GemmTiles{blockM, blockN, blockK ? blockK : k};
+}
+
+/// The schedule of one tagged GEMM. Batched GEMMs get a leading batch
+/// tile of 1 in the thread-level tiling and 0 (untiled) below it.
+std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
+                      const GemmTiles &tiles, int64_t registerCols) {
+  std::string block = R"mlir(
+    %mm@ID@ = transform.structured.match ops{["@OP@"]} attributes{cuvil.gemm_id = @ID@ : i64} in %root : (!transform.any_op) -> !transform.any_op
+    %fill@ID@ = transform.get_producer_of_operand %mm@ID@[2] : (!transform.any_op) -> !transform.any_op
+    %a@ID@, %forall@ID@ = transform.structured.tile_using_forall %mm@ID@ tile_sizes [@B1@@BM@, @BN@, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %f@ID@, %fl@ID@ = transform.structured.fuse_into_containing_op %fill@ID@ into %forall@ID@ : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %b@ID@, %kl@ID@ = transform.structured.tile_using_for %a@ID@ tile_sizes [@B0@0, 0, @BK@] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %c@ID@, %rl@ID@:3 = transform.structured.tile_using_for %b@ID@ tile_sizes [@B0@8, @RC@, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.structured.vectorize %c@ID@ : !transform.any_op
+)mlir";
+  auto substitute = [&](llvm::StringRef key, llvm::StringRef value) {
+    size_t at;
+    while ((at = block.find(key.str())) != std::string::npos)
+      block.replace(at, key.size(), value.str());
+  };
+  substitute("@OP@", opName);
+  substitute("@ID@", std::to_string(id));
+  substitute("@B1@", batched ? "1, " : "");
+  substitute("@B0@", batched ? "0, " : "");
+  substitute("@BM@", std::to_string(tiles.blockM));
+  substitute("@BN@", std::to_string(tiles.blockN));
+  substitute("@BK@", std::to_string(tiles.blockK));
+  substitute("@RC@", std::to_string(registerCols));
+  return block;
+}
+} // namespace
+
 std::string mlir::cuvil::buildGemmSchedule(ModuleOp module, int vectorLanes) {
   // Per GEMM: a cache tile on tensors (one per thread task), a K block, then
   // a register tile of 8 rows by two vector registers accumulated over K one
@@ -46,51 +98,25 @@ std::string mlir::cuvil::buildGemmSchedule(ModuleOp module, int vectorLanes) {
   int64_t registerCols = 2 * vectorLanes;
   std::string body;
   int64_t id = 0;
-  module.walk([&](linalg::MatmulOp matmul) {
-    auto lhs = dyn_cast<RankedTensorType>(matmul.getInputs()[0].getType());
-    auto out = dyn_cast<RankedTensorType>(matmul.getOutputs()[0].getType());
+  module.walk([&](linalg::LinalgOp op) {
+    bool batched = isa<linalg::BatchMatmulOp>(op);
+    if (!batched && !isa<linalg::MatmulOp>(op))
+      return;
+    auto lhs = dyn_cast<RankedTensorType>(op.getDpsInputs()[0].getType());
+    auto out = dyn_cast<RankedTensorType>(op.getDpsInits()[0].getType());
     if (!lhs || !out || !lhs.hasStaticShape() || !out.hasStaticShape() ||
-        !matmul.getOutputs()[0].getDefiningOp<linalg::FillOp>())
+        !op.getDpsInits()[0].getDefiningOp<linalg::FillOp>())
       return;
-    int64_t m = out.getDimSize(0), n = out.getDimSize(1),
-            k = lhs.getDimSize(1);
-    // Whole dimensions when they fit one cache tile, else the largest
-    // candidate dividing them.
-    int64_t blockM = (m <= 64 && m % 8 == 0)
-                         ? m
-                         : largestDivisor(m, {64, 32, 16, 8});
-    int64_t blockN =
-        (n <= 8 * registerCols && n % registerCols == 0)
-            ? n
-            : largestDivisor(n, {8 * registerCols, 4 * registerCols,
-                                 2 * registerCols, registerCols});
-    if (!blockM || !blockN)
+    unsigned rank = out.getRank();
+    std::optional<GemmTiles> tiles =
+        chooseTiles(out.getDimSize(rank - 2), out.getDimSize(rank - 1),
+                    lhs.getDimSize(rank - 1), registerCols);
+    if (!tiles)
       return;
-    int64_t blockK = largestDivisor(k, {128, 64, 32});
-    if (!blockK)
-      blockK = k;
-    matmul->setAttr("cuvil.gemm_id", IntegerAttr::get(
-                                         IntegerType::get(module.getContext(), 64), id));
-    std::string block = R"mlir(
-    %mm@ID@ = transform.structured.match ops{["linalg.matmul"]} attributes{cuvil.gemm_id = @ID@ : i64} in %root : (!transform.any_op) -> !transform.any_op
-    %fill@ID@ = transform.get_producer_of_operand %mm@ID@[2] : (!transform.any_op) -> !transform.any_op
-    %a@ID@, %forall@ID@ = transform.structured.tile_using_forall %mm@ID@ tile_sizes [@BM@, @BN@, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %f@ID@, %fl@ID@ = transform.structured.fuse_into_containing_op %fill@ID@ into %forall@ID@ : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %b@ID@, %kl@ID@ = transform.structured.tile_using_for %a@ID@ tile_sizes [0, 0, @BK@] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %c@ID@, %rl@ID@:3 = transform.structured.tile_using_for %b@ID@ tile_sizes [8, @RC@, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-    transform.structured.vectorize %c@ID@ : !transform.any_op
-)mlir";
-    auto substitute = [&](llvm::StringRef key, int64_t value) {
-      size_t at;
-      while ((at = block.find(key.str())) != std::string::npos)
-        block.replace(at, key.size(), std::to_string(value));
-    };
-    substitute("@ID@", id);
-    substitute("@BM@", blockM);
-    substitute("@BN@", blockN);
-    substitute("@BK@", blockK);
-    substitute("@RC@", registerCols);
-    body += block;
+    op->setAttr("cuvil.gemm_id",
+                IntegerAttr::get(IntegerType::get(module.getContext(), 64), id));
+    body += gemmBlock(op->getName().getStringRef(), id, batched, *tiles,
+                      registerCols);
     ++id;
   });
   return R"mlir(

@@ -34,6 +34,29 @@ def CpuGemmSchedule : Pass<"cuvil-cpu-gemm-schedule", "ModuleOp"> {
   ];
 }
 
+def FuseElementwise : Pass<"cuvil-fuse-elementwise"> {
+  let summary = "Fuse chains of elementwise linalg ops into one kernel";
+  let description = [{
+    Merges an all-parallel `linalg.generic` into its consumer when the
+    consumer is its only user, so a chain of elementwise and broadcast ops
+    (and an elementwise producer of a reduction) becomes one loop nest with
+    no intermediate buffer. Unlike `linalg-fuse-elementwise-ops` it never
+    propagates reshapes through contractions, so GEMMs stay named ops for
+    the GEMM schedule.
+
+    Before:
+    ```mlir
+    %1 = linalg.generic {...} ins(%0, %bias ...) { arith.addf }
+    %2 = linalg.generic {...} ins(%1 ...) { math.erf ... }
+    ```
+    After:
+    ```mlir
+    %2 = linalg.generic {...} ins(%0, %bias ...) { arith.addf; math.erf ... }
+    ```
+  }];
+  let dependentDialects = ["linalg::LinalgDialect"];
+}
+
 def CpuMaterializeResults : Pass<"cuvil-materialize-results", "ModuleOp"> {
   let summary = "Give every memref result of a function its own allocation";
   let description = [{
