@@ -10,6 +10,7 @@
 
 #include "cuvil/Conversion/Passes.h"
 #include "cuvil/Dialect/Cuvil/IR/CuvilOps.h"
+#include "cuvil/Dialect/Cuvil/Transforms/Passes.h"
 #include "cuvil/Target/CPU/Passes.h"
 
 #include "mlir/IR/OperationSupport.h"
@@ -31,6 +32,7 @@ void mlir::cuvil::registerCuvilPasses() {
   std::call_once(once, [] {
     registerAllPasses();
     registerCuvilConversionPasses();
+    registerCuvilGraphPasses();
     registerCuvilCpuPasses();
   });
 }
@@ -166,7 +168,9 @@ LogicalResult PipelineBuilder::run(ModuleOp module, bool captureSnapshots,
 
 PipelineBuilder mlir::cuvil::buildCpuPipeline(const CpuPipelineOptions &o) {
   PipelineBuilder builder;
-  builder.addStage("cuvil", "canonicalize,cse");
+  builder.addStage("cuvil",
+                   "func.func(cuvil-strip-training-ops,cuvil-fold-batch-norm,"
+                   "cuvil-fold-constants),canonicalize,cse");
   builder.addStage("linalg", "convert-cuvil-to-linalg,canonicalize,cse");
   // The stage stays (empty) without fusion so stage names are stable.
   builder.addStage("fusion", o.enableFusion

@@ -1,0 +1,92 @@
+"""Graph-level passes seen through the Python API: results and the IR after each pass."""
+
+import numpy as np
+import pytest
+
+import cuvil
+
+
+@pytest.fixture
+def snapshots():
+    cuvil.set_snapshot_capture(True)
+    yield
+    cuvil.set_snapshot_capture(False)
+
+
+def _ir_after(jitted, pass_name):
+    record = jitted._last_compiled
+    for snapshot in record.compiled.snapshots:
+        if snapshot["name"] == pass_name:
+            return snapshot["ir"]
+    raise AssertionError(f"no snapshot for {pass_name}")
+
+
+def _conv_bn_weights(rng):
+    weight = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    scale = rng.uniform(0.5, 2.0, 4).astype(np.float32)
+    bias = rng.standard_normal(4).astype(np.float32)
+    mean = rng.standard_normal(4).astype(np.float32)
+    var = rng.uniform(0.5, 2.0, 4).astype(np.float32)
+    return weight, scale, bias, mean, var
+
+
+def test_batch_norm_folds_into_constant_conv_weights(snapshots):
+    rng = np.random.default_rng(1)
+    weight, scale, bias, mean, var = _conv_bn_weights(rng)
+
+    @cuvil.jit
+    def conv_bn(x):
+        y = cuvil.conv2d(x, weight, padding=(1, 1, 1, 1))
+        return cuvil.batch_norm(y, scale, bias, mean, var, epsilon=1e-3)
+
+    x = rng.standard_normal((2, 3, 8, 8)).astype(np.float32)
+    result = conv_bn(x)
+    assert cuvil.last_fallback_reason(conv_bn) is None
+    expected = conv_bn.__wrapped__(x)  # the same model run by NumPy
+    np.testing.assert_allclose(result, expected, rtol=1e-4, atol=1e-4)
+    folded = _ir_after(conv_bn, "cuvil-fold-batch-norm")
+    assert "cuvil.batch_norm" not in folded
+    constants = _ir_after(conv_bn, "cuvil-fold-constants")
+    # The scaled weights are one constant: no elementwise op remains on them.
+    assert "cuvil.rsqrt" not in constants and "cuvil.mul" not in constants
+    assert "cuvil.conv2d" in constants
+
+
+def test_batch_norm_with_runtime_weights_is_rewritten_not_dropped(snapshots):
+    rng = np.random.default_rng(2)
+    weight, scale, bias, mean, var = _conv_bn_weights(rng)
+
+    @cuvil.jit
+    def conv_bn(x, w):
+        return cuvil.batch_norm(cuvil.conv2d(x, w), scale, bias, mean, var, epsilon=1e-3)
+
+    x = rng.standard_normal((1, 3, 6, 6)).astype(np.float32)
+    np.testing.assert_allclose(
+        conv_bn(x, weight), conv_bn.__wrapped__(x, weight), rtol=1e-4, atol=1e-4
+    )
+    folded = _ir_after(conv_bn, "cuvil-fold-batch-norm")
+    assert "cuvil.batch_norm" not in folded and "cuvil.mul" in folded
+
+
+def test_dropout_is_removed_in_inference(snapshots):
+    @cuvil.jit
+    def block(x):
+        return cuvil.relu(cuvil.dropout(x, ratio=0.5)) * 2.0
+
+    x = np.linspace(-1, 1, 24, dtype=np.float32).reshape(4, 6)
+    np.testing.assert_array_equal(block(x), np.maximum(x, 0) * 2.0)
+    assert "cuvil.dropout" in block._last_compiled.compiled.ir("input")
+    assert "cuvil.dropout" not in _ir_after(block, "cuvil-strip-training-ops")
+
+
+def test_weight_transpose_is_computed_at_compile_time(snapshots):
+    w = np.arange(6, dtype=np.float32).reshape(2, 3)
+
+    @cuvil.jit
+    def project(x):
+        return x @ (w.T * 0.5 + 1.0)
+
+    x = np.ones((5, 3), np.float32)
+    np.testing.assert_allclose(project(x), x @ (w.T * 0.5 + 1.0), rtol=1e-6)
+    folded = _ir_after(project, "cuvil-fold-constants")
+    assert "cuvil.transpose" not in folded and "cuvil.matmul" in folded
