@@ -45,3 +45,52 @@ func.func @batched(%a: tensor<4x64x32xf32>, %b: tensor<4x32x48xf32>) -> tensor<4
   %r = linalg.batch_matmul ins(%a, %b : tensor<4x64x32xf32>, tensor<4x32x48xf32>) outs(%f : tensor<4x64x48xf32>) -> tensor<4x64x48xf32>
   return %r : tensor<4x64x48xf32>
 }
+
+// -----
+
+// Epilogue fusion: the elementwise consumer (bias + ReLU) is tiled across
+// threads and the GEMM is computed inside each of its tiles.
+// CHECK-LABEL: func.func @epilogue
+// CHECK: scf.forall (%{{.*}}) in (2)
+// CHECK: linalg.fill
+// CHECK: vector.fma
+// CHECK: arith.maximumf {{.*}} : vector<8x16xf32>
+// CHECK: scf.forall.in_parallel
+// CHECK-NOT: linalg.generic
+func.func @epilogue(%a: tensor<128x32xf32>, %b: tensor<32x48xf32>, %bias: tensor<48xf32>) -> tensor<128x48xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<128x48xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<128x48xf32>) -> tensor<128x48xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<128x32xf32>, tensor<32x48xf32>) outs(%f : tensor<128x48xf32>) -> tensor<128x48xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%r, %bias : tensor<128x48xf32>, tensor<48xf32>) outs(%e : tensor<128x48xf32>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %s = arith.addf %x, %y : f32
+    %m = arith.maximumf %s, %cst : f32
+    linalg.yield %m : f32
+  } -> tensor<128x48xf32>
+  return %o : tensor<128x48xf32>
+}
+
+// -----
+
+// Must not fuse: the GEMM result is also returned, so it must be stored.
+// CHECK-LABEL: func.func @no_epilogue_with_two_users
+// CHECK: scf.forall
+// CHECK: scf.forall.in_parallel
+// CHECK: linalg.generic
+func.func @no_epilogue_with_two_users(%a: tensor<128x32xf32>, %b: tensor<32x48xf32>) -> (tensor<128x48xf32>, tensor<128x48xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<128x48xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<128x48xf32>) -> tensor<128x48xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<128x32xf32>, tensor<32x48xf32>) outs(%f : tensor<128x48xf32>) -> tensor<128x48xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%r : tensor<128x48xf32>) outs(%e : tensor<128x48xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %m = arith.maximumf %x, %cst : f32
+    linalg.yield %m : f32
+  } -> tensor<128x48xf32>
+  return %r, %o : tensor<128x48xf32>, tensor<128x48xf32>
+}

@@ -26,13 +26,16 @@
 // UNFUSED: math.erf
 
 // The GEMM is tiled across threads, blocked over K, and computed on a
-// register tile of 8 x 32 floats with FMAs.
+// register tile of 8 x 32 floats with FMAs; its epilogue is fused into the
+// same tile.
 // SCHEDULED-LABEL: func.func @mlp
 // SCHEDULED: scf.forall (%{{.*}}) in (2)
 // SCHEDULED: scf.for
 // SCHEDULED: vector.transfer_read {{.*}} vector<8x32xf32>
 // SCHEDULED: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<8x32xf32>)
 // SCHEDULED-COUNT-8: vector.fma {{.*}} : vector<32xf32>
+// The bias + GELU epilogue runs in the same thread tile, vectorized.
+// SCHEDULED: math.erf {{.*}} : vector<8x32xf32>
 // SCHEDULED: scf.forall.in_parallel
 // SCHEDULED-NOT: cuvil.gemm_id
 

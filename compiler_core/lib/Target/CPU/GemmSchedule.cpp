@@ -62,14 +62,33 @@ std::optional<GemmTiles> chooseTiles(int64_t m, int64_t n, int64_t k,
 }
 
 /// The schedule of one tagged GEMM. Batched GEMMs get a leading batch
-/// tile of 1 in the thread-level tiling and 0 (untiled) below it.
+/// tile of 1 in the thread-level tiling and 0 (untiled) below it. With an
+/// epilogue (the elementwise op consuming the GEMM, e.g. bias + GELU), the
+/// epilogue is tiled across threads and the GEMM and its fill are fused
+/// into each tile, so the epilogue reads the accumulator tile while it is
+/// still in cache: one kernel, no intermediate GEMM result.
 std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
-                      const GemmTiles &tiles, int64_t registerCols) {
+                      bool epilogue, const GemmTiles &tiles,
+                      int64_t registerCols) {
   std::string block = R"mlir(
     %mm@ID@ = transform.structured.match ops{["@OP@"]} attributes{cuvil.gemm_id = @ID@ : i64} in %root : (!transform.any_op) -> !transform.any_op
     %fill@ID@ = transform.get_producer_of_operand %mm@ID@[2] : (!transform.any_op) -> !transform.any_op
+)mlir";
+  if (epilogue)
+    block += R"mlir(
+    %epi@ID@ = transform.structured.match ops{["linalg.generic"]} attributes{cuvil.epilogue_id = @ID@ : i64} in %root : (!transform.any_op) -> !transform.any_op
+    %et@ID@, %forall@ID@ = transform.structured.tile_using_forall %epi@ID@ tile_sizes [@BM@, @BN@] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %a@ID@, %fm@ID@ = transform.structured.fuse_into_containing_op %mm@ID@ into %forall@ID@ : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %f@ID@, %fl@ID@ = transform.structured.fuse_into_containing_op %fill@ID@ into %fm@ID@ : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %ev@ID@, %el@ID@:2 = transform.structured.tile_using_for %et@ID@ tile_sizes [8, @RC@] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.structured.vectorize %ev@ID@ : !transform.any_op
+)mlir";
+  else
+    block += R"mlir(
     %a@ID@, %forall@ID@ = transform.structured.tile_using_forall %mm@ID@ tile_sizes [@B1@@BM@, @BN@, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %f@ID@, %fl@ID@ = transform.structured.fuse_into_containing_op %fill@ID@ into %forall@ID@ : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+)mlir";
+  block += R"mlir(
     %b@ID@, %kl@ID@ = transform.structured.tile_using_for %a@ID@ tile_sizes [@B0@0, 0, @BK@] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %c@ID@, %rl@ID@:3 = transform.structured.tile_using_for %b@ID@ tile_sizes [@B0@8, @RC@, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
     transform.structured.vectorize %c@ID@ : !transform.any_op
@@ -88,6 +107,25 @@ std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
   substitute("@BK@", std::to_string(tiles.blockK));
   substitute("@RC@", std::to_string(registerCols));
   return block;
+}
+
+/// The elementwise op that is the only user of a 2-D GEMM and computes on
+/// its result element by element (identity access), if any.
+linalg::GenericOp epilogueOf(linalg::LinalgOp gemm) {
+  Value result = gemm->getResult(0);
+  if (!result.hasOneUse())
+    return {};
+  auto generic = dyn_cast<linalg::GenericOp>(*result.getUsers().begin());
+  if (!generic || generic.getNumResults() != 1 ||
+      generic.getNumLoops() != 2 ||
+      generic.getNumParallelLoops() != generic.getNumLoops() ||
+      generic.getResult(0).getType() != result.getType())
+    return {};
+  OpOperand &use = *result.getUses().begin();
+  if (!generic.isDpsInput(&use) ||
+      !generic.getMatchingIndexingMap(&use).isIdentity())
+    return {};
+  return generic;
 }
 } // namespace
 
@@ -113,10 +151,13 @@ std::string mlir::cuvil::buildGemmSchedule(ModuleOp module, int vectorLanes) {
                     lhs.getDimSize(rank - 1), registerCols);
     if (!tiles)
       return;
-    op->setAttr("cuvil.gemm_id",
-                IntegerAttr::get(IntegerType::get(module.getContext(), 64), id));
-    body += gemmBlock(op->getName().getStringRef(), id, batched, *tiles,
-                      registerCols);
+    auto tag = IntegerAttr::get(IntegerType::get(module.getContext(), 64), id);
+    op->setAttr("cuvil.gemm_id", tag);
+    linalg::GenericOp epilogue = batched ? nullptr : epilogueOf(op);
+    if (epilogue)
+      epilogue->setAttr("cuvil.epilogue_id", tag);
+    body += gemmBlock(op->getName().getStringRef(), id, batched,
+                      (bool)epilogue, *tiles, registerCols);
     ++id;
   });
   return R"mlir(
@@ -177,7 +218,10 @@ struct CpuGemmSchedulePass
             module, entry, *scheduleModule, transform::TransformOptions())))
       return signalPassFailure();
     // The tags only link schedule and payload; drop them afterwards.
-    module.walk([](Operation *op) { op->removeAttr("cuvil.gemm_id"); });
+    module.walk([](Operation *op) {
+      op->removeAttr("cuvil.gemm_id");
+      op->removeAttr("cuvil.epilogue_id");
+    });
   }
 };
 } // namespace
