@@ -33,6 +33,8 @@ __all__ = [
     "jit",
     "JitFunction",
     "Compilation",
+    "CompiledProgram",
+    "compile_program",
     "compilations",
     "inspect_ir",
     "last_fallback_reason",
@@ -124,10 +126,79 @@ def compilations() -> list[Compilation]:
 
 
 @dataclass
-class _Compiled:
+class CompiledProgram:
+    """A traced program compiled to machine code: the callable shared by ``jit`` and ``frontend``.
+
+    ``run(inputs)`` takes inputs already checked against ``program.inputs``
+    (C-contiguous arrays of the exact dtypes and shapes), allocates the outputs
+    and returns them arranged the way the Python function returned them.
+    """
+
     program: object
     record: Compilation
     output_dtypes: list
+
+    def run(self, inputs: list):
+        """Run the machine code on ``inputs`` and return the packed outputs."""
+        program = self.program
+        outputs = [
+            np.empty(shape, dtype)
+            for dtype, (_, shape) in zip(self.output_dtypes, program.outputs)
+        ]
+        self.record.compiled(inputs, outputs)
+        return program.pack([o[()] if o.ndim == 0 else o for o in outputs])
+
+
+def compile_program(
+    program, function: str, source: str, target: str, enable_fusion: bool
+) -> CompiledProgram:
+    """Compile a :class:`TracedProgram` and record it in :func:`compilations`.
+
+    ``function`` is the name used in messages and listings, ``source`` the
+    ``file:line`` of its definition. Raises :class:`CompileError` with the
+    compiler's diagnostics when the compiler rejects the program.
+    """
+    ext = _extension()
+    capture = _capture_snapshots
+    cache_dir = "" if capture else disk_cache_dir()
+    compile_error = getattr(ext, "CompileError", RuntimeError)
+    started = time.perf_counter()
+    try:
+        compiled = ext.compile(
+            program.mlir,
+            program.func_name,
+            enable_fusion=enable_fusion,
+            capture_snapshots=capture,
+            cache_dir=cache_dir,
+        )
+    except compile_error as error:
+        raise CompileError(f"cuvil: compiling {function} failed:\n{error}") from error
+    wall_ms = (time.perf_counter() - started) * 1000.0
+    record = Compilation(
+        function=function,
+        func_name=program.func_name,
+        source=source,
+        input_types=tuple((d.name, s) for d, s in program.inputs),
+        output_types=tuple((d.name, s) for d, s in program.outputs),
+        target=target,
+        enable_fusion=enable_fusion,
+        mlir=program.mlir,
+        compiled=compiled,
+    )
+    with _registry_lock:
+        _registry.append(record)
+    if logger.isEnabledFor(logging.DEBUG):
+        logger.debug(
+            "%s: compiled %s in %.2f ms (compiler %.2f ms, %s), IR fingerprint %s",
+            function,
+            record.signature,
+            wall_ms,
+            record.compile_ms,
+            "disk cache hit" if record.from_cache else "no disk cache hit",
+            ext.fingerprint(program.mlir),
+        )
+    dtypes = [dtype_from_name(name) for name, _ in record.output_types]
+    return CompiledProgram(program, record, dtypes)
 
 
 @dataclass
@@ -243,60 +314,22 @@ class JitFunction:
         self._cache.put(key, entry)
         return entry
 
-    def _compile(self, program) -> _Compiled:
-        ext = _extension()
-        capture = _capture_snapshots
-        cache_dir = "" if capture else disk_cache_dir()
-        compile_error = getattr(ext, "CompileError", RuntimeError)
-        started = time.perf_counter()
-        try:
-            compiled = ext.compile(
-                program.mlir,
-                program.func_name,
-                enable_fusion=self.enable_fusion,
-                capture_snapshots=capture,
-                cache_dir=cache_dir,
-            )
-        except compile_error as error:
-            raise CompileError(f"cuvil: compiling {self.__qualname__} failed:\n{error}") from error
-        wall_ms = (time.perf_counter() - started) * 1000.0
-        record = Compilation(
-            function=self.__qualname__,
-            func_name=program.func_name,
-            source=str(function_location(self.__cuvil_function__)),
-            input_types=tuple((d.name, s) for d, s in program.inputs),
-            output_types=tuple((d.name, s) for d, s in program.outputs),
-            target=self.target,
-            enable_fusion=self.enable_fusion,
-            mlir=program.mlir,
-            compiled=compiled,
+    def _compile(self, program) -> CompiledProgram:
+        entry = compile_program(
+            program,
+            self.__qualname__,
+            str(function_location(self.__cuvil_function__)),
+            self.target,
+            self.enable_fusion,
         )
-        with _registry_lock:
-            _registry.append(record)
-        self._last_compiled = record
-        if logger.isEnabledFor(logging.DEBUG):
-            logger.debug(
-                "%s: compiled %s in %.2f ms (compiler %.2f ms, %s), IR fingerprint %s",
-                self.__qualname__,
-                record.signature,
-                wall_ms,
-                record.compile_ms,
-                "disk cache hit" if record.from_cache else "no disk cache hit",
-                ext.fingerprint(program.mlir),
-            )
-        dtypes = [dtype_from_name(name) for name, _ in record.output_types]
-        return _Compiled(program, record, dtypes)
+        self._last_compiled = entry.record
+        return entry
 
-    def _run(self, entry: _Compiled, inputs: list):
-        program = entry.program
-        outputs = [
-            np.empty(shape, dtype)
-            for dtype, (_, shape) in zip(entry.output_dtypes, program.outputs)
-        ]
-        entry.record.compiled(inputs, outputs)
+    def _run(self, entry: CompiledProgram, inputs: list):
+        result = entry.run(inputs)
         self._last_compiled = entry.record
         self._last_fallback_reason = None
-        return program.pack([o[()] if o.ndim == 0 else o for o in outputs])
+        return result
 
     def _fall_back(self, reason: str, args, kwargs):
         self._last_fallback_reason = reason

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Sequence
 
@@ -20,8 +20,10 @@ __all__ = [
     "TracedProgram",
     "bind_arguments",
     "signature_of",
+    "trace_examples",
     "trace_function",
     "trace_to_mlir",
+    "unwrap_jit",
 ]
 
 SUPPORTED_NAMES = "float32, float64, int32, int64, bool"
@@ -103,7 +105,8 @@ class TracedProgram:
     """A traced function: its MLIR text and signature.
 
     ``inputs``/``outputs`` are ``(dtype, shape)`` pairs; ``structure`` is how the
-    Python function returned its outputs (``"single"``, ``"tuple"`` or ``"list"``).
+    Python function returned its outputs (``"single"``, ``"tuple"`` or ``"list"``);
+    ``input_names`` are the flattened argument names, in the order of ``inputs``.
     """
 
     func_name: str
@@ -111,6 +114,7 @@ class TracedProgram:
     inputs: list[tuple[np.dtype, tuple[int, ...]]]
     outputs: list[tuple[np.dtype, tuple[int, ...]]]
     structure: str
+    input_names: list[str] = field(default_factory=list)
 
     def pack(self, values: list):
         """Arrange computed outputs the way the Python function returned them."""
@@ -182,7 +186,36 @@ def trace_function(fn, arguments: ArgumentList, func_name: str | None = None) ->
         inputs=[(np.dtype(v.dtype), tuple(v.shape)) for v in arguments.values],
         outputs=[(t.dtype, t.shape) for t in outputs],
         structure=structure,
+        input_names=list(arguments.names),
     )
+
+
+def unwrap_jit(f):
+    """The Python function behind a ``@cuvil.jit`` function; any other callable unchanged."""
+    return getattr(f, "__cuvil_function__", f)
+
+
+def trace_examples(f, example_args, example_kwargs, api: str) -> TracedProgram:
+    """Trace ``f`` (a plain callable or a ``@cuvil.jit`` function) for example arguments.
+
+    Each example is an array or any object with ``shape`` and ``dtype``; ``api``
+    prefixes the ``TypeError`` raised for an unusable one. Tracing errors
+    propagate as in :func:`trace_function`.
+    """
+    fn = unwrap_jit(f)
+    arguments = bind_arguments(fn, signature_of(fn), example_args, example_kwargs)
+    for name, value in zip(arguments.names, arguments.values):
+        if not (hasattr(value, "shape") and hasattr(value, "dtype")):
+            raise TypeError(
+                f"{api}: argument '{name}' must be an array (or have shape and dtype), "
+                f"got {type(value).__name__}"
+            )
+        if not is_supported(value.dtype):
+            raise TypeError(
+                f"{api}: argument '{name}' has unsupported dtype {np.dtype(value.dtype)} "
+                f"(supported: {SUPPORTED_NAMES})"
+            )
+    return trace_function(fn, arguments)
 
 
 def trace_to_mlir(f, *example_args, **example_kwargs) -> str:
@@ -194,17 +227,4 @@ def trace_to_mlir(f, *example_args, **example_kwargs) -> str:
     where ``cuvil.jit`` would fall back, and :class:`cuvil.TraceError` for
     invalid programs.
     """
-    fn = getattr(f, "__cuvil_function__", f)
-    arguments = bind_arguments(fn, signature_of(fn), example_args, example_kwargs)
-    for name, value in zip(arguments.names, arguments.values):
-        if not (hasattr(value, "shape") and hasattr(value, "dtype")):
-            raise TypeError(
-                f"trace_to_mlir: argument '{name}' must be an array (or have shape and dtype), "
-                f"got {type(value).__name__}"
-            )
-        if not is_supported(value.dtype):
-            raise TypeError(
-                f"trace_to_mlir: argument '{name}' has unsupported dtype {np.dtype(value.dtype)} "
-                f"(supported: {SUPPORTED_NAMES})"
-            )
-    return trace_function(fn, arguments).mlir
+    return trace_examples(f, example_args, example_kwargs, "trace_to_mlir").mlir

@@ -64,8 +64,10 @@ std::string cpu::hostDescription() {
 void cpu::configureThreadRuntime() {
   // OpenMP workers spin for 200 ms after a parallel region by default,
   // stealing the cores from NumPy's BLAS threads and the caller between
-  // kernel calls; sleep at once instead. A user's own setting wins.
-  ::setenv("KMP_BLOCKTIME", "0", /*overwrite=*/0);
+  // calls. 1 ms keeps them awake across the kernels of one call (waking a
+  // sleeping worker costs tens of microseconds per kernel) and lets them
+  // sleep soon after. A user's own setting wins.
+  ::setenv("KMP_BLOCKTIME", "1", /*overwrite=*/0);
 }
 
 std::vector<std::string> cpu::runtimeLibraries() {
