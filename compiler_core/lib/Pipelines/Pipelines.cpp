@@ -176,7 +176,7 @@ PipelineBuilder mlir::cuvil::buildCpuPipeline(const CpuPipelineOptions &o) {
   builder.addStage("fusion", o.enableFusion
                                  ? "cuvil-fuse-elementwise,canonicalize,cse"
                                  : "");
-  builder.addStage("schedule", "cuvil-cpu-gemm-schedule{vector-lanes=" +
+  builder.addStage("schedule", "cuvil-cpu-schedule{vector-lanes=" +
                                    std::to_string(o.vectorLanes) + "}");
   builder.addStage(
       "bufferize",

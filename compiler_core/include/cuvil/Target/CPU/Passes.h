@@ -22,7 +22,7 @@ namespace mlir::cuvil {
 
 /// The transform-dialect schedule the pass applies to `module` (tags the
 /// scheduled matmuls with `cuvil.gemm_id`).
-std::string buildGemmSchedule(ModuleOp module, int vectorLanes);
+std::string buildCpuSchedule(ModuleOp module, int vectorLanes);
 
 /// Host vector width in f32 lanes (16 with AVX-512F, 8 with AVX2+FMA).
 int hostVectorLanes();

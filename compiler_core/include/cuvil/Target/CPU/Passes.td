@@ -4,7 +4,7 @@
 
 include "mlir/Pass/PassBase.td"
 
-def CpuGemmSchedule : Pass<"cuvil-cpu-gemm-schedule", "ModuleOp"> {
+def CpuSchedule : Pass<"cuvil-cpu-schedule", "ModuleOp"> {
   let summary = "Tile, vectorize and register-block GEMMs for the host CPU";
   let description = [{
     Builds and applies a transform-dialect schedule for every static

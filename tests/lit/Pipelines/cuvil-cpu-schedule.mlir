@@ -1,4 +1,4 @@
-// RUN: %cuvil_opt %s --cuvil-cpu-gemm-schedule=vector-lanes=8 --split-input-file | FileCheck %s
+// RUN: %cuvil_opt %s --cuvil-cpu-schedule=vector-lanes=8 --split-input-file | FileCheck %s
 
 // With AVX2-sized registers the register tile is 8 x 16; tile sizes divide
 // the GEMM (M=96 -> 32-row blocks, N=48 -> 48 columns, K=100 -> whole K).
@@ -76,10 +76,12 @@ func.func @epilogue(%a: tensor<128x32xf32>, %b: tensor<32x48xf32>, %bias: tensor
 // -----
 
 // Must not fuse: the GEMM result is also returned, so it must be stored.
+// The ReLU is then a kernel of its own (vectorized by rows).
 // CHECK-LABEL: func.func @no_epilogue_with_two_users
 // CHECK: scf.forall
+// CHECK-NOT: arith.maximumf
 // CHECK: scf.forall.in_parallel
-// CHECK: linalg.generic
+// CHECK: arith.maximumf {{.*}} : vector<1x8xf32>
 func.func @no_epilogue_with_two_users(%a: tensor<128x32xf32>, %b: tensor<32x48xf32>) -> (tensor<128x48xf32>, tensor<128x48xf32>) {
   %cst = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<128x48xf32>
@@ -93,4 +95,52 @@ func.func @no_epilogue_with_two_users(%a: tensor<128x32xf32>, %b: tensor<32x48xf
     linalg.yield %m : f32
   } -> tensor<128x48xf32>
   return %r, %o : tensor<128x48xf32>, tensor<128x48xf32>
+}
+
+// -----
+
+// Elementwise kernels are vectorized along the innermost dimension; row
+// reductions become one vector reduction per row.
+// CHECK-LABEL: func.func @rows
+// CHECK: vector.reduction <add>, %{{.*}} : vector<40xf32> into f32
+// CHECK: math.exp {{.*}} : vector<1x8xf32>
+func.func @rows(%x: tensor<6x40xf32>, %y: tensor<6x32xf32>) -> (tensor<6xf32>, tensor<6x32xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<6xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<6xf32>) -> tensor<6xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+                       iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<6x40xf32>) outs(%f : tensor<6xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %a = arith.addf %acc, %in : f32
+    linalg.yield %a : f32
+  } -> tensor<6xf32>
+  %e2 = tensor.empty() : tensor<6x32xf32>
+  %x2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                        iterator_types = ["parallel", "parallel"]}
+      ins(%y : tensor<6x32xf32>) outs(%e2 : tensor<6x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %v = math.exp %in : f32
+    linalg.yield %v : f32
+  } -> tensor<6x32xf32>
+  return %s, %x2 : tensor<6xf32>, tensor<6x32xf32>
+}
+
+// -----
+
+// Boolean kernels stay scalar: vectors of i1 are bit-packed in memory.
+// CHECK-LABEL: func.func @booleans_scalar
+// CHECK-NOT: vector.
+// CHECK: linalg.generic
+func.func @booleans_scalar(%x: tensor<4x32xf32>) -> tensor<4x32xi1> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x32xi1>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x32xf32>) outs(%e : tensor<4x32xi1>) {
+  ^bb0(%in: f32, %out: i1):
+    %c = arith.cmpf olt, %in, %cst : f32
+    linalg.yield %c : i1
+  } -> tensor<4x32xi1>
+  return %r : tensor<4x32xi1>
 }

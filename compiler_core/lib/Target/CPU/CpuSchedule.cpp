@@ -1,4 +1,4 @@
-//===- GemmSchedule.cpp - The cuvil-cpu-gemm-schedule pass ----------------===//
+//===- CpuSchedule.cpp - The cuvil-cpu-schedule pass ----------------===//
 //
 // GEMM code generation as a transform-dialect schedule built per module, so
 // the tiling decisions are readable IR and each GEMM gets tile sizes that
@@ -15,7 +15,7 @@
 #include "llvm/TargetParser/Host.h"
 
 namespace mlir::cuvil {
-#define GEN_PASS_DEF_CPUGEMMSCHEDULE
+#define GEN_PASS_DEF_CPUSCHEDULE
 #include "cuvil/Target/CPU/Passes.h.inc"
 } // namespace mlir::cuvil
 
@@ -127,9 +127,94 @@ linalg::GenericOp epilogueOf(linalg::LinalgOp gemm) {
     return {};
   return generic;
 }
+/// Inner tile for vectorizing an innermost dimension of `size`: whole
+/// registers when they divide it, the whole dimension when it is short.
+int64_t innerVectorTile(int64_t size, int64_t lanes) {
+  if (size % lanes == 0)
+    return lanes;
+  return size <= 4 * lanes ? size : 0;
+}
+
+/// Schedule of one tagged elementwise kernel or row reduction: every outer
+/// dimension tiled by 1, the innermost one vectorized.
+std::string vectorBlock(int64_t id, ArrayRef<int64_t> tileSizes) {
+  std::string sizes;
+  for (int64_t size : tileSizes)
+    sizes += (sizes.empty() ? "" : ", ") + std::to_string(size);
+  int64_t loops = llvm::count_if(tileSizes, [](int64_t t) { return t != 0; });
+  std::string loopTypes;
+  for (int64_t i = 0; i < loops; ++i)
+    loopTypes += ", !transform.any_op";
+  std::string block = R"mlir(
+    %v@ID@ = transform.structured.match ops{["linalg.generic"]} attributes{cuvil.vector_id = @ID@ : i64} in %root : (!transform.any_op) -> !transform.any_op
+    %vt@ID@, %vl@ID@:@LOOPS@ = transform.structured.tile_using_for %v@ID@ tile_sizes [@SIZES@] : (!transform.any_op) -> (!transform.any_op@TYPES@)
+    transform.structured.vectorize %vt@ID@ : !transform.any_op
+)mlir";
+  auto substitute = [&](llvm::StringRef key, llvm::StringRef value) {
+    size_t at;
+    while ((at = block.find(key.str())) != std::string::npos)
+      block.replace(at, key.size(), value.str());
+  };
+  substitute("@ID@", std::to_string(id));
+  substitute("@SIZES@", sizes);
+  substitute("@LOOPS@", std::to_string(loops));
+  substitute("@TYPES@", loopTypes);
+  if (loops == 0) {
+    // Nothing to tile (a single row): vectorize the op itself.
+    block = R"mlir(
+    %v@ID@ = transform.structured.match ops{["linalg.generic"]} attributes{cuvil.vector_id = @ID@ : i64} in %root : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %v@ID@ : !transform.any_op
+)mlir";
+    substitute("@ID@", std::to_string(id));
+  }
+  return block;
+}
+
+/// Tile sizes that vectorize `generic` along its innermost loop, or empty:
+/// all-parallel kernels, or reductions over the innermost loop only.
+SmallVector<int64_t> vectorTiles(linalg::GenericOp generic, int64_t lanes) {
+  if (generic.getNumResults() != 1 || generic.getNumLoops() == 0 ||
+      generic->hasAttr("cuvil.epilogue_id"))
+    return {};
+  for (Value operand : generic->getOperands()) {
+    // Vectors of i1 are bit-packed in memory while tensors of i1 are stored
+    // a byte per element: boolean kernels stay scalar.
+    auto type = dyn_cast<RankedTensorType>(operand.getType());
+    if (!type || !type.hasStaticShape() || type.getElementType().isInteger(1))
+      return {};
+  }
+  SmallVector<int64_t> ranges = generic.getStaticLoopRanges();
+  unsigned loops = ranges.size();
+  unsigned reductions = generic.getNumReductionLoops();
+  bool innerReduction =
+      reductions == 1 && generic.getIteratorTypesArray()[loops - 1] ==
+                              utils::IteratorType::reduction;
+  if (reductions != 0 && !innerReduction)
+    return {};
+  int64_t inner = ranges.back();
+  SmallVector<int64_t> tiles(loops, 1);
+  if (innerReduction) {
+    if (inner > 1024)
+      return {};
+    tiles.back() = 0; // the whole row in one vector reduction
+  } else {
+    int64_t tile = innerVectorTile(inner, lanes);
+    if (!tile)
+      return {};
+    tiles.back() = tile;
+  }
+  // Dimensions of size 1 need no loop.
+  for (unsigned d = 0; d + 1 < loops; ++d)
+    if (ranges[d] == 1)
+      tiles[d] = 0;
+  if (!innerReduction && tiles.back() == inner)
+    tiles.back() = 0;
+  return tiles;
+}
+
 } // namespace
 
-std::string mlir::cuvil::buildGemmSchedule(ModuleOp module, int vectorLanes) {
+std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes) {
   // Per GEMM: a cache tile on tensors (one per thread task), a K block, then
   // a register tile of 8 rows by two vector registers accumulated over K one
   // step at a time. Tile sizes divide the GEMM so every tile is static.
@@ -160,6 +245,16 @@ std::string mlir::cuvil::buildGemmSchedule(ModuleOp module, int vectorLanes) {
                       (bool)epilogue, *tiles, registerCols);
     ++id;
   });
+  module.walk([&](linalg::GenericOp generic) {
+    SmallVector<int64_t> tiles = vectorTiles(generic, vectorLanes);
+    if (tiles.empty())
+      return;
+    generic->setAttr(
+        "cuvil.vector_id",
+        IntegerAttr::get(IntegerType::get(module.getContext(), 64), id));
+    body += vectorBlock(id, tiles);
+    ++id;
+  });
   return R"mlir(
 module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {)mlir" +
@@ -177,6 +272,7 @@ module attributes {transform.with_named_sequence} {
     transform.apply_patterns to %vf {
       transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
       transform.apply_patterns.vector.lower_outerproduct
+      transform.apply_patterns.vector.lower_multi_reduction lowering_strategy = "innerreduction"
       transform.apply_patterns.vector.transfer_permutation_patterns
       transform.apply_patterns.canonicalization
     } : !transform.any_op
@@ -187,19 +283,19 @@ module attributes {transform.with_named_sequence} {
 }
 
 namespace {
-struct CpuGemmSchedulePass
-    : public cuvil::impl::CpuGemmScheduleBase<CpuGemmSchedulePass> {
-  using CpuGemmScheduleBase::CpuGemmScheduleBase;
+struct CpuSchedulePass
+    : public cuvil::impl::CpuScheduleBase<CpuSchedulePass> {
+  using CpuScheduleBase::CpuScheduleBase;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
     int lanes = vectorLanes > 0 ? (int)vectorLanes : hostVectorLanes();
-    std::string schedule = buildGemmSchedule(module, lanes);
+    std::string schedule = buildCpuSchedule(module, lanes);
     if (printSchedule)
       llvm::errs() << schedule;
     bool any = false;
     module.walk([&](Operation *op) {
-      if (op->hasAttr("cuvil.gemm_id"))
+      if (op->hasAttr("cuvil.gemm_id") || op->hasAttr("cuvil.vector_id"))
         any = true;
     });
     if (!any)
@@ -221,6 +317,7 @@ struct CpuGemmSchedulePass
     module.walk([](Operation *op) {
       op->removeAttr("cuvil.gemm_id");
       op->removeAttr("cuvil.epilogue_id");
+      op->removeAttr("cuvil.vector_id");
     });
   }
 };
