@@ -29,6 +29,8 @@ from ._jit import (
 from ._logging import LogLevel, set_log_level
 from ._program import trace_to_mlir
 from ._tracer import Tracer
+from . import frontend
+from .frontend import InputSpecError, IRModule, ShapeSpecError, TensorSpec
 
 __all__ = [
     "jit",
@@ -44,6 +46,11 @@ __all__ = [
     "set_log_level",
     "LogLevel",
     "Tracer",
+    "frontend",
+    "IRModule",
+    "TensorSpec",
+    "InputSpecError",
+    "ShapeSpecError",
     "TraceError",
     "CompileError",
     "UnsupportedConstructError",

@@ -142,8 +142,7 @@ class CompiledProgram:
         """Run the machine code on ``inputs`` and return the packed outputs."""
         program = self.program
         outputs = [
-            np.empty(shape, dtype)
-            for dtype, (_, shape) in zip(self.output_dtypes, program.outputs)
+            np.empty(shape, dtype) for dtype, (_, shape) in zip(self.output_dtypes, program.outputs)
         ]
         self.record.compiled(inputs, outputs)
         return program.pack([o[()] if o.ndim == 0 else o for o in outputs])

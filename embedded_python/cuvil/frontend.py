@@ -1,0 +1,471 @@
+"""``cuvil.frontend.build_ir``: a Python model and its input spec to inspectable, compilable IR."""
+
+from __future__ import annotations
+
+import inspect
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._dtypes import is_supported
+from ._errors import CompileError, UnsupportedConstructError
+from ._jit import IR_STAGES, TARGETS, CompiledProgram, _extension, compile_program
+from ._program import SUPPORTED_NAMES, _python_name, signature_of, trace_examples, unwrap_jit
+from ._source import function_location
+
+__all__ = [
+    "build_ir",
+    "IRModule",
+    "CompiledModel",
+    "TensorSpec",
+    "InputSpecError",
+    "ShapeSpecError",
+    "MODES",
+]
+
+MODES = ("inference", "training")
+_API = "cuvil.frontend.build_ir"
+_Parameter = inspect.Parameter
+
+
+class InputSpecError(ValueError):
+    """``input_spec`` does not describe the model's inputs (names, dtypes or layout)."""
+
+
+class ShapeSpecError(InputSpecError):
+    """An input's shape in ``input_spec`` cannot be compiled (``None``, symbolic or bad dims)."""
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """The shape and dtype of one model input, e.g. ``TensorSpec((1, 3, 224, 224), "float32")``.
+
+    :func:`build_ir` compiles static shapes: every dim must be a positive int.
+    ``None`` dims and string (symbolic) dims such as ``"h"`` are rejected with a
+    :class:`ShapeSpecError` naming the input and the dim.
+    """
+
+    shape: tuple
+    dtype: object = "float32"
+
+    def __post_init__(self):
+        if isinstance(self.shape, list):
+            object.__setattr__(self, "shape", tuple(self.shape))
+
+    def __str__(self) -> str:
+        dtype = self.dtype if isinstance(self.dtype, str) else np.dtype(self.dtype).name
+        return f"{dtype}[{', '.join(str(d) for d in self.shape)}]"
+
+
+def _normalize_dtype(dtype, what: str) -> str:
+    """The name of a supported dtype given as a string, NumPy dtype or type."""
+    try:
+        resolved = None if dtype is None else np.dtype(dtype)
+    except TypeError:
+        resolved = None
+    if resolved is None:
+        raise InputSpecError(
+            f"{_API}: {what} has dtype {dtype!r}, which is not a NumPy dtype "
+            f"(supported: {SUPPORTED_NAMES})"
+        )
+    if not is_supported(resolved):
+        raise InputSpecError(
+            f"{_API}: {what} has unsupported dtype {resolved} (supported: {SUPPORTED_NAMES})"
+        )
+    return resolved.name
+
+
+def _normalize_shape(name: str, shape) -> tuple[int, ...]:
+    """``shape`` as a tuple of positive ints, or a :class:`ShapeSpecError` naming the input."""
+    if shape is None:
+        raise ShapeSpecError(
+            f"{_API}: Missing shape attr: input '{name}' has no shape (None) in static mode; "
+            f"fix: give a tuple of ints, e.g. {{{name!r}: (1, 3, 224, 224)}}"
+        )
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
+        shape = (shape,)
+    if not isinstance(shape, (tuple, list)):
+        raise InputSpecError(
+            f"{_API}: input '{name}' is described by a {type(shape).__name__} ({shape!r}); "
+            "give a tuple of ints, a (shape, dtype) pair or a cuvil.TensorSpec"
+        )
+    shape = tuple(shape)
+    dims = []
+    for index, dim in enumerate(shape):
+        if dim is None:
+            example = tuple(1 if d is None else d for d in shape)
+            raise ShapeSpecError(
+                f"{_API}: Missing shape attr: input '{name}' has None at dim {index} of shape "
+                f"{shape} in static mode; fix: give a tuple of ints, e.g. {example}, or declare "
+                "the dim symbolic once symbolic dimensions are supported"
+            )
+        if isinstance(dim, str):
+            raise ShapeSpecError(
+                f"{_API}: input '{name}' has the symbolic dim {dim!r} at dim {index} of shape "
+                f"{shape}; symbolic dimensions are not supported by this version; "
+                f"fix: give an int for dim {index}"
+            )
+        if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
+            raise ShapeSpecError(
+                f"{_API}: input '{name}' has {dim!r} (a {type(dim).__name__}) at dim {index} of "
+                f"shape {shape}; dims must be ints"
+            )
+        if dim <= 0:
+            raise ShapeSpecError(
+                f"{_API}: input '{name}' has {dim} at dim {index} of shape {shape}; dims must be "
+                "positive (Cuvil compiles neither empty nor negative dims)"
+            )
+        dims.append(int(dim))
+    return tuple(dims)
+
+
+def _normalize_spec(name: str, value, default_dtype: str) -> TensorSpec:
+    """One ``input_spec`` entry (shape, ``(shape, dtype)`` or TensorSpec-like) as a TensorSpec."""
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        shape, dtype = value.shape, value.dtype
+    elif isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], (tuple, list)):
+        shape, dtype = value
+    else:
+        shape, dtype = value, default_dtype
+    dims = _normalize_shape(name, shape)
+    return TensorSpec(dims, _normalize_dtype(dtype, f"input '{name}'"))
+
+
+def _quoted(names) -> str:
+    return ", ".join(f"'{n}'" for n in names)
+
+
+def _parameter_list(name: str, signature: inspect.Signature) -> str:
+    """``Model(x, *args, **kwargs)``: the callable's parameter names, without annotations."""
+    prefix = {_Parameter.VAR_POSITIONAL: "*", _Parameter.VAR_KEYWORD: "**"}
+    params = signature.parameters.values()
+    return f"{name}({', '.join(prefix.get(p.kind, '') + p.name for p in params)})"
+
+
+def _example_call(fn, name: str, examples: dict) -> tuple[list, dict]:
+    """Positional and keyword arguments that pass each example to the parameter it names."""
+    signature = signature_of(fn)
+    if signature is None:
+        raise InputSpecError(
+            f"{_API}: cannot read the parameters of {name}, so input_spec cannot be matched "
+            "to them; wrap it in a Python function with named parameters"
+        )
+    params = signature.parameters
+    any_keyword = any(p.kind is _Parameter.VAR_KEYWORD for p in params.values())
+    unknown = [k for k in examples if k not in params and not any_keyword]
+    variadic = [
+        k
+        for k in examples
+        if k in params and params[k].kind in (_Parameter.VAR_POSITIONAL, _Parameter.VAR_KEYWORD)
+    ]
+    missing = [
+        p.name
+        for p in params.values()
+        if p.kind not in (_Parameter.VAR_POSITIONAL, _Parameter.VAR_KEYWORD)
+        and p.default is _Parameter.empty
+        and p.name not in examples
+    ]
+    problems = []
+    if missing:
+        problems.append(f"no shape for {_quoted(missing)} (parameters without a default)")
+    if unknown:
+        problems.append(f"{_quoted(unknown)} not among its parameters")
+    if variadic:
+        problems.append(f"{_quoted(variadic)} name *args/**kwargs; give each input its own name")
+    if problems:
+        raise InputSpecError(
+            f"{_API}: input_spec (names: {_quoted(examples) or 'none'}) does not match the "
+            f"parameters of {_parameter_list(name, signature)}: {'; '.join(problems)}"
+        )
+    args, kwargs, skipped = [], {}, None
+    for p in params.values():
+        if p.kind is _Parameter.POSITIONAL_ONLY:
+            if p.name not in examples:
+                skipped = p.name
+            elif skipped is not None:
+                raise InputSpecError(
+                    f"{_API}: positional-only parameter '{p.name}' of "
+                    f"{_parameter_list(name, signature)} cannot be given without '{skipped}', "
+                    f"which comes before it; give '{skipped}' a shape too"
+                )
+            else:
+                args.append(examples[p.name])
+        elif p.name in examples and p.kind is not _Parameter.VAR_KEYWORD:
+            kwargs[p.name] = examples[p.name]
+    kwargs.update((k, v) for k, v in examples.items() if k not in params)
+    return args, kwargs
+
+
+def build_ir(
+    model,
+    input_spec: Mapping,
+    target: str = "cpu",
+    mode: str = "inference",
+    dtype="float32",
+) -> IRModule:
+    """Trace ``model`` into Cuvil IR for the inputs described by ``input_spec``.
+
+    Args:
+        model: a Python callable (a function, or an object with ``__call__`` such
+            as a class holding NumPy weights); ``@cuvil.jit`` functions work too.
+        input_spec: parameter name -> shape (a tuple of positive ints), a
+            ``(shape, dtype)`` pair, or a :class:`TensorSpec`-like object (anything
+            with ``shape`` and ``dtype``, a NumPy array included). Every
+            parameter without a default must be named; no other name may be.
+        target: backend; only ``"cpu"`` is available in this version.
+        mode: ``"inference"`` (training-only ops such as ``cuvil.dropout`` are
+            removed when compiling) or ``"training"`` (the IR can be inspected,
+            not compiled).
+        dtype: the dtype of inputs given by shape alone.
+
+    The model runs once on zero-valued arrays of those shapes; constructs that
+    ``cuvil.jit`` would run as plain Python raise
+    :class:`cuvil.UnsupportedConstructError` here, naming the construct and the
+    ``file:line``. A ``None`` dim raises :class:`ShapeSpecError` ("Missing shape
+    attr"), as does a symbolic (string) dim.
+    """
+    if not callable(model):
+        raise TypeError(f"{_API}: model must be callable, got {type(model).__name__}")
+    if isinstance(model, type):
+        raise TypeError(
+            f"{_API}: model is the class {model.__name__}, not a model; pass an instance, "
+            f"e.g. {model.__name__}(...)"
+        )
+    if target not in TARGETS:
+        raise ValueError(
+            f"{_API}: target {target!r} is not available in this version; available targets: "
+            f"{', '.join(repr(t) for t in TARGETS)}"
+        )
+    if mode not in MODES:
+        raise ValueError(
+            f"{_API}: unknown mode {mode!r}; use one of {', '.join(repr(m) for m in MODES)}"
+        )
+    default_dtype = _normalize_dtype(dtype, "the dtype argument")
+    if not isinstance(input_spec, Mapping):
+        raise InputSpecError(
+            f"{_API}: input_spec must map parameter names to shapes, e.g. "
+            f"{{'x': (1, 3, 224, 224)}}; got a {type(input_spec).__name__}"
+        )
+    for key in input_spec:
+        if not isinstance(key, str):
+            raise InputSpecError(f"{_API}: input_spec keys must be parameter names, got {key!r}")
+    specs = {key: _normalize_spec(key, value, default_dtype) for key, value in input_spec.items()}
+    fn = unwrap_jit(model)
+    name = _python_name(fn)
+    examples = {
+        key: np.broadcast_to(np.zeros((), spec.dtype), spec.shape) for key, spec in specs.items()
+    }
+    args, kwargs = _example_call(fn, name, examples)
+    try:
+        program = trace_examples(fn, args, kwargs, _API)
+    except UnsupportedConstructError as error:
+        error.add_note(
+            f"{_API} traces {name} once into Cuvil IR and has no Python fallback: rewrite that "
+            "code with operations Cuvil supports, or compute it outside the model."
+        )
+        raise
+    ext = _extension()
+    try:
+        ext.verify(program.mlir)
+    except ext.CompileError as error:
+        raise CompileError(f"{_API}: the IR traced from {name} is invalid:\n{error}") from error
+    return IRModule(
+        program=program,
+        name=name,
+        source=str(function_location(fn)),
+        input_spec={key: specs[key] for key in program.input_names},
+        target=target,
+        mode=mode,
+        fingerprint=ext.fingerprint(program.mlir),
+    )
+
+
+def _check_stage(api: str, stage: str) -> None:
+    if stage not in IR_STAGES:
+        raise ValueError(f"{api}: unknown stage {stage!r}; use one of {', '.join(IR_STAGES)}")
+
+
+def _signature_text(name: str, inputs: Mapping, outputs) -> str:
+    ins = ", ".join(f"{key}: {spec}" for key, spec in inputs.items())
+    return f"{name}({ins}) -> ({', '.join(str(spec) for spec in outputs)})"
+
+
+class IRModule:
+    """Cuvil IR built by :func:`build_ir`: inspect its text, compile it, look at later stages.
+
+    Attributes:
+        name: the model's Python name; ``func_name`` is its symbol in the IR.
+        text: the Cuvil IR as MLIR text, each op located at the user's ``file:line``.
+        fingerprint: the structural SHA-256 of the IR (locations ignored), 64 hex digits.
+        input_spec: input name -> :class:`TensorSpec`, in the compiled function's order.
+        output_spec: the outputs' :class:`TensorSpec`, in the order the model returns them.
+        target, mode: as given to :func:`build_ir`.
+    """
+
+    def __init__(self, program, name, source, input_spec, target, mode, fingerprint):
+        self._program = program
+        self.name = name
+        self.source = source
+        self._input_spec = dict(input_spec)
+        self.output_spec = tuple(TensorSpec(s, d.name) for d, s in program.outputs)
+        self.target = target
+        self.mode = mode
+        self.fingerprint = fingerprint
+        self._compiled: dict[bool, CompiledModel] = {}
+        self._latest: CompiledModel | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def text(self) -> str:
+        return self._program.mlir
+
+    @property
+    def func_name(self) -> str:
+        return self._program.func_name
+
+    @property
+    def input_spec(self) -> dict[str, TensorSpec]:
+        return dict(self._input_spec)
+
+    def compile(self, enable_fusion: bool = True) -> CompiledModel:
+        """Compile for the target; the result is cached per ``enable_fusion``.
+
+        Raises :class:`cuvil.CompileError` for a ``mode="training"`` module:
+        this version compiles inference graphs only.
+        """
+        if self.mode == "training":
+            raise CompileError(
+                f"cuvil: cannot compile {self.name}: it was built with mode='training', and "
+                "training graphs cannot be compiled by this version (inference only). Its IR "
+                "is still available as .text. Fix: build_ir(..., mode='inference'), which "
+                "removes training-only ops such as cuvil.dropout when compiling."
+            )
+        key = bool(enable_fusion)
+        with self._lock:
+            model = self._compiled.get(key)
+            if model is None:
+                entry = compile_program(self._program, self.name, self.source, self.target, key)
+                model = self._compiled[key] = CompiledModel(self, entry)
+            self._latest = model
+        return model
+
+    def inspect(self, stage: str = "input") -> str:
+        """IR at ``stage`` (one of ``cuvil.IR_STAGES``) of the latest compilation.
+
+        Compiles with the default options first if :meth:`compile` was not called.
+        """
+        _check_stage("IRModule.inspect", stage)
+        model = self._latest or self.compile()
+        return model.inspect(stage)
+
+    def __repr__(self) -> str:
+        return (
+            f"<cuvil.IRModule {_signature_text(self.name, self._input_spec, self.output_spec)} "
+            f"target={self.target!r} mode={self.mode!r} fingerprint={self.fingerprint[:12]}>"
+        )
+
+
+class CompiledModel:
+    """An :class:`IRModule` compiled to machine code, called with NumPy arrays.
+
+    Inputs are given positionally or by their ``input_spec`` names; each must
+    be a NumPy array of exactly the spec's dtype and shape (a non-contiguous one
+    is copied). Returns fresh NumPy arrays, arranged as the model returned them.
+    """
+
+    def __init__(self, module: IRModule, entry: CompiledProgram):
+        self.module = module
+        self._entry = entry
+        self._names = list(module.input_spec)
+        self._types = [(np.dtype(s.dtype), s.shape) for s in module.input_spec.values()]
+
+    @property
+    def input_spec(self) -> dict[str, TensorSpec]:
+        return self.module.input_spec
+
+    @property
+    def output_spec(self) -> tuple[TensorSpec, ...]:
+        return self.module.output_spec
+
+    @property
+    def enable_fusion(self) -> bool:
+        return self._entry.record.enable_fusion
+
+    @property
+    def compilation(self):
+        """The :class:`cuvil.Compilation` record (also listed by ``cuvil.compilations()``)."""
+        return self._entry.record
+
+    @property
+    def compile_ms(self) -> float:
+        return self._entry.record.compile_ms
+
+    @property
+    def from_cache(self) -> bool:
+        return self._entry.record.from_cache
+
+    def inspect(self, stage: str = "input") -> str:
+        """IR at ``stage``, one of ``cuvil.IR_STAGES`` (``"input"`` ... ``"asm"``)."""
+        _check_stage("CompiledModel.inspect", stage)
+        return self._entry.record.compiled.ir(stage)
+
+    def emit(self, kind: str, path: str) -> None:
+        """Write the compiled code as ``kind`` (mlir, llvm, asm, obj or so) to ``path``."""
+        self._entry.record.compiled.emit(kind, str(path))
+
+    def __call__(self, *args, **kwargs):
+        return self._entry.run(self._bind(args, kwargs))
+
+    def _bind(self, args, kwargs) -> list:
+        names, label = self._names, f"compiled {self.module.name}"
+        if len(args) > len(names):
+            raise TypeError(
+                f"{label} takes {len(names)} input(s) ({_quoted(names)}) but {len(args)} "
+                "were given"
+            )
+        given = dict(zip(names, args))
+        for key, value in kwargs.items():
+            if key not in names:
+                raise TypeError(f"{label} has no input '{key}'; its inputs are {_quoted(names)}")
+            if key in given:
+                raise TypeError(f"{label} got input '{key}' both by position and by name")
+            given[key] = value
+        missing = [n for n in names if n not in given]
+        if missing:
+            raise TypeError(f"{label} is missing input(s) {_quoted(missing)}")
+        return [
+            self._check(label, n, given[n], dtype, shape)
+            for n, (dtype, shape) in zip(names, self._types)
+        ]
+
+    @staticmethod
+    def _check(label: str, name: str, value, dtype: np.dtype, shape: tuple) -> np.ndarray:
+        if not isinstance(value, (np.ndarray, np.generic)):
+            raise TypeError(
+                f"{label}: input '{name}' must be a numpy.ndarray of dtype {dtype} and shape "
+                f"{shape}, got {type(value).__name__}"
+            )
+        value = np.asarray(value)
+        if value.dtype != dtype:
+            raise TypeError(
+                f"{label}: input '{name}' has dtype {value.dtype}, but the IR was built for "
+                f"{dtype}; fix: pass {name}.astype(np.{dtype.name}) or build the IR for "
+                f"{value.dtype}"
+            )
+        if value.shape != shape:
+            raise ValueError(
+                f"{label}: input '{name}' has shape {value.shape}, but the IR was built for "
+                f"shape {shape}; fix: build the IR again with {{{name!r}: {value.shape}}}"
+            )
+        return np.require(value, requirements=("C", "A"))
+
+    def __repr__(self) -> str:
+        module = self.module
+        signature = _signature_text(module.name, module.input_spec, module.output_spec)
+        return (
+            f"<cuvil.CompiledModel {signature} "
+            f"target={module.target!r} enable_fusion={self.enable_fusion} "
+            f"fingerprint={module.fingerprint[:12]}>"
+        )
