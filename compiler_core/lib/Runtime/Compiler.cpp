@@ -399,25 +399,8 @@ bool cuvil::CompiledFunction::ir(const std::string &stage, std::string &out,
     out = printOp(*impl->lowered);
     return true;
   }
-  auto tm = cpu::createHostTargetMachine();
-  if (!tm) {
-    error = llvm::toString(tm.takeError());
-    return false;
-  }
-  llvm::LLVMContext llvmContext;
-  auto module = cpu::translateToLLVMIR(*impl->lowered, llvmContext, **tm,
-                                       /*optimize=*/true);
-  if (!module) {
-    error = llvm::toString(module.takeError());
-    return false;
-  }
-  if (stage == "llvm") {
-    out.clear();
-    llvm::raw_string_ostream os(out);
-    (*module)->print(os, nullptr);
-    return true;
-  }
-  if (llvm::Error e = cpu::emitMachineCode(**module, **tm, true, out)) {
+  auto kind = stage == "llvm" ? cpu::Artifact::LLVMIR : cpu::Artifact::Assembly;
+  if (llvm::Error e = cpu::emitArtifact(*impl->lowered, kind, out)) {
     error = llvm::toString(std::move(e));
     return false;
   }
@@ -445,19 +428,8 @@ bool cuvil::CompiledFunction::emit(const std::string &kind,
   } else if (kind == "obj") {
     if (failed(impl->lower(error)))
       return false;
-    auto tm = cpu::createHostTargetMachine(/*positionIndependent=*/true);
-    if (!tm) {
-      error = llvm::toString(tm.takeError());
-      return false;
-    }
-    llvm::LLVMContext llvmContext;
-    auto module = cpu::translateToLLVMIR(*impl->lowered, llvmContext, **tm,
-                                         /*optimize=*/true);
-    if (!module) {
-      error = llvm::toString(module.takeError());
-      return false;
-    }
-    if (llvm::Error e = cpu::emitMachineCode(**module, **tm, false, content)) {
+    if (llvm::Error e =
+            cpu::emitArtifact(*impl->lowered, cpu::Artifact::Object, content)) {
       error = llvm::toString(std::move(e));
       return false;
     }

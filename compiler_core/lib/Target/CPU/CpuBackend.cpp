@@ -108,6 +108,24 @@ llvm::Error cpu::emitMachineCode(llvm::Module &module, llvm::TargetMachine &tm,
   return llvm::Error::success();
 }
 
+llvm::Error cpu::emitArtifact(ModuleOp module, Artifact kind,
+                              std::string &out) {
+  auto tm = createHostTargetMachine(/*positionIndependent=*/true);
+  if (!tm)
+    return tm.takeError();
+  llvm::LLVMContext context;
+  auto llvmModule = translateToLLVMIR(module, context, **tm, true);
+  if (!llvmModule)
+    return llvmModule.takeError();
+  if (kind == Artifact::LLVMIR) {
+    out.clear();
+    llvm::raw_string_ostream os(out);
+    (*llvmModule)->print(os, nullptr);
+    return llvm::Error::success();
+  }
+  return emitMachineCode(**llvmModule, **tm, kind == Artifact::Assembly, out);
+}
+
 llvm::Error cpu::addPackedInterface(llvm::Module &module,
                                     llvm::StringRef name) {
   std::string target = ("_mlir_ciface_" + name).str();

@@ -40,6 +40,13 @@ static int64_t largestDivisor(int64_t size, ArrayRef<int64_t> candidates) {
 }
 
 namespace {
+/// Replaces every `key` in `text` by `value`.
+void substitute(std::string &text, llvm::StringRef key, llvm::StringRef value) {
+  size_t at;
+  while ((at = text.find(key.str())) != std::string::npos)
+    text.replace(at, key.size(), value.str());
+}
+
 /// Tile sizes of one GEMM (batch 0 for a plain matmul).
 struct GemmTiles {
   int64_t blockM, blockN, blockK;
@@ -93,19 +100,14 @@ std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
     %c@ID@, %rl@ID@:3 = transform.structured.tile_using_for %b@ID@ tile_sizes [@B0@8, @RC@, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
     transform.structured.vectorize %c@ID@ : !transform.any_op
 )mlir";
-  auto substitute = [&](llvm::StringRef key, llvm::StringRef value) {
-    size_t at;
-    while ((at = block.find(key.str())) != std::string::npos)
-      block.replace(at, key.size(), value.str());
-  };
-  substitute("@OP@", opName);
-  substitute("@ID@", std::to_string(id));
-  substitute("@B1@", batched ? "1, " : "");
-  substitute("@B0@", batched ? "0, " : "");
-  substitute("@BM@", std::to_string(tiles.blockM));
-  substitute("@BN@", std::to_string(tiles.blockN));
-  substitute("@BK@", std::to_string(tiles.blockK));
-  substitute("@RC@", std::to_string(registerCols));
+  substitute(block, "@OP@", opName);
+  substitute(block, "@ID@", std::to_string(id));
+  substitute(block, "@B1@", batched ? "1, " : "");
+  substitute(block, "@B0@", batched ? "0, " : "");
+  substitute(block, "@BM@", std::to_string(tiles.blockM));
+  substitute(block, "@BN@", std::to_string(tiles.blockN));
+  substitute(block, "@BK@", std::to_string(tiles.blockK));
+  substitute(block, "@RC@", std::to_string(registerCols));
   return block;
 }
 
@@ -150,22 +152,17 @@ std::string vectorBlock(int64_t id, ArrayRef<int64_t> tileSizes) {
     %vt@ID@, %vl@ID@:@LOOPS@ = transform.structured.tile_using_for %v@ID@ tile_sizes [@SIZES@] : (!transform.any_op) -> (!transform.any_op@TYPES@)
     transform.structured.vectorize %vt@ID@ : !transform.any_op
 )mlir";
-  auto substitute = [&](llvm::StringRef key, llvm::StringRef value) {
-    size_t at;
-    while ((at = block.find(key.str())) != std::string::npos)
-      block.replace(at, key.size(), value.str());
-  };
-  substitute("@ID@", std::to_string(id));
-  substitute("@SIZES@", sizes);
-  substitute("@LOOPS@", std::to_string(loops));
-  substitute("@TYPES@", loopTypes);
+  substitute(block, "@ID@", std::to_string(id));
+  substitute(block, "@SIZES@", sizes);
+  substitute(block, "@LOOPS@", std::to_string(loops));
+  substitute(block, "@TYPES@", loopTypes);
   if (loops == 0) {
     // Nothing to tile (a single row): vectorize the op itself.
     block = R"mlir(
     %v@ID@ = transform.structured.match ops{["linalg.generic"]} attributes{cuvil.vector_id = @ID@ : i64} in %root : (!transform.any_op) -> !transform.any_op
     transform.structured.vectorize %v@ID@ : !transform.any_op
 )mlir";
-    substitute("@ID@", std::to_string(id));
+    substitute(block, "@ID@", std::to_string(id));
   }
   return block;
 }

@@ -42,6 +42,12 @@ translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
 llvm::Error emitMachineCode(llvm::Module &module, llvm::TargetMachine &tm,
                             bool assembly, std::string &out);
 
+enum class Artifact { LLVMIR, Assembly, Object };
+
+/// Translates and optimizes an LLVM-dialect module for the host, then prints
+/// it as LLVM IR or emits assembly or a (position-independent) object.
+llvm::Error emitArtifact(ModuleOp module, Artifact kind, std::string &out);
+
 /// Adds `_mlir__mlir_ciface_<name>(void **args)`, the packed entry point
 /// the runtime calls (the same one the JIT generates), so that shared
 /// libraries and the JIT are called alike.
