@@ -18,6 +18,7 @@ import platform
 import statistics
 import sys
 import time
+import tracemalloc
 
 import numpy as np
 from threadpoolctl import threadpool_info
@@ -105,6 +106,15 @@ def bench_example(name: str, runs: int, warmup: int) -> dict:
         row["error"] = f"fell back to NumPy: {reason}"
         return row
     row["max_abs_error"] = float(np.max(np.abs(result - module.reference(*inputs))))
+    # Memory one call allocates: NumPy's traced peak (intermediates and the
+    # result; inputs excluded) vs Cuvil's planned arena of intermediates
+    # plus the result array.
+    tracemalloc.start()
+    fn.__wrapped__(*inputs)
+    row["numpy_peak_mb"] = tracemalloc.get_traced_memory()[1] / 2**20
+    tracemalloc.stop()
+    planned = fn._last_compiled.compiled.planned_peak_bytes
+    row["cuvil_plan_mb"] = (planned + np.asarray(result).nbytes) / 2**20
     row["numpy_ms"] = median_ms(fn.__wrapped__, inputs, runs, warmup)
     row["cuvil_ms"] = median_ms(fn, inputs, runs, warmup)
     return row
@@ -130,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"median of {args.runs} runs after {args.warmup} warm-up calls\n")
     header = (
         f"{'example':<20}{'numpy ms':>11}{'cuvil ms':>11}{'speedup':>9}"
-        f"{'1st call ms':>13}{'max abs err':>13}"
+        f"{'1st call ms':>13}{'max abs err':>13}{'numpy MB':>10}{'cuvil MB':>10}"
     )
     print(header)
     print("-" * len(header))
@@ -145,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"{row['name']:<20}{row['numpy_ms']:>11.3f}{row['cuvil_ms']:>11.3f}{speedup:>8.2f}x"
             f"{row['first_call_ms']:>13.1f}{row['max_abs_error']:>13.2e}"
+            f"{row['numpy_peak_mb']:>10.2f}{row['cuvil_plan_mb']:>10.2f}"
         )
     for row in rows:
         if row["name"] == "matmul_inference" and "error" not in row:

@@ -119,6 +119,20 @@ PYBIND11_MODULE(_cuvil, m) {
       .def_property_readonly("fingerprint",
                              &cuvil::CompiledFunction::fingerprint)
       .def_property_readonly("compile_ms", &cuvil::CompiledFunction::compileMs)
+      .def_property_readonly(
+          "planned_peak_bytes",
+          [](cuvil::CompiledFunction &self) {
+            py::gil_scoped_release release;
+            return self.plannedPeakBytes();
+          },
+          "Bytes of the intermediate-buffer arena after memory planning")
+      .def_property_readonly(
+          "unplanned_bytes",
+          [](cuvil::CompiledFunction &self) {
+            py::gil_scoped_release release;
+            return self.unplannedBytes();
+          },
+          "Sum of the intermediate buffers the plan packs into the arena")
       .def_property_readonly("from_cache", &cuvil::CompiledFunction::fromCache)
       .def(
           "ir",

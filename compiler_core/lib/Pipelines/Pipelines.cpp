@@ -184,7 +184,8 @@ PipelineBuilder mlir::cuvil::buildCpuPipeline(const CpuPipelineOptions &o) {
       "function-boundary-type-conversion=identity-layout-map},"
       "cuvil-materialize-results,"
       "buffer-results-to-out-params{hoist-static-allocs=1},"
-      "buffer-deallocation-pipeline,convert-linalg-to-loops,"
+      "buffer-deallocation-pipeline,func.func(cuvil-plan-memory),"
+      "convert-linalg-to-loops,"
       "scf-forall-to-parallel,canonicalize");
   std::string parallel =
       o.parallel ? "convert-scf-to-openmp,canonicalize," : "";

@@ -235,6 +235,7 @@ struct cuvil::CompiledFunction::Impl {
   std::string fingerprint;
   double compileMs = 0;
   bool fromCache = false;
+  int64_t plannedPeakBytes = 0, unplannedBytes = 0;
   std::unique_ptr<ExecutionEngine> engine;
   PackedFn entry = nullptr;
   /// Descriptor template per argument: {alloc, aligned, offset, sizes,
@@ -272,10 +273,14 @@ LogicalResult cuvil::CompiledFunction::Impl::lower(std::string &error) {
   pipelineOptions.vectorLanes = mlir::cuvil::hostVectorLanes();
   mlir::cuvil::PipelineBuilder pipeline =
       mlir::cuvil::buildCpuPipeline(pipelineOptions);
-  size_t scheduleStage = 0;
-  while (scheduleStage < pipeline.stages().size() &&
-         pipeline.stages()[scheduleStage].name != "schedule")
-    ++scheduleStage;
+  auto stageIndex = [&](llvm::StringRef name) {
+    size_t i = 0;
+    while (i < pipeline.stages().size() && pipeline.stages()[i].name != name)
+      ++i;
+    return i;
+  };
+  size_t scheduleStage = stageIndex("schedule");
+  size_t llvmStage = stageIndex("llvm");
   std::vector<PassSnapshot> recorded;
   if (failed(pipeline.run(*lowered, options.captureSnapshots, recorded, 0,
                           scheduleStage))) {
@@ -285,7 +290,22 @@ LogicalResult cuvil::CompiledFunction::Impl::lower(std::string &error) {
   }
   optimizedText = printOp(*lowered);
   if (failed(pipeline.run(*lowered, options.captureSnapshots, recorded,
-                          scheduleStage))) {
+                          scheduleStage, llvmStage))) {
+    error = diagnostics.take("code generation failed");
+    lowered = nullptr;
+    return failure();
+  }
+  // The memory plan, read before the LLVM stage drops function attributes.
+  lowered->walk([&](func::FuncOp func) {
+    if (auto peak = func->getAttrOfType<mlir::IntegerAttr>(
+            "cuvil.planned_peak_bytes"))
+      plannedPeakBytes += peak.getInt();
+    if (auto total =
+            func->getAttrOfType<mlir::IntegerAttr>("cuvil.unplanned_bytes"))
+      unplannedBytes += total.getInt();
+  });
+  if (failed(pipeline.run(*lowered, options.captureSnapshots, recorded,
+                          llvmStage))) {
     error = diagnostics.take("code generation failed");
     lowered = nullptr;
     return failure();
@@ -375,6 +395,14 @@ const std::string &cuvil::CompiledFunction::fingerprint() const {
   return impl->fingerprint;
 }
 double cuvil::CompiledFunction::compileMs() const { return impl->compileMs; }
+int64_t cuvil::CompiledFunction::plannedPeakBytes() {
+  std::string error;
+  return succeeded(impl->lower(error)) ? impl->plannedPeakBytes : -1;
+}
+int64_t cuvil::CompiledFunction::unplannedBytes() {
+  std::string error;
+  return succeeded(impl->lower(error)) ? impl->unplannedBytes : -1;
+}
 bool cuvil::CompiledFunction::fromCache() const { return impl->fromCache; }
 
 bool cuvil::CompiledFunction::ir(const std::string &stage, std::string &out,

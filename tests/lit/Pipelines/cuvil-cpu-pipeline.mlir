@@ -41,7 +41,8 @@
 
 // Results become caller-provided buffers (no allocation is returned).
 // BUFFERS-LABEL: func.func @mlp
-// BUFFERS-SAME: %{{.*}}: memref<128x128xf32>, %{{.*}}: memref<128x256xf32>, %{{.*}}: memref<256xf32>, %{{.*}}: memref<128x256xf32>) {
+// BUFFERS-SAME: %{{.*}}: memref<128x128xf32>, %{{.*}}: memref<128x256xf32>, %{{.*}}: memref<256xf32>, %{{.*}}: memref<128x256xf32>)
+// BUFFERS-SAME: cuvil.planned_peak_bytes
 // BUFFERS-NOT: tensor<
 // BUFFERS: return
 // BUFFERS-NEXT: }

@@ -43,6 +43,11 @@ public:
   const std::vector<PassSnapshot> &snapshots() const;
   const std::string &fingerprint() const;
   double compileMs() const;
+  /// Bytes of intermediate buffers after memory planning (their arena) and
+  /// before it (the sum of the buffers); lowers on demand when loaded from
+  /// the cache; -1 when that fails.
+  int64_t plannedPeakBytes();
+  int64_t unplannedBytes();
   bool fromCache() const;
 
   /// IR at a stage: "input", "optimized" (after graph-level passes and

@@ -82,4 +82,34 @@ def CpuMaterializeResults : Pass<"cuvil-materialize-results", "ModuleOp"> {
   let dependentDialects = ["memref::MemRefDialect"];
 }
 
+def PlanMemory : Pass<"cuvil-plan-memory", "func::FuncOp"> {
+  let summary = "Liveness-based reuse of intermediate buffers in one arena";
+  let description = [{
+    Every statically shaped intermediate buffer allocated at the top level
+    of a function (after bufferization and deallocation) gets a live range
+    from its allocation to its last use, aliases through views included.
+    Buffers whose ranges do not overlap share memory: offsets in one arena
+    are assigned first-fit (64-byte aligned) in order of allocation, each
+    buffer becomes a `memref.view` of the arena and its deallocation goes.
+    Buffers that escape (returned, passed to a call, yielded from a region)
+    are left alone. The function gets `cuvil.planned_peak_bytes` (the arena
+    size) and `cuvil.unplanned_bytes` (the sum of the planned buffers).
+
+    Before:
+    ```mlir
+    %a = memref.alloc() : memref<256xf32>
+    ... last use of %a ...
+    memref.dealloc %a : memref<256xf32>
+    %b = memref.alloc() : memref<256xf32>
+    ```
+    After:
+    ```mlir
+    %arena = memref.alloc() {alignment = 64 : i64} : memref<1024xi8>
+    %a = memref.view %arena[%c0][] : memref<1024xi8> to memref<256xf32>
+    %b = memref.view %arena[%c0][] : memref<1024xi8> to memref<256xf32>
+    ```
+  }];
+  let dependentDialects = ["arith::ArithDialect", "memref::MemRefDialect"];
+}
+
 #endif // CUVIL_TARGET_CPU_PASSES_TD
