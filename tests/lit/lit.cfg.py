@@ -10,6 +10,7 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.cuvil_obj_root, "tests", "lit")
 config.excludes = ["lit.cfg.py", "lit.site.cfg.py.in"]
 
+config.substitutions.append(("%cuvil_lib", os.path.join(config.cuvil_obj_root, "lib")))
 config.substitutions.append(("%cuvil_opt", os.path.join(config.cuvil_tools_dir, "cuvil-opt")))
 config.substitutions.append(("FileCheck", os.path.join(config.llvm_tools_dir, "FileCheck")))
 config.substitutions.append(("%not", os.path.join(config.llvm_tools_dir, "not")))
