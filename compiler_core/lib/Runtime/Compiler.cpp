@@ -93,7 +93,6 @@ std::unique_ptr<MLIRContext> createContext() {
   mlir::cuvil::registerCuvilDialects(registry);
   cpu::initializeTargets(registry);
   auto context = std::make_unique<MLIRContext>(registry);
-  context->loadAllAvailableDialects();
   context->disableMultithreading();
   context->printOpOnDiagnostic(false);
   return context;
@@ -217,6 +216,12 @@ LogicalResult signatureOf(TypeRange types, Location loc, const char *what,
 
 using PackedFn = void (*)(void **);
 
+OwningOpRef<ModuleOp> parseModule(const std::string &text,
+                                  MLIRContext *context) {
+  return mlir::parseSourceString<ModuleOp>(text, ParserConfig(context),
+                                           "<cuvil-ir>");
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -247,6 +252,11 @@ struct cuvil::CompiledFunction::Impl {
   LogicalResult loadFromCache(const std::string &path, std::string &error);
   void storeInCache(const std::string &path);
   std::string cacheKey() const;
+  void releaseIR() {
+    lowered = nullptr;
+    input = nullptr;
+    context.reset();
+  }
   /// Name of the compiled function's symbol.
   std::string symbolName() const { return "cuvil_" + funcName; }
 };
@@ -258,6 +268,16 @@ static std::string packedName(const std::string &func) {
 LogicalResult cuvil::CompiledFunction::Impl::lower(std::string &error) {
   if (lowered)
     return success();
+  if (!input) {
+    // The IR was released after compilation; rebuild it from the text.
+    context = createContext();
+    DiagnosticCollector parseDiagnostics(context.get());
+    input = parseModule(inputText, context.get());
+    if (!input) {
+      error = parseDiagnostics.take("the IR does not parse");
+      return failure();
+    }
+  }
   DiagnosticCollector diagnostics(context.get());
   lowered = input->clone();
   // Compiled symbols get a prefix: a user function called `exp` must not
@@ -503,15 +523,25 @@ void cuvil::CompiledFunction::call(void *const *inputs,
 // Entry points
 //===----------------------------------------------------------------------===//
 
-static OwningOpRef<ModuleOp> parseModule(const std::string &text,
-                                         MLIRContext *context) {
-  return mlir::parseSourceString<ModuleOp>(text, ParserConfig(context),
-                                     "<cuvil-ir>");
-}
 
 std::unique_ptr<cuvil::CompiledFunction>
 cuvil::compile(const std::string &mlirText, const std::string &funcName,
                const CompileOptions &options, std::string &error) {
+  std::unique_ptr<CompiledFunction> compiled =
+      CompiledFunction::compileAndLoad(mlirText, funcName, options, error);
+  // A compiled function keeps its machine code and texts, not the IR: a
+  // process compiling thousands of graphs must not keep thousands of MLIR
+  // contexts. IR stages are rebuilt on demand.
+  if (compiled)
+    compiled->impl->releaseIR();
+  return compiled;
+}
+
+std::unique_ptr<cuvil::CompiledFunction>
+cuvil::CompiledFunction::compileAndLoad(const std::string &mlirText,
+                                        const std::string &funcName,
+                                        const CompileOptions &options,
+                                        std::string &error) {
   auto start = std::chrono::steady_clock::now();
   auto impl = std::make_unique<CompiledFunction::Impl>();
   impl->context = createContext();

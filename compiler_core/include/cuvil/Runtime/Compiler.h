@@ -67,6 +67,9 @@ private:
   friend std::unique_ptr<CompiledFunction>
   compile(const std::string &, const std::string &, const CompileOptions &,
           std::string &);
+  static std::unique_ptr<CompiledFunction>
+  compileAndLoad(const std::string &, const std::string &,
+                 const CompileOptions &, std::string &);
   struct Impl;
   explicit CompiledFunction(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl;
