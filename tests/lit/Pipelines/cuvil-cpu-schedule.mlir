@@ -144,3 +144,35 @@ func.func @booleans_scalar(%x: tensor<4x32xf32>) -> tensor<4x32xi1> {
   } -> tensor<4x32xi1>
   return %r : tensor<4x32xi1>
 }
+
+// -----
+
+// Regression (found by the random-graph tester): vectorized kernels writing
+// into nested concatenations keep every write.
+// CHECK-LABEL: func.func @nested_concat
+// CHECK: %[[A:.*]] = vector.transfer_write %{{.*}}, %{{.*}}[%c0] {{.*}} : vector<4xf32>, tensor<4xf32>
+// CHECK: %[[B:.*]] = vector.transfer_write %{{.*}}, %{{.*}}[%c0] {{.*}} : vector<4xf32>, tensor<4xf32>
+// CHECK: tensor.insert_slice %[[A]] into %{{.*}}[0] [4] [1] : tensor<4xf32> into tensor<8xf32>
+// CHECK: tensor.insert_slice %[[B]] into %{{.*}}[4] [4] [1] : tensor<4xf32> into tensor<8xf32>
+func.func @nested_concat(%x: tensor<4xf32>) -> tensor<12xf32> {
+  %e4 = tensor.empty() : tensor<4xf32>
+  %a = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%x : tensor<4xf32>) outs(%e4 : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = math.tanh %in : f32
+    linalg.yield %t : f32
+  } -> tensor<4xf32>
+  %b = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%x : tensor<4xf32>) outs(%e4 : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %n = arith.negf %in : f32
+    linalg.yield %n : f32
+  } -> tensor<4xf32>
+  %e8 = tensor.empty() : tensor<8xf32>
+  %i0 = tensor.insert_slice %a into %e8[0] [4] [1] : tensor<4xf32> into tensor<8xf32>
+  %i1 = tensor.insert_slice %b into %i0[4] [4] [1] : tensor<4xf32> into tensor<8xf32>
+  %e12 = tensor.empty() : tensor<12xf32>
+  %j0 = tensor.insert_slice %x into %e12[0] [4] [1] : tensor<4xf32> into tensor<12xf32>
+  %j1 = tensor.insert_slice %i1 into %j0[4] [8] [1] : tensor<8xf32> into tensor<12xf32>
+  return %j1 : tensor<12xf32>
+}

@@ -261,7 +261,6 @@ module attributes {transform.with_named_sequence} {
       transform.apply_patterns.vector.reduction_to_contract
       transform.apply_patterns.vector.transfer_permutation_patterns
       transform.apply_patterns.canonicalization
-      transform.apply_patterns.tensor.fold_tensor_subset_ops_into_vector_transfers
     } : !transform.any_op
     %loops = transform.structured.match ops{["scf.for"]} in %vf : (!transform.any_op) -> !transform.any_op
     transform.apply_licm to %loops : !transform.any_op
