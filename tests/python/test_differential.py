@@ -1,0 +1,153 @@
+"""Differential testing: random graphs compiled by Cuvil, fused and unfused, vs float64 NumPy."""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+import cuvil
+
+FUZZ_DIR = pathlib.Path(__file__).resolve().parents[1] / "fuzz"
+if str(FUZZ_DIR) not in sys.path:
+    sys.path.insert(0, str(FUZZ_DIR))
+
+import random_graphs  # noqa: E402
+from graph_ops import OPS, Reference, as_tuple, compare  # noqa: E402
+from random_graphs import Graph, Node, evaluate_reference, generate_graph  # noqa: E402
+
+# The fast batch: graphs of seeds BATCH_SEED .. BATCH_SEED + BATCH_GRAPHS - 1 (about 0.1 s
+# each on two cores). The long run: `.venv/bin/python tests/fuzz/random_graphs.py --graphs 5000
+# --jobs 2`.
+BATCH_SEED = 7000
+BATCH_GRAPHS = 300
+MAX_NODES = 20
+
+
+@pytest.fixture
+def no_disk_cache(monkeypatch):
+    """Hundreds of one-off graphs would only fill the compilation cache."""
+    monkeypatch.setenv("CUVIL_DISABLE_DISK_CACHE", "1")
+
+
+def test_random_graphs_match_numpy(no_disk_cache):
+    # In a child process: it frees the batch's compilations and survives a crashing graph.
+    report = random_graphs.run_chunk(BATCH_SEED, BATCH_GRAPHS, MAX_NODES)
+    print(report.summary())
+    assert report.graphs == BATCH_GRAPHS
+    assert set(report.kinds) == set(OPS), "the batch should exercise every op kind"
+    counts = (
+        report.fused_mismatches,
+        report.unfused_mismatches,
+        report.compile_errors,
+        report.crashes,
+        report.fallbacks,
+        report.generator_errors,
+    )
+    assert counts == (0, 0, 0, 0, 0, 0), report.format(MAX_NODES)
+
+
+def test_generator_is_deterministic():
+    for seed in (0, 1, 17, 4242):
+        first, second = generate_graph(seed), generate_graph(seed)
+        assert first.description() == second.description()
+        for a, b in zip(first.sample_inputs(), second.sample_inputs()):
+            assert a.dtype == b.dtype == np.float32 and a.flags.c_contiguous
+            np.testing.assert_array_equal(a, b)
+    assert len({generate_graph(seed).description() for seed in range(30)}) == 30
+
+
+def test_graphs_respect_their_limits():
+    for seed in range(100):
+        graph = generate_graph(seed, max_nodes=8)
+        assert 1 <= len(graph.nodes) <= 8
+        assert 1 <= len(graph.input_shapes) <= 3
+        for shape in graph.input_shapes:
+            assert len(shape) <= 4 and all(1 <= d <= 9 for d in shape)
+        for node in graph.nodes:
+            assert len(node.shape) <= 4 and np.prod(node.shape) <= random_graphs.MAX_ELEMENTS
+
+
+def test_description_is_the_graph():
+    """The printed source of a graph computes exactly what the interpreted graph computes."""
+    for seed in range(40):
+        graph = generate_graph(seed)
+        namespace = {"np": np, "cuvil": cuvil}
+        exec(graph.description(), namespace)
+        inputs = [x.astype(np.float64) for x in graph.sample_inputs()]
+        expected = as_tuple(graph.make_function()(*inputs))
+        printed = as_tuple(namespace[f"graph_{seed}"](*inputs))
+        assert len(printed) == len(expected)
+        for got, want in zip(printed, expected):
+            np.testing.assert_array_equal(got, want)
+
+
+def _single_add_graph() -> tuple[Graph, list, Reference]:
+    graph = Graph(0, [(3, 4), (4,)], [Node("add", (0, 1), {}, (3, 4))], (2,))
+    inputs = [np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4), np.ones(4, np.float32)]
+    return graph, inputs, evaluate_reference(graph, inputs)
+
+
+def test_comparison_is_tight_for_one_rounding():
+    _, inputs, reference = _single_add_graph()
+    exact = (inputs[0] + inputs[1]).astype(np.float32)
+    assert compare(exact, reference) is None
+    one_ulp = np.nextafter(exact, np.float32(np.inf))
+    assert compare(one_ulp, reference) is None
+    off = exact.copy()
+    off[1, 2] += np.float32(1e-4) * max(abs(off[1, 2]), np.float32(1))
+    assert compare(off, reference) is not None
+
+
+def test_comparison_reports_wrong_results():
+    _, _, reference = _single_add_graph()
+    exact = reference.values[0].astype(np.float32)
+    nan = exact.copy()
+    nan[0, 0] = np.nan
+    problems = {
+        "shape": exact.reshape(4, 3),
+        "dtype": exact.astype(np.float64),
+        "count": (exact, exact),
+        "nan": nan,
+        "transposed": np.ascontiguousarray(exact[::-1]),
+    }
+    for what, result in problems.items():
+        assert compare(result, reference) is not None, what
+    message = compare(nan, reference, ["v0"])
+    assert "output 0 (v0)" in message and "[0, 0]" in message
+
+
+def test_comparison_detects_small_perturbations_in_random_graphs():
+    """Moving one element of an output by 1e-4 of the output's scale (~800 float32 ulps)
+    must be reported for nearly every output: the tolerance is not vacuous."""
+    detected = total = 0
+    for seed in range(60):
+        graph = generate_graph(seed)
+        reference = evaluate_reference(graph, graph.sample_inputs())
+        exact = [v.astype(np.float32) for v in reference.values]
+        assert compare(tuple(exact), reference) is None
+        for k in range(len(exact)):
+            perturbed = [v.copy() for v in exact]
+            flat = perturbed[k].reshape(-1)
+            scale = max(float(np.max(np.abs(flat))), 1.0)
+            flat[int(np.argmax(np.abs(flat)))] += np.float32(1e-4 * scale)
+            detected += compare(tuple(perturbed), reference) is not None
+            total += 1
+    assert detected >= 0.9 * total, f"only {detected} of {total} perturbations detected"
+
+
+def test_failures_are_counted_and_reproducible(monkeypatch, no_disk_cache):
+    """A wrong compiled result is a mismatch that names the seed and how to reproduce it."""
+    real_compare = random_graphs.compare
+
+    def wrong_by_one_percent(result, reference: Reference, names=None):
+        return real_compare(tuple(np.asarray(r) * 1.01 for r in as_tuple(result)), reference)
+
+    monkeypatch.setattr(random_graphs, "compare", wrong_by_one_percent)
+    report = random_graphs.run_batch(5, 2, MAX_NODES)
+    assert (report.fused_mismatches, report.unfused_mismatches) == (2, 2)
+    text = report.format(MAX_NODES)
+    assert "FAIL seed 5 [fused]" in text and "--seed 6 --graphs 1" in text
+    assert "def graph_5(" in text
