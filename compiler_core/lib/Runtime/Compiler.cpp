@@ -241,6 +241,7 @@ struct cuvil::CompiledFunction::Impl {
   double compileMs = 0;
   bool fromCache = false;
   int64_t plannedPeakBytes = 0, unplannedBytes = 0;
+  bool planKnown = false; // set once lowered (the IR may be released later)
   std::unique_ptr<ExecutionEngine> engine;
   PackedFn entry = nullptr;
   /// Descriptor template per argument: {alloc, aligned, offset, sizes,
@@ -316,6 +317,8 @@ LogicalResult cuvil::CompiledFunction::Impl::lower(std::string &error) {
     return failure();
   }
   // The memory plan, read before the LLVM stage drops function attributes.
+  plannedPeakBytes = unplannedBytes = 0;
+  planKnown = true;
   lowered->walk([&](func::FuncOp func) {
     if (auto peak = func->getAttrOfType<mlir::IntegerAttr>(
             "cuvil.planned_peak_bytes"))
@@ -417,11 +420,15 @@ const std::string &cuvil::CompiledFunction::fingerprint() const {
 double cuvil::CompiledFunction::compileMs() const { return impl->compileMs; }
 int64_t cuvil::CompiledFunction::plannedPeakBytes() {
   std::string error;
-  return succeeded(impl->lower(error)) ? impl->plannedPeakBytes : -1;
+  if (!impl->planKnown && failed(impl->lower(error)))
+    return -1;
+  return impl->plannedPeakBytes;
 }
 int64_t cuvil::CompiledFunction::unplannedBytes() {
   std::string error;
-  return succeeded(impl->lower(error)) ? impl->unplannedBytes : -1;
+  if (!impl->planKnown && failed(impl->lower(error)))
+    return -1;
+  return impl->unplannedBytes;
 }
 bool cuvil::CompiledFunction::fromCache() const { return impl->fromCache; }
 
