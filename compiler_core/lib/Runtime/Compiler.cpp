@@ -281,12 +281,8 @@ LogicalResult cuvil::CompiledFunction::Impl::lower(std::string &error) {
   }
   DiagnosticCollector diagnostics(context.get());
   lowered = input->clone();
-  // Compiled symbols get a prefix: a user function called `exp` must not
-  // capture the C library's exp that generated code calls.
   lowered->walk([&](func::FuncOp func) {
     func->setAttr("llvm.emit_c_interface", UnitAttr::get(context.get()));
-    if (!func.isDeclaration())
-      func.setSymName(("cuvil_" + func.getSymName()).str());
   });
   mlir::cuvil::CpuPipelineOptions pipelineOptions;
   pipelineOptions.enableFusion = options.enableFusion;
@@ -320,6 +316,10 @@ LogicalResult cuvil::CompiledFunction::Impl::lower(std::string &error) {
   plannedPeakBytes = unplannedBytes = 0;
   planKnown = true;
   lowered->walk([&](func::FuncOp func) {
+    // Compiled symbols get a prefix: a user function called `exp` must not
+    // capture the C library's exp that generated code calls.
+    if (!func.isDeclaration())
+      func.setSymName(("cuvil_" + func.getSymName()).str());
     if (auto peak = func->getAttrOfType<mlir::IntegerAttr>(
             "cuvil.planned_peak_bytes"))
       plannedPeakBytes += peak.getInt();
