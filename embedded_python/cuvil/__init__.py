@@ -1,5 +1,6 @@
 """Cuvil: an MLIR-based compiler for NumPy inference code (``@cuvil.jit`` and op builders)."""
 
+from . import _builders
 from ._builders import (
     avg_pool2d,
     batch_norm,
@@ -54,16 +55,5 @@ __all__ = [
     "TraceError",
     "CompileError",
     "UnsupportedConstructError",
-    "conv2d",
-    "max_pool2d",
-    "avg_pool2d",
-    "softmax",
-    "layer_norm",
-    "gelu",
-    "relu",
-    "sigmoid",
-    "erf",
-    "rsqrt",
-    "batch_norm",
-    "dropout",
+    *_builders.__all__,
 ]
