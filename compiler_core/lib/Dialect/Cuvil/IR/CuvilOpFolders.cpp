@@ -9,6 +9,7 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
 
 using namespace mlir;
 using namespace mlir::cuvil;
@@ -81,4 +82,38 @@ OpFoldResult CastOp::fold(FoldAdaptor) {
   if (getInput().getType() == getType())
     return getInput();
   return {};
+}
+
+namespace {
+/// pow(x, c) for a splat constant c in {1, 2, 0.5}, without broadcasting.
+struct SimplifyConstantPower : public OpRewritePattern<PowOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(PowOp op,
+                                PatternRewriter &rewriter) const override {
+    Attribute exponent;
+    if (op.getLhs().getType() != op.getType() ||
+        !matchPattern(op.getRhs(), m_Constant(&exponent)))
+      return rewriter.notifyMatchFailure(op, "not x ** constant");
+    if (isSplatOf(exponent, 1.0)) {
+      rewriter.replaceOp(op, op.getLhs());
+      return success();
+    }
+    if (isSplatOf(exponent, 2.0)) {
+      rewriter.replaceOpWithNewOp<MulOp>(op, op.getType(), op.getLhs(),
+                                         op.getLhs());
+      return success();
+    }
+    if (isSplatOf(exponent, 0.5) && isa<FloatType>(op.getType().getElementType())) {
+      rewriter.replaceOpWithNewOp<SqrtOp>(op, op.getType(), op.getLhs());
+      return success();
+    }
+    return rewriter.notifyMatchFailure(op, "exponent is not 1, 2 or 0.5");
+  }
+};
+} // namespace
+
+void PowOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                        MLIRContext *context) {
+  patterns.add<SimplifyConstantPower>(context);
 }

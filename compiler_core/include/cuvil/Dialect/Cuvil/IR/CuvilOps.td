@@ -68,7 +68,12 @@ def Cuvil_MulOp : Cuvil_BinaryOp<"mul", [Commutative]> {
   let hasFolder = 1;
 }
 def Cuvil_DivOp : Cuvil_BinaryOp<"div"> { let summary = "Elementwise true division"; }
-def Cuvil_PowOp : Cuvil_BinaryOp<"pow"> { let summary = "Elementwise power"; }
+def Cuvil_PowOp : Cuvil_BinaryOp<"pow"> {
+  let summary = "Elementwise power";
+  // x ** 1, x ** 2, x ** 0.5 with a splat constant exponent become x,
+  // x * x and sqrt(x): exact, and vectorizable where powf is not.
+  let hasCanonicalizer = 1;
+}
 def Cuvil_MaxOp : Cuvil_BinaryOp<"max", [Commutative]> {
   let summary = "Elementwise maximum (NaN-propagating, like np.maximum)";
 }
