@@ -194,7 +194,7 @@ def compile_program(
             wall_ms,
             record.compile_ms,
             "disk cache hit" if record.from_cache else "no disk cache hit",
-            ext.fingerprint(program.mlir),
+            compiled.fingerprint,
         )
     dtypes = [dtype_from_name(name) for name, _ in record.output_types]
     return CompiledProgram(program, record, dtypes)

@@ -128,16 +128,6 @@ PipelineBuilder &PipelineBuilder::addStage(std::string name,
   return *this;
 }
 
-std::string PipelineBuilder::describe() const {
-  std::string text;
-  for (const Stage &stage : stageList) {
-    if (!text.empty())
-      text += ",\n";
-    text += "  // stage " + stage.name + "\n  " + stage.passes;
-  }
-  return "builtin.module(\n" + text + "\n)";
-}
-
 LogicalResult PipelineBuilder::run(ModuleOp module, bool captureSnapshots,
                                    std::vector<PassSnapshot> &snapshots,
                                    size_t first, size_t last) const {

@@ -65,23 +65,6 @@ namespace cpu = mlir::cuvil::cpu;
 
 const char *cuvil::version() { return CUVIL_VERSION; }
 
-int64_t cuvil::TensorSignature::numElements() const {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
-}
-
-size_t cuvil::TensorSignature::elementSize() const {
-  if (dtype == "float64" || dtype == "int64")
-    return 8;
-  if (dtype == "float32" || dtype == "int32")
-    return 4;
-  if (dtype == "float16" || dtype == "bfloat16")
-    return 2;
-  return 1;
-}
-
 namespace {
 
 //===----------------------------------------------------------------------===//
@@ -483,8 +466,8 @@ bool cuvil::CompiledFunction::emit(const std::string &kind,
   } else if (kind == "obj") {
     if (failed(impl->lower(error)))
       return false;
-    if (llvm::Error e =
-            cpu::emitArtifact(*impl->lowered, cpu::Artifact::Object, content)) {
+    if (llvm::Error e = cpu::emitArtifact(*impl->lowered,
+                                          cpu::Artifact::Object, content)) {
       error = llvm::toString(std::move(e));
       return false;
     }

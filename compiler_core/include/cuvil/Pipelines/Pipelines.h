@@ -42,9 +42,6 @@ public:
                     std::vector<PassSnapshot> &snapshots, size_t first = 0,
                     size_t last = ~size_t(0)) const;
 
-  /// The whole pipeline as one mlir-opt style string, for logs and
-  /// reproducers.
-  std::string describe() const;
 
 private:
   std::vector<Stage> stageList;

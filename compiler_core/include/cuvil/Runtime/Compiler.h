@@ -21,8 +21,6 @@ struct TensorSignature {
   std::string dtype; ///< "float32", "float64", "float16", "int8", "int32",
                      ///< "int64", "bool"
   std::vector<int64_t> shape;
-  int64_t numElements() const;
-  size_t elementSize() const;
 };
 
 struct CompileOptions {

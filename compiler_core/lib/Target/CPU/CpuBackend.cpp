@@ -109,14 +109,20 @@ llvm::Error cpu::emitMachineCode(llvm::Module &module, llvm::TargetMachine &tm,
 }
 
 llvm::Error cpu::emitArtifact(ModuleOp module, Artifact kind,
-                              std::string &out) {
+                              std::string &out, llvm::StringRef packedEntry) {
   auto tm = createHostTargetMachine(/*positionIndependent=*/true);
   if (!tm)
     return tm.takeError();
   llvm::LLVMContext context;
-  auto llvmModule = translateToLLVMIR(module, context, **tm, true);
+  auto llvmModule = translateToLLVMIR(module, context, **tm, false);
   if (!llvmModule)
     return llvmModule.takeError();
+  if (!packedEntry.empty())
+    if (llvm::Error e = addPackedInterface(**llvmModule, packedEntry))
+      return e;
+  if (llvm::Error e =
+          makeOptimizingTransformer(3, 0, tm->get())(llvmModule->get()))
+    return e;
   if (kind == Artifact::LLVMIR) {
     out.clear();
     llvm::raw_string_ostream os(out);
@@ -158,20 +164,8 @@ llvm::Error cpu::addPackedInterface(llvm::Module &module,
 
 llvm::Error cpu::emitSharedLibrary(ModuleOp module, llvm::StringRef funcName,
                                    llvm::StringRef path) {
-  auto tm = createHostTargetMachine(/*positionIndependent=*/true);
-  if (!tm)
-    return tm.takeError();
-  llvm::LLVMContext context;
-  auto llvmModule = translateToLLVMIR(module, context, **tm, false);
-  if (!llvmModule)
-    return llvmModule.takeError();
-  if (llvm::Error e = addPackedInterface(**llvmModule, funcName))
-    return e;
-  if (llvm::Error e = makeOptimizingTransformer(3, 0, tm->get())(
-          llvmModule->get()))
-    return e;
   std::string object;
-  if (llvm::Error e = emitMachineCode(**llvmModule, **tm, false, object))
+  if (llvm::Error e = emitArtifact(module, Artifact::Object, object, funcName))
     return e;
   std::string objectPath = (path + ".o").str();
   {

@@ -45,8 +45,10 @@ llvm::Error emitMachineCode(llvm::Module &module, llvm::TargetMachine &tm,
 enum class Artifact { LLVMIR, Assembly, Object };
 
 /// Translates and optimizes an LLVM-dialect module for the host, then prints
-/// it as LLVM IR or emits assembly or a (position-independent) object.
-llvm::Error emitArtifact(ModuleOp module, Artifact kind, std::string &out);
+/// it as LLVM IR or emits assembly or a (position-independent) object. With
+/// `packedEntry`, the packed entry point of that function is added first.
+llvm::Error emitArtifact(ModuleOp module, Artifact kind, std::string &out,
+                         llvm::StringRef packedEntry = "");
 
 /// Adds `_mlir__mlir_ciface_<name>(void **args)`, the packed entry point
 /// the runtime calls (the same one the JIT generates), so that shared
