@@ -17,3 +17,4 @@ config.substitutions.append(("%not", os.path.join(config.llvm_tools_dir, "not"))
 config.environment["PATH"] = os.pathsep.join(
     [config.cuvil_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")]
 )
+config.substitutions.append(("%cuvil_graph", os.path.join(config.cuvil_tools_dir, "cuvil-graph")))
