@@ -1,0 +1,310 @@
+"""The Workbench worker: runs a model file, reports its compilations and answers requests.
+
+``cuvil-worker`` (an embedded CPython) calls :func:`serve`. Requests arrive as
+JSON lines on stdin and replies leave as JSON lines on the file descriptor
+given to :func:`serve`; the user's prints and tracebacks stay on stdout and
+stderr, which the Workbench shows in its console.
+
+Requests (``cmd``): ``run`` (``file``), ``execute`` (``index``), ``export``
+(``index``, ``kind`` in mlir/llvm/asm/obj/so, ``path``), ``ir`` (``index``,
+``stage``), ``quit``. Every compilation is reported as it happens with its
+per-pass snapshots.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import json
+import os
+import runpy
+import sys
+import time
+import traceback
+
+import numpy as np
+
+from . import _jit
+
+_MAX_TIMED_RUNS = 200
+_TIMING_BUDGET_S = 0.5
+
+
+class _Recorded:
+    """A compilation with what is needed to run it again: its program and first inputs."""
+
+    def __init__(self, record, program=None, function=None, arguments=None, inputs=None):
+        self.record = record
+        self.program = program
+        self.function = function
+        self.arguments = arguments
+        self.inputs = inputs
+
+
+class Worker:
+    """Protocol state: the compilations reported so far and the reply channel."""
+
+    def __init__(self, out):
+        self.out = out
+        self.recorded: list[_Recorded] = []
+        self.reported = 0
+        self.current_file = None
+
+    # ----- replies --------------------------------------------------------
+    def send(self, message: dict) -> None:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self.out.write(json.dumps(message) + "\n")
+        self.out.flush()
+
+    def _report_new(self) -> None:
+        """Report compilations made since the last report (any front end)."""
+        records = _jit.compilations()
+        known = {id(r.record) for r in self.recorded}
+        for record in records:
+            if id(record) not in known:
+                self.recorded.append(_Recorded(record))
+        while self.reported < len(self.recorded):
+            self.send(self._describe(self.reported, self.recorded[self.reported].record))
+            self.reported += 1
+
+    @staticmethod
+    def _describe(index: int, record) -> dict:
+        compiled = record.compiled
+        snapshots = [
+            {
+                "name": s["name"],
+                "stage": s["stage"],
+                "ms": s["wall_ms"],
+                "changed": bool(s["changed"]),
+                "ir": s["ir"],
+            }
+            for s in compiled.snapshots
+        ]
+        return {
+            "type": "compilation",
+            "index": index,
+            "function": record.function,
+            "source": record.source,
+            "inputs": [{"dtype": d, "shape": list(s)} for d, s in record.input_types],
+            "outputs": [{"dtype": d, "shape": list(s)} for d, s in record.output_types],
+            "target": record.target,
+            "fusion": record.enable_fusion,
+            "compile_ms": record.compile_ms,
+            "fingerprint": compiled.fingerprint,
+            "input_ir": record.mlir,
+            "snapshots": snapshots,
+        }
+
+    # ----- hooks ----------------------------------------------------------
+    def install_hooks(self) -> None:
+        """Record each jit compilation's program and arguments, and report it at once."""
+        worker = self
+        original = _jit.JitFunction._build
+
+        def _build(jit_function, arguments, key):
+            before = len(_jit.compilations())
+            entry = original(jit_function, arguments, key)
+            for record in _jit.compilations()[before:]:
+                inputs = [np.array(v, copy=True) for v in arguments.values]
+                program = entry if isinstance(entry, _jit.CompiledProgram) else None
+                worker.recorded.append(
+                    _Recorded(record, program, jit_function.__cuvil_function__, arguments, inputs)
+                )
+            worker._report_new()
+            return entry
+
+        _jit.JitFunction._build = _build
+        _jit.set_snapshot_capture(True)
+
+    # ----- requests -------------------------------------------------------
+    def run(self, path: str) -> None:
+        self.current_file = os.path.abspath(path)
+        self.send({"type": "started", "file": self.current_file})
+        started = time.perf_counter()
+        directory = os.path.dirname(self.current_file)
+        if directory not in sys.path:
+            sys.path.insert(0, directory)
+        saved_argv = sys.argv
+        sys.argv = [self.current_file]
+        ok = True
+        try:
+            runpy.run_path(self.current_file, run_name="__main__")
+        except SystemExit as exit_request:
+            code = exit_request.code
+            if code not in (None, 0):
+                ok = False
+                self.send(
+                    {
+                        "type": "exception",
+                        "exc_type": "SystemExit",
+                        "message": f"the script called sys.exit({code!r})",
+                        "traceback": "",
+                        "file": self.current_file,
+                        "line": 0,
+                    }
+                )
+        except KeyboardInterrupt:
+            ok = False
+            self.send({"type": "interrupted", "file": self.current_file})
+        except BaseException as error:  # the user's error, reported not raised
+            ok = False
+            traceback.print_exc()
+            self.send(self._exception(error))
+        finally:
+            sys.argv = saved_argv
+        self._report_new()
+        seconds = time.perf_counter() - started
+        self.send({"type": "finished", "file": self.current_file, "ok": ok, "seconds": seconds})
+
+    def _exception(self, error: BaseException) -> dict:
+        """The exception with the innermost frame in the user's file (else the innermost)."""
+        frames = traceback.extract_tb(error.__traceback__)
+        user = [f for f in frames if os.path.abspath(f.filename) == self.current_file]
+        frame = (user or frames or [None])[-1]
+        return {
+            "type": "exception",
+            "exc_type": type(error).__name__,
+            "message": str(error),
+            "traceback": "".join(traceback.format_exception(error)),
+            "file": frame.filename if frame else self.current_file,
+            "line": frame.lineno if frame else 0,
+        }
+
+    def _recorded(self, request) -> _Recorded:
+        index = int(request.get("index", -1))
+        if not 0 <= index < len(self.recorded):
+            raise ValueError(
+                f"no compilation #{index}; this worker has {len(self.recorded)} "
+                "(run the model file first)"
+            )
+        return self.recorded[index]
+
+    def execute(self, request) -> None:
+        """Time the compiled code on the recorded inputs and compare with the Python function."""
+        rec = self._recorded(request)
+        if rec.program is None or rec.inputs is None:
+            raise ValueError(
+                f"compilation #{request['index']} ({rec.record.function}) was not made by a "
+                "@cuvil.jit call in this run, so there are no example inputs to run it on"
+            )
+        inputs = rec.inputs
+        result = rec.program.run(inputs)  # warm-up, and the result to check
+        timings = []
+        budget_end = time.perf_counter() + _TIMING_BUDGET_S
+        while len(timings) < _MAX_TIMED_RUNS and (len(timings) < 3 or time.perf_counter() < budget_end):
+            t0 = time.perf_counter()
+            rec.program.run(inputs)
+            timings.append((time.perf_counter() - t0) * 1000.0)
+        t0 = time.perf_counter()
+        reference = rec.arguments.call(rec.function, [np.array(v, copy=True) for v in inputs])
+        reference_ms = (time.perf_counter() - t0) * 1000.0
+        got, want = _flatten(result), _flatten(reference)
+        if len(got) != len(want):
+            raise ValueError(
+                f"{rec.record.function}: compiled code returned {len(got)} arrays, "
+                f"the Python function {len(want)}"
+            )
+        max_error = 0.0
+        for g, w in zip(got, want):
+            diff = np.abs(np.asarray(g, dtype=np.float64) - np.asarray(w, dtype=np.float64))
+            if diff.size:
+                max_error = max(max_error, float(np.nanmax(diff)))
+        timings.sort()
+        self.send(
+            {
+                "type": "executed",
+                "index": int(request["index"]),
+                "latency_ms": timings[len(timings) // 2],
+                "min_ms": timings[0],
+                "runs": len(timings),
+                "reference_ms": reference_ms,
+                "max_error": max_error,
+                "outputs": [list(np.shape(g)) for g in got],
+            }
+        )
+
+    def export(self, request) -> None:
+        rec = self._recorded(request)
+        kind, path = request["kind"], request["path"]
+        rec.record.compiled.emit(kind, path)
+        self.send(
+            {
+                "type": "exported",
+                "index": int(request["index"]),
+                "kind": kind,
+                "path": path,
+                "bytes": os.path.getsize(path),
+            }
+        )
+
+    def ir(self, request) -> None:
+        rec = self._recorded(request)
+        stage = request["stage"]
+        text = rec.record.compiled.ir(stage)
+        self.send({"type": "ir", "index": int(request["index"]), "stage": stage, "text": text})
+
+    def handle(self, request: dict) -> bool:
+        """Answer one request; False when the Workbench asked the worker to quit."""
+        command = request.get("cmd")
+        handlers = {
+            "run": lambda: self.run(request["file"]),
+            "execute": lambda: self.execute(request),
+            "export": lambda: self.export(request),
+            "ir": lambda: self.ir(request),
+        }
+        if command == "quit":
+            return False
+        handler = handlers.get(command)
+        try:
+            if handler is None:
+                raise ValueError(f"unknown request {command!r}")
+            handler()
+        except KeyboardInterrupt:
+            self.send({"type": "interrupted", "file": self.current_file})
+        except Exception as error:  # a failed request, not a failed worker
+            self.send({"type": "error", "request": command, "message": str(error)})
+        return True
+
+
+def _flatten(value) -> list:
+    if isinstance(value, (tuple, list)):
+        return [item for element in value for item in _flatten(element)]
+    if isinstance(value, dict):
+        return [item for key in sorted(value) for item in _flatten(value[key])]
+    return [np.asarray(value)]
+
+
+def serve(fd: int) -> int:
+    """Serve requests until stdin closes or ``quit``; returns the process exit code."""
+    out = os.fdopen(fd, "w", buffering=1, encoding="utf-8")
+    # Requests keep the real stdin; the user's code reads an empty one.
+    requests = os.fdopen(os.dup(0), "r", encoding="utf-8")
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    faulthandler.enable(file=sys.stderr, all_threads=False)
+    worker = Worker(out)
+    worker.install_hooks()
+    import cuvil  # noqa: F401  (the version and the extension load up front)
+
+    worker.send(
+        {
+            "type": "ready",
+            "pid": os.getpid(),
+            "python": sys.version.split()[0],
+            "prefix": sys.prefix,
+            "numpy": np.__version__,
+        }
+    )
+    for line in requests:
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            request = json.loads(line)
+        except json.JSONDecodeError as error:
+            worker.send({"type": "error", "request": None, "message": f"bad request: {error}"})
+            continue
+        if not worker.handle(request):
+            break
+    return 0

@@ -1,0 +1,136 @@
+//===- cuvil-worker.cpp - The Workbench's process for running user code ---===//
+//
+// Embeds CPython and hands control to cuvil._worker.serve(), which runs the
+// user's model file and answers the Workbench's requests. Requests arrive as
+// JSON lines on stdin; replies leave as JSON lines on file descriptor 3 (or
+// $CUVIL_WORKER_FD), so that the user's own stdout and stderr stay on fds 1
+// and 2 for the Workbench's console. A crash here takes only this process
+// down.
+//
+// The interpreter is configured as the project's virtual environment's
+// Python ($CUVIL_VENV, else <source>/.venv) so that NumPy and the cuvil
+// package (through the venv's .pth) import as they do from a shell.
+//
+//===----------------------------------------------------------------------===//
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fcntl.h>
+#include <string>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef CUVIL_SOURCE_DIR
+#error "CUVIL_SOURCE_DIR must name the Cuvil source tree"
+#endif
+
+namespace {
+
+bool isFile(const std::string &path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string envOr(const char *name, const std::string &fallback) {
+  const char *value = std::getenv(name);
+  return value && *value ? std::string(value) : fallback;
+}
+
+/// Reports a start-up failure on the protocol fd as well as stderr, so the
+/// Workbench can show it.
+void reportStartupFailure(int fd, const std::string &message) {
+  std::fprintf(stderr, "cuvil-worker: %s\n", message.c_str());
+  std::string json = "{\"type\": \"fatal\", \"message\": \"";
+  for (char c : message) {
+    if (c == '"' || c == '\\')
+      json += '\\';
+    json += c == '\n' ? ' ' : c;
+  }
+  json += "\"}\n";
+  if (write(fd, json.data(), json.size()) < 0)
+    std::perror("cuvil-worker");
+}
+
+bool checkStatus(PyStatus status, int fd) {
+  if (!PyStatus_Exception(status))
+    return true;
+  reportStartupFailure(fd, std::string("Python did not start: ") +
+                               (status.err_msg ? status.err_msg : "unknown") +
+                               ". Set CUVIL_VENV to a virtual environment "
+                               "with NumPy (scripts/setup.sh creates .venv).");
+  return false;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  int fd = std::atoi(envOr("CUVIL_WORKER_FD", "3").c_str());
+  if (fd <= 2 || fcntl(fd, F_GETFD) < 0) {
+    std::fprintf(stderr,
+                 "cuvil-worker: file descriptor %d (replies to the Workbench) "
+                 "is not open. cuvil-worker is started by cuvil-workbench; to "
+                 "try it by hand run `cuvil-worker 3>&1`.\n",
+                 fd);
+    return 2;
+  }
+
+  std::string sourceDir = envOr("CUVIL_SOURCE_DIR", CUVIL_SOURCE_DIR);
+  std::string venv = envOr("CUVIL_VENV", sourceDir + "/.venv");
+  std::string venvPython = venv + "/bin/python";
+
+  PyConfig config;
+  PyConfig_InitPythonConfig(&config);
+  config.buffered_stdio = 0;     // user output reaches the console at once
+  config.install_signal_handlers = 1; // SIGINT raises KeyboardInterrupt
+  config.parse_argv = 0;
+  PyStatus status;
+  if (isFile(venvPython)) {
+    // getpath finds pyvenv.cfg next to this "executable" and uses the venv's
+    // site-packages.
+    status = PyConfig_SetBytesString(&config, &config.program_name,
+                                     venvPython.c_str());
+    if (!checkStatus(status, fd))
+      return 3;
+  }
+  status = PyConfig_SetBytesArgv(&config, argc, argv);
+  if (checkStatus(status, fd))
+    status = Py_InitializeFromConfig(&config);
+  PyConfig_Clear(&config);
+  if (!checkStatus(status, fd))
+    return 3;
+
+  // The source tree's package comes first even without the venv's .pth.
+  std::string packageDir = sourceDir + "/embedded_python";
+  PyObject *sysPath = PySys_GetObject("path"); // borrowed
+  PyObject *entry = PyUnicode_DecodeFSDefault(packageDir.c_str());
+  if (sysPath && entry)
+    PyList_Insert(sysPath, 0, entry);
+  Py_XDECREF(entry);
+
+  int exitCode = 0;
+  PyObject *module = PyImport_ImportModule("cuvil._worker");
+  if (!module) {
+    PyErr_Print();
+    reportStartupFailure(
+        fd, "cannot import cuvil._worker from " + packageDir +
+                " (see the traceback above). Build the package with `make` "
+                "and check that CUVIL_SOURCE_DIR names the Cuvil source tree.");
+    exitCode = 4;
+  } else {
+    PyObject *result = PyObject_CallMethod(module, "serve", "i", fd);
+    if (!result) {
+      PyErr_Print();
+      exitCode = 5;
+    } else {
+      exitCode = static_cast<int>(PyLong_AsLong(result));
+      Py_DECREF(result);
+    }
+    Py_DECREF(module);
+  }
+  if (Py_FinalizeEx() < 0 && exitCode == 0)
+    exitCode = 120;
+  return exitCode;
+}
