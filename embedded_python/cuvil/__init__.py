@@ -28,6 +28,7 @@ from ._jit import (
     snapshot_capture_enabled,
 )
 from ._logging import LogLevel, set_log_level
+from ._passes import LEVELS, Pass, PassError, PassInfo, PipelineBuilder
 from ._program import trace_to_mlir
 from ._tracer import Tracer
 from . import frontend
@@ -55,5 +56,24 @@ __all__ = [
     "TraceError",
     "CompileError",
     "UnsupportedConstructError",
+    "Pass",
+    "PassInfo",
+    "PassError",
+    "PipelineBuilder",
+    "LEVELS",
+    "Operation",
+    "Value",
+    "IRError",
     *_builders.__all__,
 ]
+
+_EXTENSION_TYPES = ("Operation", "Value", "IRError")
+
+
+def __getattr__(name):
+    # IR handle types live in the compiled extension, loaded on first use.
+    if name in _EXTENSION_TYPES:
+        from ._jit import _extension
+
+        return getattr(_extension(), name)
+    raise AttributeError(f"module 'cuvil' has no attribute {name!r}")

@@ -149,19 +149,25 @@ class CompiledProgram:
 
 
 def compile_program(
-    program, function: str, source: str, target: str, enable_fusion: bool
+    program, function: str, source: str, target: str, enable_fusion: bool, pipeline=None
 ) -> CompiledProgram:
     """Compile a :class:`TracedProgram` and record it in :func:`compilations`.
 
     ``function`` is the name used in messages and listings, ``source`` the
-    ``file:line`` of its definition. Raises :class:`CompileError` with the
-    compiler's diagnostics when the compiler rejects the program.
+    ``file:line`` of its definition; ``pipeline`` an optional
+    :class:`cuvil.PipelineBuilder` replacing the default passes. Raises
+    :class:`CompileError` with the compiler's diagnostics when the compiler
+    rejects the program (:class:`cuvil.PassError` when a Python pass failed).
     """
     ext = _extension()
     capture = _capture_snapshots
     cache_dir = "" if capture else disk_cache_dir()
     compile_error = getattr(ext, "CompileError", RuntimeError)
     started = time.perf_counter()
+    steps = None
+    if pipeline is not None:
+        steps = pipeline.extension_steps()
+        enable_fusion = pipeline.enable_fusion
     try:
         compiled = ext.compile(
             program.mlir,
@@ -169,8 +175,12 @@ def compile_program(
             enable_fusion=enable_fusion,
             capture_snapshots=capture,
             cache_dir=cache_dir,
+            steps=steps,
         )
     except compile_error as error:
+        failure = pipeline.take_pass_failure() if pipeline is not None else None
+        if failure is not None:
+            raise failure from failure.__cause__
         raise CompileError(f"cuvil: compiling {function} failed:\n{error}") from error
     wall_ms = (time.perf_counter() - started) * 1000.0
     record = Compilation(
@@ -237,7 +247,7 @@ class JitFunction:
     Python function (see :func:`last_fallback_reason`).
     """
 
-    def __init__(self, fn, target: str = "cpu", enable_fusion: bool = True):
+    def __init__(self, fn, target: str = "cpu", enable_fusion: bool = True, pipeline=None):
         if target not in TARGETS:
             raise ValueError(
                 f"cuvil.jit: target {target!r} is not available; only the CPU backend "
@@ -248,7 +258,8 @@ class JitFunction:
             self.__name__ = self.__qualname__ = _python_name(fn)
         self.__cuvil_function__ = fn
         self.target = target
-        self.enable_fusion = bool(enable_fusion)
+        self.pipeline = pipeline
+        self.enable_fusion = bool(pipeline.enable_fusion if pipeline else enable_fusion)
         self._signature = signature_of(fn)
         self._cache = SignatureCache()
         self._last_compiled: Compilation | None = None
@@ -320,6 +331,7 @@ class JitFunction:
             str(function_location(self.__cuvil_function__)),
             self.target,
             self.enable_fusion,
+            self.pipeline,
         )
         self._last_compiled = entry.record
         return entry
@@ -345,20 +357,25 @@ def _describe(key) -> str:
     return ", ".join(f"{name}: {dtype.name}{list(shape)}" for name, dtype, shape in key)
 
 
-def jit(fn=None, *, target: str = "cpu", enable_fusion: bool = True):
+def jit(fn=None, *, target: str = "cpu", enable_fusion: bool = True, pipeline=None):
     """Compile a NumPy function with Cuvil; usable as ``@cuvil.jit`` or ``@cuvil.jit(...)``.
 
     Args:
         fn: the function (when used without parentheses).
         target: backend; only ``"cpu"`` is available in this version.
         enable_fusion: run the elementwise and epilogue fusion passes.
+        pipeline: a :class:`cuvil.PipelineBuilder` to compile with instead of
+            the default passes (its ``enable_fusion`` wins); it is read when a
+            signature is first compiled.
 
     The first call for each combination of argument shapes and dtypes traces
     the function and compiles it; later calls run the machine code directly.
     """
     if fn is None:
-        return lambda f: JitFunction(f, target=target, enable_fusion=enable_fusion)
-    return JitFunction(fn, target=target, enable_fusion=enable_fusion)
+        return lambda f: JitFunction(
+            f, target=target, enable_fusion=enable_fusion, pipeline=pipeline
+        )
+    return JitFunction(fn, target=target, enable_fusion=enable_fusion, pipeline=pipeline)
 
 
 def _as_jit_function(f, api: str) -> JitFunction:

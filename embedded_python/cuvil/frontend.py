@@ -313,7 +313,7 @@ class IRModule:
         self.target = target
         self.mode = mode
         self.fingerprint = fingerprint
-        self._compiled: dict[bool, CompiledModel] = {}
+        self._compiled: dict[tuple, CompiledModel] = {}
         self._latest: CompiledModel | None = None
         self._lock = threading.Lock()
 
@@ -329,8 +329,11 @@ class IRModule:
     def input_spec(self) -> dict[str, TensorSpec]:
         return dict(self._input_spec)
 
-    def compile(self, enable_fusion: bool = True) -> CompiledModel:
-        """Compile for the target; the result is cached per ``enable_fusion``.
+    def compile(self, enable_fusion: bool = True, pipeline=None) -> CompiledModel:
+        """Compile for the target; the result is cached per ``enable_fusion``/pipeline.
+
+        ``pipeline`` is an optional :class:`cuvil.PipelineBuilder` (its
+        ``enable_fusion`` then wins).
 
         Raises :class:`cuvil.CompileError` for a ``mode="training"`` module:
         this version compiles inference graphs only.
@@ -342,11 +345,14 @@ class IRModule:
                 "is still available as .text. Fix: build_ir(..., mode='inference'), which "
                 "removes training-only ops such as cuvil.dropout when compiling."
             )
-        key = bool(enable_fusion)
+        fusion = bool(pipeline.enable_fusion if pipeline is not None else enable_fusion)
+        key = (fusion, pipeline.cache_key() if pipeline is not None else None)
         with self._lock:
             model = self._compiled.get(key)
             if model is None:
-                entry = compile_program(self._program, self.name, self.source, self.target, key)
+                entry = compile_program(
+                    self._program, self.name, self.source, self.target, fusion, pipeline
+                )
                 model = self._compiled[key] = CompiledModel(self, entry)
             self._latest = model
         return model

@@ -5,6 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "PipelineBindings.h"
+
 #include "cuvil/Runtime/Compiler.h"
 
 #include <pybind11/numpy.h>
@@ -167,8 +169,9 @@ PYBIND11_MODULE(_cuvil, m) {
       "compile",
       [](const std::string &text, const std::string &funcName,
          bool enableFusion, bool captureSnapshots, const std::string &cacheDir,
-         bool parallel) {
+         bool parallel, const py::object &steps) {
         cuvil::CompileOptions options;
+        options.steps = cuvil::python::stepsFromPython(steps);
         options.enableFusion = enableFusion;
         options.captureSnapshots = captureSnapshots;
         options.cacheDir = cacheDir;
@@ -186,7 +189,11 @@ PYBIND11_MODULE(_cuvil, m) {
       py::arg("mlir_text"), py::arg("func_name"),
       py::arg("enable_fusion") = true, py::arg("capture_snapshots") = false,
       py::arg("cache_dir") = "", py::arg("parallel") = true,
-      "Compiles function `func_name` of a Cuvil IR module for this CPU.");
+      py::arg("steps") = py::none(),
+      "Compiles function `func_name` of a Cuvil IR module for this CPU; "
+      "`steps` replaces the default pipeline (see default_pipeline).");
+
+  cuvil::python::bindPipeline(m);
 
   m.def(
       "verify",

@@ -20,6 +20,8 @@
 #include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Tools/Plugins/PassPlugin.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <chrono>
 #include <mutex>
@@ -52,8 +54,11 @@ using Clock = std::chrono::steady_clock;
 
 /// Pass managers wrap nested pipelines in adaptor passes, which have no
 /// argument; they are containers, not transformations.
-bool isAdaptor(Pass *pass) { return pass->getArgument().empty() &&
-                                    pass->getName().starts_with("Pipeline"); }
+bool isAdaptor(Pass *pass) {
+  StringRef name = pass->getName();
+  return pass->getArgument().empty() &&
+         (name.starts_with("Pipeline") || name.contains("OpToOpPassAdaptor"));
+}
 
 /// Records one snapshot per pass instance. A pass nested on functions runs
 /// once per function; its times add up and any change marks it changed.
@@ -128,28 +133,128 @@ PipelineBuilder &PipelineBuilder::addStage(std::string name,
   return *this;
 }
 
+LogicalResult PipelineBuilder::runPasses(ModuleOp module, StringRef stage,
+                                         StringRef passes,
+                                         bool captureSnapshots,
+                                         std::vector<PassSnapshot> &snapshots) {
+  if (passes.empty())
+    return success();
+  registerCuvilPasses();
+  PassManager pm(module.getContext(), ModuleOp::getOperationName());
+  std::string errors;
+  llvm::raw_string_ostream errorStream(errors);
+  if (failed(parsePassPipeline(passes, pm, errorStream)))
+    return module.emitError("invalid pass pipeline '")
+           << passes << "' in stage '" << stage << "': " << errors;
+  pm.addInstrumentation(std::make_unique<SnapshotInstrumentation>(
+      module, stage.str(), captureSnapshots, snapshots));
+  return pm.run(module);
+}
+
 LogicalResult PipelineBuilder::run(ModuleOp module, bool captureSnapshots,
                                    std::vector<PassSnapshot> &snapshots,
                                    size_t first, size_t last) const {
-  MLIRContext *ctx = module.getContext();
-  registerCuvilPasses();
   last = std::min(last, stageList.size());
-  for (size_t i = first; i < last; ++i) {
-    const Stage &stage = stageList[i];
-    if (stage.passes.empty())
-      continue;
-    PassManager pm(ctx, ModuleOp::getOperationName());
-    std::string errors;
-    llvm::raw_string_ostream errorStream(errors);
-    if (failed(parsePassPipeline(stage.passes, pm, errorStream)))
-      return module.emitError("internal error: stage '")
-             << stage.name << "' has an invalid pipeline: " << errors;
-    pm.addInstrumentation(std::make_unique<SnapshotInstrumentation>(
-        module, stage.name, captureSnapshots, snapshots));
-    if (failed(pm.run(module)))
+  for (size_t i = first; i < last; ++i)
+    if (failed(runPasses(module, stageList[i].name, stageList[i].passes,
+                         captureSnapshots, snapshots)))
       return failure();
-  }
   return success();
+}
+
+namespace {
+/// Splits a textual pipeline at top-level commas ("a{x=1,y=2},f(b,c)" ->
+/// "a{x=1,y=2}", "f(b,c)").
+SmallVector<StringRef> splitTopLevel(StringRef text) {
+  SmallVector<StringRef> parts;
+  int depth = 0;
+  size_t begin = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '(' || c == '{')
+      ++depth;
+    else if (c == ')' || c == '}')
+      --depth;
+    else if (c == ',' && depth == 0) {
+      parts.push_back(text.slice(begin, i).trim());
+      begin = i + 1;
+    }
+  }
+  if (begin < text.size())
+    parts.push_back(text.drop_front(begin).trim());
+  return parts;
+}
+
+/// The pass argument of one element ("cse", "one-shot-bufferize{...}").
+StringRef passArgument(StringRef element) {
+  return element.take_until([](char c) { return c == '{' || c == '('; });
+}
+
+/// Passes code generation does not depend on: turning one off changes the
+/// code's speed or size, never whether it compiles or what it computes.
+/// Cleanups are optional on the graph; after bufferization later
+/// conversions rely on them.
+bool isOptionalPass(StringRef stage, StringRef name) {
+  static const llvm::StringSet<> optional = {
+      "cuvil-strip-training-ops", "cuvil-fold-batch-norm",
+      "cuvil-fold-constants", "cuvil-fuse-elementwise", "cuvil-plan-memory"};
+  static const llvm::StringSet<> graphCleanups = {"canonicalize", "cse"};
+  bool graphStage = stage == "cuvil" || stage == "linalg" || stage == "fusion";
+  return optional.contains(name) ||
+         (graphStage && graphCleanups.contains(name));
+}
+} // namespace
+
+std::vector<PipelineBuilder::Step> PipelineBuilder::steps() const {
+  std::vector<Step> result;
+  for (const Stage &stage : stageList) {
+    for (StringRef element : splitTopLevel(stage.passes)) {
+      StringRef name = passArgument(element);
+      // An op-anchored nest ("func.func(a,b)") becomes one step per pass.
+      if (element.drop_front(name.size()).starts_with("(") &&
+          element.ends_with(")")) {
+        StringRef inner = element.drop_front(name.size() + 1).drop_back();
+        for (StringRef nested : splitTopLevel(inner)) {
+          StringRef nestedName = passArgument(nested);
+          result.push_back({nestedName.str(), stage.name,
+                            (name + "(" + nested + ")").str(),
+                            isOptionalPass(stage.name, nestedName)});
+        }
+        continue;
+      }
+      result.push_back({name.str(), stage.name, element.str(),
+                        isOptionalPass(stage.name, name)});
+    }
+  }
+  return result;
+}
+
+bool mlir::cuvil::loadPassPlugin(const std::string &path, std::string &error) {
+  static std::mutex mutex;
+  static llvm::StringSet<> loaded;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (loaded.contains(path))
+    return true;
+  registerCuvilPasses();
+  auto plugin = PassPlugin::load(path);
+  if (!plugin) {
+    error = "cannot load pass plugin " + path + ": " +
+            llvm::toString(plugin.takeError()) +
+            " (build it against the same MLIR as Cuvil, e.g. as in "
+            "plugins/cpp, and pass the path of its .so)";
+    return false;
+  }
+  plugin->registerPassRegistryCallbacks();
+  loaded.insert(path);
+  return true;
+}
+
+bool mlir::cuvil::checkPassPipeline(const std::string &pipeline,
+                                    std::string &error) {
+  registerCuvilPasses();
+  OpPassManager pm(ModuleOp::getOperationName());
+  llvm::raw_string_ostream os(error);
+  return succeeded(parsePassPipeline(pipeline, pm, os));
 }
 
 //===----------------------------------------------------------------------===//
@@ -168,15 +273,14 @@ PipelineBuilder mlir::cuvil::buildCpuPipeline(const CpuPipelineOptions &o) {
                                  : "");
   builder.addStage("schedule", "cuvil-cpu-schedule{vector-lanes=" +
                                    std::to_string(o.vectorLanes) + "}");
-  builder.addStage(
-      "bufferize",
-      "one-shot-bufferize{bufferize-function-boundaries=1 "
-      "function-boundary-type-conversion=identity-layout-map},"
-      "cuvil-materialize-results,"
-      "buffer-results-to-out-params{hoist-static-allocs=1},"
-      "buffer-deallocation-pipeline,func.func(cuvil-plan-memory),"
-      "convert-linalg-to-loops,"
-      "scf-forall-to-parallel,canonicalize");
+  builder.addStage("bufferize",
+                   "one-shot-bufferize{bufferize-function-boundaries=1 "
+                   "function-boundary-type-conversion=identity-layout-map},"
+                   "cuvil-materialize-results,"
+                   "buffer-results-to-out-params{hoist-static-allocs=1},"
+                   "buffer-deallocation-pipeline,func.func(cuvil-plan-memory),"
+                   "convert-linalg-to-loops,"
+                   "scf-forall-to-parallel,canonicalize");
   std::string parallel =
       o.parallel ? "convert-scf-to-openmp,canonicalize," : "";
   builder.addStage("llvm", "convert-vector-to-scf{full-unroll=1}," + parallel +

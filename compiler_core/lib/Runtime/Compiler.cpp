@@ -9,6 +9,8 @@
 
 #include "cuvil/Runtime/Compiler.h"
 
+#include "IRSession.h"
+
 #include "cuvil/Pipelines/Pipelines.h"
 #include "cuvil/Target/CPU/CpuBackend.h"
 #include "cuvil/Target/CPU/Passes.h"
@@ -16,6 +18,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OperationSupport.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/LLVMContext.h"
@@ -81,8 +85,10 @@ std::unique_ptr<MLIRContext> createContext() {
   return context;
 }
 
+} // namespace
+
 /// Formats a location as the user's `file:line:col`.
-std::string formatLocation(Location loc) {
+std::string cuvil::detail::formatLocation(Location loc) {
   if (auto file = dyn_cast<FileLineColLoc>(loc))
     return (file.getFilename().str() + ":" + std::to_string(file.getLine()) +
             ":" + std::to_string(file.getColumn()));
@@ -98,6 +104,9 @@ std::string formatLocation(Location loc) {
     return formatLocation(callSite.getCallee());
   return "";
 }
+
+namespace {
+using cuvil::detail::formatLocation;
 
 /// Collects diagnostics as "file:line:col: error: message" lines.
 class DiagnosticCollector {
@@ -187,10 +196,11 @@ LogicalResult signatureOf(TypeRange types, Location loc, const char *what,
     std::optional<std::string> dtype =
         tensor ? dtypeName(tensor.getElementType()) : std::nullopt;
     if (!tensor || !tensor.hasStaticShape() || !dtype)
-      return mlir::emitError(loc) << "unsupported " << what << " type " << type
-                            << ": compiled functions take and return "
-                               "statically shaped tensors of f16, bf16, f32, "
-                               "f64, i1, i8, i32 or i64";
+      return mlir::emitError(loc)
+             << "unsupported " << what << " type " << type
+             << ": compiled functions take and return "
+                "statically shaped tensors of f16, bf16, f32, "
+                "f64, i1, i8, i32 or i64";
     out.push_back({*dtype, std::vector<int64_t>(tensor.getShape().begin(),
                                                 tensor.getShape().end())});
   }
@@ -232,6 +242,9 @@ struct cuvil::CompiledFunction::Impl {
   std::vector<std::vector<int64_t>> descriptors;
 
   LogicalResult lower(std::string &error);
+  LogicalResult runStep(const PipelineStep &step,
+                        std::vector<PassSnapshot> &recorded);
+  void finalizeBeforeLLVM();
   LogicalResult jit(std::string &error);
   LogicalResult loadFromCache(const std::string &path, std::string &error);
   void storeInCache(const std::string &path);
@@ -267,57 +280,88 @@ LogicalResult cuvil::CompiledFunction::Impl::lower(std::string &error) {
   lowered->walk([&](func::FuncOp func) {
     func->setAttr("llvm.emit_c_interface", UnitAttr::get(context.get()));
   });
-  mlir::cuvil::CpuPipelineOptions pipelineOptions;
-  pipelineOptions.enableFusion = options.enableFusion;
-  pipelineOptions.parallel = options.parallel;
-  pipelineOptions.vectorLanes = mlir::cuvil::hostVectorLanes();
-  mlir::cuvil::PipelineBuilder pipeline =
-      mlir::cuvil::buildCpuPipeline(pipelineOptions);
-  auto stageIndex = [&](llvm::StringRef name) {
-    size_t i = 0;
-    while (i < pipeline.stages().size() && pipeline.stages()[i].name != name)
-      ++i;
-    return i;
-  };
-  size_t scheduleStage = stageIndex("schedule");
-  size_t llvmStage = stageIndex("llvm");
+  std::vector<PipelineStep> steps =
+      options.steps.empty() ? defaultPipeline(options) : options.steps;
   std::vector<PassSnapshot> recorded;
-  if (failed(pipeline.run(*lowered, options.captureSnapshots, recorded, 0,
-                          scheduleStage))) {
-    error = diagnostics.take("compilation failed before code generation");
-    lowered = nullptr;
-    return failure();
+  bool optimizedTaken = false, finalized = false;
+  for (const PipelineStep &step : steps) {
+    // The "optimized" IR is what enters scheduling.
+    if (!optimizedTaken &&
+        (step.stage == "schedule" || step.stage == "bufferize" ||
+         step.stage == "llvm")) {
+      optimizedText = printOp(*lowered);
+      optimizedTaken = true;
+    }
+    if (!finalized && step.stage == "llvm") {
+      finalizeBeforeLLVM();
+      finalized = true;
+    }
+    if (failed(runStep(step, recorded))) {
+      error =
+          diagnostics.take("compilation failed in pass '" + step.name + "'");
+      lowered = nullptr;
+      return failure();
+    }
   }
-  optimizedText = printOp(*lowered);
-  if (failed(pipeline.run(*lowered, options.captureSnapshots, recorded,
-                          scheduleStage, llvmStage))) {
-    error = diagnostics.take("code generation failed");
-    lowered = nullptr;
-    return failure();
-  }
-  // The memory plan, read before the LLVM stage drops function attributes.
+  if (!optimizedTaken)
+    optimizedText = printOp(*lowered);
+  if (!finalized)
+    finalizeBeforeLLVM();
+  if (snapshots.empty())
+    snapshots = std::move(recorded);
+  return success();
+}
+
+/// Reads the memory plan before the LLVM stage drops function attributes,
+/// and prefixes compiled symbols: a user function called `exp` must not
+/// capture the C library's exp that generated code calls.
+void cuvil::CompiledFunction::Impl::finalizeBeforeLLVM() {
   plannedPeakBytes = unplannedBytes = 0;
   planKnown = true;
   lowered->walk([&](func::FuncOp func) {
-    // Compiled symbols get a prefix: a user function called `exp` must not
-    // capture the C library's exp that generated code calls.
     if (!func.isDeclaration())
       func.setSymName(("cuvil_" + func.getSymName()).str());
-    if (auto peak = func->getAttrOfType<mlir::IntegerAttr>(
-            "cuvil.planned_peak_bytes"))
+    if (auto peak =
+            func->getAttrOfType<mlir::IntegerAttr>("cuvil.planned_peak_bytes"))
       plannedPeakBytes += peak.getInt();
     if (auto total =
             func->getAttrOfType<mlir::IntegerAttr>("cuvil.unplanned_bytes"))
       unplannedBytes += total.getInt();
   });
-  if (failed(pipeline.run(*lowered, options.captureSnapshots, recorded,
-                          llvmStage))) {
-    error = diagnostics.take("code generation failed");
-    lowered = nullptr;
-    return failure();
-  }
-  if (snapshots.empty())
-    snapshots = std::move(recorded);
+}
+
+LogicalResult
+cuvil::CompiledFunction::Impl::runStep(const PipelineStep &step,
+                                       std::vector<PassSnapshot> &recorded) {
+  if (!step.run)
+    return mlir::cuvil::PipelineBuilder::runPasses(
+        *lowered, step.stage, step.pipeline, options.captureSnapshots,
+        recorded);
+  // An external pass: timed and snapshotted like the built-in ones, and
+  // the module must still verify afterwards.
+  Operation *root = lowered->getOperation();
+  mlir::OperationFingerPrint before(root);
+  auto session = std::make_shared<IRSession>(root, step.name);
+  bool changed = false;
+  std::string passError;
+  auto start = std::chrono::steady_clock::now();
+  bool ok = step.run(makeOpRef(session, root), changed, passError);
+  double ms = std::chrono::duration<double, std::milli>(
+                  std::chrono::steady_clock::now() - start)
+                  .count();
+  session->active = false;
+  if (!ok)
+    return lowered->emitError("pass '")
+           << step.name << "' failed: " << passError;
+  if (failed(mlir::verify(root)))
+    return lowered->emitError("pass '")
+           << step.name
+           << "' left invalid IR (see the errors above); fix its rewrite";
+  PassSnapshot snapshot{step.name, step.stage, ms,
+                        !(mlir::OperationFingerPrint(root) == before), ""};
+  if (options.captureSnapshots)
+    snapshot.ir = printOp(root);
+  recorded.push_back(std::move(snapshot));
   return success();
 }
 
@@ -339,16 +383,18 @@ LogicalResult cuvil::CompiledFunction::Impl::jit(std::string &error) {
 }
 
 std::string cuvil::CompiledFunction::Impl::cacheKey() const {
-  std::string material = fingerprint + "|" + funcName + "|" + version() +
-                         "|" + cpu::hostDescription() +
+  std::string material = fingerprint + "|" + funcName + "|" + version() + "|" +
+                         cpu::hostDescription() +
                          (options.enableFusion ? "|fusion" : "|nofusion") +
                          (options.parallel ? "|parallel" : "|serial");
+  for (const PipelineStep &step : options.steps)
+    material += "|" + step.pipeline;
   return sha256Hex(material);
 }
 
 LogicalResult
 cuvil::CompiledFunction::Impl::loadFromCache(const std::string &path,
-                                              std::string &error) {
+                                             std::string &error) {
   cpu::configureThreadRuntime();
   std::string loadError;
   auto library =
@@ -466,8 +512,8 @@ bool cuvil::CompiledFunction::emit(const std::string &kind,
   } else if (kind == "obj") {
     if (failed(impl->lower(error)))
       return false;
-    if (llvm::Error e = cpu::emitArtifact(*impl->lowered,
-                                          cpu::Artifact::Object, content)) {
+    if (llvm::Error e =
+            cpu::emitArtifact(*impl->lowered, cpu::Artifact::Object, content)) {
       error = llvm::toString(std::move(e));
       return false;
     }
@@ -513,7 +559,6 @@ void cuvil::CompiledFunction::call(void *const *inputs,
 // Entry points
 //===----------------------------------------------------------------------===//
 
-
 std::unique_ptr<cuvil::CompiledFunction>
 cuvil::compile(const std::string &mlirText, const std::string &funcName,
                const CompileOptions &options, std::string &error) {
@@ -521,8 +566,11 @@ cuvil::compile(const std::string &mlirText, const std::string &funcName,
       CompiledFunction::compileAndLoad(mlirText, funcName, options, error);
   // A compiled function keeps its machine code and texts, not the IR: a
   // process compiling thousands of graphs must not keep thousands of MLIR
-  // contexts. IR stages are rebuilt on demand.
-  if (compiled)
+  // contexts. IR stages are rebuilt on demand, except after external
+  // passes, which are not rerun behind the caller's back.
+  bool externalPasses = llvm::any_of(
+      options.steps, [](const PipelineStep &step) { return bool(step.run); });
+  if (compiled && !externalPasses)
     compiled->impl->releaseIR();
   return compiled;
 }
@@ -569,9 +617,11 @@ cuvil::CompiledFunction::compileAndLoad(const std::string &mlirText,
   impl->fingerprint = structuralFingerprint(*impl->input);
 
   std::string cachePath;
-  if (!options.cacheDir.empty()) {
-    cachePath = (llvm::Twine(options.cacheDir) + "/" + impl->cacheKey() + ".so")
-                    .str();
+  bool externalPasses = llvm::any_of(
+      options.steps, [](const PipelineStep &step) { return bool(step.run); });
+  if (!options.cacheDir.empty() && !externalPasses) {
+    cachePath =
+        (llvm::Twine(options.cacheDir) + "/" + impl->cacheKey() + ".so").str();
     std::string cacheError;
     if (!options.captureSnapshots && llvm::sys::fs::exists(cachePath) &&
         succeeded(impl->loadFromCache(cachePath, cacheError)))
@@ -588,6 +638,27 @@ cuvil::CompiledFunction::compileAndLoad(const std::string &mlirText,
                         .count();
   return std::unique_ptr<CompiledFunction>(
       new CompiledFunction(std::move(impl)));
+}
+
+std::vector<cuvil::PipelineStep>
+cuvil::defaultPipeline(const CompileOptions &options) {
+  mlir::cuvil::CpuPipelineOptions pipelineOptions;
+  pipelineOptions.enableFusion = options.enableFusion;
+  pipelineOptions.parallel = options.parallel;
+  pipelineOptions.vectorLanes = mlir::cuvil::hostVectorLanes();
+  std::vector<PipelineStep> steps;
+  for (const auto &step :
+       mlir::cuvil::buildCpuPipeline(pipelineOptions).steps())
+    steps.push_back({step.name, step.stage, step.pipeline, step.optional, {}});
+  return steps;
+}
+
+bool cuvil::loadPassPlugin(const std::string &path, std::string &error) {
+  return mlir::cuvil::loadPassPlugin(path, error);
+}
+
+bool cuvil::checkPassPipeline(const std::string &pipeline, std::string &error) {
+  return mlir::cuvil::checkPassPipeline(pipeline, error);
 }
 
 bool cuvil::verify(const std::string &mlirText, std::string &error) {

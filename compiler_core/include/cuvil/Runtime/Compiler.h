@@ -8,8 +8,10 @@
 #define CUVIL_RUNTIME_COMPILER_H
 
 #include "cuvil/Pipelines/PassSnapshot.h"
+#include "cuvil/Runtime/IRView.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,6 +25,20 @@ struct TensorSignature {
   std::vector<int64_t> shape;
 };
 
+/// One pass of a compilation pipeline: a built-in or plugin pass given as a
+/// textual pipeline, or an external pass (e.g. a Python `cuvil.Pass`).
+struct PipelineStep {
+  std::string name;      ///< pass argument or the external pass's name
+  std::string stage;     ///< "cuvil", "linalg", "fusion", "schedule",
+                         ///< "bufferize" or "llvm"
+  std::string pipeline;  ///< textual pipeline ("func.func(cse)"); empty for
+                         ///< an external pass
+  bool optional = false; ///< code generation works without it
+  /// An external pass: runs on the module, sets `changed`; returning false
+  /// (with `error`) stops the compilation.
+  std::function<bool(OpRef module, bool &changed, std::string &error)> run;
+};
+
 struct CompileOptions {
   bool enableFusion = true;
   bool captureSnapshots = false;
@@ -30,7 +46,19 @@ struct CompileOptions {
   /// Directory of compiled shared libraries keyed by the IR's structural
   /// fingerprint, target and compiler version; empty disables the cache.
   std::string cacheDir;
+  /// The passes to run; empty means defaultPipeline(*this). Stage names
+  /// must keep their order; with external passes nothing is cached on disk.
+  std::vector<PipelineStep> steps;
 };
+
+/// The CPU pipeline for `options` (its `steps` ignored), one step per pass.
+std::vector<PipelineStep> defaultPipeline(const CompileOptions &options);
+
+/// Loads an MLIR pass plugin so its passes can be named in steps.
+bool loadPassPlugin(const std::string &path, std::string &error);
+
+/// Checks that a textual pipeline parses (passes exist, options are valid).
+bool checkPassPipeline(const std::string &pipeline, std::string &error);
 
 class CompiledFunction {
 public:
@@ -62,9 +90,10 @@ public:
   void call(void *const *inputs, void *const *outputs) const;
 
 private:
-  friend std::unique_ptr<CompiledFunction>
-  compile(const std::string &, const std::string &, const CompileOptions &,
-          std::string &);
+  friend std::unique_ptr<CompiledFunction> compile(const std::string &,
+                                                   const std::string &,
+                                                   const CompileOptions &,
+                                                   std::string &);
   static std::unique_ptr<CompiledFunction>
   compileAndLoad(const std::string &, const std::string &,
                  const CompileOptions &, std::string &);
