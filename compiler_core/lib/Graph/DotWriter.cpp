@@ -42,7 +42,10 @@ public:
         << " {\n";
     out << "  graph [rankdir=TB, compound=true, fontname=\"Helvetica\", "
            "fontsize=10, nodesep=0.25, ranksep=0.35, splines="
-        << options.splines << "];\n";
+        << options.splines;
+    if (options.fastLayout)
+      out << ", mclimit=0.05, nslimit=0.2, nslimit1=0.2, remincross=false";
+    out << "];\n";
     out << "  node [shape=box, style=\"rounded,filled\", "
            "fontname=\"Helvetica\", fontsize=10, height=0.3, "
            "fillcolor=\"#ffffff\"];\n";
@@ -74,7 +77,8 @@ private:
   void writeNode(const Node &node, const std::string &indent) {
     std::string label = node.opName;
     if (node.collapsedOps > 0)
-      label += " (" + std::to_string(node.collapsedOps) + " ops)";
+      label += " (" + std::to_string(node.collapsedOps) +
+               (node.collapsedOps == 1 ? " op)" : " ops)");
     if (!node.type.empty())
       label += "\n" + node.type;
     out << indent << "n" << node.id << " [label=" << quote(label)

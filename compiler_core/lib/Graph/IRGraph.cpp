@@ -222,6 +222,14 @@ std::string typeSummary(const std::string &body) {
     type = body.substr(colon + 3);
   if (!type.empty() && type.back() == '{')
     type = trim(type.substr(0, type.size() - 1));
+  // "llvm.br ^bb1(%0 : i64)": drop the successor list's closing parenthesis.
+  int balance = 0;
+  for (char c : type)
+    balance += c == '(' ? 1 : c == ')' ? -1 : 0;
+  while (balance < 0 && !type.empty() && type.back() == ')') {
+    type.pop_back();
+    ++balance;
+  }
   if (type.size() > 48)
     type = type.substr(0, 45) + "...";
   return type;
@@ -353,10 +361,19 @@ private:
   }
 
   /// The node that stands for ops at the current position: the collapsed
-  /// region's node inside a collapsed region.
+  /// region's node inside a collapsed region, the block's node in the body
+  /// of a collapsed multi-block function; -1 when ops are drawn one by one.
   int collapseTarget() const {
-    return scopes.back().collapsed ? collapsedOwner : -1;
+    if (scopes.back().collapsed)
+      return collapsedOwner;
+    if (currentBlock >= 0 && scopes.size() == 1)
+      return currentBlock;
+    return -1;
   }
+
+  /// Whether the function body has several blocks (block labels indented
+  /// like the function header, as MLIR prints them).
+  bool hasBlocks(size_t first) const;
 
   void blockLabel(const std::string &body, int irLine);
   void opLine(const std::string &body, const SourceLoc &loc, int irLine);
@@ -371,7 +388,22 @@ private:
   std::map<std::string, int> blocks;
   std::vector<std::pair<int, std::string>> blockUses;
   int collapsedOwner = -1;
+  int currentBlock = -1; ///< collapsed multi-block body: the open block
 };
+
+bool GraphBuilder::hasBlocks(size_t first) const {
+  size_t indent = lines[first].find_first_not_of(' ');
+  for (size_t i = first + 1; i < lines.size(); ++i) {
+    size_t at = lines[i].find_first_not_of(' ');
+    if (at == std::string::npos)
+      continue;
+    if (at <= indent && lines[i][at] == '}')
+      return false;
+    if (at == indent && lines[i][at] == '^')
+      return true;
+  }
+  return false;
+}
 
 void GraphBuilder::functionArguments(const std::string &header, int irLine) {
   size_t open = header.find('(');
@@ -417,16 +449,17 @@ void GraphBuilder::blockLabel(const std::string &body, int irLine) {
     ++end;
   std::string label = body.substr(0, end);
   int owner = scopes.back().owner;
-  int target = collapseTarget();
-  if (owner < 0 && target < 0) {
+  if (scopes.size() == 1) {
     // A block of the function body itself: drawn as a node that branches
-    // lead to.
+    // lead to (and, collapsed, that stands for the block's ops).
     int node = addNode(label, OpKind::Block, irLine);
     graph.nodes[node].signature = "block";
     blocks[label] = node;
     owner = node;
-  } else if (target >= 0) {
-    owner = target;
+    if (currentBlock >= 0)
+      currentBlock = node;
+  } else if (collapseTarget() >= 0) {
+    owner = collapseTarget();
   }
   for (const NameRef &ref : scanNames(body, end))
     if (!ref.block)
@@ -511,7 +544,10 @@ void GraphBuilder::opLine(const std::string &body, const SourceLoc &loc,
   scope.owner = node;
   scope.collapsed = scopes.back().collapsed;
   scope.cluster = scopes.back().cluster;
-  if (target < 0 && options.collapseRegions) {
+  if (target >= 0 && !scope.collapsed) { // a region inside a collapsed block
+    scope.collapsed = true;
+    collapsedOwner = target;
+  } else if (target < 0 && options.collapseRegions) {
     scope.collapsed = true;
     collapsedOwner = node;
   } else if (target < 0) {
@@ -537,6 +573,11 @@ bool GraphBuilder::build(size_t first, std::string &error) {
   graph.functionLine = static_cast<int>(first) + 1;
   scopes.push_back(Scope());
   functionArguments(header, graph.functionLine);
+  if (options.collapseRegions && hasBlocks(first)) {
+    int entry = addNode("^entry", OpKind::Block, graph.functionLine);
+    graph.nodes[entry].signature = "block";
+    currentBlock = entry;
+  }
 
   for (size_t i = first + 1; i < lines.size(); ++i) {
     int irLine = static_cast<int>(i) + 1;
@@ -557,6 +598,7 @@ bool GraphBuilder::build(size_t first, std::string &error) {
       // "} -> tensor<4xf32>": the result type of a region op comes last.
       std::string closingType = typeSummary(body);
       if (owner >= 0 && !closingType.empty() &&
+          graph.nodes[owner].kind != OpKind::Block &&
           (!closing.collapsed || wasCollapsedRoot))
         graph.nodes[owner].type = closingType;
       bool reopens = body.back() == '{';

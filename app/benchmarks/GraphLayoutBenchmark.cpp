@@ -1,0 +1,122 @@
+//===- GraphLayoutBenchmark.cpp - Layout and draw time of a 2,000-op graph ===//
+//
+// Builds the IR of a synthetic 2,000-op function (elementwise chains with
+// fan-in, GEMMs and fused linalg.generic regions, as a big transformer's
+// snapshots look), then times graph building, Graphviz layout and drawing
+// into a GraphView (rendered once into an image, offscreen). Prints the best
+// of five runs. Usage: bench-graph-layout [OPS]
+//
+//===----------------------------------------------------------------------===//
+
+#include "GraphView.h"
+#include "IrOpModel.h"
+
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QImage>
+#include <QPainter>
+
+#include <algorithm>
+#include <cstdio>
+
+using namespace cuvil::workbench;
+
+static QString syntheticIr(int ops) {
+  QString ir = "module {\n  func.func @big(%arg0: tensor<64x64xf32> /bench.py:1:1, "
+               "%arg1: tensor<64x64xf32> /bench.py:1:1) -> tensor<64x64xf32> {\n";
+  const char *unary[] = {"cuvil.exp", "cuvil.tanh", "cuvil.gelu", "cuvil.neg"};
+  const char *binary[] = {"cuvil.add", "cuvil.mul", "cuvil.sub", "cuvil.matmul"};
+  int emitted = 0, value = 0;
+  auto operand = [&](int back) {
+    int v = value - back;
+    return v < 0 ? QString("%arg%1").arg(-v % 2) : QString("%%1").arg(v);
+  };
+  while (emitted < ops) {
+    int line = 10 + emitted / 3;
+    if (emitted % 25 == 24 && emitted + 4 <= ops) {
+      // A fused region: the generic op and three body ops.
+      ir += QString("    %%1 = linalg.generic {iterator_types = [\"parallel\"]} "
+                    "ins(%2, %3 : tensor<64x64xf32>, tensor<64x64xf32>) "
+                    "outs(%2 : tensor<64x64xf32>) {\n"
+                    "    ^bb0(%in: f32 /bench.py:%4:5, %in_0: f32 /bench.py:%4:5, "
+                    "%out: f32 /bench.py:%4:5):\n"
+                    "      %r0 = arith.addf %in, %in_0 : f32 /bench.py:%4:5\n"
+                    "      %r1 = math.exp %r0 : f32 /bench.py:%4:5\n"
+                    "      linalg.yield %r1 : f32 /bench.py:%4:5\n"
+                    "    } -> tensor<64x64xf32> /bench.py:%4:5\n")
+                .arg(value)
+                .arg(operand(1), operand(7))
+                .arg(line);
+      emitted += 4;
+    } else if (emitted % 3 == 0) {
+      ir += QString("    %%1 = %2 %3 : tensor<64x64xf32> /bench.py:%4:5\n")
+                .arg(value)
+                .arg(unary[emitted % 4], operand(1))
+                .arg(line);
+      ++emitted;
+    } else {
+      ir += QString("    %%1 = %2 %3, %4 : (tensor<64x64xf32>, tensor<64x64xf32>) "
+                    "-> tensor<64x64xf32> /bench.py:%5:5\n")
+                .arg(value)
+                .arg(binary[emitted % 4], operand(1), operand(2 + value % 13))
+                .arg(line);
+      ++emitted;
+    }
+    ++value;
+  }
+  ir += QString("    return %%1 : tensor<64x64xf32> /bench.py:2:1\n  }\n}\n").arg(value - 1);
+  return ir;
+}
+
+int main(int argc, char **argv) {
+  qputenv("QT_QPA_PLATFORM", "offscreen");
+  QApplication app(argc, argv);
+  int ops = argc > 1 ? std::max(10, atoi(argv[1])) : 2000;
+  QString ir = syntheticIr(ops);
+
+  double best[4] = {1e9, 1e9, 1e9, 1e9};
+  size_t nodes = 0, edges = 0;
+  int runs = qEnvironmentVariableIntValue("CUVIL_BENCH_RUNS");
+  for (int run = 0; run < (runs > 0 ? runs : 5); ++run) {
+    QElapsedTimer clock;
+    clock.start();
+    StepGraph step = buildStepGraph(ir, {}, {});
+    double buildMs = clock.nsecsElapsed() / 1e6;
+    if (!step.error.isEmpty()) {
+      std::fprintf(stderr, "bench-graph-layout: %s\n", qPrintable(step.error));
+      return 1;
+    }
+    nodes = step.graph.nodes.size();
+    edges = step.graph.edges.size();
+    GraphLayout layout;
+    QString error;
+    QByteArray extra = qgetenv("CUVIL_DOT_EXTRA");
+    if (!extra.isEmpty())
+      step.dot.insert(step.dot.find("graph [") + 7, extra.toStdString() + ", ");
+    clock.restart();
+    if (!layoutGraph(step.dot, layout, error)) {
+      std::fprintf(stderr, "bench-graph-layout: %s\n", qPrintable(error));
+      return 1;
+    }
+    double layoutMs = clock.nsecsElapsed() / 1e6;
+    clock.restart();
+    GraphView view;
+    view.resize(1600, 1000);
+    view.setGraphLayout(layout);
+    view.fit();
+    QImage image(view.viewport()->size(), QImage::Format_ARGB32);
+    QPainter painter(&image);
+    view.render(&painter);
+    painter.end();
+    double drawMs = clock.nsecsElapsed() / 1e6;
+    double totals[4] = {buildMs, layoutMs, drawMs, buildMs + layoutMs + drawMs};
+    for (int i = 0; i < 4; ++i)
+      best[i] = std::min(best[i], totals[i]);
+  }
+  std::printf("graph of %d ops: %zu nodes, %zu edges\n", ops, nodes, edges);
+  std::printf("build + DOT %8.1f ms\n", best[0]);
+  std::printf("layout      %8.1f ms (Graphviz dot)\n", best[1]);
+  std::printf("draw        %8.1f ms (GraphView items + one render)\n", best[2]);
+  std::printf("total       %8.1f ms (best of %d)\n", best[3], runs > 0 ? runs : 5);
+  return 0;
+}

@@ -1,0 +1,52 @@
+//===- main.cpp - cuvil-workbench [FILE.py] --------------------------------===//
+
+#include "MainWindow.h"
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QFileInfo>
+#include <QSettings>
+
+#include <cstdio>
+
+int main(int argc, char **argv) {
+  QApplication app(argc, argv);
+  QApplication::setOrganizationName("Cuvil");
+  QApplication::setApplicationName("Workbench");
+  QApplication::setApplicationVersion("0.1.0");
+
+  QCommandLineParser parser;
+  parser.setApplicationDescription(
+      "Cuvil Workbench: run a Python model file, step through the compiler's "
+      "passes and watch the IR graph change.");
+  parser.addHelpOption();
+  parser.addVersionOption();
+  parser.addPositionalArgument(
+      "file", "Python model file to open (default: the last file opened, "
+              "else the bundled MLP example).",
+      "[FILE.py]");
+  parser.process(app);
+
+  QString file;
+  if (!parser.positionalArguments().isEmpty()) {
+    file = parser.positionalArguments().first();
+    if (!QFileInfo(file).isFile()) {
+      std::fprintf(stderr,
+                   "cuvil-workbench: %s: no such file; pass the path of a "
+                   "Python model file, e.g. resources/examples/mlp.py\n",
+                   qPrintable(file));
+      return 2;
+    }
+  } else {
+    QString last = QSettings().value("lastFile").toString();
+    file = QFileInfo(last).isFile()
+               ? last
+               : cuvil::workbench::MainWindow::bundledExample();
+  }
+
+  cuvil::workbench::MainWindow window;
+  window.show();
+  if (!file.isEmpty())
+    window.openFile(file);
+  return app.exec();
+}

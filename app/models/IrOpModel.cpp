@@ -1,0 +1,147 @@
+//===- IrOpModel.cpp - The ops of one IR graph, for lists and cross-links -===//
+
+#include "IrOpModel.h"
+
+#include <QBrush>
+#include <QColor>
+#include <QFileInfo>
+
+namespace cuvil::workbench {
+
+StepGraph buildStepGraph(const QString &ir, const QString &previousIr,
+                         const graph::GraphOptions &options) {
+  StepGraph result;
+  std::string error;
+  if (!graph::buildGraph(ir.toStdString(), options, result.graph, error)) {
+    result.error = QString::fromStdString(error);
+    return result;
+  }
+  if (!previousIr.isEmpty()) {
+    graph::IRGraph before;
+    if (graph::buildGraph(previousIr.toStdString(), options, before, error))
+      graph::markChanged(before, result.graph);
+  }
+  graph::DotOptions dotOptions;
+  // Curved routing costs most of the layout time of big graphs.
+  if (result.graph.nodes.size() > 600) {
+    dotOptions.splines = "line";
+    dotOptions.fastLayout = true;
+  }
+  result.dot = graph::toDot(result.graph, dotOptions);
+  return result;
+}
+
+void IrOpModel::setGraph(const graph::IRGraph &graph) {
+  beginResetModel();
+  ops = graph;
+  endResetModel();
+}
+
+int IrOpModel::nodeForIrLine(int line) const {
+  int best = -1;
+  for (const graph::Node &node : ops.nodes) {
+    if (node.kind == graph::OpKind::Argument)
+      continue;
+    if (node.irLine == line)
+      return node.id;
+    // Lines inside a region (block labels, closing braces) belong to the
+    // nearest op above them.
+    if (node.irLine < line)
+      best = node.id;
+  }
+  return best;
+}
+
+QList<int> IrOpModel::nodesForSourceLine(const QString &file, int line) const {
+  QList<int> nodes;
+  QString name = QFileInfo(file).fileName();
+  for (const graph::Node &node : ops.nodes) {
+    if (node.kind == graph::OpKind::Argument || node.loc.line != line)
+      continue;
+    QString nodeFile = QString::fromStdString(node.loc.file);
+    if (nodeFile == file || QFileInfo(nodeFile).fileName() == name)
+      nodes << node.id;
+  }
+  return nodes;
+}
+
+int IrOpModel::rowCount(const QModelIndex &parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(ops.nodes.size());
+}
+
+int IrOpModel::columnCount(const QModelIndex &parent) const {
+  return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant IrOpModel::data(const QModelIndex &index, int role) const {
+  if (!index.isValid() || index.row() >= rowCount())
+    return {};
+  const graph::Node &n = ops.nodes[index.row()];
+  QString file = QString::fromStdString(n.loc.file);
+  switch (role) {
+  case Qt::DisplayRole:
+    switch (index.column()) {
+    case Op:
+      return QString::fromStdString(n.opName);
+    case Kind:
+      return QString(graph::opKindName(n.kind));
+    case Results:
+      return QString::fromStdString(n.results);
+    case Type:
+      return QString::fromStdString(n.type);
+    case IrLine:
+      return n.irLine;
+    case Source:
+      return n.loc.valid()
+                 ? QString("%1:%2").arg(QFileInfo(file).fileName()).arg(n.loc.line)
+                 : QString();
+    case Changed:
+      return n.changed ? tr("changed") : QString();
+    }
+    return {};
+  case Qt::DecorationRole:
+    if (index.column() == Op)
+      return QColor(graph::opKindColor(n.kind));
+    return {};
+  case Qt::ForegroundRole:
+    if (n.changed && index.column() == Changed)
+      return QBrush(QColor(0xd6, 0x27, 0x28));
+    return {};
+  case NodeIdRole:
+    return n.id;
+  case IrLineRole:
+    return n.irLine;
+  case SourceFileRole:
+    return file;
+  case SourceLineRole:
+    return n.loc.line;
+  case ChangedRole:
+    return n.changed;
+  }
+  return {};
+}
+
+QVariant IrOpModel::headerData(int section, Qt::Orientation orientation,
+                               int role) const {
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+    return {};
+  switch (section) {
+  case Op:
+    return tr("Op");
+  case Kind:
+    return tr("Kind");
+  case Results:
+    return tr("Results");
+  case Type:
+    return tr("Type");
+  case IrLine:
+    return tr("IR line");
+  case Source:
+    return tr("Source");
+  case Changed:
+    return tr("Changed");
+  }
+  return {};
+}
+
+} // namespace cuvil::workbench

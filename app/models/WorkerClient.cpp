@@ -1,0 +1,439 @@
+//===- WorkerClient.cpp - Runs user code in a cuvil-worker process --------===//
+
+#include "WorkerClient.h"
+
+#include <QCoreApplication>
+#include <QFileInfo>
+#include <QJsonDocument>
+#include <QSocketNotifier>
+#include <QTimer>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace cuvil::workbench {
+namespace {
+
+constexpr int kProtocolFd = 3;
+constexpr int kTerminateAfterMs = 300;
+constexpr int kKillAfterMs = 600;
+
+QString signalName(int sig) {
+  const char *description = strsignal(sig);
+  QString name;
+  switch (sig) {
+  case SIGSEGV:
+    name = "SIGSEGV";
+    break;
+  case SIGABRT:
+    name = "SIGABRT";
+    break;
+  case SIGBUS:
+    name = "SIGBUS";
+    break;
+  case SIGFPE:
+    name = "SIGFPE";
+    break;
+  case SIGILL:
+    name = "SIGILL";
+    break;
+  case SIGKILL:
+    name = "SIGKILL";
+    break;
+  case SIGTERM:
+    name = "SIGTERM";
+    break;
+  default:
+    name = QString("signal %1").arg(sig);
+  }
+  return description ? QString("%1, %2").arg(name, description) : name;
+}
+
+} // namespace
+
+WorkerClient::WorkerClient(QObject *parent) : QObject(parent) {
+  qRegisterMetaType<WorkerMessage>();
+  qRegisterMetaType<CompilationRecord>();
+  qRegisterMetaType<RunResult>();
+  qRegisterMetaType<UserException>();
+  workerPath = defaultWorkerPath();
+
+  auto *decoder = new WorkerMessageDecoder;
+  decoder->moveToThread(&decoderThread);
+  connect(&decoderThread, &QThread::finished, decoder, &QObject::deleteLater);
+  connect(this, &WorkerClient::lineReceived, decoder,
+          &WorkerMessageDecoder::decode, Qt::QueuedConnection);
+  connect(this, &WorkerClient::streamEnded, decoder,
+          &WorkerMessageDecoder::finish, Qt::QueuedConnection);
+  connect(decoder, &WorkerMessageDecoder::decoded, this,
+          &WorkerClient::handleMessage, Qt::QueuedConnection);
+  connect(decoder, &WorkerMessageDecoder::finished, this,
+          &WorkerClient::handleEnd, Qt::QueuedConnection);
+  connect(
+      decoder, &WorkerMessageDecoder::malformed, this,
+      [this](quint64, const QString &error) { emit consoleOutput(error + "\n", true); },
+      Qt::QueuedConnection);
+  decoderThread.setObjectName("cuvil-worker-decoder");
+  decoderThread.start();
+
+  terminateTimer = new QTimer(this);
+  terminateTimer->setSingleShot(true);
+  connect(terminateTimer, &QTimer::timeout, this, [this] {
+    if (process && process->state() != QProcess::NotRunning)
+      process->terminate();
+  });
+  killTimer = new QTimer(this);
+  killTimer->setSingleShot(true);
+  connect(killTimer, &QTimer::timeout, this, [this] {
+    if (process && process->state() != QProcess::NotRunning)
+      process->kill();
+  });
+}
+
+WorkerClient::~WorkerClient() {
+  shutdown(1000);
+  decoderThread.quit();
+  decoderThread.wait();
+}
+
+QString WorkerClient::defaultWorkerPath() {
+  QString fromEnv = qEnvironmentVariable("CUVIL_WORKER");
+  if (!fromEnv.isEmpty())
+    return fromEnv;
+  QString beside =
+      QCoreApplication::applicationDirPath() + "/cuvil-worker";
+  if (QFileInfo(beside).isExecutable())
+    return beside;
+#ifdef CUVIL_BUILD_WORKER_PATH
+  return QStringLiteral(CUVIL_BUILD_WORKER_PATH);
+#else
+  return beside;
+#endif
+}
+
+qint64 WorkerClient::workerPid() const {
+  return process ? process->processId() : 0;
+}
+
+void WorkerClient::setState(State state) {
+  if (state == currentState)
+    return;
+  currentState = state;
+  emit stateChanged(state);
+}
+
+bool WorkerClient::startWorker() {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    emit workerEnded(QString("Cannot create the pipe to cuvil-worker: %1.")
+                         .arg(strerror(errno)),
+                     true);
+    return false;
+  }
+  ++generation;
+  quitRequested = false;
+  stopRequested = false;
+  pending.clear();
+  readFd = fds[0];
+  int writeFd = fds[1];
+  fcntl(readFd, F_SETFL, fcntl(readFd, F_GETFL) | O_NONBLOCK);
+
+  process = new QProcess(this);
+  process->setProgram(workerPath);
+  process->setChildProcessModifier([writeFd] {
+    // In the child, between fork and exec: the pipe's write end becomes
+    // fd 3 (dup2 clears close-on-exec).
+    if (writeFd == kProtocolFd)
+      fcntl(kProtocolFd, F_SETFD, 0);
+    else
+      dup2(writeFd, kProtocolFd);
+  });
+  QProcess *p = process;
+  connect(p, &QProcess::readyReadStandardOutput, this, [this, p] {
+    emit consoleOutput(QString::fromUtf8(p->readAllStandardOutput()), false);
+  });
+  connect(p, &QProcess::readyReadStandardError, this, [this, p] {
+    emit consoleOutput(QString::fromUtf8(p->readAllStandardError()), true);
+  });
+  connect(p, &QProcess::finished, this,
+          [this, p](int exitCode, QProcess::ExitStatus status) {
+            if (p == process)
+              processFinished(exitCode, status);
+          });
+  connect(p, &QProcess::errorOccurred, this,
+          [this, p](QProcess::ProcessError error) {
+            if (error != QProcess::FailedToStart || p != process)
+              return;
+            emit workerEnded(
+                QString("Cannot start the worker %1: %2. Build it with `ninja "
+                        "cuvil-worker` or set CUVIL_WORKER to its path.")
+                    .arg(workerPath, p->errorString()),
+                true);
+            retireWorker();
+            setState(State::NotRunning);
+          });
+
+  notifier = new QSocketNotifier(readFd, QSocketNotifier::Read, this);
+  connect(notifier, &QSocketNotifier::activated, this,
+          &WorkerClient::readProtocol);
+  setState(State::Starting);
+  process->start();
+  close(writeFd);
+  return process != nullptr;
+}
+
+void WorkerClient::readProtocol() {
+  if (readFd < 0)
+    return;
+  char buffer[65536];
+  for (;;) {
+    ssize_t n = read(readFd, buffer, sizeof buffer);
+    if (n > 0) {
+      pending.append(buffer, static_cast<int>(n));
+      continue;
+    }
+    if (n == 0 && notifier) // end of stream: the worker is gone
+      notifier->setEnabled(false);
+    break;
+  }
+  qsizetype start = 0;
+  for (;;) {
+    qsizetype nl = pending.indexOf('\n', start);
+    if (nl < 0)
+      break;
+    if (nl > start)
+      emit lineReceived(generation, pending.mid(start, nl - start));
+    start = nl + 1;
+  }
+  pending.remove(0, start);
+}
+
+void WorkerClient::processFinished(int exitCode, QProcess::ExitStatus status) {
+  readProtocol(); // replies written just before the end
+  emit consoleOutput(QString::fromUtf8(process->readAllStandardOutput()), false);
+  emit consoleOutput(QString::fromUtf8(process->readAllStandardError()), true);
+  emit streamEnded(generation, exitCode, static_cast<int>(status));
+}
+
+void WorkerClient::handleEnd(quint64 gen, int exitCode, int exitStatus) {
+  if (gen != generation)
+    return;
+  terminateTimer->stop();
+  killTimer->stop();
+  QString file = QFileInfo(runningFile).fileName();
+  QString description;
+  bool unexpected = false;
+  if (stopRequested) {
+    description = QString("Stopped %1 after %2 ms on request; the next run "
+                          "starts a fresh worker.")
+                      .arg(file)
+                      .arg(stopClock.elapsed());
+  } else if (exitStatus == QProcess::CrashExit) {
+    unexpected = true;
+    description = QString("The worker crashed (%1) while running %2. The "
+                          "Workbench is fine; the next run starts a fresh "
+                          "worker. The console shows the Python stack at the "
+                          "crash.")
+                      .arg(signalName(exitCode), file);
+  } else if (!quitRequested) {
+    unexpected = true;
+    description = QString("The worker exited with code %1 while running %2 "
+                          "(os._exit() or a fatal error in native code). The "
+                          "next run starts a fresh worker.")
+                      .arg(exitCode)
+                      .arg(file);
+  }
+  retireWorker();
+  setState(State::NotRunning);
+  if (!description.isEmpty() || unexpected)
+    emit workerEnded(description, unexpected);
+}
+
+void WorkerClient::retireWorker() {
+  if (notifier) {
+    notifier->setEnabled(false);
+    notifier->deleteLater();
+    notifier = nullptr;
+  }
+  if (readFd >= 0) {
+    close(readFd);
+    readFd = -1;
+  }
+  if (process) {
+    QProcess *p = process;
+    process = nullptr;
+    p->disconnect(this);
+    if (p->state() != QProcess::NotRunning) {
+      // An idle worker from an earlier run: ask it to quit, then make sure.
+      p->write("{\"cmd\": \"quit\"}\n");
+      p->closeWriteChannel();
+      connect(p, &QProcess::finished, p, &QObject::deleteLater);
+      QTimer::singleShot(2000, p, [p] {
+        if (p->state() != QProcess::NotRunning)
+          p->kill();
+      });
+    } else {
+      p->deleteLater();
+    }
+  }
+}
+
+void WorkerClient::handleMessage(quint64 gen, const WorkerMessage &message) {
+  if (gen != generation)
+    return;
+  const QString &type = message.type;
+  if (type == "ready") {
+    if (currentState == State::Starting)
+      setState(State::Busy);
+    emit ready(message.fields.value("python").toString());
+  } else if (type == "started") {
+    emit runStarted(message.fields.value("file").toString());
+  } else if (type == "compilation") {
+    emit compilationReported(message.compilation);
+  } else if (type == "exception") {
+    emit exceptionRaised(message.exception);
+  } else if (type == "interrupted") {
+    emit interrupted();
+    if (stopRequested && process) { // let it exit cleanly
+      quitRequested = true;
+      process->closeWriteChannel();
+    }
+  } else if (type == "finished") {
+    if (currentState != State::Stopping)
+      setState(State::Idle);
+    emit runFinished(message.fields.value("ok").toBool(),
+                     message.fields.value("seconds").toDouble());
+  } else if (type == "executed") {
+    setState(State::Idle);
+    emit executed(message.run);
+  } else if (type == "exported") {
+    setState(State::Idle);
+    emit exported(message.fields.value("kind").toString(),
+                  message.fields.value("path").toString(),
+                  static_cast<qint64>(message.fields.value("bytes").toDouble()));
+  } else if (type == "ir") {
+    setState(State::Idle);
+    emit irReady(message.fields.value("index").toInt(),
+                 message.fields.value("stage").toString(),
+                 message.fields.value("text").toString());
+  } else if (type == "error") {
+    setState(State::Idle);
+    emit requestFailed(message.fields.value("request").toString(),
+                       message.fields.value("message").toString());
+  } else if (type == "fatal") {
+    emit consoleOutput(message.fields.value("message").toString() + "\n", true);
+  }
+}
+
+void WorkerClient::runFile(const QString &file) {
+  if (process) {
+    quitRequested = true;
+    retireWorker();
+  }
+  runningFile = QFileInfo(file).absoluteFilePath();
+  if (!startWorker())
+    return;
+  QJsonObject request{{"cmd", "run"}, {"file", runningFile}};
+  send(QJsonDocument(request).toJson(QJsonDocument::Compact), "run");
+}
+
+bool WorkerClient::send(const QByteArray &json, const QString &request) {
+  if (!process || process->state() == QProcess::NotRunning) {
+    if (!process || currentState != State::Starting) {
+      emit requestFailed(request, "there is no worker (the last run ended); "
+                                  "run the model file again first");
+      return false;
+    }
+  }
+  process->write(json + "\n");
+  return true;
+}
+
+bool WorkerClient::execute(int index) {
+  if (currentState != State::Idle) {
+    emit requestFailed("execute", currentState == State::NotRunning
+                                      ? "there is no worker (the last run "
+                                        "ended); run the model file again"
+                                      : "the worker is busy; wait for it or "
+                                        "stop it");
+    return false;
+  }
+  setState(State::Busy);
+  return send(QJsonDocument(QJsonObject{{"cmd", "execute"}, {"index", index}})
+                  .toJson(QJsonDocument::Compact),
+              "execute");
+}
+
+bool WorkerClient::exportArtifact(int index, const QString &kind,
+                                  const QString &path) {
+  if (currentState != State::Idle) {
+    emit requestFailed("export", "the worker is not ready; run the model "
+                                 "file and wait for it to finish");
+    return false;
+  }
+  setState(State::Busy);
+  return send(QJsonDocument(QJsonObject{{"cmd", "export"},
+                                        {"index", index},
+                                        {"kind", kind},
+                                        {"path", path}})
+                  .toJson(QJsonDocument::Compact),
+              "export");
+}
+
+bool WorkerClient::requestIr(int index, const QString &stage) {
+  if (currentState != State::Idle) {
+    emit requestFailed("ir", "the worker is not ready; run the model file "
+                             "and wait for it to finish");
+    return false;
+  }
+  setState(State::Busy);
+  return send(QJsonDocument(QJsonObject{
+                                {"cmd", "ir"}, {"index", index}, {"stage", stage}})
+                  .toJson(QJsonDocument::Compact),
+              "ir");
+}
+
+void WorkerClient::stop() {
+  if (!process || process->state() == QProcess::NotRunning)
+    return;
+  stopRequested = true;
+  stopClock.start();
+  setState(State::Stopping);
+  qint64 pid = process->processId();
+  if (pid > 0) // not yet started: the timers end it
+    ::kill(static_cast<pid_t>(pid), SIGINT);
+  terminateTimer->start(kTerminateAfterMs);
+  killTimer->start(kKillAfterMs);
+}
+
+void WorkerClient::shutdown(int msecs) {
+  if (!process)
+    return;
+  quitRequested = true;
+  QProcess *p = process;
+  p->disconnect(this);
+  process = nullptr;
+  if (p->state() != QProcess::NotRunning) {
+    p->write("{\"cmd\": \"quit\"}\n");
+    p->closeWriteChannel();
+    if (!p->waitForFinished(msecs)) {
+      p->kill();
+      p->waitForFinished(1000);
+    }
+  }
+  delete p;
+  if (notifier) {
+    delete notifier;
+    notifier = nullptr;
+  }
+  if (readFd >= 0) {
+    close(readFd);
+    readFd = -1;
+  }
+  setState(State::NotRunning);
+}
+
+} // namespace cuvil::workbench

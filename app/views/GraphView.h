@@ -1,0 +1,51 @@
+//===- GraphView.h - Draws a laid-out IR graph with Qt items ----*- C++ -*-===//
+#ifndef CUVIL_WORKBENCH_GRAPHVIEW_H
+#define CUVIL_WORKBENCH_GRAPHVIEW_H
+
+#include "GraphLayout.h"
+
+#include <QGraphicsView>
+#include <QHash>
+
+namespace cuvil::workbench {
+
+class GraphNodeItem;
+
+/// A QGraphicsView of one GraphLayout: nodes coloured by op kind, changed
+/// nodes outlined, regions as clusters. Wheel zooms, dragging pans.
+class GraphView : public QGraphicsView {
+  Q_OBJECT
+public:
+  explicit GraphView(QWidget *parent = nullptr);
+
+  /// Replaces the drawing; returns the milliseconds spent building items.
+  double setGraphLayout(const GraphLayout &layout);
+  void clearGraph(const QString &message = {});
+  int nodeCount() const { return nodeItems.size(); }
+
+  /// Selects (outlines) the given nodes and scrolls to the first.
+  void selectNodes(const QList<int> &ids);
+  QList<int> selectedNodes() const { return selection; }
+  /// Selects the nodes whose op name contains `text`; returns how many.
+  int search(const QString &text);
+
+public slots:
+  void zoomIn();
+  void zoomOut();
+  void fit();
+
+signals:
+  void nodeClicked(int id);
+
+protected:
+  void wheelEvent(QWheelEvent *event) override;
+  void mousePressEvent(QMouseEvent *event) override;
+
+private:
+  QHash<int, GraphNodeItem *> nodeItems;
+  QList<int> selection;
+};
+
+} // namespace cuvil::workbench
+
+#endif // CUVIL_WORKBENCH_GRAPHVIEW_H

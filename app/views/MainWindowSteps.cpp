@@ -1,0 +1,226 @@
+//===- MainWindowSteps.cpp - Stepping through passes and cross-links ------===//
+
+#include "MainWindow.h"
+
+#include "GraphView.h"
+#include "SourceEditor.h"
+
+#include <QCheckBox>
+#include <QFileInfo>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QSortFilterProxyModel>
+#include <QStatusBar>
+#include <QTableView>
+#include <QTextBlock>
+#include <QtConcurrent/QtConcurrentRun>
+
+namespace cuvil::workbench {
+namespace {
+
+/// Above this many nodes a step's graph is drawn with regions collapsed.
+constexpr size_t kAutoCollapseNodes = 2500;
+
+GraphJob buildJob(int sequence, int step, const QString &ir,
+                  const QString &previousIr, bool collapse) {
+  GraphJob job;
+  job.sequence = sequence;
+  job.step = step;
+  graph::GraphOptions options;
+  options.collapseRegions = collapse;
+  job.stepGraph = buildStepGraph(ir, previousIr, options);
+  if (!collapse && job.stepGraph.error.isEmpty() &&
+      job.stepGraph.graph.nodes.size() > kAutoCollapseNodes) {
+    options.collapseRegions = true;
+    job.stepGraph = buildStepGraph(ir, previousIr, options);
+  }
+  job.collapsed = options.collapseRegions;
+  job.error = job.stepGraph.error;
+  if (job.error.isEmpty())
+    layoutGraph(job.stepGraph.dot, job.layout, job.error);
+  return job;
+}
+
+} // namespace
+
+void MainWindow::showCompilation(int row) {
+  const CompilationRecord *record = compilations.record(row);
+  if (!record || row == compilation)
+    return;
+  compilation = row;
+  step = -1;
+  steps.setSteps(record->steps);
+  updateActions();
+  // Start at the first pass that changed the IR after the input.
+  selectStep(0);
+}
+
+void MainWindow::selectStep(int index) {
+  if (index < 0 || index >= steps.rowCount())
+    return;
+  QModelIndex visible = visibleSteps.mapFromSource(steps.index(index, 0));
+  if (visible.isValid() && stepTable->currentIndex().row() != visible.row())
+    stepTable->setCurrentIndex(visible); // re-enters with the same index
+  if (index == step)
+    return;
+  step = index;
+  const PassStep &current = steps.steps()[index];
+  QString previous = index > 0 ? steps.steps()[index - 1].ir : QString();
+  linking = true;
+  irText->setPlainText(current.ir);
+  linking = false;
+  diff.setTexts(previous, current.ir);
+  statusBar()->showMessage(
+      tr("Step %1 of %2: %3 (%4, %5 ms)%6")
+          .arg(index)
+          .arg(steps.rowCount() - 1)
+          .arg(current.name, current.stage)
+          .arg(current.ms, 0, 'f', 3)
+          .arg(current.changed ? tr(", changed the IR") : tr(", no change")));
+  requestGraph();
+}
+
+bool MainWindow::stepForward() {
+  QModelIndex next = visibleSteps.mapFromSource(steps.index(step, 0));
+  int row = next.isValid() ? next.row() + 1 : 0;
+  if (row >= visibleSteps.rowCount())
+    return false;
+  selectStep(visibleSteps.mapToSource(visibleSteps.index(row, 0)).row());
+  return true;
+}
+
+bool MainWindow::stepBack() {
+  QModelIndex current = visibleSteps.mapFromSource(steps.index(step, 0));
+  if (!current.isValid() || current.row() == 0)
+    return false;
+  selectStep(
+      visibleSteps.mapToSource(visibleSteps.index(current.row() - 1, 0)).row());
+  return true;
+}
+
+void MainWindow::requestGraph() {
+  if (step < 0 || step >= steps.rowCount())
+    return;
+  const QVector<PassStep> &all = steps.steps();
+  QString ir = all[step].ir;
+  QString previous = step > 0 ? all[step - 1].ir : QString();
+  int sequence = ++graphSequence;
+  int s = step;
+  bool collapse = collapseBox->isChecked();
+  graphStatus->setText(tr("  laying out..."));
+  if (graphWatcher.isRunning())
+    return; // graphReady() picks up the newest request
+  graphWatcher.setFuture(QtConcurrent::run([=] {
+    return buildJob(sequence, s, ir, previous, collapse);
+  }));
+}
+
+void MainWindow::graphReady() {
+  GraphJob job = graphWatcher.result();
+  if (job.sequence != graphSequence) {
+    // The user moved on while this one was laid out: lay out the latest.
+    --graphSequence;
+    requestGraph();
+    return;
+  }
+  shownGraph = job;
+  ops.setGraph(job.stepGraph.graph);
+  if (!job.error.isEmpty()) {
+    graph->clearGraph(tr("No graph for this step: %1").arg(job.error));
+    graphStatus->setText(tr("  %1").arg(job.error));
+    emit stepShown(job.step, 0);
+    return;
+  }
+  double drawMs = graph->setGraphLayout(job.layout);
+  graph->fit();
+  const graph::IRGraph &g = job.stepGraph.graph;
+  graphStatus->setText(
+      tr("  @%1: %2 nodes, %3 changed, %4 removed%5 (layout %6 ms, draw %7 ms)")
+          .arg(QString::fromStdString(g.function))
+          .arg(g.nodes.size())
+          .arg(g.changedCount)
+          .arg(g.removedCount)
+          .arg(job.collapsed ? tr(", regions collapsed") : QString())
+          .arg(job.layout.layoutMs, 0, 'f', 0)
+          .arg(drawMs, 0, 'f', 0));
+  if (!searchEdit->text().isEmpty())
+    graph->search(searchEdit->text());
+  emit stepShown(job.step, static_cast<int>(g.nodes.size()));
+}
+
+void MainWindow::markIrLine(int line) {
+  QList<QTextEdit::ExtraSelection> selections;
+  QTextBlock block = irText->document()->findBlockByNumber(line - 1);
+  if (line > 0 && block.isValid()) {
+    QTextEdit::ExtraSelection sel;
+    sel.format.setBackground(QColor(0xcc, 0xdd, 0xff));
+    sel.format.setProperty(QTextFormat::FullWidthSelection, true);
+    sel.cursor = QTextCursor(block);
+    selections << sel;
+    linking = true;
+    irText->setTextCursor(sel.cursor);
+    irText->centerCursor();
+    linking = false;
+  }
+  irText->setExtraSelections(selections);
+}
+
+void MainWindow::selectNode(int id) {
+  const graph::IRGraph &g = ops.graph();
+  if (id < 0 || id >= static_cast<int>(g.nodes.size()) || linking)
+    return;
+  const graph::Node &node = g.nodes[id];
+  graph->selectNodes({id});
+  QModelIndex row = opFilter->mapFromSource(ops.index(id, 0));
+  if (row.isValid())
+    opTable->setCurrentIndex(row);
+  markIrLine(node.irLine);
+  QString nodeFile = QString::fromStdString(node.loc.file);
+  if (node.loc.valid() &&
+      (nodeFile == file ||
+       QFileInfo(nodeFile).fileName() == QFileInfo(file).fileName())) {
+    linking = true;
+    source->markLine(node.loc.line);
+    linking = false;
+  }
+  statusBar()->showMessage(
+      tr("%1 %2 at IR line %3%4")
+          .arg(QString::fromStdString(node.opName),
+               QString::fromStdString(node.results))
+          .arg(node.irLine)
+          .arg(node.loc.valid()
+                   ? tr(", %1:%2").arg(QFileInfo(nodeFile).fileName()).arg(node.loc.line)
+                   : QString()));
+}
+
+void MainWindow::selectIrLine(int line) {
+  if (linking)
+    return;
+  int id = ops.nodeForIrLine(line);
+  if (id < 0)
+    return;
+  const graph::Node &node = ops.graph().nodes[id];
+  graph->selectNodes({id});
+  linking = true;
+  if (node.loc.valid())
+    source->markLine(node.loc.line);
+  linking = false;
+}
+
+void MainWindow::selectSourceLine(int line) {
+  if (linking)
+    return;
+  QList<int> ids = ops.nodesForSourceLine(file, line);
+  graph->selectNodes(ids);
+  if (!ids.isEmpty())
+    markIrLine(ops.graph().nodes[ids.first()].irLine);
+  linking = true;
+  source->markLine(line);
+  linking = false;
+  statusBar()->showMessage(tr("%1:%2 - %n op(s) in this step", "", ids.size())
+                               .arg(QFileInfo(file).fileName())
+                               .arg(line));
+}
+
+} // namespace cuvil::workbench
