@@ -1,0 +1,120 @@
+//===- CallTreeTest.cpp - Flame trees: stacks, diff, search, zoom, ranges -===//
+
+#include "TestUtil.h"
+
+#include <gtest/gtest.h>
+
+using namespace cuvil::profiler;
+using namespace cuvil::profiler::test;
+
+static CallTree treeOf(const std::string &goldenName) {
+  auto trace = parseFoldedStacks(readText(golden(goldenName)));
+  EXPECT_TRUE(trace) << trace.error().text();
+  return CallTree::build(*trace);
+}
+
+TEST(CallTree, DiffOfTwoProfilesMatchesGolden) {
+  DiffTree diff = DiffTree::build(treeOf("model.folded"),
+                                  treeOf("model_faster.folded"));
+  EXPECT_EQ(diff.print(), readText(golden("model.diff")));
+}
+
+TEST(CallTree, SearchCountsNestedMatchesOnce) {
+  CallTree tree = treeOf("model.folded");
+  auto result = tree.search("CUVIL.");
+  EXPECT_EQ(result.matches.size(), 4u);
+  EXPECT_EQ(result.coveredNs, 850 + 120 + 90 + 80);
+  auto nested = tree.search("m"); // main matches, and everything is in main
+  EXPECT_EQ(nested.coveredNs, 1465);
+  EXPECT_TRUE(tree.search("").matches.empty());
+}
+
+TEST(CallTree, ZoomIntoAFrame) {
+  CallTree tree = treeOf("model.folded");
+  uint32_t matmul = tree.child(tree.child(tree.child(0, "main"), "forward"),
+                               "cuvil.matmul");
+  ASSERT_NE(matmul, 0u);
+  EXPECT_EQ(tree.path(matmul).size(), 3u);
+  CallTree zoomed = tree.subtree(matmul);
+  EXPECT_EQ(zoomed.print(), "cuvil.matmul total=850 self=50\n"
+                            "  gemm_64x128 total=800 self=800\n");
+  EXPECT_EQ(tree.print(2), "main total=1465 self=0\n"
+                           "  forward total=1165 self=25\n"
+                           "  load_weights total=300 self=300\n");
+}
+
+TEST(CallTree, PythonStacksPrefixOutermostEventsAndLocsBecomeFiles) {
+  Trace trace;
+  StackId stack = trace.stack({trace.frame("<module>", "run.py", 3),
+                               trace.frame("forward", "model.py", 12)});
+  uint32_t call = addEvent(trace, "f", 0, 100, EventKind::Python);
+  trace.events[call].stack = stack;
+  uint32_t op = addEvent(trace, "cuvil.matmul", 10, 60);
+  trace.events[op].loc = trace.intern("/src/model.py:14:9");
+  addEvent(trace, "gemm", 15, 50, EventKind::CpuKernel);
+  // A kernel on another thread, outermost there, with its own stack.
+  uint32_t gpu = addEvent(trace, "gemm_gpu", 20, 30, EventKind::GpuKernel, 7);
+  trace.events[gpu].stack = stack;
+  trace.sortEvents();
+
+  CallTree tree = CallTree::build(trace);
+  EXPECT_EQ(tree.print(),
+            "<module> (run.py:3) total=130 self=0\n"
+            "  forward (model.py:12) total=130 self=0\n"
+            "    f total=100 self=40\n"
+            "      cuvil.matmul (/src/model.py:14) total=60 self=10\n"
+            "        gemm total=50 self=50\n"
+            "    gemm_gpu total=30 self=30\n");
+  uint32_t module = tree.child(0, "<module>", "run.py", 3);
+  EXPECT_EQ(tree.module(module), "run");
+  uint32_t forward = tree.child(module, "forward", "model.py", 12);
+  uint32_t f = tree.child(forward, "f");
+  uint32_t matmul = tree.child(f, "cuvil.matmul", "/src/model.py", 14);
+  ASSERT_NE(matmul, 0u);
+  EXPECT_EQ(tree.module(matmul), "model");
+  EXPECT_EQ(tree.module(tree.child(matmul, "gemm")), "");
+  EXPECT_EQ(tree.module(f), "");
+
+  // Only GPU kernels: the Python prefix stays, CPU events are gone.
+  Selection gpuOnly;
+  gpuOnly.kindMask = Selection::bit(EventKind::GpuKernel);
+  EXPECT_EQ(CallTree::build(trace, gpuOnly).folded(),
+            "<module> (run.py:3);forward (model.py:12);gemm_gpu 30\n");
+}
+
+TEST(CallTree, TimeRangeClipsEvents) {
+  Trace trace;
+  addEvent(trace, "outer", 0, 100);
+  addEvent(trace, "inner", 20, 20);
+  addEvent(trace, "late", 60, 30);
+  trace.sortEvents();
+  Selection range;
+  range.beginNs = 30;
+  range.endNs = 70;
+  EXPECT_EQ(CallTree::build(trace, range).print(),
+            "outer total=40 self=20\n"
+            "  inner total=10 self=10\n"
+            "  late total=10 self=10\n");
+  range.beginNs = 100; // nothing overlaps [100, 200)
+  range.endNs = 200;
+  EXPECT_EQ(CallTree::build(trace, range).print(), "");
+}
+
+TEST(CallTree, PartialOverlapIsClippedToTheParent) {
+  Trace trace;
+  addEvent(trace, "parent", 0, 50);
+  addEvent(trace, "straddles", 40, 30); // ends 20 after its parent
+  trace.sortEvents();
+  EXPECT_EQ(CallTree::build(trace).print(),
+            "parent total=50 self=40\n"
+            "  straddles total=10 self=10\n");
+}
+
+TEST(CallTree, UnsortedTracesAreSortedFirst) {
+  Trace trace;
+  addEvent(trace, "child", 10, 5);
+  addEvent(trace, "parent", 0, 50);
+  EXPECT_EQ(CallTree::build(trace).print(),
+            "parent total=50 self=45\n"
+            "  child total=5 self=5\n");
+}

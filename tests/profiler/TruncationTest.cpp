@@ -1,0 +1,103 @@
+//===- TruncationTest.cpp - Truncated and corrupted traces never crash ----===//
+//
+// Every fixture and every written format is cut at every N bytes (and has
+// bytes flipped); the readers must return either a trace or an error that
+// names the file and a place, never crash or hang.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestUtil.h"
+
+#include <gtest/gtest.h>
+
+using namespace cuvil::profiler;
+using namespace cuvil::profiler::test;
+
+namespace {
+
+Expected<Trace> parse(TraceFormat format, std::string_view text) {
+  switch (format) {
+  case TraceFormat::Folded:
+    return parseFoldedStacks(text, "cut.folded");
+  case TraceFormat::Speedscope:
+    return parseSpeedscope(text, "cut.speedscope.json");
+  default:
+    return parseChromeTrace(text, "cut.json");
+  }
+}
+
+void cutEverywhere(const std::string &text, TraceFormat format, size_t step,
+                   bool prefixesAreInvalid) {
+  size_t errors = 0;
+  // Cutting only trailing white space would leave a complete file.
+  size_t limit = text.find_last_not_of(" \r\n\t") + 1;
+  for (size_t cut = 0; cut < limit; cut += step) {
+    auto result = parse(format, std::string_view(text).substr(0, cut));
+    if (!result) {
+      ++errors;
+      const TraceError &error = result.error();
+      EXPECT_FALSE(error.message.empty());
+      EXPECT_FALSE(error.path.empty());
+      EXPECT_LE(error.byteOffset, cut);
+    } else if (prefixesAreInvalid) {
+      ADD_FAILURE() << "a " << cut << "-byte prefix of a "
+                    << traceFormatName(format) << " trace parsed";
+    }
+  }
+  if (prefixesAreInvalid)
+    EXPECT_GT(errors, 0u);
+}
+
+void corrupt(const std::string &text, TraceFormat format) {
+  for (size_t at = 0; at < text.size(); at += 97) {
+    for (char garbage : {'\0', '"', '}', ']', ',', 'x', '\xff'}) {
+      std::string broken = text;
+      broken[at] = garbage;
+      (void)parse(format, broken); // must not crash
+    }
+  }
+}
+
+Trace sample() {
+  auto trace = readTraceFile(fixture("pytorch_profile.json"));
+  EXPECT_TRUE(trace) << trace.error().text();
+  return std::move(*trace);
+}
+
+} // namespace
+
+TEST(Truncation, OnnxRuntimeFixture) {
+  std::string text = readText(fixture("ort_profile.json"));
+  ASSERT_FALSE(text.empty());
+  cutEverywhere(text, TraceFormat::Chrome, 7, true);
+  corrupt(text, TraceFormat::Chrome);
+}
+
+TEST(Truncation, PyTorchFixture) {
+  std::string text = readText(fixture("pytorch_profile.json"));
+  ASSERT_FALSE(text.empty());
+  cutEverywhere(text, TraceFormat::Chrome, 5, true);
+  corrupt(text, TraceFormat::Chrome);
+}
+
+TEST(Truncation, WrittenChromeSpeedscopeAndFolded) {
+  Trace trace = sample();
+  cutEverywhere(writeChromeTrace(trace), TraceFormat::Chrome, 3, true);
+  cutEverywhere(writeSpeedscope(trace), TraceFormat::Speedscope, 3, true);
+  corrupt(writeSpeedscope(trace), TraceFormat::Speedscope);
+  // A prefix of a folded file may itself be valid folded stacks.
+  cutEverywhere(writeFoldedStacks(trace), TraceFormat::Folded, 1, false);
+  corrupt(writeFoldedStacks(trace), TraceFormat::Folded);
+}
+
+TEST(Truncation, ErrorPointsAtTheCut) {
+  std::string text = readText(fixture("ort_profile.json"));
+  auto result = parseChromeTrace(std::string_view(text).substr(0, 1000),
+                                 "ort_profile.json");
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().byteOffset, 1000u);
+  EXPECT_EQ(result.error().line, 5u); // four line breaks before the cut
+  EXPECT_NE(result.error().text().find("ort_profile.json:5: (byte 1000)"),
+            std::string::npos);
+  EXPECT_NE(result.error().message.find("truncated"), std::string::npos);
+}
