@@ -34,9 +34,9 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
 /// holding one kernel, so 1 call + 10 ops + 10 kernels = 21 events a call.
 Trace generate(size_t target) {
   Trace trace;
-  const char *ops[] = {"cuvil.matmul", "cuvil.add",  "cuvil.relu",
-                       "cuvil.softmax", "cuvil.exp", "cuvil.layer_norm",
-                       "cuvil.conv2d", "cuvil.max_pool2d", "cuvil.gelu",
+  const char *ops[] = {"cuvil.matmul",  "cuvil.add",        "cuvil.relu",
+                       "cuvil.softmax", "cuvil.exp",        "cuvil.layer_norm",
+                       "cuvil.conv2d",  "cuvil.max_pool2d", "cuvil.gelu",
                        "cuvil.sum"};
   StringId opNames[10], kernelNames[10], locs[10];
   for (int i = 0; i < 10; ++i) {
@@ -47,8 +47,8 @@ Trace generate(size_t target) {
   }
   StringId python = trace.intern("python"), cpuOp = trace.intern("cpu_kernel"),
            call = trace.intern("forward");
-  StackId stack = trace.stack(
-      {trace.frame("<module>", "run.py", 3), trace.frame("main", "run.py", 12)});
+  StackId stack = trace.stack({trace.frame("<module>", "run.py", 3),
+                               trace.frame("main", "run.py", 12)});
   const int threads = 4;
   size_t calls = target / 21 / threads + 1;
   uint64_t correlation = 0;

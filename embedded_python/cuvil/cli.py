@@ -1,4 +1,8 @@
-"""The ``cuvil`` command line: ``cuvil compile FILE.py`` runs a script, shows what it compiled."""
+"""The ``cuvil`` command line.
+
+``cuvil compile FILE.py`` runs a script and shows what it compiled;
+``cuvil trace FILE`` summarizes a profile and converts it between formats.
+"""
 
 from __future__ import annotations
 
@@ -55,7 +59,102 @@ def _build_parser() -> argparse.ArgumentParser:
     compile_parser.add_argument(
         "-o", "--output", metavar="OUT", help="write the artifact to OUT (default kind: mlir)"
     )
+    _add_trace_parser(commands)
     return parser
+
+
+_TRACE_HELP = """\
+Read a trace -- Chrome trace JSON (Cuvil, PyTorch's profiler, ONNX Runtime),
+folded stacks, speedscope JSON or an Nsight Systems SQLite export (nsys export
+--type sqlite) -- and print a per-op / per-kernel table: count, total, self
+time (total minus nested children), p50 and p99.
+
+With -o OUT the trace is also converted and written to OUT (format from
+--format, else from OUT's name: .json chrome, .folded, .speedscope.json). With
+--format and no -o, the converted trace goes to standard output instead of the
+table (e.g. folded stacks for flamegraph.pl).
+"""
+
+
+def _add_trace_parser(commands) -> None:
+    from ._profiler import EVENT_KINDS, INPUT_FORMATS, OUTPUT_FORMATS
+
+    trace_parser = commands.add_parser(
+        "trace",
+        help="summarize a profile and convert it between trace formats",
+        usage="cuvil trace FILE [--format FORMAT] [-o OUT] [--top N] [--kind KIND] "
+        "[--tree] [--diff BASELINE]",
+        description=_TRACE_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    trace_parser.add_argument("file", metavar="FILE", help="the trace to read")
+    trace_parser.add_argument(
+        "--format", choices=OUTPUT_FORMATS, help="output format for -o or standard output"
+    )
+    trace_parser.add_argument("-o", "--output", metavar="OUT", help="write the converted trace")
+    trace_parser.add_argument(
+        "--input-format", choices=INPUT_FORMATS, default="auto", help="FILE's format (auto)"
+    )
+    trace_parser.add_argument(
+        "--top", type=int, default=20, metavar="N", help="rows to print (0: all; default 20)"
+    )
+    trace_parser.add_argument(
+        "--kind",
+        action="append",
+        choices=EVENT_KINDS,
+        help="only these event kinds (repeatable), e.g. --kind gpu_kernel",
+    )
+    trace_parser.add_argument(
+        "--group-by", choices=("name", "op"), default="name", help="rows per name or per IR op id"
+    )
+    trace_parser.add_argument(
+        "--tree", action="store_true", help="also print the flame graph's call tree"
+    )
+    trace_parser.add_argument(
+        "--depth", type=int, default=0, metavar="D", help="call tree depth (0: all)"
+    )
+    trace_parser.add_argument(
+        "--diff",
+        metavar="BASELINE",
+        help="print the per-frame difference from BASELINE to FILE (+ slower, - faster)",
+    )
+
+
+def _trace_command(args: argparse.Namespace) -> int:
+    from . import _profiler
+
+    def fail(message: str, code: int) -> int:
+        print(f"cuvil trace: error: {message}", file=sys.stderr)
+        return code
+
+    for path in (args.file, args.diff):
+        if path and not os.path.isfile(path):
+            return fail(f"no such file: {path}", 2)
+    if args.top < 0:
+        return fail("--top takes a count of rows, 0 for all", 2)
+    trace_error = _profiler.trace_error_type()
+    try:
+        trace = _profiler.read_trace(args.file, args.input_format)
+        baseline = _profiler.read_trace(args.diff) if args.diff else None
+        if args.output:
+            fmt = _profiler.output_format(args.output, args.format)
+            trace.write(args.output, fmt)
+            print(f"cuvil trace: wrote {fmt} to {args.output}", file=sys.stderr)
+        elif args.format:
+            sys.stdout.write(_profiler.render(trace, args.format))
+            return 0
+    except trace_error as error:
+        return fail(str(error), 1)
+    print(_profiler.summary(trace, args.top, args.kind, args.group_by, title=args.file), end="")
+    if args.tree:
+        depth = args.depth if args.depth > 0 else 2**32 - 1
+        print()
+        print(trace.call_tree(kinds=args.kind, max_depth=depth), end="")
+    if baseline is not None:
+        print()
+        print(f"difference {args.diff} -> {args.file} (ns):")
+        print(_profiler._ext().diff_call_trees(baseline, trace), end="")
+    return 0
 
 
 def _error(message: str, code: int) -> int:
@@ -173,4 +272,6 @@ def main(argv: list[str] | None = None) -> int:
     args.script_args = script_args
     if args.command == "compile":
         return _compile_command(args)
+    if args.command == "trace":
+        return _trace_command(args)
     return _error(f"unknown command {args.command}", 2)

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "PipelineBindings.h"
+#include "ProfilerBindings.h"
 
 #include "cuvil/Runtime/Compiler.h"
 
@@ -215,4 +216,6 @@ PYBIND11_MODULE(_cuvil, m) {
       },
       py::arg("mlir_text"),
       "Structural SHA-256 of the IR (locations and SSA names ignored).");
+
+  cuvil::python::bindProfiler(m);
 }

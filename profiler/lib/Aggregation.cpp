@@ -26,7 +26,7 @@ std::vector<OpRow> opTable(const Trace &input, const Selection &selection,
   const Trace *trace = &input;
   for (size_t i = 1; i < input.events.size() && trace == &input; ++i) {
     const Event &a = input.events[i - 1], &b = input.events[i];
-    if (a.thread != b.thread ? a.thread > b.thread
+    if (a.thread != b.thread     ? a.thread > b.thread
         : a.startNs != b.startNs ? a.startNs > b.startNs
                                  : a.durationNs < b.durationNs) {
       sortedCopy = input;
@@ -52,8 +52,8 @@ std::vector<OpRow> opTable(const Trace &input, const Selection &selection,
     while (parent != UINT32_MAX && duration[parent] < 0)
       parent = nesting.parent[parent];
     if (parent != UINT32_MAX)
-      childTime[parent] += std::min(nesting.clippedEndNs[i], selection.endNs) -
-                           begin;
+      childTime[parent] +=
+          std::min(nesting.clippedEndNs[i], selection.endNs) - begin;
   }
 
   struct Group {
@@ -119,7 +119,8 @@ std::string formatOpTable(const std::vector<OpRow> &rows, size_t top) {
   out += buffer;
   for (size_t i = 0; i < count; ++i) {
     const OpRow &r = rows[i];
-    std::string name = r.name.size() > 60 ? r.name.substr(0, 57) + "..." : r.name;
+    std::string name =
+        r.name.size() > 60 ? r.name.substr(0, 57) + "..." : r.name;
     std::string where;
     if (r.opId != kNoOp)
       where = "#" + std::to_string(r.opId);
@@ -152,11 +153,13 @@ std::vector<Track> buildTracks(const Trace &trace) {
       const ThreadInfo &t = trace.threads[e.thread];
       track.thread = e.thread;
       track.kind = e.kind;
-      std::string process = t.processName ? std::string(trace.str(t.processName))
-                                          : "pid " + std::to_string(t.pid);
+      std::string process = t.processName
+                                ? std::string(trace.str(t.processName))
+                                : "pid " + std::to_string(t.pid);
       std::string thread = t.name ? std::string(trace.str(t.name))
                                   : "tid " + std::to_string(t.tid);
-      track.label = process + " / " + thread + " \u00b7 " + eventKindName(e.kind);
+      track.label =
+          process + " / " + thread + " \u00b7 " + eventKindName(e.kind);
     }
     track.events.push_back(i);
     track.maxDepth = std::max(track.maxDepth, depth[i]);
@@ -177,8 +180,8 @@ std::vector<uint32_t> eventsInRange(const Trace &trace, int64_t beginNs,
   std::vector<uint32_t> out;
   for (uint32_t i = 0; i < trace.events.size(); ++i) {
     const Event &e = trace.events[i];
-    if (e.startNs < endNs && (e.endNs() > beginNs ||
-                              (e.durationNs == 0 && e.startNs >= beginNs)))
+    if (e.startNs < endNs &&
+        (e.endNs() > beginNs || (e.durationNs == 0 && e.startNs >= beginNs)))
       out.push_back(i);
   }
   return out;

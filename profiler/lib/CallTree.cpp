@@ -39,14 +39,14 @@ void splitLoc(std::string_view loc, std::string_view &file, uint32_t &line) {
     last = file.substr(colon + 1);
     file = file.substr(0, colon);
   }
-  line = static_cast<uint32_t>(std::strtoul(std::string(last).c_str(),
-                                            nullptr, 10));
+  line = static_cast<uint32_t>(
+      std::strtoul(std::string(last).c_str(), nullptr, 10));
 }
 
 bool sortedForNesting(const Trace &trace) {
   for (size_t i = 1; i < trace.events.size(); ++i) {
     const Event &a = trace.events[i - 1], &b = trace.events[i];
-    if (a.thread != b.thread ? a.thread > b.thread
+    if (a.thread != b.thread     ? a.thread > b.thread
         : a.startNs != b.startNs ? a.startNs > b.startNs
                                  : a.durationNs < b.durationNs)
       return false;
@@ -70,7 +70,10 @@ std::string nodeText(const std::string &name, const std::string &file,
 
 } // namespace
 
-CallTree::CallTree() { nodeList.emplace_back(); nodeList[0].name = "<root>"; }
+CallTree::CallTree() {
+  nodeList.emplace_back();
+  nodeList[0].name = "<root>";
+}
 
 uint32_t CallTree::child(uint32_t parent, std::string_view name,
                          std::string_view file, uint32_t line) const {
@@ -375,9 +378,12 @@ std::string DiffTree::print() const {
       out.append(2 * (depth - 1), ' ');
       out += nodeText(n.name, n.file, n.line) + " " +
              std::to_string(n.baselineTotalNs) + " -> " +
-             std::to_string(n.currentTotalNs) + " (" +
-             (delta > 0 ? "+" : "") + std::to_string(delta) +
-             (delta > 0 ? ", slower" : delta < 0 ? ", faster" : "") + ")\n";
+             std::to_string(n.currentTotalNs) + " (" + (delta > 0 ? "+" : "") +
+             std::to_string(delta) +
+             (delta > 0   ? ", slower"
+              : delta < 0 ? ", faster"
+                          : "") +
+             ")\n";
     }
     std::vector<uint32_t> order = n.children;
     std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {

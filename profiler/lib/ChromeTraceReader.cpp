@@ -1,7 +1,8 @@
 //===- ChromeTraceReader.cpp - Chrome trace-event JSON importer -----------===//
 //
 // Pulls events straight from the text with JsonScanner (no DOM: a million
-// events must load in well under three seconds) and accepts both the object form
+// events must load in well under three seconds) and accepts both the object
+// form
 // ({"traceEvents": [...]}, PyTorch's profiler, Cuvil) and the bare array form
 // (ONNX Runtime). Phases X, B/E, i/I/R, M and flows s/t/f are converted;
 // counters, async and sample events are counted and skipped.
@@ -51,8 +52,8 @@ struct PendingEvent {
   StringId loc = 0;
 
   void clear() {
-    for (Value *v : {&name, &cat, &ph, &ts, &dur, &pid, &tid, &id, &bp, &sf,
-                     &scope})
+    for (Value *v :
+         {&name, &cat, &ph, &ts, &dur, &pid, &tid, &id, &bp, &sf, &scope})
       v->clear();
     args.clear();
     opId = kNoOp;
@@ -102,8 +103,22 @@ public:
   /// The keys the importer reads, found by length then bytes: comparing
   /// every key against every name was a third of the load time.
   enum Key {
-    KName, KCat, KPh, KTs, KDur, KPid, KTid, KId, KBp, KSf, KScope, KArgs,
-    KOpId, KCorrelation, KLoc, KOther
+    KName,
+    KCat,
+    KPh,
+    KTs,
+    KDur,
+    KPid,
+    KTid,
+    KId,
+    KBp,
+    KSf,
+    KScope,
+    KArgs,
+    KOpId,
+    KCorrelation,
+    KLoc,
+    KOther
   };
   Key key = KOther;
   static Key classify(std::string_view k) {
@@ -111,11 +126,19 @@ public:
     case 1:
       return k[0] == 's' ? KScope : KOther;
     case 2:
-      return k == "ph" ? KPh : k == "ts" ? KTs : k == "id" ? KId
-             : k == "bp" ? KBp : k == "sf" ? KSf : KOther;
+      return k == "ph"   ? KPh
+             : k == "ts" ? KTs
+             : k == "id" ? KId
+             : k == "bp" ? KBp
+             : k == "sf" ? KSf
+                         : KOther;
     case 3:
-      return k == "cat" ? KCat : k == "dur" ? KDur : k == "pid" ? KPid
-             : k == "tid" ? KTid : k == "loc" ? KLoc : KOther;
+      return k == "cat"   ? KCat
+             : k == "dur" ? KDur
+             : k == "pid" ? KPid
+             : k == "tid" ? KTid
+             : k == "loc" ? KLoc
+                          : KOther;
     case 4:
       return k == "name" ? KName : k == "args" ? KArgs : KOther;
     case 5:
@@ -130,9 +153,9 @@ public:
   /// An event field (`key`) with its scalar value.
   void eventField(Value &v) {
     static Value PendingEvent::*const fields[] = {
-        &PendingEvent::name, &PendingEvent::cat, &PendingEvent::ph,
-        &PendingEvent::ts,   &PendingEvent::dur, &PendingEvent::pid,
-        &PendingEvent::tid,  &PendingEvent::id,  &PendingEvent::bp,
+        &PendingEvent::name, &PendingEvent::cat,  &PendingEvent::ph,
+        &PendingEvent::ts,   &PendingEvent::dur,  &PendingEvent::pid,
+        &PendingEvent::tid,  &PendingEvent::id,   &PendingEvent::bp,
         &PendingEvent::sf,   &PendingEvent::scope};
     if (key <= KScope)
       std::swap(event.*fields[key], v);
@@ -264,8 +287,9 @@ private:
     e.category = trace.intern(event.cat.text);
     auto known = kinds.find(e.category);
     if (known == kinds.end())
-      known = kinds.emplace(e.category,
-                            detail::classifyCategory(event.cat.text)).first;
+      known =
+          kinds.emplace(e.category, detail::classifyCategory(event.cat.text))
+              .first;
     e.kind = known->second;
     e.thread = thread;
     e.opId = event.opId;
@@ -337,13 +361,13 @@ StackId stackOf(Trace &trace, const std::map<std::string, StackFrameEntry> &all,
   auto entry = all.find(id);
   if (entry == all.end() || depth > 4096)
     return kNoStack;
-  StackId parent = entry->second.parent.empty()
-                       ? kNoStack
-                       : stackOf(trace, all, entry->second.parent, memo,
-                                 depth + 1);
-  StackId s = trace.stack(parent, trace.frame(entry->second.name,
-                                              entry->second.file,
-                                              entry->second.line));
+  StackId parent =
+      entry->second.parent.empty()
+          ? kNoStack
+          : stackOf(trace, all, entry->second.parent, memo, depth + 1);
+  StackId s =
+      trace.stack(parent, trace.frame(entry->second.name, entry->second.file,
+                                      entry->second.line));
   memo[id] = s;
   return s;
 }
@@ -419,8 +443,7 @@ bool scanValue(detail::JsonScanner &scanner, Value &v, bool raw) {
 }
 
 /// Reads `"key":` into builder.currentKey; false at the end of the object.
-bool scanKey(detail::JsonScanner &scanner, ChromeBuilder &builder,
-             bool &more) {
+bool scanKey(detail::JsonScanner &scanner, ChromeBuilder &builder, bool &more) {
   std::string_view key;
   if (!scanner.string(key) || !scanner.expect(':', "':' after an object key"))
     return false;

@@ -57,7 +57,7 @@ void appendString(std::string &out, std::string_view text) {
 bool isSorted(const Trace &trace) {
   for (size_t i = 1; i < trace.events.size(); ++i) {
     const Event &a = trace.events[i - 1], &b = trace.events[i];
-    if (a.thread != b.thread ? a.thread > b.thread
+    if (a.thread != b.thread     ? a.thread > b.thread
         : a.startNs != b.startNs ? a.startNs > b.startNs
                                  : a.durationNs < b.durationNs)
       return false;
@@ -95,10 +95,10 @@ void appendEvent(std::string &out, const Trace &trace, const Event &e,
   appendString(out, trace.str(e.name));
   out += ",\"cat\":";
   std::string_view category = trace.str(e.category);
-  appendString(out, !category.empty() &&
-                            detail::classifyCategory(category) == e.kind
-                        ? category
-                        : std::string_view(eventKindName(e.kind)));
+  appendString(out,
+               !category.empty() && detail::classifyCategory(category) == e.kind
+                   ? category
+                   : std::string_view(eventKindName(e.kind)));
   out += ",\"ts\":";
   detail::appendMicroseconds(out, e.startNs);
   out += ",\"dur\":";
@@ -182,7 +182,8 @@ std::string writeChromeTrace(const Trace &input) {
 
   std::string out;
   out.reserve(64 + trace->events.size() * 160);
-  out += "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"cuvil\"},\n";
+  out +=
+      "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"cuvil\"},\n";
   if (!trace->stacks.empty())
     appendStackFrames(out, *trace);
   out += "\"traceEvents\":[\n";

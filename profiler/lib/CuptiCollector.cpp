@@ -79,11 +79,14 @@ uint64_t CUPTIAPI steadyTimestamp() {
   return static_cast<uint64_t>(steadyNowNs());
 }
 
-const CUpti_ActivityKind kKinds[] = {
-    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-    CUPTI_ACTIVITY_KIND_MEMSET,            CUPTI_ACTIVITY_KIND_RUNTIME,
-    CUPTI_ACTIVITY_KIND_DRIVER,            CUPTI_ACTIVITY_KIND_MARKER,
-    CUPTI_ACTIVITY_KIND_MARKER_DATA,       CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
+const CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                     CUPTI_ACTIVITY_KIND_MEMCPY,
+                                     CUPTI_ACTIVITY_KIND_MEMSET,
+                                     CUPTI_ACTIVITY_KIND_RUNTIME,
+                                     CUPTI_ACTIVITY_KIND_DRIVER,
+                                     CUPTI_ACTIVITY_KIND_MARKER,
+                                     CUPTI_ACTIVITY_KIND_MARKER_DATA,
+                                     CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
 
 std::vector<std::string> candidatePaths() {
   std::vector<std::string> paths;
@@ -151,7 +154,8 @@ Expected<std::unique_ptr<CuptiCollector>> CuptiCollector::open() {
   api->parser.callbackName = [namer](bool runtime, uint32_t cbid) {
     const char *name = nullptr;
     if (namer &&
-        namer(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API,
+        namer(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API
+                      : CUPTI_CB_DOMAIN_DRIVER_API,
               cbid, &name) == CUPTI_SUCCESS &&
         name)
       return std::string(name);
@@ -177,9 +181,11 @@ bool CuptiCollector::start() {
   }
   if (api->timestampCallback) // CUPTI then shares the recorder's clock
     api->timestampCallback(&steadyTimestamp);
-  CUptiResult result = api->registerCallbacks(&bufferRequested, &bufferCompleted);
+  CUptiResult result =
+      api->registerCallbacks(&bufferRequested, &bufferCompleted);
   if (result != CUPTI_SUCCESS) {
-    lastError = "cuptiActivityRegisterCallbacks failed: " + api->describe(result);
+    lastError =
+        "cuptiActivityRegisterCallbacks failed: " + api->describe(result);
     activeApi.store(nullptr);
     return false;
   }

@@ -70,13 +70,12 @@ bool CuptiRecordParser::add(const void *record) {
     e.correlation = k->correlationId;
     auto number = [&](int64_t v) { return trace.intern(std::to_string(v)); };
     e.args = trace.addArgs(
-        {{trace.intern("grid"),
-          trace.intern(std::to_string(k->gridX) + "x" + std::to_string(k->gridY) +
-                       "x" + std::to_string(k->gridZ))},
-         {trace.intern("block"),
-          trace.intern(std::to_string(k->blockX) + "x" +
-                       std::to_string(k->blockY) + "x" +
-                       std::to_string(k->blockZ))},
+        {{trace.intern("grid"), trace.intern(std::to_string(k->gridX) + "x" +
+                                             std::to_string(k->gridY) + "x" +
+                                             std::to_string(k->gridZ))},
+         {trace.intern("block"), trace.intern(std::to_string(k->blockX) + "x" +
+                                              std::to_string(k->blockY) + "x" +
+                                              std::to_string(k->blockZ))},
          {trace.intern("registers"), number(k->registersPerThread)}});
     trace.events.push_back(e);
     return true;
@@ -91,8 +90,8 @@ bool CuptiRecordParser::add(const void *record) {
     e.kind = EventKind::Memcpy;
     e.thread = streamThread(trace, m->deviceId, m->streamId);
     e.correlation = m->correlationId;
-    e.args = trace.addArgs({{trace.intern("bytes"),
-                             trace.intern(std::to_string(m->bytes))}});
+    e.args = trace.addArgs(
+        {{trace.intern("bytes"), trace.intern(std::to_string(m->bytes))}});
     trace.events.push_back(e);
     return true;
   }
@@ -106,8 +105,8 @@ bool CuptiRecordParser::add(const void *record) {
     e.kind = EventKind::Memcpy;
     e.thread = streamThread(trace, m->deviceId, m->streamId);
     e.correlation = m->correlationId;
-    e.args = trace.addArgs({{trace.intern("bytes"),
-                             trace.intern(std::to_string(m->bytes))}});
+    e.args = trace.addArgs(
+        {{trace.intern("bytes"), trace.intern(std::to_string(m->bytes))}});
     trace.events.push_back(e);
     return true;
   }
@@ -181,7 +180,8 @@ bool CuptiRecordParser::add(const void *record) {
     if (d->payloadKind == CUPTI_METRIC_VALUE_KIND_INT64)
       markerPayloads[d->id] = d->payload.metricValueInt64;
     else if (d->payloadKind == CUPTI_METRIC_VALUE_KIND_UINT64)
-      markerPayloads[d->id] = static_cast<int64_t>(d->payload.metricValueUint64);
+      markerPayloads[d->id] =
+          static_cast<int64_t>(d->payload.metricValueUint64);
     return true;
   }
   case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {

@@ -3,8 +3,8 @@
 #include "cuvil/Profiler/Collectors.h"
 
 #include <chrono>
-#include <unistd.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 
 namespace cuvil::profiler {
 

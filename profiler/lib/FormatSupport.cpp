@@ -80,7 +80,8 @@ bool microsecondsTextToNs(std::string_view text, int64_t &ns) {
   int scale = 100;
   bool roundUp = false;
   if (i < text.size() && text[i] == '.') {
-    for (++i; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]));
+    for (++i;
+         i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]));
          ++i) {
       if (scale > 0) {
         fraction += (text[i] - '0') * scale;

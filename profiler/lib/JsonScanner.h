@@ -21,7 +21,8 @@ namespace cuvil::profiler::detail {
 class JsonScanner {
 public:
   explicit JsonScanner(std::string_view text)
-      : begin(text.data()), cursor(text.data()), end(text.data() + text.size()) {}
+      : begin(text.data()), cursor(text.data()),
+        end(text.data() + text.size()) {}
 
   size_t offset() const { return size_t(cursor - begin); }
   bool failed() const { return !message.empty(); }

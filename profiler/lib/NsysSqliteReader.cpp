@@ -123,8 +123,9 @@ Expected<Trace> readNsysSqlite(const std::string &path) {
     return fail("not a readable SQLite database (" + error +
                 "); expected an `nsys export --type sqlite` file");
   static const char *const known[] = {
-      "NVTX_EVENTS", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME",
-      "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"};
+      "NVTX_EVENTS", "CUPTI_ACTIVITY_KIND_KERNEL",
+      "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_MEMCPY",
+      "CUPTI_ACTIVITY_KIND_MEMSET"};
   bool any = false;
   for (const char *t : known)
     any |= tables.count(t) > 0;
@@ -136,11 +137,9 @@ Expected<Trace> readNsysSqlite(const std::string &path) {
   Trace trace;
   std::unordered_map<int64_t, StringId> stringIds;
   if (tables.count("StringIds") &&
-      !db.query("SELECT id, value FROM StringIds", error,
-                [&](sqlite3_stmt *s) {
-                  stringIds[sqlite3_column_int64(s, 0)] =
-                      trace.intern(text(s, 1));
-                }))
+      !db.query("SELECT id, value FROM StringIds", error, [&](sqlite3_stmt *s) {
+        stringIds[sqlite3_column_int64(s, 0)] = trace.intern(text(s, 1));
+      }))
     return fail(error);
   auto stringOf = [&](sqlite3_stmt *s, int column) -> StringId {
     if (isNull(s, column))
@@ -189,8 +188,8 @@ Expected<Trace> readNsysSqlite(const std::string &path) {
     if (!db.query(sql, error, [&](sqlite3_stmt *s) {
           int64_t type = hasType && !isNull(s, 5) ? sqlite3_column_int64(s, 5)
                                                   : kNvtxPushPopRange;
-          StringId name = !isNull(s, 3) ? trace.intern(text(s, 3))
-                                        : stringOf(s, 4);
+          StringId name =
+              !isNull(s, 3) ? trace.intern(text(s, 3)) : stringOf(s, 4);
           if (type == kNvtxDomainCreate) {
             if (trace.str(name) == "cuvil" && !isNull(s, 6))
               cuvilDomains.insert(sqlite3_column_int64(s, 6));
@@ -203,8 +202,8 @@ Expected<Trace> readNsysSqlite(const std::string &path) {
             return;
           Event e;
           e.startNs = sqlite3_column_int64(s, 0);
-          e.durationNs = isNull(s, 1) ? 0 : sqlite3_column_int64(s, 1) -
-                                                e.startNs;
+          e.durationNs =
+              isNull(s, 1) ? 0 : sqlite3_column_int64(s, 1) - e.startNs;
           if (e.durationNs < 0)
             return;
           e.name = name;
@@ -272,16 +271,16 @@ Expected<Trace> readNsysSqlite(const std::string &path) {
     sql += nameColumn + ", ";
     sql += cols.count("bytes") ? "bytes " : "NULL ";
     sql += std::string("FROM ") + table;
-    StringId category = trace.intern(kind == EventKind::GpuKernel ? "kernel"
-                                                                  : "gpu_memcpy");
+    StringId category =
+        trace.intern(kind == EventKind::GpuKernel ? "kernel" : "gpu_memcpy");
     bool isMemset = std::string(table) == "CUPTI_ACTIVITY_KIND_MEMSET";
     return db.query(sql, error, [&](sqlite3_stmt *s) {
       Event e;
       e.startNs = sqlite3_column_int64(s, 0);
       e.durationNs = sqlite3_column_int64(s, 1) - e.startNs;
-      e.thread = streamThread(sqlite3_column_int64(s, 5),
-                              sqlite3_column_int64(s, 2),
-                              sqlite3_column_int64(s, 3));
+      e.thread =
+          streamThread(sqlite3_column_int64(s, 5), sqlite3_column_int64(s, 2),
+                       sqlite3_column_int64(s, 3));
       e.correlation = static_cast<uint64_t>(sqlite3_column_int64(s, 4));
       e.kind = kind;
       e.category = category;

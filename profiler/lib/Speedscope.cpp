@@ -70,9 +70,9 @@ std::string writeSpeedscope(const Trace &input) {
       profiles += ",\n";
     profiles += "{\"type\":\"evented\",\"name\":\"";
     appendJsonEscaped(profiles, name);
-    profiles += "\",\"unit\":\"nanoseconds\",\"startValue\":" +
-                std::to_string(first) + ",\"endValue\":" +
-                std::to_string(last) + ",\"events\":[";
+    profiles +=
+        "\",\"unit\":\"nanoseconds\",\"startValue\":" + std::to_string(first) +
+        ",\"endValue\":" + std::to_string(last) + ",\"events\":[";
 
     struct Open {
       uint32_t frame;
@@ -178,8 +178,8 @@ Expected<Trace> parseSpeedscope(std::string_view text,
   json doc = json::parse(text.begin(), text.end(), nullptr, false);
   auto bad = [&](const std::string &what) {
     return detail::errorAt(path, text, 0,
-                           "speedscope file: " + what +
-                               " (see " + kSpeedscopeSchema + ")");
+                           "speedscope file: " + what + " (see " +
+                               kSpeedscopeSchema + ")");
   };
   if (doc.is_discarded()) {
     // Find the offset of the syntax error with the SAX parser's report.
@@ -208,9 +208,8 @@ Expected<Trace> parseSpeedscope(std::string_view text,
     json::sax_parse(text.begin(), text.end(), &probe);
     probe.at = std::min(probe.at, text.size());
     return detail::errorAt(path, text, probe.at,
-                           probe.at >= text.size()
-                               ? "truncated speedscope JSON"
-                               : "invalid speedscope JSON");
+                           probe.at >= text.size() ? "truncated speedscope JSON"
+                                                   : "invalid speedscope JSON");
   }
   if (!doc.is_object() || !doc.contains("shared") ||
       !doc["shared"].is_object() || !doc["shared"].contains("frames") ||

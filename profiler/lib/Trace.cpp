@@ -10,8 +10,8 @@
 namespace cuvil::profiler {
 
 static const char *const kKindNames[kEventKindCount] = {
-    "python", "nvtx", "cpu_kernel", "gpu_kernel", "memcpy", "runtime_api",
-    "other"};
+    "python", "nvtx",        "cpu_kernel", "gpu_kernel",
+    "memcpy", "runtime_api", "other"};
 
 const char *eventKindName(EventKind kind) {
   return kKindNames[static_cast<int>(kind)];
@@ -95,9 +95,9 @@ void Trace::rebuildIndexes() {
   frameIndex.clear();
   stackIndex.clear();
   for (size_t i = 0; i < threads.size(); ++i)
-    threadIndex.emplace(std::make_pair(uint64_t(threads[i].pid),
-                                       uint64_t(threads[i].tid)),
-                        uint32_t(i));
+    threadIndex.emplace(
+        std::make_pair(uint64_t(threads[i].pid), uint64_t(threads[i].tid)),
+        uint32_t(i));
   for (size_t i = 0; i < frames.size(); ++i)
     frameIndex.emplace(frameKey(frames[i]), uint32_t(i));
   for (size_t i = 0; i < stacks.size(); ++i)

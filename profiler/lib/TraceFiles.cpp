@@ -80,7 +80,8 @@ TraceFormat detectFormat(std::string_view content) {
   if (c == '{') {
     // speedscope files name their schema near the start.
     std::string_view head = content.substr(first, 4096);
-    if (head.find("speedscope.app/file-format-schema") != std::string_view::npos)
+    if (head.find("speedscope.app/file-format-schema") !=
+        std::string_view::npos)
       return TraceFormat::Speedscope;
     return TraceFormat::Chrome;
   }
@@ -92,8 +93,8 @@ Expected<Trace> readTraceFile(const std::string &path, TraceFormat format) {
   if (!in) {
     TraceError error;
     error.path = path;
-    error.message = std::string("cannot open the trace file: ") +
-                    std::strerror(errno);
+    error.message =
+        std::string("cannot open the trace file: ") + std::strerror(errno);
     return error;
   }
   if (format == TraceFormat::Auto) {

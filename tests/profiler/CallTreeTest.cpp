@@ -14,8 +14,8 @@ static CallTree treeOf(const std::string &goldenName) {
 }
 
 TEST(CallTree, DiffOfTwoProfilesMatchesGolden) {
-  DiffTree diff = DiffTree::build(treeOf("model.folded"),
-                                  treeOf("model_faster.folded"));
+  DiffTree diff =
+      DiffTree::build(treeOf("model.folded"), treeOf("model_faster.folded"));
   EXPECT_EQ(diff.print(), readText(golden("model.diff")));
 }
 
@@ -31,8 +31,8 @@ TEST(CallTree, SearchCountsNestedMatchesOnce) {
 
 TEST(CallTree, ZoomIntoAFrame) {
   CallTree tree = treeOf("model.folded");
-  uint32_t matmul = tree.child(tree.child(tree.child(0, "main"), "forward"),
-                               "cuvil.matmul");
+  uint32_t matmul =
+      tree.child(tree.child(tree.child(0, "main"), "forward"), "cuvil.matmul");
   ASSERT_NE(matmul, 0u);
   EXPECT_EQ(tree.path(matmul).size(), 3u);
   CallTree zoomed = tree.subtree(matmul);
@@ -91,10 +91,9 @@ TEST(CallTree, TimeRangeClipsEvents) {
   Selection range;
   range.beginNs = 30;
   range.endNs = 70;
-  EXPECT_EQ(CallTree::build(trace, range).print(),
-            "outer total=40 self=20\n"
-            "  inner total=10 self=10\n"
-            "  late total=10 self=10\n");
+  EXPECT_EQ(CallTree::build(trace, range).print(), "outer total=40 self=20\n"
+                                                   "  inner total=10 self=10\n"
+                                                   "  late total=10 self=10\n");
   range.beginNs = 100; // nothing overlaps [100, 200)
   range.endNs = 200;
   EXPECT_EQ(CallTree::build(trace, range).print(), "");
@@ -105,16 +104,14 @@ TEST(CallTree, PartialOverlapIsClippedToTheParent) {
   addEvent(trace, "parent", 0, 50);
   addEvent(trace, "straddles", 40, 30); // ends 20 after its parent
   trace.sortEvents();
-  EXPECT_EQ(CallTree::build(trace).print(),
-            "parent total=50 self=40\n"
-            "  straddles total=10 self=10\n");
+  EXPECT_EQ(CallTree::build(trace).print(), "parent total=50 self=40\n"
+                                            "  straddles total=10 self=10\n");
 }
 
 TEST(CallTree, UnsortedTracesAreSortedFirst) {
   Trace trace;
   addEvent(trace, "child", 10, 5);
   addEvent(trace, "parent", 0, 50);
-  EXPECT_EQ(CallTree::build(trace).print(),
-            "parent total=50 self=45\n"
-            "  child total=5 self=5\n");
+  EXPECT_EQ(CallTree::build(trace).print(), "parent total=50 self=45\n"
+                                            "  child total=5 self=5\n");
 }

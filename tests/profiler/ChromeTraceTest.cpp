@@ -25,8 +25,8 @@ Trace richTrace() {
   uint32_t op = addEvent(trace, "cuvil.matmul", 2000, 3000);
   trace.events[op].opId = 12;
   trace.events[op].loc = trace.intern("model.py:3:9");
-  trace.events[op].args = trace.addArgs(
-      {{trace.intern("shape"), trace.intern("8x64 \"f32\"")}});
+  trace.events[op].args =
+      trace.addArgs({{trace.intern("shape"), trace.intern("8x64 \"f32\"")}});
   addEvent(trace, "straddling", 9500, 1000); // ends 500 ns after forward
   uint32_t kernel =
       addEvent(trace, "gemm_kernel", 2500, 1500, EventKind::GpuKernel, 7, 2);
@@ -125,8 +125,8 @@ TEST(ChromeTrace, ReadingBackKeepsEverything) {
   EXPECT_EQ(read->str(read->events[read->flows[0].from].name), "forward");
   EXPECT_EQ(read->str(read->events[read->flows[0].to].name), "gemm_kernel");
   // Writing what was read gives the same bytes: the format is stable.
-  EXPECT_EQ(writeChromeTrace(*read), writeChromeTrace(*parseChromeTrace(
-                                         writeChromeTrace(*read))));
+  EXPECT_EQ(writeChromeTrace(*read),
+            writeChromeTrace(*parseChromeTrace(writeChromeTrace(*read))));
 }
 
 TEST(ChromeTrace, OnnxRuntimeProfile) {
@@ -140,7 +140,8 @@ TEST(ChromeTrace, OnnxRuntimeProfile) {
       EXPECT_EQ(trace->arg(e, "provider"), "CPUExecutionProvider");
       EXPECT_FALSE(trace->arg(e, "op_name").empty());
       // Nested JSON in args is kept as JSON text.
-      EXPECT_EQ(trace->arg(e, "output_type_shape").substr(0, 10), "[{\"float\":");
+      EXPECT_EQ(trace->arg(e, "output_type_shape").substr(0, 10),
+                "[{\"float\":");
     }
   EXPECT_EQ(nodes, 12u);
   auto rows = opTable(*trace, {}, GroupBy::Name);
@@ -238,7 +239,8 @@ TEST(ChromeTrace, ErrorsSayWhereAndWhat) {
   auto scalar = parseChromeTrace("[1, 2]");
   ASSERT_FALSE(scalar);
 
-  auto truncated = parseChromeTrace("{\"traceEvents\": [{\"ph\":\"X\",\"ts\":1");
+  auto truncated =
+      parseChromeTrace("{\"traceEvents\": [{\"ph\":\"X\",\"ts\":1");
   ASSERT_FALSE(truncated);
   EXPECT_NE(truncated.error().message.find("truncated"), std::string::npos);
 }
@@ -246,8 +248,8 @@ TEST(ChromeTrace, ErrorsSayWhereAndWhat) {
 TEST(ChromeTrace, FormatDetection) {
   EXPECT_EQ(detectFormat("  [ {}]"), TraceFormat::Chrome);
   EXPECT_EQ(detectFormat("{\"traceEvents\":[]}"), TraceFormat::Chrome);
-  EXPECT_EQ(detectFormat(
-                "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\"}"),
+  EXPECT_EQ(detectFormat("{\"$schema\":\"https://www.speedscope.app/"
+                         "file-format-schema.json\"}"),
             TraceFormat::Speedscope);
   EXPECT_EQ(detectFormat("a;b 1\n"), TraceFormat::Folded);
   EXPECT_EQ(detectFormat(std::string("SQLite format 3\0", 16)),

@@ -49,18 +49,24 @@ int main() {
       reinterpret_cast<CUresult (*)(int *)>(sym("cuDeviceGetCount"));
   auto cuDeviceGet =
       reinterpret_cast<CUresult (*)(CUdevice *, int)>(sym("cuDeviceGet"));
-  auto cuCtxCreate = reinterpret_cast<CUresult (*)(CUcontext *, unsigned,
-                                                   CUdevice)>(sym("cuCtxCreate_v2"));
+  auto cuCtxCreate =
+      reinterpret_cast<CUresult (*)(CUcontext *, unsigned, CUdevice)>(
+          sym("cuCtxCreate_v2"));
   auto cuMemAlloc = reinterpret_cast<CUresult (*)(CUdeviceptr *, size_t)>(
       sym("cuMemAlloc_v2"));
-  auto cuMemcpyHtoD = reinterpret_cast<CUresult (*)(CUdeviceptr, const void *,
-                                                    size_t)>(sym("cuMemcpyHtoD_v2"));
-  auto cuMemcpyDtoH = reinterpret_cast<CUresult (*)(void *, CUdeviceptr,
-                                                    size_t)>(sym("cuMemcpyDtoH_v2"));
-  auto cuMemsetD8 = reinterpret_cast<CUresult (*)(CUdeviceptr, unsigned char,
-                                                  size_t)>(sym("cuMemsetD8_v2"));
-  auto cuCtxSynchronize = reinterpret_cast<CUresult (*)()>(sym("cuCtxSynchronize"));
-  auto cuMemFree = reinterpret_cast<CUresult (*)(CUdeviceptr)>(sym("cuMemFree_v2"));
+  auto cuMemcpyHtoD =
+      reinterpret_cast<CUresult (*)(CUdeviceptr, const void *, size_t)>(
+          sym("cuMemcpyHtoD_v2"));
+  auto cuMemcpyDtoH =
+      reinterpret_cast<CUresult (*)(void *, CUdeviceptr, size_t)>(
+          sym("cuMemcpyDtoH_v2"));
+  auto cuMemsetD8 =
+      reinterpret_cast<CUresult (*)(CUdeviceptr, unsigned char, size_t)>(
+          sym("cuMemsetD8_v2"));
+  auto cuCtxSynchronize =
+      reinterpret_cast<CUresult (*)()>(sym("cuCtxSynchronize"));
+  auto cuMemFree =
+      reinterpret_cast<CUresult (*)(CUdeviceptr)>(sym("cuMemFree_v2"));
   if (!cuInit || !cuDeviceGetCount || !cuDeviceGet || !cuCtxCreate ||
       !cuMemAlloc || !cuMemcpyHtoD || !cuMemcpyDtoH || !cuMemsetD8 ||
       !cuCtxSynchronize || !cuMemFree)
@@ -84,8 +90,8 @@ int main() {
   (*collector)->pushExternalId(42);
   if (cuDeviceGet(&device, 0) || cuCtxCreate(&context, 0, device) ||
       cuMemAlloc(&buffer, bytes) || cuMemcpyHtoD(buffer, host.data(), bytes) ||
-      cuMemsetD8(buffer, 0, bytes) || cuMemcpyDtoH(host.data(), buffer, bytes) ||
-      cuCtxSynchronize())
+      cuMemsetD8(buffer, 0, bytes) ||
+      cuMemcpyDtoH(host.data(), buffer, bytes) || cuCtxSynchronize())
     return fail("a CUDA driver call failed");
   (*collector)->popExternalId();
   cuMemFree(buffer);
@@ -102,7 +108,8 @@ int main() {
   }
   std::printf("%zu events: %d copies, %d memsets, %d API calls, %zu flows, "
               "%d tagged with op 42\n",
-              trace.events.size(), copies, sets, api, trace.flows.size(), tagged);
+              trace.events.size(), copies, sets, api, trace.flows.size(),
+              tagged);
   if (copies < 2 || sets < 1 || api < 3 || trace.flows.empty() || tagged == 0)
     return fail("expected 2 copies, a memset, their driver calls joined by "
                 "flows and tagged with the pushed external id");

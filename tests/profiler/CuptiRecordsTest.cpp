@@ -95,8 +95,8 @@ ActivityBuffer recordedLaunch() {
   external.correlationId = 77;
   buffer.append(external);
 
-  auto kernel = zeroed<CUpti_ActivityKernel10>(
-      CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  auto kernel =
+      zeroed<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   kernel.start = 1500;
   kernel.end = 4500;
   kernel.deviceId = 0;
@@ -121,7 +121,8 @@ ActivityBuffer recordedLaunch() {
   end.objectId.pt.threadId = kTid;
   buffer.append(end);
 
-  auto data = zeroed<CUpti_ActivityMarkerData2>(CUPTI_ACTIVITY_KIND_MARKER_DATA);
+  auto data =
+      zeroed<CUpti_ActivityMarkerData2>(CUPTI_ACTIVITY_KIND_MARKER_DATA);
   data.id = 5;
   data.payloadKind = CUPTI_METRIC_VALUE_KIND_INT64;
   data.payload.metricValueInt64 = 12;
@@ -239,7 +240,8 @@ TEST(CuptiRecords, UnmatchedMarkersAndOtherDomains) {
   start.name = "user range";
   start.domain = "other";
   buffer.append(start);
-  auto data = zeroed<CUpti_ActivityMarkerData2>(CUPTI_ACTIVITY_KIND_MARKER_DATA);
+  auto data =
+      zeroed<CUpti_ActivityMarkerData2>(CUPTI_ACTIVITY_KIND_MARKER_DATA);
   data.id = 10;
   data.payloadKind = CUPTI_METRIC_VALUE_KIND_UINT64;
   data.payload.metricValueUint64 = 3;

@@ -8,7 +8,8 @@ using namespace cuvil::profiler;
 using namespace cuvil::profiler::test;
 
 TEST(FoldedStacks, TreeOfGoldenStacksMatchesGolden) {
-  auto trace = parseFoldedStacks(readText(golden("model.folded")), "model.folded");
+  auto trace =
+      parseFoldedStacks(readText(golden("model.folded")), "model.folded");
   ASSERT_TRUE(trace) << trace.error().text();
   EXPECT_EQ(CallTree::build(*trace).print(), readText(golden("model.tree")));
 }

@@ -32,7 +32,8 @@ std::string tempPath(const char *name) {
 void exec(sqlite3 *db, const std::string &sql) {
   char *error = nullptr;
   ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error), SQLITE_OK)
-      << (error ? error : "") << "\n" << sql;
+      << (error ? error : "") << "\n"
+      << sql;
 }
 
 std::string makeDatabase(const char *name, bool modern) {
@@ -40,54 +41,89 @@ std::string makeDatabase(const char *name, bool modern) {
   std::remove(path.c_str());
   sqlite3 *db = nullptr;
   EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  exec(db, "CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL)");
-  exec(db, "INSERT INTO StringIds VALUES (1,'cudaLaunchKernel_v7000'),"
-           "(2,'void gemm_kernel<float>(float*, float const*)'),(3,'gemm_kernel'),"
-           "(4,'cudaMemcpyAsync_v3020'),(5,'cuvil'),(6,'forward'),(7,'cuvil.matmul'),"
-           "(8,'python3 main thread')");
+  exec(db, "CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value "
+           "TEXT NOT NULL)");
+  exec(db,
+       "INSERT INTO StringIds VALUES (1,'cudaLaunchKernel_v7000'),"
+       "(2,'void gemm_kernel<float>(float*, float const*)'),(3,'gemm_kernel'),"
+       "(4,'cudaMemcpyAsync_v3020'),(5,'cuvil'),(6,'forward'),(7,'cuvil.matmul'"
+       "),"
+       "(8,'python3 main thread')");
   if (modern) {
-    exec(db, "CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, "
-             "eventType INTEGER NOT NULL, rangeId INTEGER, category INTEGER, color INTEGER, "
-             "text TEXT, globalTid INTEGER, endGlobalTid INTEGER, textId INTEGER, "
-             "domainId INTEGER, uint64Value INTEGER, int64Value INTEGER, doubleValue REAL)");
-    exec(db, "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId, "
+    exec(db,
+         "CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, "
+         "eventType INTEGER NOT NULL, rangeId INTEGER, category INTEGER, color "
+         "INTEGER, "
+         "text TEXT, globalTid INTEGER, endGlobalTid INTEGER, textId INTEGER, "
+         "domainId INTEGER, uint64Value INTEGER, int64Value INTEGER, "
+         "doubleValue REAL)");
+    exec(db, "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, "
+             "domainId, "
              "int64Value) VALUES "
-             "(50, NULL, 75, 'cuvil', " + std::to_string(kGlobalTid) + ", 1, NULL),"
-             "(100, 1000, 59, 'forward', " + std::to_string(kGlobalTid) + ", 0, 99),"
-             "(200, 600, 59, 'cuvil.matmul', " + std::to_string(kGlobalTid) + ", 1, 12),"
-             "(700, NULL, 34, 'checkpoint', " + std::to_string(kGlobalTid) + ", 0, NULL)");
+             "(50, NULL, 75, 'cuvil', " +
+                 std::to_string(kGlobalTid) +
+                 ", 1, NULL),"
+                 "(100, 1000, 59, 'forward', " +
+                 std::to_string(kGlobalTid) +
+                 ", 0, 99),"
+                 "(200, 600, 59, 'cuvil.matmul', " +
+                 std::to_string(kGlobalTid) +
+                 ", 1, 12),"
+                 "(700, NULL, 34, 'checkpoint', " +
+                 std::to_string(kGlobalTid) + ", 0, NULL)");
   } else {
     exec(db, "CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, "
-             "eventType INTEGER NOT NULL, rangeId INTEGER, category INTEGER, color INTEGER, "
+             "eventType INTEGER NOT NULL, rangeId INTEGER, category INTEGER, "
+             "color INTEGER, "
              "textId INTEGER, globalTid INTEGER, domainId INTEGER)");
-    exec(db, "INSERT INTO NVTX_EVENTS (start, end, eventType, textId, globalTid, domainId) "
-             "VALUES (100, 1000, 59, 6, " + std::to_string(kGlobalTid) + ", 0),"
-             "(200, 600, 59, 7, " + std::to_string(kGlobalTid) + ", 0)");
+    exec(db, "INSERT INTO NVTX_EVENTS (start, end, eventType, textId, "
+             "globalTid, domainId) "
+             "VALUES (100, 1000, 59, 6, " +
+                 std::to_string(kGlobalTid) +
+                 ", 0),"
+                 "(200, 600, 59, 7, " +
+                 std::to_string(kGlobalTid) + ", 0)");
   }
-  exec(db, "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, "
-           "end INTEGER NOT NULL, eventClass INTEGER NOT NULL, globalTid INTEGER, "
-           "correlationId INTEGER, nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL, "
-           "callchainId INTEGER)");
+  exec(db,
+       "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, "
+       "end INTEGER NOT NULL, eventClass INTEGER NOT NULL, globalTid INTEGER, "
+       "correlationId INTEGER, nameId INTEGER NOT NULL, returnValue INTEGER "
+       "NOT NULL, "
+       "callchainId INTEGER)");
   exec(db, "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES "
-           "(300, 350, 1, " + std::to_string(kGlobalTid) + ", 77, 1, 0, NULL),"
-           "(800, 900, 1, " + std::to_string(kGlobalTid) + ", 78, 4, 0, NULL)");
-  std::string kernelName = modern ? "demangledName INTEGER NOT NULL, shortName INTEGER NOT NULL"
-                                  : "shortName INTEGER NOT NULL";
-  exec(db, "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, "
-           "end INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, "
-           "streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, " +
-               kernelName + ", gridX INTEGER, blockX INTEGER)");
-  exec(db, std::string("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (400, 550, 0, 1, 7, 77, ") +
-               std::to_string(kGlobalPid) + (modern ? ", 2, 3" : ", 3") + ", 4, 128)");
-  exec(db, "CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, "
-           "end INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, "
-           "streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, "
-           "bytes INTEGER NOT NULL, copyKind INTEGER NOT NULL)");
-  exec(db, "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (820, 880, 0, 1, 7, 78, " +
-               std::to_string(kGlobalPid) + ", 4096, 2)");
-  exec(db, "CREATE TABLE ThreadNames (nameId INTEGER NOT NULL, priority INTEGER, "
-           "globalTid INTEGER)");
-  exec(db, "INSERT INTO ThreadNames VALUES (8, 0, " + std::to_string(kGlobalTid) + ")");
+           "(300, 350, 1, " +
+               std::to_string(kGlobalTid) +
+               ", 77, 1, 0, NULL),"
+               "(800, 900, 1, " +
+               std::to_string(kGlobalTid) + ", 78, 4, 0, NULL)");
+  std::string kernelName =
+      modern ? "demangledName INTEGER NOT NULL, shortName INTEGER NOT NULL"
+             : "shortName INTEGER NOT NULL";
+  exec(db,
+       "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, "
+       "end INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT "
+       "NULL, "
+       "streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, " +
+           kernelName + ", gridX INTEGER, blockX INTEGER)");
+  exec(db, std::string("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (400, "
+                       "550, 0, 1, 7, 77, ") +
+               std::to_string(kGlobalPid) + (modern ? ", 2, 3" : ", 3") +
+               ", 4, 128)");
+  exec(db,
+       "CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, "
+       "end INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT "
+       "NULL, "
+       "streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, "
+       "bytes INTEGER NOT NULL, copyKind INTEGER NOT NULL)");
+  exec(
+      db,
+      "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (820, 880, 0, 1, 7, 78, " +
+          std::to_string(kGlobalPid) + ", 4096, 2)");
+  exec(db,
+       "CREATE TABLE ThreadNames (nameId INTEGER NOT NULL, priority INTEGER, "
+       "globalTid INTEGER)");
+  exec(db, "INSERT INTO ThreadNames VALUES (8, 0, " +
+               std::to_string(kGlobalTid) + ")");
   sqlite3_close(db);
   return path;
 }
@@ -114,7 +150,8 @@ TEST(NsysSqlite, ModernSchemaJoinsKernelsToLaunchesAndRanges) {
   std::remove(path.c_str());
   ASSERT_TRUE(trace) << trace.error().text();
 
-  const Event *kernel = find(*trace, "void gemm_kernel<float>(float*, float const*)");
+  const Event *kernel =
+      find(*trace, "void gemm_kernel<float>(float*, float const*)");
   ASSERT_NE(kernel, nullptr);
   EXPECT_EQ(kernel->kind, EventKind::GpuKernel);
   EXPECT_EQ(kernel->startNs, 400);
@@ -196,8 +233,8 @@ TEST(NsysSqlite, TruncatedDatabaseGivesAnError) {
   std::remove(path.c_str());
   // Cut at several points, past the header: never a crash, and either an
   // error or (when the cut only removed free pages) a trace.
-  for (size_t cut : {size_t(100), bytes.size() / 3, bytes.size() / 2,
-                     bytes.size() - 100}) {
+  for (size_t cut :
+       {size_t(100), bytes.size() / 3, bytes.size() / 2, bytes.size() - 100}) {
     std::string cutPath = tempPath("cut");
     {
       std::ofstream out(cutPath, std::ios::binary);

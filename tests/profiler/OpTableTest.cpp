@@ -60,7 +60,8 @@ TEST(OpTable, CountTotalSelfAndPercentiles) {
 TEST(OpTable, GroupByOpIdSeparatesOpsWithTheSameName) {
   Trace trace;
   for (int64_t id : {1, 2, 2}) {
-    uint32_t e = addEvent(trace, "cuvil.add", id * 100 + trace.events.size(), 10);
+    uint32_t e =
+        addEvent(trace, "cuvil.add", id * 100 + trace.events.size(), 10);
     trace.events[e].opId = id;
   }
   trace.sortEvents();
@@ -81,8 +82,8 @@ TEST(OpTable, SelectionByRangeAndKind) {
   Selection range;
   range.beginNs = 20;
   range.endNs = 60;
-  range.kindMask = Selection::bit(EventKind::Python) |
-                   Selection::bit(EventKind::CpuKernel);
+  range.kindMask =
+      Selection::bit(EventKind::Python) | Selection::bit(EventKind::CpuKernel);
   auto rows = opTable(trace, range);
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_EQ(rows[0].name, "call");

@@ -26,10 +26,10 @@ TEST(Recorder, PythonCallsKernelsStacksAndFlows) {
   uint32_t call = recorder.intern("forward");
   uint32_t matmul = recorder.intern("cuvil.matmul");
   uint32_t loc = recorder.intern("model.py:3:9");
-  uint32_t stack = recorder.internStack(
-      {{"<module>", "run.py", 5}, {"main", "run.py", 11}});
-  EXPECT_EQ(stack, recorder.internStack({{"<module>", "run.py", 5},
-                                         {"main", "run.py", 11}}));
+  uint32_t stack =
+      recorder.internStack({{"<module>", "run.py", 5}, {"main", "run.py", 11}});
+  EXPECT_EQ(stack, recorder.internStack(
+                       {{"<module>", "run.py", 5}, {"main", "run.py", 11}}));
   EXPECT_EQ(recorder.internStack({}), kNoStack);
   uint64_t correlation = recorder.newCorrelation();
   {
@@ -60,8 +60,8 @@ TEST(Recorder, PythonCallsKernelsStacksAndFlows) {
   EXPECT_EQ(trace.str(thread.processName), "test-process");
 
   CallTree tree = CallTree::build(trace);
-  uint32_t main = tree.child(tree.child(0, "<module>", "run.py", 5), "main",
-                             "run.py", 11);
+  uint32_t main =
+      tree.child(tree.child(0, "<module>", "run.py", 5), "main", "run.py", 11);
   uint32_t forward = tree.child(main, "forward");
   uint32_t op = tree.child(forward, "cuvil.matmul", "model.py", 3);
   ASSERT_NE(op, 0u);

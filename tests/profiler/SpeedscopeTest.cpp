@@ -33,7 +33,8 @@ static Trace sampleTrace() {
 
 TEST(Speedscope, RequiredFieldsOfTheSchema) {
   json doc = json::parse(writeSpeedscope(sampleTrace()));
-  EXPECT_EQ(doc["$schema"], "https://www.speedscope.app/file-format-schema.json");
+  EXPECT_EQ(doc["$schema"],
+            "https://www.speedscope.app/file-format-schema.json");
   ASSERT_TRUE(doc["shared"]["frames"].is_array());
   size_t frameCount = doc["shared"]["frames"].size();
   for (const json &frame : doc["shared"]["frames"]) {
@@ -106,12 +107,14 @@ TEST(Speedscope, SampledProfilesAndErrors) {
   ASSERT_TRUE(sampled) << sampled.error().text();
   EXPECT_EQ(writeFoldedStacks(*sampled), "a 2000000\na;b 3000000\n");
 
-  auto badClose = parseSpeedscope(R"({"shared": {"frames": [{"name": "a"}, {"name": "b"}]},
+  auto badClose =
+      parseSpeedscope(R"({"shared": {"frames": [{"name": "a"}, {"name": "b"}]},
     "profiles": [{"type": "evented", "name": "p", "unit": "none", "startValue": 0,
     "endValue": 2, "events": [{"type": "O", "frame": 0, "at": 0},
                               {"type": "C", "frame": 1, "at": 1}]}]})");
   ASSERT_FALSE(badClose);
-  EXPECT_NE(badClose.error().message.find("not the innermost"), std::string::npos);
+  EXPECT_NE(badClose.error().message.find("not the innermost"),
+            std::string::npos);
 
   auto badFrame = parseSpeedscope(R"({"shared": {"frames": []},
     "profiles": [{"type": "evented", "events": [{"type": "O", "frame": 3, "at": 0}]}]})");

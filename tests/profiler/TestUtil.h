@@ -27,10 +27,10 @@ inline std::string golden(const std::string &name) {
 }
 
 /// Adds an event to `trace` on thread (pid, tid).
-inline uint32_t addEvent(Trace &trace, const std::string &name,
-                         int64_t start, int64_t duration,
-                         EventKind kind = EventKind::CpuKernel,
-                         int64_t tid = 1, int64_t pid = 1) {
+inline uint32_t addEvent(Trace &trace, const std::string &name, int64_t start,
+                         int64_t duration,
+                         EventKind kind = EventKind::CpuKernel, int64_t tid = 1,
+                         int64_t pid = 1) {
   Event e;
   e.startNs = start;
   e.durationNs = duration;

@@ -30,8 +30,8 @@ struct Selection {
 
 /// How per-op rows are keyed.
 enum class GroupBy {
-  Name,  ///< the event name (kernel or op name)
-  OpId,  ///< the IR op id (events without one are grouped by name)
+  Name, ///< the event name (kernel or op name)
+  OpId, ///< the IR op id (events without one are grouped by name)
 };
 
 struct OpRow {

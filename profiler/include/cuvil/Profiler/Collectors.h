@@ -32,10 +32,10 @@ struct RecordedEvent {
   int64_t endNs = 0;
   int64_t opId = kNoOp;
   uint64_t correlation = 0;
-  uint32_t name = 0; ///< from EventRecorder::intern
-  uint32_t loc = 0;  ///< from EventRecorder::intern, 0 = none
+  uint32_t name = 0;         ///< from EventRecorder::intern
+  uint32_t loc = 0;          ///< from EventRecorder::intern, 0 = none
   uint32_t stack = kNoStack; ///< from EventRecorder::internStack
-  uint32_t tid = 0;  ///< filled in by the recorder
+  uint32_t tid = 0;          ///< filled in by the recorder
   EventKind kind = EventKind::CpuKernel;
 };
 
@@ -171,9 +171,9 @@ private:
   };
   Trace trace;
   std::unordered_map<uint32_t, OpenMarker> openMarkers;
-  std::unordered_map<uint32_t, int64_t> markerPayloads;   // marker id → op
+  std::unordered_map<uint32_t, int64_t> markerPayloads;    // marker id → op
   std::vector<std::pair<uint32_t, uint32_t>> cuvilMarkers; // event, marker
-  std::unordered_map<uint32_t, uint64_t> externalIds; // correlation → id
+  std::unordered_map<uint32_t, uint64_t> externalIds;      // correlation → id
   uint64_t ignored = 0;
 };
 

@@ -31,10 +31,10 @@ TraceFormat formatFromPath(std::string_view path);
 
 /// Why a trace could not be read or written.
 struct TraceError {
-  std::string path;       ///< the file, or "<memory>"
+  std::string path; ///< the file, or "<memory>"
   uint64_t byteOffset = 0;
-  uint64_t line = 0;      ///< 1-based; 0 when not meaningful
-  std::string message;    ///< what was found and what was expected
+  uint64_t line = 0;   ///< 1-based; 0 when not meaningful
+  std::string message; ///< what was found and what was expected
 
   /// "path:line: (byte N) message".
   std::string text() const;
@@ -58,9 +58,9 @@ private:
 Expected<Trace> readTraceFile(const std::string &path,
                               TraceFormat format = TraceFormat::Auto);
 /// Writes `trace` in `format` (Auto: from the path, Chrome by default).
-std::optional<TraceError> writeTraceFile(const Trace &trace,
-                                         const std::string &path,
-                                         TraceFormat format = TraceFormat::Auto);
+std::optional<TraceError>
+writeTraceFile(const Trace &trace, const std::string &path,
+               TraceFormat format = TraceFormat::Auto);
 
 /// Detects the format of in-memory content (SQLite magic, speedscope
 /// "$schema", JSON object/array, else folded stacks).

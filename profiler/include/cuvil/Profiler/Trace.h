@@ -100,9 +100,9 @@ struct Event {
   int64_t opId = kNoOp;     ///< the IR op this event ran, kNoOp if none
   uint64_t correlation = 0; ///< joins launches, kernels and NVTX; 0 if none
   StringId name = 0;
-  StringId category = 0; ///< the producer's own category text
-  StringId loc = 0;      ///< "file:line:col" of the IR op, 0 if none
-  uint32_t thread = 0;   ///< index into Trace::threads
+  StringId category = 0;    ///< the producer's own category text
+  StringId loc = 0;         ///< "file:line:col" of the IR op, 0 if none
+  uint32_t thread = 0;      ///< index into Trace::threads
   StackId stack = kNoStack; ///< the Python stack that launched it
   uint32_t args = kNoArgs;  ///< index into Trace::args
   EventKind kind = EventKind::Other;
