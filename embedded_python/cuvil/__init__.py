@@ -29,6 +29,7 @@ from ._jit import (
 )
 from ._logging import LogLevel, set_log_level
 from ._passes import LEVELS, Pass, PassError, PassInfo, PipelineBuilder
+from ._profile import OpStats, Profile, profile
 from ._program import trace_to_mlir
 from ._tracer import Tracer
 from . import frontend
@@ -56,6 +57,9 @@ __all__ = [
     "TraceError",
     "CompileError",
     "UnsupportedConstructError",
+    "profile",
+    "Profile",
+    "OpStats",
     "Pass",
     "PassInfo",
     "PassError",

@@ -1,7 +1,8 @@
 """The ``cuvil`` command line.
 
 ``cuvil compile FILE.py`` runs a script and shows what it compiled;
-``cuvil trace FILE`` summarizes a profile and converts it between formats.
+``cuvil trace FILE`` summarizes a profile and converts it between formats;
+``cuvil profile FILE.py`` records one.
 """
 
 from __future__ import annotations
@@ -60,7 +61,38 @@ def _build_parser() -> argparse.ArgumentParser:
         "-o", "--output", metavar="OUT", help="write the artifact to OUT (default kind: mlir)"
     )
     _add_trace_parser(commands)
+    _add_profile_parser(commands)
     return parser
+
+
+_PROFILE_HELP = """\
+Run FILE as __main__ N times (--runs) while recording every call of compiled
+code and every kernel it runs (CPU time of each loop nest or fused region,
+named after its IR ops, with the source line and the Python stack of the
+call). Prints the per-op table; with -o also writes the trace (format from
+--format, else from OUT's name: .json chrome, .folded, .speedscope.json).
+"""
+
+
+def _add_profile_parser(commands) -> None:
+    profile_parser = commands.add_parser(
+        "profile",
+        help="run a Python file and profile its compiled calls and kernels",
+        usage="cuvil profile FILE.py [--runs N] [-o OUT] [--format FORMAT] [--top N] [-- ARGS...]",
+        description=_PROFILE_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    profile_parser.add_argument("file", metavar="FILE.py", help="the Python file to run")
+    profile_parser.add_argument(
+        "--runs", type=int, default=1, metavar="N", help="run the file N times (default 1)"
+    )
+    profile_parser.add_argument("-o", "--output", metavar="OUT", help="write the trace to OUT")
+    profile_parser.add_argument(
+        "--format", choices=("chrome", "folded", "speedscope"), help="format of OUT"
+    )
+    profile_parser.add_argument(
+        "--top", type=int, default=20, metavar="N", help="rows of the table (0: all)"
+    )
 
 
 _TRACE_HELP = """\
@@ -170,13 +202,15 @@ def _print_user_traceback(error: BaseException, path: str) -> None:
     traceback.print_exception(type(error), error, tb or error.__traceback__, file=sys.stderr)
 
 
-def _run_script(path: str, script_args: list[str]) -> int:
+def _run_script(
+    path: str, script_args: list[str], capture: bool = True, command: str = "compile"
+) -> int:
     """Run ``path`` as ``__main__``; 0 on success, else the exit status to report."""
     saved_argv, saved_path = sys.argv, list(sys.path)
     saved_capture = snapshot_capture_enabled()
     sys.argv = [path, *script_args]
     sys.path.insert(0, os.path.dirname(path))
-    set_snapshot_capture(True)
+    set_snapshot_capture(capture)
     try:
         with contextlib.redirect_stdout(sys.stderr):
             runpy.run_path(path, run_name="__main__")
@@ -184,7 +218,7 @@ def _run_script(path: str, script_args: list[str]) -> int:
         code = exit_request.code
         if code in (None, 0):
             return 0
-        print(f"cuvil compile: {path} exited with status {code}", file=sys.stderr)
+        print(f"cuvil {command}: {path} exited with status {code}", file=sys.stderr)
         return code if isinstance(code, int) else 1
     except Exception as error:  # the user's program failed: report it like Python would
         _print_user_traceback(error, path)
@@ -261,6 +295,48 @@ def _compile_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _profile_command(args: argparse.Namespace) -> int:
+    from ._profile import profile
+
+    def fail(message: str, code: int) -> int:
+        print(f"cuvil profile: error: {message}", file=sys.stderr)
+        return code
+
+    path = os.path.abspath(args.file)
+    if not os.path.isfile(path):
+        return fail(f"no such file: {args.file}", 2)
+    if args.runs < 1:
+        return fail(f"--runs must be at least 1, not {args.runs}", 2)
+    fmt = args.format
+    if args.output and fmt is None:
+        from ._profiler import output_format
+
+        fmt = output_format(args.output, None)
+    if fmt is not None and not args.output:
+        return fail("--format needs -o OUT", 2)
+    if args.output and not os.path.isdir(os.path.dirname(os.path.abspath(args.output))):
+        return fail(f"cannot write {args.output}: its directory does not exist", 2)
+    with profile() as prof:
+        for _ in range(args.runs):
+            status = _run_script(path, args.script_args, capture=False, command="profile")
+            if status != 0:
+                break
+    if status != 0:
+        return status
+    if prof.trace.event_count == 0:
+        return fail(
+            f"{args.file} ran but no compiled code ran: no @cuvil.jit function was called "
+            "with NumPy arrays, or every call fell back to plain Python",
+            1,
+        )
+    print(f"cuvil profile: {args.file}, {args.runs} run(s), {prof.trace.event_count} events")
+    print(prof.table(top=args.top), end="")
+    if args.output:
+        prof.export(args.output, fmt)
+        print(f"cuvil profile: wrote {fmt} trace to {args.output}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``cuvil`` console script and ``python -m cuvil``."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -274,4 +350,6 @@ def main(argv: list[str] | None = None) -> int:
         return _compile_command(args)
     if args.command == "trace":
         return _trace_command(args)
+    if args.command == "profile":
+        return _profile_command(args)
     return _error(f"unknown command {args.command}", 2)

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "PipelineBindings.h"
+#include "ProfilingBindings.h"
 #include "ProfilerBindings.h"
 
 #include "cuvil/Runtime/Compiler.h"
@@ -92,11 +93,28 @@ PYBIND11_MODULE(_cuvil, m) {
             for (size_t i = 0; i < out.size(); ++i)
               outPtrs.push_back(
                   checkedData(out[i], outSigs[i], "output", i, true));
-            py::gil_scoped_release release;
-            self.call(inPtrs.data(), outPtrs.data());
+            cuvil::python::callCompiled(self, inPtrs, outPtrs);
           },
           py::arg("inputs"), py::arg("outputs"),
           "Runs the compiled code on C-contiguous arrays; writes `outputs`.")
+      .def_property_readonly("name", &cuvil::CompiledFunction::name)
+      .def_property_readonly("instrumented",
+                             &cuvil::CompiledFunction::instrumented,
+                             "True when kernels report to profiling hooks")
+      .def_property_readonly(
+          "kernels",
+          [](cuvil::CompiledFunction &self) {
+            std::vector<cuvil::KernelInfo> kernels;
+            {
+              py::gil_scoped_release release;
+              kernels = self.kernels();
+            }
+            py::list list;
+            for (const cuvil::KernelInfo &kernel : kernels)
+              list.append(py::make_tuple(kernel.name, kernel.location));
+            return list;
+          },
+          "(name, 'file:line:col') of each kernel, in run order")
       .def_property_readonly("input_types",
                              [](cuvil::CompiledFunction &self) {
                                return signatures(self.inputs());

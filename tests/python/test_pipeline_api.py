@@ -437,7 +437,9 @@ def test_optional_passes_are_the_graph_level_ones():
         "fusion:cuvil-fuse-elementwise",
         "fusion:canonicalize",
         "fusion:cse",
+        "schedule:cuvil-tag-kernels",
         "bufferize:cuvil-plan-memory",
+        "bufferize:cuvil-instrument-kernels",
     ]
 
 

@@ -197,7 +197,8 @@ StringRef passArgument(StringRef element) {
 bool isOptionalPass(StringRef stage, StringRef name) {
   static const llvm::StringSet<> optional = {
       "cuvil-strip-training-ops", "cuvil-fold-batch-norm",
-      "cuvil-fold-constants", "cuvil-fuse-elementwise", "cuvil-plan-memory"};
+      "cuvil-fold-constants", "cuvil-fuse-elementwise", "cuvil-plan-memory",
+      "cuvil-tag-kernels", "cuvil-instrument-kernels"};
   static const llvm::StringSet<> graphCleanups = {"canonicalize", "cse"};
   bool graphStage = stage == "cuvil" || stage == "linalg" || stage == "fusion";
   return optional.contains(name) ||
@@ -271,7 +272,8 @@ PipelineBuilder mlir::cuvil::buildCpuPipeline(const CpuPipelineOptions &o) {
   builder.addStage("fusion", o.enableFusion
                                  ? "cuvil-fuse-elementwise,canonicalize,cse"
                                  : "");
-  builder.addStage("schedule", "cuvil-cpu-schedule{vector-lanes=" +
+  builder.addStage("schedule", "func.func(cuvil-tag-kernels),"
+                               "cuvil-cpu-schedule{vector-lanes=" +
                                    std::to_string(o.vectorLanes) + "}");
   builder.addStage("bufferize",
                    "one-shot-bufferize{bufferize-function-boundaries=1 "
@@ -280,7 +282,8 @@ PipelineBuilder mlir::cuvil::buildCpuPipeline(const CpuPipelineOptions &o) {
                    "buffer-results-to-out-params{hoist-static-allocs=1},"
                    "buffer-deallocation-pipeline,func.func(cuvil-plan-memory),"
                    "convert-linalg-to-loops,"
-                   "scf-forall-to-parallel,canonicalize");
+                   "scf-forall-to-parallel,canonicalize,"
+      "func.func(cuvil-instrument-kernels)");
   std::string parallel =
       o.parallel ? "convert-scf-to-openmp,canonicalize," : "";
   builder.addStage("llvm", "convert-vector-to-scf{full-unroll=1}," + parallel +

@@ -235,6 +235,9 @@ struct cuvil::CompiledFunction::Impl {
   bool fromCache = false;
   int64_t plannedPeakBytes = 0, unplannedBytes = 0;
   bool planKnown = false; // set once lowered (the IR may be released later)
+  bool instrumented = false;
+  std::vector<KernelInfo> kernels;
+  std::shared_ptr<void> clientData;
   std::unique_ptr<ExecutionEngine> engine;
   PackedFn entry = nullptr;
   /// Descriptor template per argument: {alloc, aligned, offset, sizes,
@@ -327,6 +330,14 @@ void cuvil::CompiledFunction::Impl::finalizeBeforeLLVM() {
     if (auto total =
             func->getAttrOfType<mlir::IntegerAttr>("cuvil.unplanned_bytes"))
       unplannedBytes += total.getInt();
+    if (auto table = func->getAttrOfType<mlir::ArrayAttr>("cuvil.kernels")) {
+      kernels.clear();
+      for (mlir::Attribute entry : table) {
+        auto pair = cast<mlir::ArrayAttr>(entry);
+        kernels.push_back({cast<mlir::StringAttr>(pair[0]).str(),
+                           formatLocation(cast<mlir::LocationAttr>(pair[1]))});
+      }
+    }
   });
 }
 
@@ -387,7 +398,10 @@ std::string cuvil::CompiledFunction::Impl::cacheKey() const {
                          cpu::hostDescription() +
                          (options.enableFusion ? "|fusion" : "|nofusion") +
                          (options.parallel ? "|parallel" : "|serial");
-  for (const PipelineStep &step : options.steps)
+  // The passes themselves: a cache written by another pipeline (an older
+  // build, a custom one) must not be reused.
+  for (const PipelineStep &step :
+       options.steps.empty() ? defaultPipeline(options) : options.steps)
     material += "|" + step.pipeline;
   return sha256Hex(material);
 }
@@ -431,6 +445,9 @@ cuvil::CompiledFunction::CompiledFunction(std::unique_ptr<Impl> impl)
     : impl(std::move(impl)) {}
 cuvil::CompiledFunction::~CompiledFunction() = default;
 
+const std::string &cuvil::CompiledFunction::name() const {
+  return impl->funcName;
+}
 const std::vector<cuvil::TensorSignature> &
 cuvil::CompiledFunction::inputs() const {
   return impl->inputs;
@@ -460,6 +477,18 @@ int64_t cuvil::CompiledFunction::unplannedBytes() {
   return impl->unplannedBytes;
 }
 bool cuvil::CompiledFunction::fromCache() const { return impl->fromCache; }
+bool cuvil::CompiledFunction::instrumented() const {
+  return impl->instrumented;
+}
+const std::vector<cuvil::KernelInfo> &cuvil::CompiledFunction::kernels() {
+  std::string error;
+  if (impl->instrumented && !impl->planKnown && failed(impl->lower(error)))
+    impl->kernels.clear();
+  return impl->kernels;
+}
+std::shared_ptr<void> &cuvil::CompiledFunction::clientData() {
+  return impl->clientData;
+}
 
 bool cuvil::CompiledFunction::ir(const std::string &stage, std::string &out,
                                  std::string &error) {
@@ -532,8 +561,8 @@ bool cuvil::CompiledFunction::emit(const std::string &kind,
   return true;
 }
 
-void cuvil::CompiledFunction::call(void *const *inputs,
-                                   void *const *outputs) const {
+void cuvil::CompiledFunction::call(void *const *inputs, void *const *outputs,
+                                   const KernelHooks *hooks) const {
   size_t numInputs = impl->inputs.size();
   size_t numArgs = impl->descriptors.size();
   llvm::SmallVector<int64_t, 64> words;
@@ -544,6 +573,10 @@ void cuvil::CompiledFunction::call(void *const *inputs,
   }
   llvm::SmallVector<void *, 8> descriptorPtrs(numArgs);
   llvm::SmallVector<void *, 8> packed(numArgs);
+  // Instrumented code takes the hook table (or null) as a last argument.
+  void *hookTable = const_cast<KernelHooks *>(hooks);
+  if (impl->instrumented)
+    packed.push_back(&hookTable);
   for (size_t i = 0; i < numArgs; ++i) {
     void *data = i < numInputs ? inputs[i] : outputs[i - numInputs];
     int64_t *desc = words.data() + offsets[i];
@@ -615,6 +648,11 @@ cuvil::CompiledFunction::compileAndLoad(const std::string &mlirText,
     }
   impl->inputText = printOp(*impl->input);
   impl->fingerprint = structuralFingerprint(*impl->input);
+  std::vector<PipelineStep> steps =
+      options.steps.empty() ? defaultPipeline(options) : options.steps;
+  impl->instrumented = llvm::any_of(steps, [](const PipelineStep &step) {
+    return step.name == "cuvil-instrument-kernels";
+  });
 
   std::string cachePath;
   bool externalPasses = llvm::any_of(

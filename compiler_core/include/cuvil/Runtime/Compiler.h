@@ -60,10 +60,26 @@ bool loadPassPlugin(const std::string &path, std::string &error);
 /// Checks that a textual pipeline parses (passes exist, options are valid).
 bool checkPassPipeline(const std::string &pipeline, std::string &error);
 
+/// One kernel (loop nest, fused region, copy) of a compiled function.
+struct KernelInfo {
+  std::string name;     ///< what it computes, e.g. "linalg.matmul"
+  std::string location; ///< the user's "file:line:col", or ""
+};
+
+/// What instrumented code calls at the start (phase 0) and end (phase 1) of
+/// kernel number `kernel`; the layout is the one cuvil-instrument-kernels
+/// generates code for.
+struct KernelHooks {
+  void (*hook)(void *context, int32_t kernel, int32_t phase);
+  void *context;
+};
+
 class CompiledFunction {
 public:
   ~CompiledFunction();
 
+  /// The compiled function's name in the IR.
+  const std::string &name() const;
   const std::vector<TensorSignature> &inputs() const;
   const std::vector<TensorSignature> &outputs() const;
   const std::vector<PassSnapshot> &snapshots() const;
@@ -85,9 +101,20 @@ public:
   bool emit(const std::string &kind, const std::string &path,
             std::string &error);
 
+  /// True when the code calls kernel hooks (cuvil-instrument-kernels ran).
+  bool instrumented() const;
+  /// The kernels in hook numbering; lowers on demand after a cache load
+  /// (empty when not instrumented or when that fails).
+  const std::vector<KernelInfo> &kernels();
+  /// Opaque data a client keeps with the function (the profiler's interned
+  /// kernel names), released with it.
+  std::shared_ptr<void> &clientData();
+
   /// Calls the function. `inputs` and `outputs` are data pointers of
   /// C-contiguous buffers matching inputs()/outputs(); the caller checks.
-  void call(void *const *inputs, void *const *outputs) const;
+  /// With `hooks`, instrumented code reports every kernel to them.
+  void call(void *const *inputs, void *const *outputs,
+            const KernelHooks *hooks = nullptr) const;
 
 private:
   friend std::unique_ptr<CompiledFunction> compile(const std::string &,

@@ -57,6 +57,20 @@ def FuseElementwise : Pass<"cuvil-fuse-elementwise"> {
   let dependentDialects = ["linalg::LinalgDialect"];
 }
 
+def TagKernels : Pass<"cuvil-tag-kernels", "func::FuncOp"> {
+  let summary = "Record what each source location's kernel computes";
+  let description = [{
+    Before scheduling, while ops are still named linalg ops, records a name
+    for every linalg op's location in the function attribute
+    `cuvil.kernel_names = [[loc, name], ...]` (e.g. `linalg.matmul`,
+    `linalg.generic(addf,erf,mulf)`; ops sharing a location are joined
+    with " + "). Tiling and bufferization keep locations, so
+    `cuvil-instrument-kernels` can name the loops they become. The IR is
+    otherwise unchanged.
+  }];
+  let dependentDialects = ["linalg::LinalgDialect"];
+}
+
 def CpuMaterializeResults : Pass<"cuvil-materialize-results", "ModuleOp"> {
   let summary = "Give every memref result of a function its own allocation";
   let description = [{
@@ -80,6 +94,40 @@ def CpuMaterializeResults : Pass<"cuvil-materialize-results", "ModuleOp"> {
     ```
   }];
   let dependentDialects = ["memref::MemRefDialect"];
+}
+
+def InstrumentKernels : Pass<"cuvil-instrument-kernels", "func::FuncOp"> {
+  let summary = "Call profiling hooks around every kernel of an entry function";
+  let description = [{
+    Runs on bufferized functions marked `llvm.emit_c_interface` (the entry
+    points). Top-level ops that do work (loops, linalg ops, copies) form
+    kernels; consecutive ones from the same source location are one kernel.
+    The function gets a trailing `!llvm.ptr` argument pointing at
+    `{void (*hook)(void *ctx, i32 kernel, i32 phase), void *ctx}`; each
+    kernel is bracketed by `hook(ctx, k, 0)` and `hook(ctx, k, 1)`, guarded
+    by a null check, so a null argument costs one compare per kernel. The
+    kernel table (name from `cuvil.kernel_names`, location) is attached as
+    `cuvil.kernels = [[name, loc], ...]`.
+
+    Before:
+    ```mlir
+    func.func @f(%a: memref<4xf32>, %out: memref<4xf32>) attributes {llvm.emit_c_interface} {
+      scf.for ... { ... } loc("model.py":3:9)
+      return
+    }
+    ```
+    After:
+    ```mlir
+    func.func @f(%a: memref<4xf32>, %out: memref<4xf32>, %hooks: !llvm.ptr)
+        attributes {cuvil.kernels = [["linalg.generic(addf)", loc("model.py":3:9)]], ...} {
+      scf.if (%hooks != null) { llvm.call %hook(%ctx, 0, 0) }
+      scf.for ... { ... }
+      scf.if (%hooks != null) { llvm.call %hook(%ctx, 0, 1) }
+      return
+    }
+    ```
+  }];
+  let dependentDialects = ["LLVM::LLVMDialect", "scf::SCFDialect"];
 }
 
 def PlanMemory : Pass<"cuvil-plan-memory", "func::FuncOp"> {

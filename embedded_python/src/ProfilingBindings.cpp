@@ -1,0 +1,173 @@
+//===- ProfilingBindings.cpp - Timing compiled calls and their kernels ----===//
+//
+// Instrumented code calls a hook at the start and end of each kernel. The
+// hook table is only passed while something listens: cuvil.profile() (the
+// process-wide EventRecorder is on) or an NVTX tool injected by Nsight
+// Systems. Each kernel event carries its kernel number, IR name and source
+// location, and the Python stack and correlation id of the call around it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ProfilingBindings.h"
+
+#include "cuvil/Profiler/Profiler.h"
+
+#include <pybind11/stl.h>
+
+#include <Python.h>
+#include <frameobject.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <optional>
+
+namespace py = pybind11;
+namespace prof = cuvil::profiler;
+
+namespace {
+
+/// Interned names of one compiled function's kernels, kept with it.
+struct ProfileContext {
+  cuvil::KernelHooks hooks;
+  prof::EventRecorder *recorder;
+  uint32_t callName;
+  int64_t opIdBase; ///< kernel k is IR op opIdBase + k, unique per process
+  std::vector<uint32_t> names, locs;
+  std::vector<std::string> nvtxNames;
+};
+
+/// The call in flight on this thread; kernels run on the calling thread.
+struct CallState {
+  int64_t kernelStart = 0;
+  uint32_t stack = prof::kNoStack;
+  uint64_t correlation = 0;
+  std::optional<prof::NvtxRange> nvtx;
+};
+thread_local CallState callState;
+
+/// Nsight Systems and other NVTX tools announce themselves this way.
+bool nvtxToolAttached() {
+  static const bool attached =
+      prof::nvtxAvailable() && (std::getenv("NVTX_INJECTION64_PATH") ||
+                                std::getenv("NVTX_INJECTION32_PATH"));
+  return attached;
+}
+
+void kernelHook(void *context, int32_t kernel, int32_t phase) {
+  auto *ctx = static_cast<ProfileContext *>(context);
+  CallState &state = callState;
+  if (phase == 0) {
+    if (nvtxToolAttached())
+      state.nvtx.emplace(ctx->nvtxNames[kernel].c_str(),
+                         ctx->opIdBase + kernel);
+    state.kernelStart = prof::steadyNowNs();
+    return;
+  }
+  int64_t end = prof::steadyNowNs();
+  state.nvtx.reset();
+  if (!ctx->recorder->enabled())
+    return;
+  prof::RecordedEvent event;
+  event.startNs = state.kernelStart;
+  event.endNs = end;
+  event.opId = ctx->opIdBase + kernel;
+  event.correlation = state.correlation;
+  event.name = ctx->names[kernel];
+  event.loc = ctx->locs[kernel];
+  event.stack = state.stack;
+  event.kind = prof::EventKind::CpuKernel;
+  ctx->recorder->record(event);
+}
+
+ProfileContext &contextFor(cuvil::CompiledFunction &fn,
+                           prof::EventRecorder &recorder) {
+  std::shared_ptr<void> &slot = fn.clientData();
+  if (!slot) {
+    auto ctx = std::make_shared<ProfileContext>();
+    ctx->hooks = {&kernelHook, ctx.get()};
+    ctx->recorder = &recorder;
+    ctx->callName = recorder.intern(fn.name());
+    static std::atomic<int64_t> nextOpId{0};
+    const std::vector<cuvil::KernelInfo> *kernels;
+    {
+      py::gil_scoped_release release; // may recompile after a cache load
+      kernels = &fn.kernels();
+    }
+    ctx->opIdBase = nextOpId.fetch_add(int64_t(kernels->size()));
+    for (const cuvil::KernelInfo &kernel : *kernels) {
+      ctx->names.push_back(recorder.intern(kernel.name));
+      ctx->locs.push_back(
+          kernel.location.empty() ? 0 : recorder.intern(kernel.location));
+      ctx->nvtxNames.push_back(fn.name() + ": " + kernel.name);
+    }
+    slot = ctx;
+  }
+  return *static_cast<ProfileContext *>(slot.get());
+}
+
+/// The directory of the cuvil package: its frames are not the user's.
+const std::string &packageDirectory() {
+  static const std::string dir = [] {
+    std::string file =
+        py::module_::import("cuvil").attr("__file__").cast<std::string>();
+    return file.substr(0, file.rfind('/') + 1);
+  }();
+  return dir;
+}
+
+/// The Python stack of the current call, outermost first, without the
+/// cuvil package's own frames.
+std::vector<prof::PythonFrame> pythonStack() {
+  std::vector<prof::PythonFrame> frames;
+  PyFrameObject *frame = PyEval_GetFrame();
+  Py_XINCREF(frame);
+  while (frame) {
+    PyCodeObject *code = PyFrame_GetCode(frame);
+    py::handle codeHandle(reinterpret_cast<PyObject *>(code));
+    std::string file = py::str(codeHandle.attr("co_filename"));
+    if (file.compare(0, packageDirectory().size(), packageDirectory()) != 0)
+      frames.push_back({py::str(codeHandle.attr("co_qualname")), file,
+                        static_cast<uint32_t>(PyFrame_GetLineNumber(frame))});
+    Py_DECREF(code);
+    PyFrameObject *back = PyFrame_GetBack(frame);
+    Py_DECREF(frame);
+    frame = back;
+  }
+  std::reverse(frames.begin(), frames.end());
+  return frames;
+}
+
+} // namespace
+
+void cuvil::python::callCompiled(CompiledFunction &fn,
+                                 const std::vector<void *> &inputs,
+                                 const std::vector<void *> &outputs) {
+  prof::EventRecorder &recorder = prof::EventRecorder::global();
+  bool recording = recorder.enabled();
+  if (!recording && !(nvtxToolAttached() && fn.instrumented())) {
+    py::gil_scoped_release release;
+    fn.call(inputs.data(), outputs.data());
+    return;
+  }
+  ProfileContext &ctx = contextFor(fn, recorder);
+  CallState &state = callState;
+  state.stack =
+      recording ? recorder.internStack(pythonStack()) : prof::kNoStack;
+  state.correlation = recording ? recorder.newCorrelation() : 0;
+  const KernelHooks *hooks = fn.instrumented() ? &ctx.hooks : nullptr;
+  int64_t start = prof::steadyNowNs();
+  {
+    py::gil_scoped_release release;
+    fn.call(inputs.data(), outputs.data(), hooks);
+  }
+  if (!recording)
+    return;
+  prof::RecordedEvent call;
+  call.startNs = start;
+  call.endNs = prof::steadyNowNs();
+  call.name = ctx.callName;
+  call.stack = state.stack;
+  call.correlation = state.correlation;
+  call.kind = prof::EventKind::Python;
+  recorder.record(call);
+}

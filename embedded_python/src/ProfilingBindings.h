@@ -1,0 +1,22 @@
+//===- ProfilingBindings.h - Timing compiled calls and their kernels ------===//
+#ifndef CUVIL_PYTHON_PROFILINGBINDINGS_H
+#define CUVIL_PYTHON_PROFILINGBINDINGS_H
+
+#include "cuvil/Runtime/Compiler.h"
+
+#include <pybind11/pybind11.h>
+
+#include <vector>
+
+namespace cuvil::python {
+
+/// Calls `fn` without the GIL. While profiling (or under an NVTX tool such
+/// as Nsight Systems) the call is recorded with the caller's Python stack
+/// and every kernel is timed and/or wrapped in an NVTX range; otherwise the
+/// code runs with a null hook table. Called with the GIL held.
+void callCompiled(CompiledFunction &fn, const std::vector<void *> &inputs,
+                  const std::vector<void *> &outputs);
+
+} // namespace cuvil::python
+
+#endif // CUVIL_PYTHON_PROFILINGBINDINGS_H
