@@ -208,3 +208,32 @@ def test_cli_profile_errors(tmp_path):
     broken = run_python(["-m", "cuvil", "profile", str(failing)])
     assert broken.returncode == 1
     assert "model file is broken" in broken.stderr and f"{failing}\", line 1" in broken.stderr
+
+
+def test_nvtx_ranges_wrap_kernels_for_an_injected_tool(tmp_path):
+    """NVTX loads the tool named by NVTX_INJECTION64_PATH, as Nsight Systems does."""
+    import os
+    import pathlib
+
+    from conftest import REPO_ROOT
+
+    build = pathlib.Path(os.environ.get("CUVIL_BUILD_DIR", REPO_ROOT / "build"))
+    tool = build / "lib" / "libCuvilNvtxRecordingTool.so"
+    if not tool.exists():
+        pytest.skip(f"NVTX test tool not built ({tool}): nvtx3 headers were not found")
+    log = tmp_path / "nvtx.log"
+    env = subprocess_env(NVTX_INJECTION64_PATH=str(tool), CUVIL_NVTX_LOG=str(log))
+    result = run_python([MLP_FILE], env=env)
+    assert result.returncode == 0, result.stderr
+    lines = log.read_text().splitlines()
+    pushes = [l for l in lines if l.startswith("push ")]
+    assert len(pushes) == 3 and lines.count("pop") == 3
+    assert all(l.startswith("push cuvil mlp: ") for l in pushes)  # domain, function
+    assert "linalg.matmul" in pushes[0] and "erf" in pushes[0]
+    # Ranges close in order and carry distinct IR op ids as payload.
+    assert [l.startswith("push") for l in lines] == [True, False] * 3
+    assert len({l.rsplit("|", 1)[1] for l in pushes}) == 3
+    # Without a tool nothing is injected: the same run writes no log.
+    quiet = tmp_path / "quiet.log"
+    result = run_python([MLP_FILE], env=subprocess_env(CUVIL_NVTX_LOG=str(quiet)))
+    assert result.returncode == 0 and not quiet.exists()
