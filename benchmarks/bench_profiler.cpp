@@ -5,9 +5,9 @@
 // Writes a generated Chrome trace of EVENTS (default 1,000,000) events —
 // Python calls enclosing IR ops enclosing kernels on 4 threads, with flows,
 // locs and op ids — then times: reading it, building the flame tree, the
-// per-op table, and writing it back. Also times an EventRecorder::Scope
-// with recording off and on, and an NvtxRange without a tool attached.
-// Exits 1 when reading plus the flame tree take 3 s or more.
+// per-op table, a range selection, a search, and writing it back. Also times an
+// EventRecorder::Scope with recording off and on, and an NvtxRange without a
+// tool attached. Exits 1 when reading plus the flame tree take 3 s or more.
 //
 //===----------------------------------------------------------------------===//
 
@@ -178,6 +178,9 @@ int main(int argc, char **argv) {
   CallTree ranged = CallTree::build(*trace, window);
   double rangeS = secondsSince(start);
   start = std::chrono::steady_clock::now();
+  CallTree::SearchResult found = tree.search("matmul");
+  double searchS = secondsSince(start);
+  start = std::chrono::steady_clock::now();
   std::string written = writeChromeTrace(*trace);
   double writeS = secondsSince(start);
   if (keep.empty())
@@ -192,6 +195,8 @@ int main(int argc, char **argv) {
               tableS);
   std::printf("flame tree of a quarter range:   %8.3f s (%zu nodes)\n", rangeS,
               ranged.nodes().size());
+  std::printf("flame tree search \"matmul\":     %8.6f s (%zu frames)\n",
+              searchS, found.matches.size());
   std::printf("write Chrome trace:              %8.3f s\n", writeS);
   std::printf("open (read + flame tree):        %8.3f s (budget 3 s)\n",
               readS + treeS);

@@ -211,7 +211,7 @@ private:
     if (v.type == Value::String) {
       named = true;
       auto [it, inserted] =
-          namedIds.emplace(v.text, int64_t(1) << 40 | int64_t(namedIds.size()));
+          namedIds.emplace(v.text, kNamedIdBase + int64_t(namedIds.size()));
       return it->second;
     }
     return 0;

@@ -9,9 +9,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "FormatSupport.h"
+#include "JsonScanner.h"
 #include "cuvil/Profiler/Formats.h"
 
 #include <cstdio>
+#include <cstring>
 #include <set>
 
 namespace cuvil::profiler {
@@ -52,6 +54,16 @@ void appendString(std::string &out, std::string_view text) {
   out += '"';
   appendJsonEscaped(out, text);
   out += '"';
+}
+
+/// True when `text` is a JSON number, array, object or literal on its own:
+/// such argument values (kept as JSON text by the importers) are written
+/// unquoted, so numbers stay numbers and shapes stay arrays.
+bool isJsonValue(std::string_view text) {
+  if (text.empty() || !std::strchr("-0123456789[{tfn", text[0]))
+    return false;
+  detail::JsonScanner scanner(text);
+  return scanner.skipValue() && scanner.atEnd() && !scanner.failed();
 }
 
 bool isSorted(const Trace &trace) {
@@ -139,7 +151,11 @@ void appendEvent(std::string &out, const Trace &trace, const Event &e,
         next();
         appendString(out, trace.str(key));
         out += ':';
-        appendString(out, trace.str(value));
+        std::string_view text = trace.str(value);
+        if (isJsonValue(text))
+          out += text;
+        else
+          appendString(out, text);
       }
     out += '}';
   }

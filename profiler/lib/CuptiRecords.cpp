@@ -43,7 +43,7 @@ const char *memcpyName(uint8_t kind) {
 
 /// GPU work: one track per stream, in a "process" per device.
 uint32_t streamThread(Trace &trace, uint32_t device, uint32_t stream) {
-  uint32_t t = trace.thread((int64_t(1) << 32) + device, stream);
+  uint32_t t = trace.thread(kGpuProcessBase + device, stream);
   if (!trace.threads[t].name) {
     trace.threads[t].name = trace.intern("stream " + std::to_string(stream));
     trace.threads[t].processName =

@@ -155,7 +155,7 @@ Expected<Trace> readNsysSqlite(const std::string &path) {
   // layout PyTorch's traces use), ids above any real pid.
   auto streamThread = [&](int64_t globalPid, int64_t device, int64_t stream) {
     (void)globalPid;
-    uint32_t t = trace.thread((int64_t(1) << 32) + device, stream);
+    uint32_t t = trace.thread(kGpuProcessBase + device, stream);
     if (!trace.threads[t].name) {
       trace.threads[t].name = trace.intern("stream " + std::to_string(stream));
       trace.threads[t].processName =

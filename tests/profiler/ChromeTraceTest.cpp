@@ -152,6 +152,15 @@ TEST(ChromeTrace, OnnxRuntimeProfile) {
   ASSERT_NE(matmul, nullptr);
   EXPECT_EQ(matmul->count, 3u);
   EXPECT_EQ(matmul->kind, EventKind::CpuKernel);
+  // JSON-valued args are written back as JSON, strings as strings.
+  std::string written = writeChromeTrace(*trace);
+  EXPECT_NE(written.find("\"output_type_shape\":[{\"float\":[8,32]}]"),
+            std::string::npos);
+  EXPECT_NE(written.find("\"provider\":\"CPUExecutionProvider\""),
+            std::string::npos);
+  auto again = parseChromeTrace(written);
+  ASSERT_TRUE(again) << again.error().text();
+  EXPECT_EQ(writeChromeTrace(*again), written);
   // Node events nest inside the session's model_run events.
   CallTree tree = CallTree::build(*trace);
   uint32_t run = tree.child(0, "model_run");

@@ -166,6 +166,8 @@ TEST(NsysSqlite, ModernSchemaJoinsKernelsToLaunchesAndRanges) {
   const ThreadInfo &stream = trace->threads[kernel->thread];
   EXPECT_EQ(trace->str(stream.name), "stream 7");
   EXPECT_EQ(trace->str(stream.processName), "GPU 0");
+  EXPECT_EQ(stream.pid, kGpuProcessBase); // device 0, beyond any real pid
+  EXPECT_EQ(stream.tid, 7);
 
   const Event *copy = find(*trace, "Memcpy DtoH");
   ASSERT_NE(copy, nullptr);
@@ -242,7 +244,8 @@ TEST(NsysSqlite, TruncatedDatabaseGivesAnError) {
     }
     auto trace = readNsysSqlite(cutPath);
     std::remove(cutPath.c_str());
-    if (!trace)
+    if (!trace) {
       EXPECT_FALSE(trace.error().message.empty()) << cut;
+    }
   }
 }

@@ -95,8 +95,9 @@ TEST(Recorder, ThreadsRecordIntoTheirOwnBuffers) {
   std::set<int64_t> tids;
   for (const Event &e : trace.events)
     tids.insert(trace.threads[e.thread].tid);
-  if (drained == 0)
+  if (drained == 0) {
     EXPECT_EQ(tids.size(), size_t(threads));
+  }
 }
 
 TEST(Recorder, ClearDropsEventsButKeepsNames) {

@@ -39,8 +39,9 @@ TEST(Speedscope, RequiredFieldsOfTheSchema) {
   size_t frameCount = doc["shared"]["frames"].size();
   for (const json &frame : doc["shared"]["frames"]) {
     ASSERT_TRUE(frame["name"].is_string());
-    if (frame.contains("line"))
+    if (frame.contains("line")) {
       EXPECT_TRUE(frame["line"].is_number_integer());
+    }
   }
   ASSERT_EQ(doc["profiles"].size(), 2u);
   for (const json &profile : doc["profiles"]) {

@@ -44,8 +44,9 @@ void cutEverywhere(const std::string &text, TraceFormat format, size_t step,
                     << traceFormatName(format) << " trace parsed";
     }
   }
-  if (prefixesAreInvalid)
+  if (prefixesAreInvalid) {
     EXPECT_GT(errors, 0u);
+  }
 }
 
 void corrupt(const std::string &text, TraceFormat format) {

@@ -30,6 +30,12 @@ inline constexpr StackId kNoStack = UINT32_MAX;
 /// kNoOp marks an event that is not attributed to an IR op.
 inline constexpr int64_t kNoOp = -1;
 inline constexpr uint32_t kNoArgs = UINT32_MAX;
+/// Process ids of GPU "processes" (one per device, tid = stream): above any
+/// Linux pid (at most 2^22) yet within 31 bits, which trace viewers such as
+/// Perfetto read pids and tids as.
+inline constexpr int64_t kGpuProcessBase = 0x7F000000;
+/// Ids given to threads and processes that a trace names by string.
+inline constexpr int64_t kNamedIdBase = 0x7E000000;
 
 /// What produced an event; views put each kind on its own track.
 enum class EventKind : uint8_t {
