@@ -81,12 +81,14 @@ WorkerClient::WorkerClient(QObject *parent) : QObject(parent) {
 
   terminateTimer = new QTimer(this);
   terminateTimer->setSingleShot(true);
+  terminateTimer->setTimerType(Qt::PreciseTimer);
   connect(terminateTimer, &QTimer::timeout, this, [this] {
     if (process && process->state() != QProcess::NotRunning)
       process->terminate();
   });
   killTimer = new QTimer(this);
   killTimer->setSingleShot(true);
+  killTimer->setTimerType(Qt::PreciseTimer);
   connect(killTimer, &QTimer::timeout, this, [this] {
     if (process && process->state() != QProcess::NotRunning)
       process->kill();

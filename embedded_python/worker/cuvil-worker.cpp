@@ -115,9 +115,13 @@ int main(int argc, char **argv) {
   if (!module) {
     PyErr_Print();
     reportStartupFailure(
-        fd, "cannot import cuvil._worker from " + packageDir +
-                " (see the traceback above). Build the package with `make` "
-                "and check that CUVIL_SOURCE_DIR names the Cuvil source tree.");
+        fd, "cannot import cuvil._worker from " + packageDir + " with " +
+                (isFile(venvPython) ? "the virtual environment " + venv
+                                    : std::string("the system Python")) +
+                " (see the traceback above). Create the environment with "
+                "scripts/setup.sh or set CUVIL_VENV to one with NumPy, build "
+                "the package with `make`, and check that CUVIL_SOURCE_DIR "
+                "names the Cuvil source tree.");
     exitCode = 4;
   } else {
     PyObject *result = PyObject_CallMethod(module, "serve", "i", fd);

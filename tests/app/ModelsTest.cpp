@@ -1,0 +1,255 @@
+//===- ModelsTest.cpp - Workbench models under QAbstractItemModelTester ---===//
+//
+// Each model is filled from a recorded worker reply (fixtures/), checked by
+// QAbstractItemModelTester, printed and compared with golden/ text.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CompilationListModel.h"
+#include "DiffModel.h"
+#include "GraphLayout.h"
+#include "IrOpModel.h"
+#include "PassStepModel.h"
+#include "RecentFiles.h"
+#include "TestData.h"
+#include "WorkerProtocol.h"
+
+#include <QAbstractItemModelTester>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace cuvil::workbench;
+using namespace cuvil::workbench::test;
+
+namespace {
+
+/// "header | header" then one "cell | cell" line per row; `role` cells
+/// are appended in brackets when given.
+QString dump(const QAbstractItemModel &model, int extraRole = -1) {
+  QStringList lines, header;
+  for (int c = 0; c < model.columnCount(); ++c)
+    header << model.headerData(c, Qt::Horizontal).toString();
+  lines << header.join(" | ");
+  for (int r = 0; r < model.rowCount(); ++r) {
+    QStringList cells;
+    for (int c = 0; c < model.columnCount(); ++c)
+      cells << model.index(r, c).data().toString();
+    QString line = cells.join(" | ");
+    if (extraRole >= 0)
+      line += " [" + model.index(r, 0).data(extraRole).toString() + "]";
+    lines << line;
+  }
+  return lines.join('\n') + '\n';
+}
+
+CompilationRecord fixtureRecord() {
+  QFile file(testData("fixtures/compilation.jsonl"));
+  if (!file.open(QIODevice::ReadOnly))
+    qFatal("missing fixture %s", qPrintable(file.fileName()));
+  WorkerMessage message;
+  QString error;
+  if (!decodeWorkerMessage(file.readLine().trimmed(), message, error))
+    qFatal("%s", qPrintable(error));
+  return message.compilation;
+}
+
+} // namespace
+
+class ModelsTest : public QObject {
+  Q_OBJECT
+private slots:
+  void decodesWorkerReplies();
+  void compilationListModel();
+  void passStepModelAndUnchangedFilter();
+  void irOpModelOfTheFusedStep();
+  void diffModelOfTheFusionPass();
+  void diffLinesEditScripts();
+  void graphLayoutOfTheFusedStep();
+  void recentFiles();
+  void splitsLocations();
+};
+
+void ModelsTest::decodesWorkerReplies() {
+  CompilationRecord r = fixtureRecord();
+  QCOMPARE(r.function, QString("block"));
+  QCOMPARE(r.steps.size(), 5);
+  QCOMPARE(r.steps[0].name, QString("input"));
+  QCOMPARE(r.steps[4].name, QString("cuvil-fuse-elementwise"));
+  QCOMPARE(r.inputSummary(), QString("float32[4, 8], float32[8]"));
+
+  WorkerMessage m;
+  QString error;
+  QVERIFY(decodeWorkerMessage(
+      R"({"type": "exception", "exc_type": "ValueError", "message": "bad", "traceback": "", "file": "/x/m.py", "line": 3})",
+      m, error));
+  QCOMPARE(m.exception.summary(), QString("ValueError: bad (m.py:3)"));
+  QVERIFY(decodeWorkerMessage(R"({"type": "executed", "index": 0, "latency_ms": 1.5, "min_ms": 1.0, "runs": 9, "reference_ms": 3.0, "max_error": 1e-7})",
+                              m, error));
+  QCOMPARE(m.run.runs, 9);
+  QCOMPARE(m.run.latencyMs, 1.5);
+  QVERIFY(!decodeWorkerMessage("Traceback (most recent call last):", m, error));
+  QVERIFY(error.startsWith("cuvil-worker sent a line that is not a JSON object"));
+  QVERIFY(!decodeWorkerMessage(R"({"index": 1})", m, error));
+  QVERIFY(error.contains("without a \"type\""));
+}
+
+void ModelsTest::compilationListModel() {
+  CompilationListModel model;
+  QAbstractItemModelTester tester(&model,
+                                  QAbstractItemModelTester::FailureReportingMode::QtTest);
+  CompilationRecord first = fixtureRecord();
+  CompilationRecord second = first;
+  second.index = 1;
+  second.function = "block_large";
+  second.inputs = {{"float32", {128, 256}}, {"float32", {256}}};
+  second.compileMs = 40.25;
+  model.add(first);
+  model.add(second);
+  compareGolden("compilations.txt", dump(model));
+  QCOMPARE(model.record(1)->function, QString("block_large"));
+  QVERIFY(model.record(2) == nullptr);
+  model.clear();
+  QCOMPARE(model.rowCount(), 0);
+}
+
+void ModelsTest::passStepModelAndUnchangedFilter() {
+  PassStepModel model;
+  QAbstractItemModelTester tester(&model,
+                                  QAbstractItemModelTester::FailureReportingMode::QtTest);
+  ChangedStepFilter filter;
+  filter.setSourceModel(&model);
+  QAbstractItemModelTester filterTester(
+      &filter, QAbstractItemModelTester::FailureReportingMode::QtTest);
+  model.setSteps(fixtureRecord().steps);
+  compareGolden("pass_steps.txt", dump(model));
+  filter.setHideUnchanged(true);
+  compareGolden("pass_steps_changed.txt", dump(filter));
+  QCOMPARE(filter.rowCount(), 3);
+  filter.setHideUnchanged(false);
+  QCOMPARE(filter.rowCount(), 5);
+}
+
+void ModelsTest::irOpModelOfTheFusedStep() {
+  CompilationRecord r = fixtureRecord();
+  StepGraph step = buildStepGraph(r.steps[4].ir, r.steps[3].ir, {});
+  QVERIFY2(step.error.isEmpty(), qPrintable(step.error));
+  IrOpModel model;
+  QAbstractItemModelTester tester(&model,
+                                  QAbstractItemModelTester::FailureReportingMode::QtTest);
+  model.setGraph(step.graph);
+  compareGolden("ir_ops_fused.txt", dump(model));
+  QCOMPARE(step.graph.changedCount, 2); // the fused generic and maximumf
+  // Gone: both unfused generics, the first one's yield, the second one's
+  // tensor.empty and its maximumf.
+  QCOMPARE(step.graph.removedCount, 5);
+  // Line 10 of the IR is the fused body's arith.maximumf.
+  int node = model.nodeForIrLine(10);
+  QCOMPARE(QString::fromStdString(step.graph.nodes[node].opName),
+           QString("arith.maximumf"));
+  QList<int> line12 = model.nodesForSourceLine("/elsewhere/m.py", 12);
+  QCOMPARE(line12.size(), 3); // the generic, maximumf and its yield
+  QVERIFY(model.nodesForSourceLine("/m.py", 99).isEmpty());
+
+  StepGraph broken = buildStepGraph("module {\n}\n", {}, {});
+  QVERIFY(broken.error.contains("no function with a body"));
+}
+
+void ModelsTest::diffModelOfTheFusionPass() {
+  CompilationRecord r = fixtureRecord();
+  DiffModel model;
+  QAbstractItemModelTester tester(&model,
+                                  QAbstractItemModelTester::FailureReportingMode::QtTest);
+  model.setTexts(r.steps[3].ir, r.steps[4].ir);
+  compareGolden("diff_fusion.txt", dump(model, DiffModel::KindRole));
+  QVERIFY(model.changedRows() > 0);
+  int returnRow = model.rowForRightLine(13);
+  QVERIFY(model.index(returnRow, DiffModel::RightText).data().toString().contains("return %1"));
+  QVERIFY(model.index(returnRow, DiffModel::LeftText).data().toString().contains("return %3"));
+  model.setTexts(r.steps[2].ir, r.steps[3].ir);
+  QCOMPARE(model.changedRows(), 0);
+}
+
+void ModelsTest::diffLinesEditScripts() {
+  auto kinds = [](const QVector<DiffRow> &rows) {
+    QString s;
+    for (const DiffRow &row : rows)
+      s += "=-+~"[row.kind];
+    return s;
+  };
+  QStringList a{"a", "b", "c", "d"};
+  QCOMPARE(kinds(diffLines(a, a)), QString("===="));
+  QCOMPARE(kinds(diffLines(a, {"a", "b", "x", "c", "d"})), QString("==+=="));
+  QCOMPARE(kinds(diffLines(a, {"a", "c", "d"})), QString("=-=="));
+  QCOMPARE(kinds(diffLines(a, {"a", "B", "c", "d"})), QString("=~=="));
+  QCOMPARE(kinds(diffLines({}, {"x", "y"})), QString("++"));
+  // Past the edit limit the middle is one replaced block.
+  QCOMPARE(kinds(diffLines(a, {"w", "x", "y", "z"}, 2)), QString("~~~~"));
+  QVector<DiffRow> rows = diffLines(a, {"a", "b", "x", "c", "d"});
+  QCOMPARE(rows[2].rightLine, 3);
+  QCOMPARE(rows[3].leftLine, 3);
+  QCOMPARE(rows[3].rightLine, 4);
+}
+
+void ModelsTest::graphLayoutOfTheFusedStep() {
+  if (!graphLayoutAvailable())
+    QSKIP("built without Graphviz");
+  CompilationRecord r = fixtureRecord();
+  StepGraph step = buildStepGraph(r.steps[4].ir, r.steps[3].ir, {});
+  GraphLayout layout;
+  QString error;
+  QVERIFY2(layoutGraph(step.dot, layout, error), qPrintable(error));
+  QCOMPARE(layout.nodes.size(), static_cast<int>(step.graph.nodes.size()));
+  QCOMPARE(layout.edges.size(), static_cast<int>(step.graph.edges.size()));
+  QCOMPARE(layout.clusters.size(), 1);
+  QCOMPARE(layout.clusters[0].label, QString("linalg.generic"));
+  for (const LaidOutNode &node : layout.nodes) {
+    QVERIFY(layout.bounds.adjusted(-1, -1, 1, 1).contains(node.rect));
+    const auto &source = step.graph.nodes[node.id];
+    QCOMPARE(node.irLine, source.irLine);
+    QCOMPARE(node.changed, source.changed);
+    QCOMPARE(node.op, QString::fromStdString(source.opName));
+    if (node.ellipse)
+      QCOMPARE(node.kind, QString("argument"));
+  }
+  // Body ops sit inside their cluster's box.
+  for (const LaidOutNode &node : layout.nodes)
+    if (node.op == "arith.addf")
+      QVERIFY(layout.clusters[0].rect.contains(node.rect));
+  for (const LaidOutEdge &edge : layout.edges)
+    QVERIFY(edge.points.size() >= 4);
+  QByteArray svg;
+  QVERIFY2(renderGraph(step.dot, "svg", svg, error), qPrintable(error));
+  QVERIFY(svg.contains("<svg"));
+  QVERIFY(!layoutGraph("digraph {", layout, error));
+  QVERIFY(error.contains("does not parse"));
+}
+
+void ModelsTest::recentFiles() {
+  QTemporaryDir dir;
+  QSettings settings(dir.filePath("recent.ini"), QSettings::IniFormat);
+  RecentFiles recent(settings, 3);
+  recent.add("/m/a.py");
+  recent.add("/m/b.py");
+  recent.add("/m/a.py");
+  QCOMPARE(recent.files(), (QStringList{"/m/a.py", "/m/b.py"}));
+  recent.add("/m/c.py");
+  recent.add("/m/d.py");
+  QCOMPARE(recent.files(), (QStringList{"/m/d.py", "/m/c.py", "/m/a.py"}));
+  QCOMPARE(recent.lastFile(), QString("/m/d.py"));
+  recent.remove("/m/c.py");
+  QCOMPARE(recent.files(), (QStringList{"/m/d.py", "/m/a.py"}));
+}
+
+void ModelsTest::splitsLocations() {
+  QString file;
+  int line = 0;
+  QVERIFY(splitLocation("/work/m.py:14:25", file, line));
+  QCOMPARE(file, QString("/work/m.py"));
+  QCOMPARE(line, 14);
+  QVERIFY(splitLocation("/work/m.py:13", file, line));
+  QCOMPARE(line, 13);
+  QVERIFY(!splitLocation("[unknown]", file, line));
+}
+
+QTEST_MAIN(ModelsTest)
+#include "ModelsTest.moc"

@@ -1,0 +1,165 @@
+//===- WorkbenchSmokeTest.cpp - Open the example, step, link, export ------===//
+//
+// The main window, offscreen: opens the bundled MLP example (run by a real
+// worker), steps through every pass waiting for each graph, checks the
+// cross-links between graph, IR and source at the fusion pass, runs the
+// compiled function and exports every artifact kind.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GraphView.h"
+#include "MainWindow.h"
+#include "SourceEditor.h"
+#include "TestData.h"
+
+#include <QApplication>
+#include <QPlainTextEdit>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTextBlock>
+#include <QtTest>
+
+using namespace cuvil::workbench;
+using namespace cuvil::workbench::test;
+
+class WorkbenchSmokeTest : public QObject {
+  Q_OBJECT
+private slots:
+  void initTestCase();
+  void opensStepsLinksRunsAndExports();
+
+private:
+  QTemporaryDir settingsDir;
+};
+
+void WorkbenchSmokeTest::initTestCase() {
+  QSettings::setDefaultFormat(QSettings::IniFormat);
+  QSettings::setPath(QSettings::IniFormat, QSettings::UserScope,
+                     settingsDir.path());
+  QCoreApplication::setOrganizationName("CuvilTest");
+  QCoreApplication::setApplicationName("WorkbenchSmoke");
+}
+
+/// Waits for the graph of `step` to be shown; returns its node count.
+static int waitForStep(MainWindow &window, QSignalSpy &shown, int step) {
+  for (int tries = 0; tries < 3; ++tries) {
+    for (const QList<QVariant> &args : shown)
+      if (args.at(0).toInt() == step)
+        return args.at(1).toInt();
+    shown.wait(60000);
+  }
+  for (const QList<QVariant> &args : shown)
+    if (args.at(0).toInt() == step)
+      return args.at(1).toInt();
+  return -1;
+}
+
+void WorkbenchSmokeTest::opensStepsLinksRunsAndExports() {
+  MainWindow window;
+  window.resize(1400, 900);
+  window.show();
+  QString example = MainWindow::bundledExample();
+  QVERIFY2(example.endsWith("resources/examples/mlp.py"), qPrintable(example));
+
+  QSignalSpy finished(&window, &MainWindow::runFinished);
+  QSignalSpy shown(&window, &MainWindow::stepShown);
+  window.openFile(example);
+  QVERIFY(finished.wait(60000));
+  QCOMPARE(finished.first().at(0).toBool(), true);
+  QCOMPARE(window.compilationModel().rowCount(), 1);
+  QCOMPARE(window.currentCompilation(), 0);
+  QCOMPARE(QSettings().value("lastFile").toString(), example);
+
+  // Step through the whole pipeline; every step gets a graph.
+  QCOMPARE(waitForStep(window, shown, 0) > 5, true);
+  int steps = window.stepCount();
+  QVERIFY(steps > 30);
+  int fusionStep = -1;
+  while (window.stepForward()) {
+    int step = window.currentStep();
+    int nodes = waitForStep(window, shown, step);
+    QVERIFY2(nodes > 0, qPrintable(QString("step %1 (%2) has no graph: %3")
+                                       .arg(step)
+                                       .arg(window.stepModel().steps()[step].name,
+                                            window.currentGraph().error)));
+    if (window.stepModel().steps()[step].name == "cuvil-fuse-elementwise")
+      fusionStep = step;
+  }
+  QCOMPARE(window.currentStep(), steps - 1);
+  QVERIFY(window.stepBack());
+  QCOMPARE(window.currentStep(), steps - 2);
+
+  // Hiding unchanged passes skips them when stepping.
+  window.setHideUnchanged(true);
+  window.selectStep(0);
+  QVERIFY(waitForStep(window, shown, 0) > 0);
+  while (window.stepForward())
+    QVERIFY(window.stepModel().steps()[window.currentStep()].changed);
+  window.setHideUnchanged(false);
+
+  // At the fusion pass: the fused generic is a cluster, changed nodes are
+  // marked, and a node links to its IR line and Python line.
+  QVERIFY(fusionStep > 0);
+  shown.clear();
+  window.selectStep(fusionStep);
+  QVERIFY(waitForStep(window, shown, fusionStep) > 0);
+  const GraphJob &job = window.currentGraph();
+  QVERIFY(!job.layout.clusters.isEmpty());
+  QVERIFY(job.stepGraph.graph.changedCount > 0);
+  int matmul = -1;
+  for (const auto &node : job.stepGraph.graph.nodes)
+    if (node.opName == "linalg.matmul" && matmul < 0)
+      matmul = node.id;
+  QVERIFY(matmul >= 0);
+  window.selectNode(matmul);
+  const auto &node = job.stepGraph.graph.nodes[matmul];
+  QCOMPARE(window.irView()->textCursor().blockNumber() + 1, node.irLine);
+  QVERIFY(window.irView()->textCursor().block().text().contains("linalg.matmul"));
+  QCOMPARE(window.sourceEditor()->markedLine(), 14); // x @ w1 + b1
+  QCOMPARE(window.graphView()->selectedNodes(), QList<int>{matmul});
+
+  // Source line 15 (hidden @ w2 + b2) selects its ops in the graph.
+  window.selectSourceLine(15);
+  QList<int> selected = window.graphView()->selectedNodes();
+  QVERIFY(!selected.isEmpty());
+  for (int id : selected)
+    QCOMPARE(job.stepGraph.graph.nodes[id].loc.line, 15);
+  // An IR line selects the op on it.
+  window.selectIrLine(node.irLine);
+  QCOMPARE(window.graphView()->selectedNodes(), QList<int>{matmul});
+  QCOMPARE(window.graphView()->search("matmul"), 2);
+
+  // Run the compiled function against NumPy.
+  QSignalSpy executed(&window, &MainWindow::executedCompiled);
+  window.runCompiled();
+  QVERIFY(executed.wait(60000));
+  auto run = executed.first().at(0).value<RunResult>();
+  QVERIFY(run.latencyMs > 0);
+  QVERIFY(run.maxError < 1e-3);
+
+  // Export every artifact kind.
+  QTemporaryDir out;
+  const QList<QPair<QString, QByteArray>> kinds = {
+      {"mlir", "module"},  {"llvm", "define"}, {"asm", ".text"},
+      {"obj", "\x7f" "ELF"}, {"so", "\x7f" "ELF"}, {"dot", "digraph"},
+      {"svg", "<svg"},     {"png", "\x89PNG"}};
+  QSignalSpy exported(&window, &MainWindow::exportFinished);
+  for (const auto &[kind, marker] : kinds) {
+    QString path = out.filePath("artifact." + kind);
+    exported.clear();
+    window.exportArtifact(kind, path);
+    if (exported.isEmpty())
+      QVERIFY(exported.wait(60000));
+    QVERIFY2(exported.first().at(2).toBool(),
+             qPrintable(kind + ": " + exported.first().at(3).toString()));
+    QFile file(path);
+    QVERIFY2(file.open(QIODevice::ReadOnly), qPrintable(path));
+    QByteArray data = file.readAll();
+    QVERIFY2(data.contains(marker), qPrintable(kind + " lacks its marker"));
+  }
+  window.close();
+}
+
+QTEST_MAIN(WorkbenchSmokeTest)
+#include "WorkbenchSmokeTest.moc"

@@ -1,0 +1,185 @@
+//===- WorkerProtocolTest.cpp - The worker protocol with a real worker ----===//
+//
+// Every case starts a real cuvil-worker: a normal run with compilation,
+// execution and export; an exception with the user's file:line; an endless
+// loop stopped within a second (also when it ignores SIGINT and SIGTERM);
+// a segfault and os._exit, each followed by a working fresh worker.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestData.h"
+#include "WorkerClient.h"
+
+#include <QElapsedTimer>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace cuvil::workbench;
+using namespace cuvil::workbench::test;
+
+class WorkerProtocolTest : public QObject {
+  Q_OBJECT
+
+private:
+  /// Console text collected from a client.
+  struct Console {
+    QString out, err;
+    void attach(WorkerClient &client) {
+      QObject::connect(&client, &WorkerClient::consoleOutput,
+                       [this](const QString &text, bool isError) {
+                         (isError ? err : out) += text;
+                       });
+    }
+  };
+
+private slots:
+  void normalRunReportsCompilationsExecutesAndExports();
+  void exceptionNamesTheUsersLine();
+  void endlessLoopStopsWithinASecond();
+  void loopIgnoringSignalsIsKilledWithinASecond();
+  void segfaultIsReportedAndNextRunGetsAFreshWorker();
+  void osExitIsReported();
+};
+
+void WorkerProtocolTest::normalRunReportsCompilationsExecutesAndExports() {
+  WorkerClient client;
+  Console console;
+  console.attach(client);
+  QSignalSpy compiled(&client, &WorkerClient::compilationReported);
+  QSignalSpy finished(&client, &WorkerClient::runFinished);
+  client.runFile(testData("fixtures/tiny_model.py"));
+  QVERIFY(finished.wait(60000));
+  QCOMPARE(finished.first().at(0).toBool(), true);
+  QCOMPARE(client.state(), WorkerClient::State::Idle);
+  QCOMPARE(compiled.size(), 1);
+  auto record = compiled.first().at(0).value<CompilationRecord>();
+  QCOMPARE(record.function, QString("scale_shift"));
+  QCOMPARE(record.target, QString("cpu"));
+  QCOMPARE(record.inputSummary(),
+           QString("float32[8, 16], float32[16, 4], float32[4]"));
+  QVERIFY2(record.source.endsWith("tiny_model.py:8"), qPrintable(record.source));
+  QVERIFY(record.steps.size() > 10);
+  QCOMPARE(record.steps.first().name, QString("input"));
+  QVERIFY(record.steps.first().ir.contains("cuvil.matmul"));
+  bool fused = false;
+  for (const PassStep &s : record.steps)
+    fused |= s.name == "cuvil-fuse-elementwise" && s.changed;
+  QVERIFY(fused);
+  QVERIFY2(console.out.contains("result [16. 18. 20. 22.]"), qPrintable(console.out));
+
+  QSignalSpy executed(&client, &WorkerClient::executed);
+  QVERIFY(client.execute(0));
+  QVERIFY(executed.wait(30000));
+  auto run = executed.first().at(0).value<RunResult>();
+  QVERIFY(run.latencyMs > 0);
+  QVERIFY(run.runs >= 3);
+  QVERIFY2(run.maxError < 1e-5, qPrintable(QString::number(run.maxError)));
+
+  QTemporaryDir dir;
+  QSignalSpy exported(&client, &WorkerClient::exported);
+  QVERIFY(client.exportArtifact(0, "obj", dir.filePath("f.o")));
+  QVERIFY(exported.wait(30000));
+  QFile object(dir.filePath("f.o"));
+  QVERIFY(object.open(QIODevice::ReadOnly));
+  QCOMPARE(object.read(4), QByteArray("\x7f" "ELF"));
+
+  QSignalSpy failed(&client, &WorkerClient::requestFailed);
+  QVERIFY(client.execute(5));
+  QVERIFY(failed.wait(10000));
+  QVERIFY(failed.first().at(1).toString().contains("no compilation #5"));
+}
+
+void WorkerProtocolTest::exceptionNamesTheUsersLine() {
+  WorkerClient client;
+  Console console;
+  console.attach(client);
+  QSignalSpy raised(&client, &WorkerClient::exceptionRaised);
+  QSignalSpy finished(&client, &WorkerClient::runFinished);
+  client.runFile(testData("fixtures/raises.py"));
+  QVERIFY(finished.wait(30000));
+  QCOMPARE(finished.first().at(0).toBool(), false);
+  QCOMPARE(raised.size(), 1);
+  auto e = raised.first().at(0).value<UserException>();
+  QCOMPARE(e.type, QString("ZeroDivisionError"));
+  QCOMPARE(e.line, 7);
+  QVERIFY(e.file.endsWith("raises.py"));
+  QCOMPARE(e.summary(), QString("ZeroDivisionError: division by zero (raises.py:7)"));
+  // The worker survives a user exception and stays usable.
+  QCOMPARE(client.state(), WorkerClient::State::Idle);
+  QTRY_VERIFY(console.out.contains("about to divide"));
+  QTRY_VERIFY(console.err.contains("a warning on stderr"));
+  QTRY_VERIFY(console.err.contains("Traceback"));
+}
+
+void WorkerProtocolTest::endlessLoopStopsWithinASecond() {
+  WorkerClient client;
+  Console console;
+  console.attach(client);
+  QSignalSpy ended(&client, &WorkerClient::workerEnded);
+  client.runFile(testData("fixtures/hangs.py"));
+  QTRY_VERIFY_WITH_TIMEOUT(console.out.contains("looping"), 30000);
+  QElapsedTimer clock;
+  clock.start();
+  client.stop();
+  QVERIFY(ended.wait(2000));
+  qint64 ms = clock.elapsed();
+  QVERIFY2(ms < 1000, qPrintable(QString("stop took %1 ms").arg(ms)));
+  QCOMPARE(ended.first().at(1).toBool(), false); // on request
+  QVERIFY(ended.first().at(0).toString().startsWith("Stopped hangs.py"));
+  QCOMPARE(client.state(), WorkerClient::State::NotRunning);
+}
+
+void WorkerProtocolTest::loopIgnoringSignalsIsKilledWithinASecond() {
+  qputenv("CUVIL_TEST_HANG_HARD", "1");
+  WorkerClient client;
+  Console console;
+  console.attach(client);
+  QSignalSpy ended(&client, &WorkerClient::workerEnded);
+  client.runFile(testData("fixtures/hangs.py"));
+  QTRY_VERIFY_WITH_TIMEOUT(console.out.contains("looping"), 30000);
+  qunsetenv("CUVIL_TEST_HANG_HARD");
+  QElapsedTimer clock;
+  clock.start();
+  client.stop();
+  QVERIFY(ended.wait(2000));
+  qint64 ms = clock.elapsed();
+  // SIGINT and SIGTERM were ignored: only the kill at 600 ms ended it.
+  QVERIFY2(ms >= 590 && ms < 1000, qPrintable(QString("stop took %1 ms").arg(ms)));
+}
+
+void WorkerProtocolTest::segfaultIsReportedAndNextRunGetsAFreshWorker() {
+  WorkerClient client;
+  Console console;
+  console.attach(client);
+  QSignalSpy ended(&client, &WorkerClient::workerEnded);
+  client.runFile(testData("fixtures/segfault.py"));
+  QVERIFY(ended.wait(30000));
+  QCOMPARE(ended.first().at(1).toBool(), true);
+  QString description = ended.first().at(0).toString();
+  QVERIFY2(description.contains("crashed (SIGSEGV"), qPrintable(description));
+  QVERIFY(description.contains("segfault.py"));
+  // faulthandler shows where the user's code was.
+  QTRY_VERIFY(console.err.contains("segfault.py\", line 5"));
+  QCOMPARE(client.state(), WorkerClient::State::NotRunning);
+
+  QSignalSpy finished(&client, &WorkerClient::runFinished);
+  client.runFile(testData("fixtures/raises.py"));
+  QVERIFY(finished.wait(30000));
+  QVERIFY(client.workerPid() > 0);
+  QCOMPARE(client.state(), WorkerClient::State::Idle);
+}
+
+void WorkerProtocolTest::osExitIsReported() {
+  WorkerClient client;
+  QSignalSpy ended(&client, &WorkerClient::workerEnded);
+  client.runFile(testData("fixtures/exits.py"));
+  QVERIFY(ended.wait(30000));
+  QCOMPARE(ended.first().at(1).toBool(), true);
+  QString description = ended.first().at(0).toString();
+  QVERIFY2(description.contains("exited with code 7 while running exits.py"),
+           qPrintable(description));
+}
+
+QTEST_GUILESS_MAIN(WorkerProtocolTest)
+#include "WorkerProtocolTest.moc"
