@@ -10,6 +10,7 @@
 
 #include "cuvil/Graph/IRGraph.h"
 
+#include <algorithm>
 #include <cctype>
 #include <map>
 #include <set>
@@ -510,8 +511,7 @@ void GraphBuilder::opLine(const std::string &body, const SourceLoc &loc,
     Node &n = graph.nodes[node];
     n.loc = loc;
     n.type = typeSummary(body);
-    n.signature = normalize(body) + " @" + loc.file + ":" +
-                  std::to_string(loc.line) + ":" + std::to_string(loc.column);
+    n.signature = normalize(body);
     std::string names;
     for (const std::string &r : results)
       names += (names.empty() ? "" : ", ") + r;
@@ -635,6 +635,35 @@ bool GraphBuilder::build(size_t first, std::string &error) {
   return false;
 }
 
+/// Completes each node's signature (its op text up to SSA names) with what
+/// the text alone misses: its location (known only at the closing brace for
+/// ops with regions), the ops that produce its operands, and for an op with
+/// regions the ops of its body. Two snapshots' nodes with equal signatures
+/// are the same op, untouched by the pass between them.
+void finalizeSignatures(IRGraph &graph) {
+  std::vector<std::vector<std::string>> producers(graph.nodes.size());
+  for (const Edge &edge : graph.edges)
+    producers[edge.to].push_back(graph.nodes[edge.from].opName);
+  std::vector<std::string> bodies(graph.clusters.size());
+  for (const Node &node : graph.nodes)
+    if (node.cluster >= 0 && node.ownsCluster != node.cluster)
+      bodies[node.cluster] += node.opName + ";";
+  for (Node &node : graph.nodes) {
+    std::vector<std::string> &from = producers[node.id];
+    std::sort(from.begin(), from.end());
+    std::string signature = node.signature + " @" + node.loc.file + ":" +
+                            std::to_string(node.loc.line) + ":" +
+                            std::to_string(node.loc.column) + " <-";
+    for (const std::string &name : from)
+      signature += " " + name;
+    if (node.ownsCluster >= 0)
+      signature += " {" + bodies[node.ownsCluster] + "}";
+    if (node.collapsedOps > 0)
+      signature += " (" + std::to_string(node.collapsedOps) + " ops)";
+    node.signature = std::move(signature);
+  }
+}
+
 } // namespace
 
 std::vector<std::string> listFunctions(const std::string &irText) {
@@ -660,7 +689,10 @@ bool buildGraph(const std::string &irText, const GraphOptions &options,
     if (!options.function.empty() && name != options.function)
       continue;
     GraphBuilder builder(lines, aliases, options, graph);
-    return builder.build(i, error);
+    if (!builder.build(i, error))
+      return false;
+    finalizeSignatures(graph);
+    return true;
   }
   if (options.function.empty())
     error = "line 1: no function with a body (func.func or llvm.func) in the "

@@ -60,7 +60,9 @@ struct Node {
   int ownsCluster = -1; ///< cluster of this op's regions, or -1
   int collapsedOps = 0; ///< ops folded into this node when collapsed
   bool changed = false; ///< set by markChanged()
-  std::string signature; ///< the op's text with SSA names normalized
+  /// What markChanged() compares: the op's text up to SSA names, its
+  /// location, the ops producing its operands and the ops of its body.
+  std::string signature;
 };
 
 struct Edge {
@@ -103,9 +105,10 @@ struct GraphOptions {
 bool buildGraph(const std::string &irText, const GraphOptions &options,
                 IRGraph &graph, std::string &error);
 
-/// Marks the nodes of `after` that have no counterpart in `before` (same op
-/// text up to SSA names, same location) as changed and counts the ops of
-/// `before` that disappeared.
+/// Marks the nodes of `after` that have no counterpart in `before` (equal
+/// Node::signature: same op text up to SSA names, same location, same
+/// producing ops, same body) as changed and counts the ops of `before` that
+/// disappeared.
 void markChanged(const IRGraph &before, IRGraph &after);
 
 /// Names of the functions with a body in `irText`, in order.
