@@ -1,11 +1,11 @@
 //===- ChromeTraceReader.cpp - Chrome trace-event JSON importer -----------===//
 //
 // Pulls events straight from the text with JsonScanner (no DOM: a million
-// events must load in well under three seconds) and accepts both the object
-// form
-// ({"traceEvents": [...]}, PyTorch's profiler, Cuvil) and the bare array form
-// (ONNX Runtime). Phases X, B/E, i/I/R, M and flows s/t/f are converted;
-// counters, async and sample events are counted and skipped.
+// events must load in well under three seconds). Accepts the object form
+// ({"traceEvents": [...]}: PyTorch's profiler, Cuvil) and the array form
+// (ONNX Runtime), whose closing ']' the format makes optional. Phases X,
+// B/E, i/I/R, M and flows s/t/f are converted; counters, async and sample
+// events are counted and skipped.
 //
 //===----------------------------------------------------------------------===//
 
@@ -471,11 +471,13 @@ bool scanObject(detail::JsonScanner &scanner, ChromeBuilder &builder,
   }
 }
 
+/// `openEnded`: the JSON Array Format, whose closing ']' the Trace Event
+/// Format makes optional so that a writer can stream events and stop.
 bool scanEvents(detail::JsonScanner &scanner, ChromeBuilder &builder,
-                size_t &eventStart) {
+                size_t &eventStart, bool openEnded) {
   if (!scanner.expect('[', "the '[' of the event array"))
     return false;
-  if (scanner.consume(']'))
+  if (scanner.consume(']') || (openEnded && scanner.atEnd()))
     return true;
   Value value;
   for (;;) {
@@ -500,8 +502,13 @@ bool scanEvents(detail::JsonScanner &scanner, ChromeBuilder &builder,
     });
     if (!ok || !builder.finishEvent())
       return false;
-    if (scanner.consume(','))
+    if (scanner.consume(',')) {
+      if (openEnded && scanner.atEnd())
+        return true;
       continue;
+    }
+    if (openEnded && scanner.atEnd())
+      return true;
     return scanner.expect(']', "',' or ']' after an event");
   }
 }
@@ -528,14 +535,14 @@ bool scanChrome(detail::JsonScanner &scanner, ChromeBuilder &builder,
   char first = scanner.peek();
   bool sawEvents = false;
   if (first == '[') {
-    if (!scanEvents(scanner, builder, eventStart))
+    if (!scanEvents(scanner, builder, eventStart, true))
       return false;
     sawEvents = true;
   } else if (first == '{') {
     if (!scanObject(scanner, builder, "'{'", [&] {
           if (builder.currentKey == "traceEvents") {
             sawEvents = true;
-            return scanEvents(scanner, builder, eventStart);
+            return scanEvents(scanner, builder, eventStart, false);
           }
           if (builder.currentKey == "stackFrames" && scanner.peek() == '{')
             return scanStackFrames(scanner, builder);
