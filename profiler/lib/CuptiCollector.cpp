@@ -79,14 +79,14 @@ uint64_t CUPTIAPI steadyTimestamp() {
   return static_cast<uint64_t>(steadyNowNs());
 }
 
-const CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-                                     CUPTI_ACTIVITY_KIND_MEMCPY,
-                                     CUPTI_ACTIVITY_KIND_MEMSET,
-                                     CUPTI_ACTIVITY_KIND_RUNTIME,
-                                     CUPTI_ACTIVITY_KIND_DRIVER,
-                                     CUPTI_ACTIVITY_KIND_MARKER,
-                                     CUPTI_ACTIVITY_KIND_MARKER_DATA,
-                                     CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
+// Kernels, copies, sets and runtime calls are needed; the rest enrich the
+// trace where this CUPTI supports them.
+const CUpti_ActivityKind kRequiredKinds[] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+    CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME};
+const CUpti_ActivityKind kOptionalKinds[] = {
+    CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_MARKER,
+    CUPTI_ACTIVITY_KIND_MARKER_DATA, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
 
 std::vector<std::string> candidatePaths() {
   std::vector<std::string> paths;
@@ -189,18 +189,20 @@ bool CuptiCollector::start() {
     activeApi.store(nullptr);
     return false;
   }
-  for (CUpti_ActivityKind kind : kKinds) {
+  for (CUpti_ActivityKind kind : kRequiredKinds) {
     result = api->enable(kind);
     if (result != CUPTI_SUCCESS) {
       lastError = "cuptiActivityEnable(" + std::to_string(int(kind)) +
                   ") failed: " + api->describe(result) +
                   " (is a CUDA driver and GPU present?)";
-      for (CUpti_ActivityKind k : kKinds)
+      for (CUpti_ActivityKind k : kRequiredKinds)
         api->disable(k);
       activeApi.store(nullptr);
       return false;
     }
   }
+  for (CUpti_ActivityKind kind : kOptionalKinds)
+    api->enable(kind); // unsupported kinds are simply not collected
   api->running = true;
   return true;
 }
@@ -209,7 +211,9 @@ void CuptiCollector::stop() {
   if (!api->running)
     return;
   api->flushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  for (CUpti_ActivityKind kind : kKinds)
+  for (CUpti_ActivityKind kind : kRequiredKinds)
+    api->disable(kind);
+  for (CUpti_ActivityKind kind : kOptionalKinds)
     api->disable(kind);
   api->flushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   api->running = false;

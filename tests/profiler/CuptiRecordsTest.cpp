@@ -16,6 +16,7 @@
 #if CUVIL_HAVE_CUPTI
 #include <cupti_activity.h>
 
+#include <cstdlib>
 #include <cstring>
 
 using namespace cuvil::profiler;
@@ -267,6 +268,40 @@ TEST(CuptiRecords, UnmatchedMarkersAndOtherDomains) {
   EXPECT_EQ(range->durationNs, 20);
   EXPECT_EQ(range->opId, kNoOp); // payloads of other domains are not op ids
   EXPECT_EQ(find(trace, "checkpoint")->durationNs, 0);
+}
+
+TEST(CuptiCollector, LoadsLibcuptiOrNamesEveryPlaceTried) {
+  auto collector = CuptiCollector::open();
+  if (!collector) {
+    EXPECT_NE(collector.error().message.find("tried"), std::string::npos);
+    EXPECT_NE(collector.error().message.find("CUPTI_LIBRARY"),
+              std::string::npos);
+    return;
+  }
+  EXPECT_FALSE((*collector)->libraryPath().empty());
+  // Without a usable GPU, starting fails with a reason instead of crashing;
+  // with one, it collects until stopped.
+  bool started = (*collector)->start();
+  if (!started) {
+    EXPECT_FALSE((*collector)->error().empty());
+  } else {
+    (*collector)->stop();
+    (*collector)->takeTrace();
+  }
+}
+
+TEST(CuptiCollector, AWrongLibraryPathIsReported) {
+  setenv("CUPTI_LIBRARY", "/nonexistent/libcupti.so", 1);
+  setenv("CUDA_HOME", "/nonexistent-cuda", 1);
+  auto collector = CuptiCollector::open();
+  unsetenv("CUPTI_LIBRARY");
+  unsetenv("CUDA_HOME");
+  if (!collector) { // no libcupti on the loader path either
+    EXPECT_NE(collector.error().message.find("/nonexistent/libcupti.so"),
+              std::string::npos);
+  } else {
+    EXPECT_NE((*collector)->libraryPath(), "/nonexistent/libcupti.so");
+  }
 }
 
 #else

@@ -155,3 +155,42 @@ def test_generated_onnx_runtime_profile(tmp_path):
     names = {row.split()[0] for row in result.stdout.splitlines()[2:]}
     assert {"fc/MatMul_kernel_time", "fc/Add_kernel_time", "act/Relu_kernel_time",
             "head/Softmax_kernel_time"} <= names
+
+
+def test_nsight_systems_sqlite_export(tmp_path):
+    """A hand-made file following `nsys export --type sqlite`'s schema."""
+    import sqlite3
+
+    path = tmp_path / "report.sqlite"
+    gtid = (77 << 24) | 78
+    db = sqlite3.connect(path)
+    db.executescript(
+        f"""
+        CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
+        INSERT INTO StringIds VALUES (1, 'cudaLaunchKernel_v7000'), (2, 'cuvil_gelu_kernel');
+        CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL,
+                                  text TEXT, globalTid INTEGER, domainId INTEGER);
+        INSERT INTO NVTX_EVENTS VALUES (100, 900, 59, 'cuvil.gelu', {gtid}, 0);
+        CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL,
+            eventClass INTEGER, globalTid INTEGER, correlationId INTEGER, nameId INTEGER);
+        INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (200, 300, 1, {gtid}, 9, 1),
+                                                       (400, 500, 1, {gtid}, 10, 1);
+        CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL,
+            deviceId INTEGER, contextId INTEGER, streamId INTEGER, correlationId INTEGER,
+            globalPid INTEGER, shortName INTEGER);
+        INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (350, 650, 0, 1, 13, 9, {77 << 24}, 2),
+                                                      (660, 760, 0, 1, 13, 10, {77 << 24}, 2);
+        """
+    )
+    db.commit()
+    db.close()
+    result = cuvil_trace(str(path), "--kind", "gpu_kernel", "--tree")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert "2 flows" in lines[0]
+    row = lines[2].split()
+    assert row[:3] == ["cuvil_gelu_kernel", "gpu_kernel", "2"] and row[3] == "0.000"
+    # The kernels hang under the NVTX range and the launch that ran them.
+    assert "cuvil.gelu total=400 self=0" in result.stdout
+    assert "  cudaLaunchKernel_v7000 total=400 self=0" in result.stdout
+    assert "    cuvil_gelu_kernel total=400 self=400" in result.stdout
