@@ -5,7 +5,7 @@
 // ({"traceEvents": [...]}: PyTorch's profiler, Cuvil) and the array form
 // (ONNX Runtime), whose closing ']' the format makes optional. Phases X,
 // B/E, i/I/R, M and flows s/t/f are converted; counters, async and sample
-// events are counted and skipped.
+// events are skipped.
 //
 //===----------------------------------------------------------------------===//
 
@@ -84,7 +84,6 @@ public:
   PendingEvent event;
   std::string currentKey; // the key being read
   std::string errorMessage;
-  uint64_t skipped = 0;
   std::vector<PendingFlow> flows;
   std::vector<std::pair<uint32_t, std::string>> eventFrames; // event → sf
   std::map<std::string, StackFrameEntry> stackFrames;
@@ -317,10 +316,8 @@ private:
     }
     case 'E': {
       auto &stack = openSpans[thread];
-      if (stack.empty()) {
-        ++skipped; // an E without its B: nothing to close
-        return true;
-      }
+      if (stack.empty())
+        return true; // an E without its B: nothing to close
       Event &begun = trace.events[stack.back()];
       stack.pop_back();
       begun.durationNs = std::max<int64_t>(0, ts - begun.startNs);
@@ -332,8 +329,7 @@ private:
       e.durationNs = 0;
       break;
     default:
-      ++skipped; // counters, async, samples, objects
-      return true;
+      return true; // counters, async, samples, objects: not converted
     }
     e.args = trace.addArgs(std::move(event.args));
     rememberFrame(static_cast<uint32_t>(trace.events.size()));
@@ -442,14 +438,13 @@ bool scanValue(detail::JsonScanner &scanner, Value &v, bool raw) {
   return true;
 }
 
-/// Reads `"key":` into builder.currentKey; false at the end of the object.
-bool scanKey(detail::JsonScanner &scanner, ChromeBuilder &builder, bool &more) {
+/// Reads `"key":` into builder.currentKey and builder.key.
+bool scanKey(detail::JsonScanner &scanner, ChromeBuilder &builder) {
   std::string_view key;
   if (!scanner.string(key) || !scanner.expect(':', "':' after an object key"))
     return false;
   builder.currentKey.assign(key);
   builder.key = ChromeBuilder::classify(key);
-  more = true;
   return true;
 }
 
@@ -462,8 +457,7 @@ bool scanObject(detail::JsonScanner &scanner, ChromeBuilder &builder,
   if (scanner.consume('}'))
     return true;
   for (;;) {
-    bool more;
-    if (!scanKey(scanner, builder, more) || !member())
+    if (!scanKey(scanner, builder) || !member())
       return false;
     if (scanner.consume(','))
       continue;
