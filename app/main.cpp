@@ -25,6 +25,11 @@ int main(int argc, char **argv) {
       "file", "Python model file to open (default: the last file opened, "
               "else the bundled MLP example).",
       "[FILE.py]");
+  QCommandLineOption passOption(
+      "pass", "Show the IR after the first run of pass <name> (e.g. "
+              "cuvil-fuse-elementwise) once the file has compiled.",
+      "name");
+  parser.addOption(passOption);
   parser.process(app);
 
   QString file;
@@ -46,6 +51,8 @@ int main(int argc, char **argv) {
 
   cuvil::workbench::MainWindow window;
   window.show();
+  if (parser.isSet(passOption))
+    window.showPassOnOpen(parser.value(passOption));
   if (!file.isEmpty())
     window.openFile(file);
   return app.exec();

@@ -343,13 +343,13 @@ void WorkerClient::runFile(const QString &file) {
 }
 
 bool WorkerClient::send(const QByteArray &json, const QString &request) {
-  if (!process || process->state() == QProcess::NotRunning) {
-    if (!process || currentState != State::Starting) {
-      emit requestFailed(request, "there is no worker (the last run ended); "
-                                  "run the model file again first");
-      return false;
-    }
+  if (!process) {
+    emit requestFailed(request, "there is no worker (the last run ended); "
+                                "run the model file again first");
+    return false;
   }
+  // Buffered until the process has started; a worker that died meanwhile
+  // is reported by handleEnd().
   process->write(json + "\n");
   return true;
 }

@@ -35,8 +35,8 @@ IrHighlighter::IrHighlighter(QTextDocument *document)
                    makeFormat(QColor(0x9a, 0x6e, 0x00))});
   rules.push_back({QRegularExpression(R"("(?:[^"\\]|\\.)*")"),
                    makeFormat(QColor(0xa3, 0x15, 0x15))});
-  // Trailing locations ("file.py:14:25", "[unknown]", "loc(...)").
-  rules.push_back({QRegularExpression(R"((\s\S+:\d+:\d+|\s\[unknown\]|\sloc\(.*\))\s*$)"),
+  // Locations ("file.py:14:25", "[unknown]", "loc(...)").
+  rules.push_back({QRegularExpression(R"(\S+:\d+:\d+|\[unknown\]|\bloc\([^)]*\))"),
                    makeFormat(QColor(0x99, 0x99, 0x99), false, true)});
   rules.push_back({QRegularExpression(R"(//.*$)"),
                    makeFormat(QColor(0x6a, 0x73, 0x7d), false, true)});

@@ -92,7 +92,16 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent) {
   QSettings settings;
   if (!restoreGeometry(settings.value("window/geometry").toByteArray()))
     resize(1500, 950);
-  restoreState(settings.value("window/state").toByteArray());
+  if (!restoreState(settings.value("window/state").toByteArray())) {
+    auto find = [this](const char *name) {
+      return findChild<QDockWidget *>(name);
+    };
+    resizeDocks({find("sourceDock"), find("passesDock")}, {420, 360},
+                Qt::Horizontal);
+    resizeDocks({find("sourceDock"), find("compilationsDock")}, {560, 140},
+                Qt::Vertical);
+    resizeDocks({find("irDock")}, {230}, Qt::Vertical);
+  }
   setHideUnchanged(settings.value("passes/hideUnchanged", false).toBool());
   updateRecentMenu();
   updateActions();
@@ -123,10 +132,11 @@ void MainWindow::buildDocks() {
   collapseBox = new QCheckBox(tr("Collapse regions"), graphBar);
   collapseBox->setToolTip(tr("Draw each fused region or loop nest as one node"));
   graphBar->addWidget(collapseBox);
-  graphStatus = new QLabel(graphBar);
-  graphBar->addWidget(graphStatus);
+  graphStatus = new QLabel(graphPanel);
+  graphStatus->setContentsMargins(4, 0, 4, 2);
   graphLayout->addWidget(graphBar);
   graphLayout->addWidget(graph);
+  graphLayout->addWidget(graphStatus);
   setCentralWidget(graphPanel);
   connect(searchEdit, &QLineEdit::textChanged, this, [this](const QString &text) {
     opFilter->setFilterFixedString(text);

@@ -48,6 +48,10 @@ public:
   void openFile(const QString &path);
   QString currentFile() const { return file; }
 
+  /// Shows the first step of pass `name` (e.g. "cuvil-fuse-elementwise")
+  /// when the next run's first compilation arrives.
+  void showPassOnOpen(const QString &name) { initialPass = name; }
+
   /// Step navigation over the visible (filtered) pass list; the step index
   /// is the row of the full pipeline.
   void selectStep(int step);
@@ -147,6 +151,7 @@ private:
   int graphSequence = 0;
   bool linking = false; ///< guards cross-link feedback loops
   QString pendingExportKind, pendingExportPath;
+  QString initialPass;
   QFutureWatcher<GraphJob> graphWatcher;
   GraphJob shownGraph;
 };

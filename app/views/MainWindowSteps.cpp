@@ -52,8 +52,20 @@ void MainWindow::showCompilation(int row) {
   step = -1;
   steps.setSteps(record->steps);
   updateActions();
-  // Start at the first pass that changed the IR after the input.
-  selectStep(0);
+  int first = 0;
+  if (!initialPass.isEmpty()) {
+    for (int i = 0; i < record->steps.size(); ++i)
+      if (record->steps[i].name == initialPass) {
+        first = i;
+        break;
+      }
+    if (first == 0)
+      appendConsole(tr("No pass named %1 in %2; showing the input IR.\n")
+                        .arg(initialPass, record->function),
+                    QColor(0xc0, 0x20, 0x20));
+    initialPass.clear();
+  }
+  selectStep(first);
 }
 
 void MainWindow::selectStep(int index) {
@@ -108,7 +120,7 @@ void MainWindow::requestGraph() {
   int sequence = ++graphSequence;
   int s = step;
   bool collapse = collapseBox->isChecked();
-  graphStatus->setText(tr("  laying out..."));
+  graphStatus->setText(tr("Laying out the graph..."));
   if (graphWatcher.isRunning())
     return; // graphReady() picks up the newest request
   graphWatcher.setFuture(QtConcurrent::run([=] {
@@ -128,7 +140,7 @@ void MainWindow::graphReady() {
   ops.setGraph(job.stepGraph.graph);
   if (!job.error.isEmpty()) {
     graph->clearGraph(tr("No graph for this step: %1").arg(job.error));
-    graphStatus->setText(tr("  %1").arg(job.error));
+    graphStatus->setText(job.error);
     emit stepShown(job.step, 0);
     return;
   }
@@ -136,7 +148,7 @@ void MainWindow::graphReady() {
   graph->fit();
   const graph::IRGraph &g = job.stepGraph.graph;
   graphStatus->setText(
-      tr("  @%1: %2 nodes, %3 changed, %4 removed%5 (layout %6 ms, draw %7 ms)")
+      tr("@%1: %2 nodes, %3 changed, %4 removed%5 (layout %6 ms, draw %7 ms)")
           .arg(QString::fromStdString(g.function))
           .arg(g.nodes.size())
           .arg(g.changedCount)

@@ -1,0 +1,94 @@
+//===- ProfileData.h - A loaded trace and its aggregates, as values -*- C++ -*-===//
+//
+// Everything the profiler views show is computed here, off the GUI thread:
+// reading a trace file, the timeline's lanes (one per thread and event kind,
+// with each event's nesting row), the whole-trace call tree and per-op
+// table, and the aggregates of a selected time range.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CUVIL_WORKBENCH_PROFILEDATA_H
+#define CUVIL_WORKBENCH_PROFILEDATA_H
+
+#include "cuvil/Profiler/Analysis.h"
+#include "cuvil/Profiler/Formats.h"
+
+#include <QString>
+
+#include <memory>
+#include <vector>
+
+namespace cuvil::workbench {
+
+namespace prof = cuvil::profiler;
+
+/// One span of a timeline row: an event with its end clipped to its
+/// enclosing event, so that starts and ends both grow along a row.
+struct RowSpan {
+  int64_t startNs = 0;
+  int64_t endNs = 0;
+  uint32_t event = 0;
+};
+
+/// The events of one kind on one thread, split into nesting rows.
+struct TimelineTrack {
+  prof::EventKind kind = prof::EventKind::Other;
+  uint32_t thread = 0;
+  QString group; ///< "Python stack", "NVTX ranges", "CPU kernels", ...
+  QString label; ///< "process / thread"
+  std::vector<std::vector<RowSpan>> rows; ///< rows[depth], by start time
+  size_t eventCount = 0;
+};
+
+/// The lane group title of an event kind ("GPU kernels").
+QString trackGroupName(prof::EventKind kind);
+/// Tracks of a sorted trace (Trace::sortEvents order): grouped by kind in
+/// the order Python, NVTX, CPU kernels, GPU kernels, copies, runtime API,
+/// other; by thread within a kind.
+std::vector<TimelineTrack> buildTimelineTracks(const prof::Trace &trace);
+
+/// A trace ready for the views. Immutable once built; shared between the
+/// GUI thread and the workers that aggregate selections.
+struct Profile {
+  std::shared_ptr<const prof::Trace> trace;
+  QString path; ///< the file it came from, or a name for in-memory traces
+  int64_t beginNs = 0, endNs = 0;
+  std::vector<TimelineTrack> tracks;
+  prof::CallTree callTree;      ///< of the whole trace
+  std::vector<prof::OpRow> ops; ///< of the whole trace, by total time
+  double readSeconds = 0, analyzeSeconds = 0;
+};
+
+/// The result of loading: a profile, or the error to show the user.
+struct ProfileLoad {
+  std::shared_ptr<const Profile> profile;
+  QString error;
+};
+
+/// Reads `path` (any format readTraceFile knows) and analyzes it. Safe to
+/// run on any thread. A malformed file yields the reader's error text.
+ProfileLoad loadProfile(const QString &path);
+/// Analyzes an in-memory trace (sorted here when it is not).
+std::shared_ptr<const Profile> analyzeProfile(prof::Trace trace,
+                                              const QString &name);
+
+/// The call tree and per-op rows of a part of a trace.
+struct Aggregates {
+  prof::Selection selection;
+  prof::CallTree callTree;
+  std::vector<prof::OpRow> ops;
+};
+Aggregates aggregate(const prof::Trace &trace,
+                     const prof::Selection &selection);
+
+/// "12 ns", "3.40 µs", "1.25 ms", "2.003 s".
+QString formatDuration(int64_t ns);
+/// "+1.25 ms" / "-3.40 µs" / "0 ns".
+QString formatDelta(int64_t ns);
+/// The last path component of a "file:line:col" location, keeping the
+/// line and column ("/a/b/model.py:3:9" → "model.py:3:9").
+QString shortLocation(const QString &loc);
+
+} // namespace cuvil::workbench
+
+#endif // CUVIL_WORKBENCH_PROFILEDATA_H

@@ -1,0 +1,98 @@
+//===- TimelineView.h - Tracks of a profile over time -----------*- C++ -*-===//
+#ifndef CUVIL_WORKBENCH_TIMELINEVIEW_H
+#define CUVIL_WORKBENCH_TIMELINEVIEW_H
+
+#include "TimelineLayout.h"
+
+#include <QAbstractScrollArea>
+
+#include <memory>
+#include <unordered_map>
+
+namespace cuvil::workbench {
+
+/// One lane group per kind of track (Python stack, NVTX ranges, CPU
+/// kernels, GPU kernels, ...), one lane per thread or stream, one row per
+/// nesting depth. The wheel zooms around the cursor, dragging pans,
+/// shift-dragging selects a time range (rangeSelected), a click picks an
+/// event (eventClicked) or, on empty space, clears the selection. Sub-pixel
+/// events are merged (rowBoxes), so a million events draw quickly.
+class TimelineView : public QAbstractScrollArea {
+  Q_OBJECT
+public:
+  static constexpr int kLabelWidth = 190;
+
+  explicit TimelineView(QWidget *parent = nullptr);
+
+  void setProfile(std::shared_ptr<const Profile> profile);
+  const Profile *profile() const { return data.get(); }
+
+  const TimelineViewport &timeViewport() const { return view; }
+  const TimelineLanes &lanes() const { return laneLayout; }
+  /// Zooms by `factor` around x (viewport coordinates).
+  void zoomAround(int x, double factor);
+  void panByPixels(double dx);
+  void showRange(double beginNs, double endNs);
+  void resetZoom();
+
+  /// The selected range, shown shaded; emits rangeSelected.
+  void setSelection(int64_t beginNs, int64_t endNs);
+  /// Clears the selection; emits selectionCleared.
+  void clearSelection();
+  bool hasSelection() const { return selBegin < selEnd; }
+  int64_t selectionBeginNs() const { return selBegin; }
+  int64_t selectionEndNs() const { return selEnd; }
+
+  /// Events whose name contains `text` keep their colour, others fade.
+  void setHighlightText(const QString &text);
+  /// Outlines event `index` (-1: none).
+  void setCurrentEvent(int64_t index);
+  int64_t currentEvent() const { return current; }
+
+  /// The event at `pos` (viewport coordinates), or -1.
+  int64_t eventAt(const QPoint &pos) const;
+  /// The x (viewport coordinates) of time `ns`.
+  double xOf(double ns) const { return kLabelWidth + view.toPx(ns); }
+  /// Paints into any device (benchmarks, screenshots).
+  void paintTimeline(QPainter &painter, const QRect &area);
+
+signals:
+  void rangeSelected(qint64 beginNs, qint64 endNs);
+  void selectionCleared();
+  void eventClicked(qint64 index);
+  void visibleRangeChanged();
+
+protected:
+  void paintEvent(QPaintEvent *event) override;
+  void resizeEvent(QResizeEvent *event) override;
+  void wheelEvent(QWheelEvent *event) override;
+  void mousePressEvent(QMouseEvent *event) override;
+  void mouseMoveEvent(QMouseEvent *event) override;
+  void mouseReleaseEvent(QMouseEvent *event) override;
+  void keyPressEvent(QKeyEvent *event) override;
+  bool viewportEvent(QEvent *event) override;
+
+private:
+  void updateScrollBar();
+  QColor eventColor(const prof::Event &event);
+  bool highlighted(const prof::Event &event) const;
+  void paintRuler(QPainter &painter, const QRect &area);
+  QString eventToolTip(uint32_t index) const;
+
+  std::shared_ptr<const Profile> data;
+  TimelineViewport view;
+  TimelineLanes laneLayout;
+  int64_t selBegin = 0, selEnd = 0;
+  int64_t current = -1;
+  std::vector<char> nameMatches; ///< per string id, for highlighting
+  bool highlighting = false;
+  std::unordered_map<uint64_t, QRgb> colors;
+
+  enum class Drag { None, Pan, Select } drag = Drag::None;
+  QPoint pressPos, lastPos;
+  bool moved = false;
+};
+
+} // namespace cuvil::workbench
+
+#endif // CUVIL_WORKBENCH_TIMELINEVIEW_H
