@@ -2,12 +2,13 @@
 //
 //   cuvil-bench-profiler [EVENTS] [--keep PATH]
 //
-// Writes a generated Chrome trace of EVENTS (default 1,000,000) events —
-// Python calls enclosing IR ops enclosing kernels on 4 threads, with flows,
-// locs and op ids — then times: reading it, building the flame tree, the
-// per-op table, a range selection, a search, and writing it back. Also times an
-// EventRecorder::Scope with recording off and on, and an NvtxRange without a
-// tool attached. Exits 1 when reading plus the flame tree take 3 s or more.
+// Writes a generated Chrome trace of EVENTS (default 1,000,000) events --
+// Python calls (64 distinct stacks, 3 to 10 frames) enclosing IR ops (each at
+// 4 source lines) enclosing kernels on 4 threads, with flows -- then times:
+// reading it, building the flame tree, the per-op table, a range selection,
+// a search, and writing it back. Also times an EventRecorder::Scope with
+// recording off and on, and an NvtxRange without a tool attached. Exits 1
+// when opening (reading plus the flame tree) takes 3 s or more.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,17 +39,28 @@ Trace generate(size_t target) {
                        "cuvil.softmax", "cuvil.exp",        "cuvil.layer_norm",
                        "cuvil.conv2d",  "cuvil.max_pool2d", "cuvil.gelu",
                        "cuvil.sum"};
-  StringId opNames[10], kernelNames[10], locs[10];
+  StringId opNames[10], kernelNames[10], locs[10][4];
   for (int i = 0; i < 10; ++i) {
     opNames[i] = trace.intern(ops[i]);
     kernelNames[i] = trace.intern(std::string(ops[i] + 6) + "_kernel_" +
                                   std::to_string(i * 64) + "x128");
-    locs[i] = trace.intern("model.py:" + std::to_string(10 + i) + ":9");
+    for (int l = 0; l < 4; ++l) // each op at 4 source lines
+      locs[i][l] =
+          trace.intern("model.py:" + std::to_string(10 + i + 20 * l) + ":9");
   }
   StringId python = trace.intern("python"), cpuOp = trace.intern("cpu_kernel"),
            call = trace.intern("forward");
-  StackId stack = trace.stack({trace.frame("<module>", "run.py", 3),
-                               trace.frame("main", "run.py", 12)});
+  // 64 distinct Python stacks, 3 to 10 frames deep, over 8 modules.
+  std::vector<StackId> stacks;
+  for (int s = 0; s < 64; ++s) {
+    std::vector<FrameId> frames = {trace.frame("<module>", "run.py", 3),
+                                   trace.frame("main", "run.py", 12)};
+    for (int d = 0; d < 1 + s % 8; ++d)
+      frames.push_back(trace.frame("layer" + std::to_string((s + d) % 16),
+                                   "model" + std::to_string(d) + ".py",
+                                   uint32_t(20 + s)));
+    stacks.push_back(trace.stack(frames));
+  }
   const int threads = 4;
   size_t calls = target / 21 / threads + 1;
   uint64_t correlation = 0;
@@ -64,7 +76,7 @@ Trace generate(size_t target) {
       callEvent.category = python;
       callEvent.kind = EventKind::Python;
       callEvent.thread = thread;
-      callEvent.stack = stack;
+      callEvent.stack = stacks[(c * 7 + t) % stacks.size()];
       callEvent.correlation = ++correlation;
       size_t callIndex = trace.events.size();
       trace.events.push_back(callEvent);
@@ -79,7 +91,7 @@ Trace generate(size_t target) {
         op.kind = EventKind::CpuKernel;
         op.thread = thread;
         op.opId = o;
-        op.loc = locs[o];
+        op.loc = locs[o][c % 4];
         op.correlation = callEvent.correlation;
         trace.events.push_back(op);
         Event kernel = op;
@@ -189,7 +201,7 @@ int main(int argc, char **argv) {
   std::printf("trace: %zu events, %zu flows, %.1f MB of Chrome JSON\n",
               trace->events.size(), trace->flows.size(), megabytes);
   std::printf("read Chrome trace:               %8.3f s\n", readS);
-  std::printf("build flame tree (%zu nodes):     %8.3f s\n",
+  std::printf("build flame tree (%zu nodes): %8.3f s\n",
               tree.nodes().size(), treeS);
   std::printf("per-op table (%zu rows):          %8.3f s\n", rows.size(),
               tableS);
