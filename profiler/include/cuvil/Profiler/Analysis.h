@@ -146,6 +146,8 @@ struct Track {
   std::vector<uint32_t> events;
   uint32_t maxDepth = 0; ///< nesting depth (rows the track needs)
 };
+/// Expects a sorted trace (Trace::sortEvents), as every importer and
+/// EventRecorder::takeTrace return; track events index trace.events.
 std::vector<Track> buildTracks(const Trace &trace);
 
 /// Indices of events overlapping [beginNs, endNs), in index order.
