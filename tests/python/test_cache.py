@@ -130,3 +130,30 @@ def test_disk_cache_can_be_disabled(tmp_path):
     env = {"CUVIL_CACHE_DIR": str(cache), "CUVIL_DISABLE_DISK_CACHE": "1"}
     _child_run(tmp_path, **env)
     assert _child_run(tmp_path, **env)["from_cache"] is False
+
+
+def test_cached_libraries_with_the_same_symbol_names_coexist(tmp_path):
+    """Every shape of ``f`` defines ``cuvil_f``; each cached library must call its own."""
+    script = tmp_path / "same_names.py"
+    script.write_text(
+        """
+import numpy as np, cuvil
+x = np.arange(91, dtype=np.float32).reshape(7, 13)
+def make(axis, keepdims):
+    @cuvil.jit
+    def f(x):
+        return np.max(x, axis=axis, keepdims=keepdims)
+    return f
+results = []
+for axis, keepdims in [(1, False), (1, True), (-1, False), (-1, True)]:
+    f = make(axis, keepdims)
+    ok = np.array_equal(f(x), np.max(x, axis=axis, keepdims=keepdims))
+    results.append((f._last_compiled.from_cache, ok))
+print(results)
+"""
+    )
+    env = subprocess_env(CUVIL_CACHE_DIR=str(tmp_path / "cache"))
+    result = run_python([str(script)], env=env)
+    assert result.returncode == 0, result.stderr
+    # axis=-1 is axis=1: the same graph, so the last two come from the cache.
+    assert result.stdout.strip() == "[(False, True), (False, True), (True, True), (True, True)]"

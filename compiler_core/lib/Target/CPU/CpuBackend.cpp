@@ -52,8 +52,8 @@ cpu::createHostTargetMachine(bool positionIndependent) {
 }
 
 std::string cpu::hostDescription() {
-  std::string text = llvm::sys::getProcessTriple() + " " +
-                     llvm::sys::getHostCPUName().str();
+  std::string text =
+      llvm::sys::getProcessTriple() + " " + llvm::sys::getHostCPUName().str();
   llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
   for (const char *name : {"avx512f", "avx2", "fma"})
     if (features.lookup(name))
@@ -108,8 +108,8 @@ llvm::Error cpu::emitMachineCode(llvm::Module &module, llvm::TargetMachine &tm,
   return llvm::Error::success();
 }
 
-llvm::Error cpu::emitArtifact(ModuleOp module, Artifact kind,
-                              std::string &out, llvm::StringRef packedEntry) {
+llvm::Error cpu::emitArtifact(ModuleOp module, Artifact kind, std::string &out,
+                              llvm::StringRef packedEntry) {
   auto tm = createHostTargetMachine(/*positionIndependent=*/true);
   if (!tm)
     return tm.takeError();
@@ -172,8 +172,7 @@ llvm::Error cpu::emitSharedLibrary(ModuleOp module, llvm::StringRef funcName,
     std::error_code ec;
     llvm::raw_fd_ostream os(objectPath, ec);
     if (ec)
-      return llvm::createStringError(ec, "cannot write %s",
-                                     objectPath.c_str());
+      return llvm::createStringError(ec, "cannot write %s", objectPath.c_str());
     os << object;
   }
   llvm::Error linked = linkSharedLibrary(objectPath, path);
@@ -200,7 +199,9 @@ cpu::createJit(ModuleOp module) {
 llvm::Error cpu::linkSharedLibrary(llvm::StringRef objectPath,
                                    llvm::StringRef sharedLibraryPath) {
   // The system compiler driver knows the C library's paths; ld.lld is the
-  // fallback on machines without one.
+  // fallback on machines without one. -Bsymbolic binds the library's calls
+  // to its own functions: several cached libraries define the same names
+  // (cuvil_f for every shape of f) and are loaded into one process.
   std::string dir = CUVIL_LLVM_LIB_DIR;
   std::string libDir = "-L" + dir;
   llvm::SmallVector<llvm::StringRef> args;
@@ -208,8 +209,17 @@ llvm::Error cpu::linkSharedLibrary(llvm::StringRef objectPath,
   auto linker = llvm::sys::findProgramByName("cc");
   if (linker) {
     rpath = "-Wl,-rpath," + dir;
-    args = {*linker, "-shared", objectPath.data(), "-o", sharedLibraryPath,
-            libDir, rpath, "-lomp", "-lmlir_c_runner_utils", "-lm"};
+    args = {*linker,
+            "-shared",
+            "-Wl,-Bsymbolic",
+            objectPath.data(),
+            "-o",
+            sharedLibraryPath,
+            libDir,
+            rpath,
+            "-lomp",
+            "-lmlir_c_runner_utils",
+            "-lm"};
   } else {
     linker = llvm::sys::findProgramByName("ld.lld-19");
     if (!linker)
@@ -219,16 +229,18 @@ llvm::Error cpu::linkSharedLibrary(llvm::StringRef objectPath,
           linker.getError(),
           "no linker found to build a shared library (install gcc or lld-19)");
     rpath = "-rpath=" + dir;
-    args = {*linker, "-shared", objectPath, "-o", sharedLibraryPath,
-            libDir, rpath, "-lomp", "-lmlir_c_runner_utils"};
+    args = {*linker,      "-shared",
+            "-Bsymbolic", objectPath,
+            "-o",         sharedLibraryPath,
+            libDir,       rpath,
+            "-lomp",      "-lmlir_c_runner_utils"};
   }
   std::string errorMessage;
   int rc = llvm::sys::ExecuteAndWait(*linker, args, std::nullopt, {}, 0, 0,
                                      &errorMessage);
   if (rc != 0)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "linking %s failed (exit %d): %s",
-                                   sharedLibraryPath.str().c_str(), rc,
-                                   errorMessage.c_str());
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(), "linking %s failed (exit %d): %s",
+        sharedLibraryPath.str().c_str(), rc, errorMessage.c_str());
   return llvm::Error::success();
 }
