@@ -24,7 +24,9 @@ uint32_t fnv1a(const QString &text) {
 }
 
 QColor mix(const QColor &a, const QColor &b, double t) {
-  auto channel = [t](int x, int y) { return int(std::lround(x + (y - x) * t)); };
+  auto channel = [t](int x, int y) {
+    return int(std::lround(x + (y - x) * t));
+  };
   return QColor(channel(a.red(), b.red()), channel(a.green(), b.green()),
                 channel(a.blue(), b.blue()));
 }
@@ -80,8 +82,7 @@ FlameTree FlameTree::fromCallTree(const prof::CallTree &tree) {
 }
 
 FlameTree FlameTree::fromDiff(const prof::CallTree &baseline,
-                              const prof::CallTree &current,
-                              DiffWidth width) {
+                              const prof::CallTree &current, DiffWidth width) {
   prof::DiffTree diffTree = prof::DiffTree::build(baseline, current);
   FlameTree out;
   out.diff = true;
@@ -262,8 +263,8 @@ QColor diffColor(int64_t baselineNs, int64_t currentNs) {
     return slower;
   if (currentNs <= 0)
     return faster;
-  double relative = double(currentNs - baselineNs) /
-                    double(std::max(baselineNs, currentNs));
+  double relative =
+      double(currentNs - baselineNs) / double(std::max(baselineNs, currentNs));
   double t = std::min(1.0, std::abs(relative) / 0.4);
   // Small changes still show a tint: a 1% change is visible but faint.
   t = 0.12 + 0.88 * t;

@@ -1,4 +1,5 @@
-//===- FlameGraph.h - Flame graph data: tree, layout, colours, search -*- C++ -*-===//
+//===- FlameGraph.h - Flame graph data: tree, layout, colours, search -*- C++
+//-*-===//
 //
 // A FlameTree holds either one call tree or the diff of two (baseline →
 // current) in one shape, with children sorted heaviest first. layoutFlame
@@ -19,6 +20,8 @@
 
 namespace cuvil::workbench {
 
+namespace prof = cuvil::profiler;
+
 class FlameTree {
 public:
   struct Node {
@@ -28,7 +31,7 @@ public:
     QString module; ///< file stem, or the prefix of a dotted name
     uint32_t parent = 0;
     uint32_t depth = 0;
-    std::vector<uint32_t> children; ///< heaviest (by weight) first
+    std::vector<uint32_t> children;  ///< heaviest (by weight) first
     int64_t totalNs = 0, selfNs = 0; ///< the current profile
     int64_t baselineTotalNs = 0, baselineSelfNs = 0; ///< diff mode only
     uint64_t count = 0;

@@ -140,10 +140,13 @@ QVariant FlameGraphModel::data(const QModelIndex &index, int role) const {
         return sort ? QVariant(qint64(n.deltaTotalNs()))
                     : QVariant(formatDelta(n.deltaTotalNs()));
       case DeltaPercent:
-        return sort ? QVariant(deltaPercent)
-                    : QVariant(QString("%1%2%")
-                                   .arg(deltaPercent > 0 ? "+" : "")
-                                   .arg(deltaPercent, 0, 'f', 1));
+        if (sort)
+          return deltaPercent;
+        if (n.baselineTotalNs == 0 && n.totalNs > 0)
+          return QString("new");
+        return QString("%1%2%")
+            .arg(deltaPercent > 0 ? "+" : "")
+            .arg(deltaPercent, 0, 'f', 1);
       }
       return {};
     }
@@ -160,7 +163,8 @@ QVariant FlameGraphModel::data(const QModelIndex &index, int role) const {
                   : QVariant(QString("%1%").arg(share, 0, 'f', 1));
     }
     case Count:
-      return sort ? QVariant(quint64(n.count)) : QVariant(QString::number(n.count));
+      return sort ? QVariant(quint64(n.count))
+                  : QVariant(QString::number(n.count));
     }
     return {};
   }
@@ -171,11 +175,11 @@ QVariant FlameGraphModel::data(const QModelIndex &index, int role) const {
 
 QVariant FlameGraphModel::headerData(int section, Qt::Orientation orientation,
                                      int role) const {
-  if (orientation != Qt::Horizontal || role != Qt::DisplayRole ||
-      section < 0 || section >= ColumnCount)
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole || section < 0 ||
+      section >= ColumnCount)
     return {};
-  static const char *plain[] = {"Frame",   "Location", "Total",
-                                "Self",    "Total %",  "Count"};
+  static const char *plain[] = {"Frame", "Location", "Total",
+                                "Self",  "Total %",  "Count"};
   static const char *diff[] = {"Frame",   "Location", "Baseline",
                                "Current", "Δ Total",  "Δ %"};
   return QString::fromUtf8(flame.isDiff() ? diff[section] : plain[section]);

@@ -1,4 +1,5 @@
-//===- FlameGraphModel.h - The flame graph's frames as a tree model -*- C++ -*-===//
+//===- FlameGraphModel.h - The flame graph's frames as a tree model -*- C++
+//-*-===//
 #ifndef CUVIL_WORKBENCH_FLAMEGRAPHMODEL_H
 #define CUVIL_WORKBENCH_FLAMEGRAPHMODEL_H
 
@@ -15,7 +16,15 @@ namespace cuvil::workbench {
 class FlameGraphModel : public QAbstractItemModel {
   Q_OBJECT
 public:
-  enum Column { Frame, Location, Total, Self, TotalPercent, Count, ColumnCount };
+  enum Column {
+    Frame,
+    Location,
+    Total,
+    Self,
+    TotalPercent,
+    Count,
+    ColumnCount
+  };
   enum DiffColumn { Baseline = 2, Current, Delta, DeltaPercent };
   enum Role {
     SortRole = Qt::UserRole + 1,

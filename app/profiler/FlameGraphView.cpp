@@ -100,7 +100,7 @@ QColor FlameGraphView::frameColor(uint32_t node) const {
     return {};
   const FlameTree &tree = source->tree();
   const FlameTree::Node &n = tree.node(node);
-  QColor color = node == 0 ? QColor(208, 208, 212)
+  QColor color = node == 0       ? QColor(208, 208, 212)
                  : tree.isDiff() ? diffColor(n.baselineTotalNs, n.totalNs)
                                  : moduleColor(n.module, n.name);
   const FlameTree::SearchResult &found = source->searchResult();
@@ -152,9 +152,9 @@ void FlameGraphView::paintEvent(QPaintEvent *) {
     else if (tree.isDiff() && box.width() > 200)
       label += QString("  %1").arg(formatDelta(n.deltaTotalNs()));
     painter.setPen(textColorOn(fill));
-    painter.drawText(box.adjusted(4, 0, -3, 0), Qt::AlignVCenter | Qt::AlignLeft,
-                     metrics.elidedText(label, Qt::ElideRight,
-                                        int(box.width()) - 7));
+    painter.drawText(
+        box.adjusted(4, 0, -3, 0), Qt::AlignVCenter | Qt::AlignLeft,
+        metrics.elidedText(label, Qt::ElideRight, int(box.width()) - 7));
   }
 }
 
@@ -207,8 +207,9 @@ bool FlameGraphView::event(QEvent *event) {
     text += QString("<br>baseline %1 → current %2 (%3)")
                 .arg(formatDuration(n.baselineTotalNs),
                      formatDuration(n.totalNs), formatDelta(n.deltaTotalNs()));
-    text += QString("<br>self %1 → %2")
-                .arg(formatDuration(n.baselineSelfNs), formatDuration(n.selfNs));
+    text +=
+        QString("<br>self %1 → %2")
+            .arg(formatDuration(n.baselineSelfNs), formatDuration(n.selfNs));
   } else {
     text += QString("<br>total %1 (%2%), self %3, %4 calls")
                 .arg(formatDuration(n.totalNs))

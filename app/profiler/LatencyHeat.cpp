@@ -37,11 +37,10 @@ QHash<QString, qint64> latencyByLocation(const std::vector<prof::OpRow> &rows,
   return out;
 }
 
-QHash<QString, qint64> latencyByLocation(const prof::Trace &trace,
-                                         HeatKey key,
+QHash<QString, qint64> latencyByLocation(const prof::Trace &trace, HeatKey key,
                                          const prof::Selection &selection) {
-  return latencyByLocation(
-      prof::opTable(trace, selection, prof::GroupBy::OpId), key);
+  return latencyByLocation(prof::opTable(trace, selection, prof::GroupBy::OpId),
+                           key);
 }
 
 QHash<qint64, qint64> latencyByOpId(const prof::Trace &trace,

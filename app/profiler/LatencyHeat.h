@@ -1,4 +1,5 @@
-//===- LatencyHeat.h - Latency per source location and IR op, for overlays -*- C++ -*-===//
+//===- LatencyHeat.h - Latency per source location and IR op, for overlays -*-
+//C++ -*-===//
 //
 // The IR graph shows latency as heat: each op's node is tinted by the self
 // time of the kernels that ran it. These free functions compute that from a
@@ -18,6 +19,8 @@
 #include <vector>
 
 namespace cuvil::workbench {
+
+namespace prof = cuvil::profiler;
 
 /// How locations are keyed.
 enum class HeatKey {

@@ -152,9 +152,9 @@ QVariant OpTableModel::headerData(int section, Qt::Orientation orientation,
                                   int role) const {
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
     return {};
-  static const char *names[] = {"Op",  "Kind", "Location", "Count",
-                                "Total", "Self", "Self %",  "p50",
-                                "p99", "Max",  "Baseline", "Δ Total"};
+  static const char *names[] = {"Op",    "Kind", "Location", "Count",
+                                "Total", "Self", "Self %",   "p50",
+                                "p99",   "Max",  "Baseline", "Δ Total"};
   if (section < 0 || section >= ColumnCount)
     return {};
   return QString::fromUtf8(names[section]);

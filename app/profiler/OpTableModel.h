@@ -1,4 +1,5 @@
-//===- OpTableModel.h - Per-op table of a profile, with diff columns -*- C++ -*-===//
+//===- OpTableModel.h - Per-op table of a profile, with diff columns -*- C++
+//-*-===//
 #ifndef CUVIL_WORKBENCH_OPTABLEMODEL_H
 #define CUVIL_WORKBENCH_OPTABLEMODEL_H
 
@@ -11,6 +12,8 @@
 #include <vector>
 
 namespace cuvil::workbench {
+
+namespace prof = cuvil::profiler;
 
 /// One row per op (profiler::OpRow): count, total, self, p50, p99, max.
 /// With a baseline the table also shows the baseline's total and the
@@ -37,10 +40,10 @@ public:
   };
   enum Role {
     SortRole = Qt::UserRole + 1,
-    LocRole,   ///< "file:line:col" of the IR op, empty if none
-    OpIdRole,  ///< the IR op id, -1 if none
-    NameRole,  ///< the op or kernel name
-    KindRole,  ///< the event kind's name ("cpu_kernel")
+    LocRole,  ///< "file:line:col" of the IR op, empty if none
+    OpIdRole, ///< the IR op id, -1 if none
+    NameRole, ///< the op or kernel name
+    KindRole, ///< the event kind's name ("cpu_kernel")
     TotalNsRole,
   };
 

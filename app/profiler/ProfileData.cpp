@@ -3,6 +3,7 @@
 #include "ProfileData.h"
 
 #include <QFileInfo>
+#include <QtConcurrent>
 
 #include <algorithm>
 #include <chrono>
@@ -12,8 +13,7 @@ namespace cuvil::workbench {
 namespace {
 
 double secondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                       start)
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
       .count();
 }
 
@@ -52,10 +52,10 @@ int kindOrder(prof::EventKind kind) {
 
 QString threadLabel(const prof::Trace &trace, uint32_t thread) {
   const prof::ThreadInfo &t = trace.threads[thread];
-  QString process = t.processName
-                        ? QString::fromUtf8(trace.str(t.processName).data(),
-                                            int(trace.str(t.processName).size()))
-                        : QString("pid %1").arg(t.pid);
+  QString process =
+      t.processName ? QString::fromUtf8(trace.str(t.processName).data(),
+                                        int(trace.str(t.processName).size()))
+                    : QString("pid %1").arg(t.pid);
   QString name = t.name ? QString::fromUtf8(trace.str(t.name).data(),
                                             int(trace.str(t.name).size()))
                         : QString("tid %1").arg(t.tid);
@@ -136,9 +136,14 @@ std::shared_ptr<Profile> analyze(prof::Trace trace, const QString &name) {
   profile->trace = shared;
   profile->path = name;
   std::tie(profile->beginNs, profile->endNs) = shared->timeBounds();
+  // The three passes only read the trace: run two of them alongside.
+  QFuture<prof::CallTree> tree =
+      QtConcurrent::run([shared] { return prof::CallTree::build(*shared); });
+  QFuture<std::vector<prof::OpRow>> ops = QtConcurrent::run(
+      [shared] { return prof::opTable(*shared, {}, prof::GroupBy::OpId); });
   profile->tracks = buildTimelineTracks(*shared);
-  profile->callTree = prof::CallTree::build(*shared);
-  profile->ops = prof::opTable(*shared, {}, prof::GroupBy::OpId);
+  profile->callTree = tree.result();
+  profile->ops = ops.result();
   profile->analyzeSeconds = secondsSince(start);
   return profile;
 }

@@ -1,4 +1,5 @@
-//===- ProfilerPage.h - Timeline, flame graph and op table of a profile -*- C++ -*-===//
+//===- ProfilerPage.h - Timeline, flame graph and op table of a profile -*- C++
+//-*-===//
 //
 // The Workbench's profiler page. Open a trace (read and analyzed on a
 // worker thread; errors shown in the page), optionally a baseline for the
@@ -61,6 +62,8 @@ public:
   /// Restricts the aggregates to event kinds (Selection::bit mask).
   void setKindMask(uint32_t mask);
   void setSearchText(const QString &text);
+  /// Draws the call tree as an icicle (root on top) or a flame graph.
+  void setIcicle(bool on);
 
   std::shared_ptr<const Profile> profile() const { return current; }
   std::shared_ptr<const Profile> baseline() const { return base; }

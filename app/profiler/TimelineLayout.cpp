@@ -86,8 +86,8 @@ TimelineLanes TimelineLanes::build(const std::vector<TimelineTrack> &tracks) {
       y += kTrackGap;
     }
     for (size_t r = 0; r < track.rows.size(); ++r) {
-      out.lanes.push_back({int(t), int(r), y, kRowHeight,
-                           r == 0 ? track.label : QString()});
+      out.lanes.push_back(
+          {int(t), int(r), y, kRowHeight, r == 0 ? track.label : QString()});
       y += kRowHeight;
     }
   }
@@ -109,11 +109,13 @@ std::vector<TimelineBox> rowBoxes(const std::vector<RowSpan> &row,
                                   const TimelineViewport &viewport,
                                   double minPx) {
   std::vector<TimelineBox> boxes;
-  double viewBegin = viewport.visibleBeginNs(), viewEnd = viewport.visibleEndNs();
+  double viewBegin = viewport.visibleBeginNs(),
+         viewEnd = viewport.visibleEndNs();
   // Ends grow along a row, so the first visible span is a binary search.
-  auto first = std::partition_point(row.begin(), row.end(), [&](const RowSpan &s) {
-    return double(s.endNs) < viewBegin;
-  });
+  auto first =
+      std::partition_point(row.begin(), row.end(), [&](const RowSpan &s) {
+        return double(s.endNs) < viewBegin;
+      });
   size_t i = size_t(first - row.begin());
   while (i < row.size() && double(row[i].startNs) < viewEnd) {
     const RowSpan &s = row[i];
@@ -152,9 +154,10 @@ int64_t eventAtPixel(const std::vector<RowSpan> &row,
     return -1;
   double t = viewport.toNs(px);
   // The last span starting at or before t.
-  auto after = std::partition_point(row.begin(), row.end(), [&](const RowSpan &s) {
-    return double(s.startNs) <= t;
-  });
+  auto after =
+      std::partition_point(row.begin(), row.end(), [&](const RowSpan &s) {
+        return double(s.startNs) <= t;
+      });
   int64_t best = -1;
   double bestDistance = tolerancePx;
   auto consider = [&](std::vector<RowSpan>::const_iterator it) {

@@ -1,4 +1,5 @@
-//===- TimelineLayout.h - Timeline viewport, lanes, level of detail -*- C++ -*-===//
+//===- TimelineLayout.h - Timeline viewport, lanes, level of detail -*- C++
+//-*-===//
 //
 // The geometry behind TimelineView, without widgets: which time range is
 // visible (zoom around a point, pan, clamp), where each track's rows sit,
@@ -61,7 +62,7 @@ struct TimelineLanes {
     int row = 0;    ///< nesting depth within the track
     int y = 0;      ///< top, in content coordinates (below the ruler)
     int height = 0;
-    QString text;   ///< group title, or the track label on its first row
+    QString text; ///< group title, or the track label on its first row
   };
   std::vector<Lane> lanes;
   int contentHeight = 0;

@@ -161,8 +161,8 @@ void TimelineView::setCurrentEvent(int64_t index) {
 }
 
 bool TimelineView::highlighted(const prof::Event &event) const {
-  return !highlighting || (event.name < nameMatches.size() &&
-                           nameMatches[event.name]);
+  return !highlighting ||
+         (event.name < nameMatches.size() && nameMatches[event.name]);
 }
 
 QColor TimelineView::eventColor(const prof::Event &event) {
@@ -170,7 +170,7 @@ QColor TimelineView::eventColor(const prof::Event &event) {
   auto found = colors.find(key);
   if (found != colors.end())
     return QColor::fromRgb(found->second);
-  int hue, spread, saturation;
+  int hue = 0, spread = 1, saturation = 60;
   kindHue(event.kind, hue, spread, saturation);
   uint32_t hash = fnv1a(data->trace->str(event.name));
   QColor color = QColor::fromHsv((hue + int(hash % uint32_t(spread))) % 360,
@@ -241,9 +241,10 @@ void TimelineView::paintTimeline(QPainter &painter, const QRect &area) {
     for (const TimelineBox &box :
          rowBoxes(track.rows[size_t(lane.row)], view)) {
       const prof::Event &e = trace.events[box.event];
-      QRectF r(content.left() + box.x0, y + 1, box.x1 - box.x0, lane.height - 2);
-      r = r.intersected(QRectF(content.left() - 2, y, content.width() + 4,
-                               lane.height));
+      QRectF r(content.left() + box.x0, y + 1, box.x1 - box.x0,
+               lane.height - 2);
+      r = r.intersected(
+          QRectF(content.left() - 2, y, content.width() + 4, lane.height));
       QColor fill = eventColor(e);
       if (box.merged > 1)
         fill = fill.darker(112);
@@ -258,10 +259,9 @@ void TimelineView::paintTimeline(QPainter &painter, const QRect &area) {
         painter.setPen(QColor(25, 25, 25));
         QString name = QString::fromUtf8(trace.str(e.name).data(),
                                          int(trace.str(e.name).size()));
-        painter.drawText(r.adjusted(3, 0, -2, 0),
-                         Qt::AlignVCenter | Qt::AlignLeft,
-                         metrics.elidedText(name, Qt::ElideRight,
-                                            int(r.width()) - 5));
+        painter.drawText(
+            r.adjusted(3, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
+            metrics.elidedText(name, Qt::ElideRight, int(r.width()) - 5));
       }
       if (int64_t(box.event) == current && box.merged == 1) {
         painter.setPen(QPen(QColor(20, 20, 20), 2));
@@ -288,26 +288,22 @@ void TimelineView::paintTimeline(QPainter &painter, const QRect &area) {
                        QColor(232, 236, 242));
       painter.setFont(bold);
       painter.setPen(QColor(40, 50, 70));
-      const TimelineTrack *first = nullptr;
-      for (const TimelineLanes::Lane &l : laneLayout.lanes)
-        if (l.track >= 0 && l.y > lane.y) {
-          first = &data->tracks[size_t(l.track)];
-          break;
-        }
-      QString title = lane.text;
-      if (first)
-        title += QString("  ·  %1 threads").arg(std::count_if(
-            data->tracks.begin(), data->tracks.end(),
-            [&](const TimelineTrack &t) { return t.group == lane.text; }));
-      painter.drawText(QRect(area.left() + 6, y, area.width() - 12, lane.height),
-                       Qt::AlignVCenter | Qt::AlignLeft, title);
+      auto threads = std::count_if(
+          data->tracks.begin(), data->tracks.end(),
+          [&](const TimelineTrack &t) { return t.group == lane.text; });
+      QString title = lane.text + QString("  ·  %1 %2")
+                                      .arg(threads)
+                                      .arg(threads == 1 ? "lane" : "lanes");
+      painter.drawText(
+          QRect(area.left() + 6, y, area.width() - 12, lane.height),
+          Qt::AlignVCenter | Qt::AlignLeft, title);
       painter.setFont(font);
       continue;
     }
     painter.setPen(QColor(60, 60, 66));
-    painter.drawText(labelRect, Qt::AlignVCenter | Qt::AlignLeft,
-                     metrics.elidedText(lane.text, Qt::ElideMiddle,
-                                        labelRect.width()));
+    painter.drawText(
+        labelRect, Qt::AlignVCenter | Qt::AlignLeft,
+        metrics.elidedText(lane.text, Qt::ElideMiddle, labelRect.width()));
   }
 
   paintRuler(painter, area);
@@ -347,18 +343,20 @@ void TimelineView::paintRuler(QPainter &painter, const QRect &area) {
     if (x < kLabelWidth)
       continue;
     painter.setPen(QColor(150, 150, 156));
-    painter.drawLine(QPointF(x, ruler.bottom() - 6), QPointF(x, ruler.bottom()));
+    painter.drawLine(QPointF(x, ruler.bottom() - 6),
+                     QPointF(x, ruler.bottom()));
     painter.setPen(QColor(70, 70, 76));
     painter.drawText(QPointF(x + 3, ruler.bottom() - 8), rulerLabel(t, step));
   }
   painter.fillRect(QRect(area.left(), area.top(), kLabelWidth, ruler.height()),
                    QColor(238, 239, 242));
   painter.setPen(QColor(70, 70, 76));
-  painter.drawText(QRect(area.left() + 6, area.top(), kLabelWidth - 12,
-                         ruler.height()),
-                   Qt::AlignVCenter | Qt::AlignLeft,
-                   QString("visible %1").arg(formatDuration(int64_t(
-                       view.visibleEndNs() - view.visibleBeginNs()))));
+  painter.drawText(
+      QRect(area.left() + 6, area.top(), kLabelWidth - 12, ruler.height()),
+      Qt::AlignVCenter | Qt::AlignLeft,
+      QString("visible %1")
+          .arg(formatDuration(
+              int64_t(view.visibleEndNs() - view.visibleBeginNs()))));
 }
 
 void TimelineView::resizeEvent(QResizeEvent *event) {
