@@ -81,9 +81,37 @@ FlameTree FlameTree::fromCallTree(const prof::CallTree &tree) {
   return out;
 }
 
+prof::CallTree withoutLines(const prof::CallTree &tree) {
+  prof::CallTree out;
+  const auto &nodes = tree.nodes();
+  std::vector<prof::CallTree::Node> frames;
+  std::vector<const prof::CallTree::Node *> path;
+  for (uint32_t i = 1; i < nodes.size(); ++i) {
+    if (nodes[i].selfNs <= 0)
+      continue;
+    frames.clear();
+    for (uint32_t id : tree.path(i)) {
+      prof::CallTree::Node frame;
+      frame.name = nodes[id].name;
+      frame.file = nodes[id].file;
+      frames.push_back(std::move(frame));
+    }
+    path.clear();
+    for (const prof::CallTree::Node &frame : frames)
+      path.push_back(&frame);
+    out.addPath(path, nodes[i].selfNs);
+  }
+  out.finalize();
+  return out;
+}
+
 FlameTree FlameTree::fromDiff(const prof::CallTree &baseline,
-                              const prof::CallTree &current, DiffWidth width) {
-  prof::DiffTree diffTree = prof::DiffTree::build(baseline, current);
+                              const prof::CallTree &current, DiffWidth width,
+                              bool matchLines) {
+  prof::DiffTree diffTree = matchLines
+                                ? prof::DiffTree::build(baseline, current)
+                                : prof::DiffTree::build(withoutLines(baseline),
+                                                        withoutLines(current));
   FlameTree out;
   out.diff = true;
   out.diffWidth = width;
@@ -251,7 +279,7 @@ QColor moduleColor(const QString &module, const QString &name) {
   if (module.isEmpty())
     return QColor(222, 214, 196).darker(100 + int(fnv1a(name) % 9));
   QColor base = palette[fnv1a(module) % (sizeof(palette) / sizeof(*palette))];
-  return base.darker(100 + int(fnv1a(name) % 13));
+  return base.darker(100 + int(fnv1a(name) % 19));
 }
 
 QColor diffColor(int64_t baselineNs, int64_t currentNs) {

@@ -44,9 +44,13 @@ public:
 
   FlameTree();
   static FlameTree fromCallTree(const prof::CallTree &tree);
+  /// The diff of two call trees. Frames match by name and file; their line
+  /// numbers are ignored unless `matchLines`, so that edits between the two
+  /// runs (which move calls to other lines) do not split frames apart.
   static FlameTree fromDiff(const prof::CallTree &baseline,
                             const prof::CallTree &current,
-                            DiffWidth width = DiffWidth::Current);
+                            DiffWidth width = DiffWidth::Current,
+                            bool matchLines = false);
 
   bool isDiff() const { return diff; }
   size_t size() const { return nodeList.size(); }
@@ -82,6 +86,9 @@ private:
   DiffWidth diffWidth = DiffWidth::Current;
   uint32_t deepest = 0;
 };
+
+/// `tree` with every frame's line set to 0, equal frames merged.
+prof::CallTree withoutLines(const prof::CallTree &tree);
 
 /// The module a frame belongs to: its file's stem, else the text before
 /// the first '.', ':', '(' or ' ' of its name ("cuvil.matmul" → "cuvil").

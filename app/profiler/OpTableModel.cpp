@@ -20,13 +20,23 @@ void OpTableModel::setRows(std::vector<prof::OpRow> rows,
     selfSum += r.selfNs;
   if (diff) {
     // Op ids are numbered per compilation, so two runs are matched by the
-    // kernel or op name, which names the IR ops a kernel runs.
+    // kernel name (which names the IR ops it runs) and the source location;
+    // a name alone matches when the baseline has it only once.
+    QHash<QString, int64_t> byNameAndLoc;
+    QHash<QString, int> nameCount;
     QHash<QString, int64_t> byName;
-    for (const prof::OpRow &b : baseline)
-      byName[QString::fromStdString(b.name)] += b.totalNs;
+    for (const prof::OpRow &b : baseline) {
+      QString name = QString::fromStdString(b.name);
+      byNameAndLoc[name + '\n' + QString::fromStdString(b.loc)] += b.totalNs;
+      nameCount[name] += 1;
+      byName[name] += b.totalNs;
+    }
     for (size_t i = 0; i < rowList.size(); ++i) {
       QString name = QString::fromStdString(rowList[i].name);
-      if (byName.contains(name))
+      QString key = name + '\n' + QString::fromStdString(rowList[i].loc);
+      if (byNameAndLoc.contains(key))
+        baselineTotal[i] = byNameAndLoc.value(key);
+      else if (nameCount.value(name) == 1)
         baselineTotal[i] = byName.value(name);
     }
   }

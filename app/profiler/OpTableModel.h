@@ -50,7 +50,8 @@ public:
   using QAbstractTableModel::QAbstractTableModel;
 
   /// Replaces the rows. `baseline` non-empty turns on the diff columns;
-  /// rows match baseline rows by name (op ids differ between compilations).
+  /// rows match baseline rows by name and location (op ids differ between
+  /// compilations), or by name alone when the baseline has it once.
   void setRows(std::vector<prof::OpRow> rows,
                std::vector<prof::OpRow> baseline = {});
   void clear();

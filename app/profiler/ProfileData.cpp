@@ -62,6 +62,38 @@ QString threadLabel(const prof::Trace &trace, uint32_t thread) {
   return process + " / " + name;
 }
 
+/// Puts the callers of the track's outermost calls above them: each frame
+/// of a call's Python stack spans the call; equal frames of calls that
+/// touch, below equal callers, make one span.
+void addStackRows(const prof::Trace &trace, TimelineTrack &track) {
+  if (track.rows.empty())
+    return;
+  std::vector<std::vector<RowSpan>> frames;
+  for (const RowSpan &call : track.rows[0]) {
+    const prof::Event &e = trace.events[call.event];
+    if (e.stack == prof::kNoStack)
+      continue;
+    std::vector<prof::FrameId> stack = trace.stackFrames(e.stack);
+    if (frames.size() < stack.size())
+      frames.resize(stack.size());
+    bool sameCallers = true;
+    for (size_t d = 0; d < stack.size(); ++d) {
+      std::vector<RowSpan> &row = frames[d];
+      if (sameCallers && !row.empty() && row.back().frame == stack[d] &&
+          row.back().endNs == call.startNs) {
+        row.back().endNs = call.endNs;
+        continue;
+      }
+      sameCallers = false;
+      row.push_back({call.startNs, call.endNs, call.event, stack[d]});
+    }
+  }
+  track.stackRows = frames.size();
+  frames.insert(frames.end(), std::make_move_iterator(track.rows.begin()),
+                std::make_move_iterator(track.rows.end()));
+  track.rows = std::move(frames);
+}
+
 } // namespace
 
 QString trackGroupName(prof::EventKind kind) {
@@ -121,8 +153,11 @@ std::vector<TimelineTrack> buildTimelineTracks(const prof::Trace &trace) {
   }
   std::vector<TimelineTrack> tracks;
   tracks.reserve(byKey.size());
-  for (auto &entry : byKey)
+  for (auto &entry : byKey) {
+    if (entry.second.kind == prof::EventKind::Python)
+      addStackRows(trace, entry.second);
     tracks.push_back(std::move(entry.second));
+  }
   return tracks;
 }
 

@@ -26,18 +26,25 @@ namespace prof = cuvil::profiler;
 /// One span of a timeline row: an event with its end clipped to its
 /// enclosing event, so that starts and ends both grow along a row.
 struct RowSpan {
+  static constexpr uint32_t kNoFrame = UINT32_MAX;
   int64_t startNs = 0;
   int64_t endNs = 0;
   uint32_t event = 0;
+  /// For the caller rows of a Python track: the stack frame on the stack
+  /// during `event` (spans of touching calls with the same frame merge).
+  uint32_t frame = kNoFrame;
 };
 
-/// The events of one kind on one thread, split into nesting rows.
+/// The events of one kind on one thread, split into nesting rows. Python
+/// tracks start with one row per caller frame of their calls' Python
+/// stacks (root first, `stackRows` of them), then the calls themselves.
 struct TimelineTrack {
   prof::EventKind kind = prof::EventKind::Other;
   uint32_t thread = 0;
   QString group; ///< "Python stack", "NVTX ranges", "CPU kernels", ...
   QString label; ///< "process / thread"
   std::vector<std::vector<RowSpan>> rows; ///< rows[depth], by start time
+  size_t stackRows = 0;
   size_t eventCount = 0;
 };
 

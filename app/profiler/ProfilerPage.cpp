@@ -24,6 +24,7 @@
 #include <QVBoxLayout>
 #include <QtConcurrent>
 
+#include <algorithm>
 #include <map>
 
 namespace cuvil::workbench {
@@ -160,6 +161,19 @@ void ProfilerPage::buildUi() {
   });
   connect(timelineView, &TimelineView::eventClicked, this,
           &ProfilerPage::activateEvent);
+  connect(timelineView, &TimelineView::frameClicked, this,
+          [this](qint64, quint32 frame) {
+            const prof::Trace &trace = *current->trace;
+            const prof::Frame &f = trace.frames[frame];
+            std::string_view file = trace.str(f.file), name = trace.str(f.name);
+            emit opActivated(
+                f.file
+                    ? QString("%1:%2")
+                          .arg(QString::fromUtf8(file.data(), int(file.size())))
+                          .arg(f.line)
+                    : QString(),
+                prof::kNoOp, QString::fromUtf8(name.data(), int(name.size())));
+          });
 
   flameView = new FlameGraphView;
   flameView->setModel(flameTree);
@@ -208,14 +222,15 @@ void ProfilerPage::buildUi() {
   tabs->addTab(opView, "Ops");
   tabs->addTab(treeView, "Call tree");
 
-  auto *bottom = new QSplitter(Qt::Horizontal);
-  bottom->addWidget(flamePane);
-  bottom->addWidget(tabs);
-  bottom->setStretchFactor(0, 3);
-  bottom->setStretchFactor(1, 2);
-  auto *split = new QSplitter(Qt::Vertical);
+  // The timeline across the top; flame graph and tables below it.
+  columns = new QSplitter(Qt::Horizontal);
+  columns->addWidget(flamePane);
+  columns->addWidget(tabs);
+  columns->setStretchFactor(0, 11);
+  columns->setStretchFactor(1, 9);
+  split = new QSplitter(Qt::Vertical);
   split->addWidget(timelineView);
-  split->addWidget(bottom);
+  split->addWidget(columns);
   split->setStretchFactor(0, 2);
   split->setStretchFactor(1, 3);
 
@@ -302,6 +317,19 @@ void ProfilerPage::finishLoad(const ProfileLoad &load, int generation,
     emit traceLoaded(load.profile->path);
 }
 
+void ProfilerPage::fitPanes() {
+  // The timeline takes what its lanes need, between 140 px and half of the
+  // page; the flame graph and the tables get the rest.
+  int total = split->height() > 0 ? split->height() : height();
+  int wanted = timelineView->lanes().contentHeight +
+               TimelineLanes::kRulerHeight + 2 * timelineView->frameWidth() +
+               12;
+  int top = std::clamp(wanted, 140, std::max(140, total / 2));
+  split->setSizes({top, std::max(100, total - top)});
+  int width = columns->width() > 0 ? columns->width() : this->width();
+  columns->setSizes({width * 11 / 20, width * 9 / 20});
+}
+
 void ProfilerPage::clearBaseline() {
   ++baselineGeneration;
   base.reset();
@@ -383,11 +411,28 @@ void ProfilerPage::applyAggregates(
     flameTree->setTree(FlameTree::fromCallTree(currentAgg.callTree));
   ops->setRows(currentAgg.ops,
                baselineAgg ? baselineAgg->ops : std::vector<prof::OpRow>{});
+  // Times first: Op, Total, (Baseline, Δ Total), Self, Self %, Count,
+  // p50, p99, Max, Kind, Location.
+  QHeaderView *header = opView->horizontalHeader();
+  std::vector<int> order = {OpTableModel::Op, OpTableModel::Total};
+  if (ops->hasBaseline())
+    order.insert(order.end(),
+                 {OpTableModel::BaselineTotal, OpTableModel::DeltaTotal});
+  order.insert(order.end(),
+               {OpTableModel::Self, OpTableModel::SelfPercent,
+                OpTableModel::Count, OpTableModel::P50, OpTableModel::P99,
+                OpTableModel::Max, OpTableModel::Kind, OpTableModel::Location});
+  for (int visual = 0; visual < int(order.size()); ++visual)
+    header->moveSection(header->visualIndex(order[size_t(visual)]), visual);
   for (int c = 0; c < ops->columnCount(); ++c)
     opView->resizeColumnToContents(c);
   opView->setColumnWidth(OpTableModel::Op,
-                         std::min(opView->columnWidth(OpTableModel::Op), 320));
+                         std::min(opView->columnWidth(OpTableModel::Op), 260));
+  opView->setColumnWidth(
+      OpTableModel::Location,
+      std::min(opView->columnWidth(OpTableModel::Location), 190));
   treeView->expandToDepth(1);
+  fitPanes();
   treeView->resizeColumnToContents(0);
   heatMap = heatByLocation(currentAgg.ops);
   updateInfo();
@@ -456,8 +501,8 @@ void ProfilerPage::updateSearchInfo() {
     text = "<b>Flame graph</b> — colour by source module:";
     std::map<QString, int64_t> modules;
     for (uint32_t i = 1; i < tree.size(); ++i)
-      if (!tree.node(i).module.isEmpty() && tree.node(i).depth <= 3)
-        modules[tree.node(i).module] += tree.node(i).selfNs;
+      if (!tree.node(i).module.isEmpty())
+        modules[tree.node(i).module] += tree.node(i).totalNs;
     std::vector<std::pair<int64_t, QString>> order;
     for (auto &[name, ns] : modules)
       order.push_back({-ns, name});

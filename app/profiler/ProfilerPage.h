@@ -27,6 +27,7 @@ class QTableView;
 class QTreeView;
 class QToolButton;
 class QTabWidget;
+class QSplitter;
 
 namespace cuvil::workbench {
 
@@ -104,6 +105,7 @@ private:
   void applyAggregates(const Aggregates &currentAgg,
                        const std::shared_ptr<const Aggregates> &baselineAgg);
   void showError(const QString &message);
+  void fitPanes();
   void updateInfo();
   void updateSearchInfo();
   void activateOpRow(const QModelIndex &proxyIndex);
@@ -124,6 +126,7 @@ private:
   QTableView *opView = nullptr;
   QTreeView *treeView = nullptr;
   QTabWidget *tabs = nullptr;
+  QSplitter *split = nullptr, *columns = nullptr;
   QLineEdit *search = nullptr;
   QLabel *errorBanner = nullptr;
   QLabel *info = nullptr;

@@ -122,7 +122,7 @@ std::vector<TimelineBox> rowBoxes(const std::vector<RowSpan> &row,
     double x0 = viewport.toPx(double(s.startNs));
     double x1 = viewport.toPx(double(s.endNs));
     if (x1 - x0 >= minPx) {
-      boxes.push_back({x0, x1, s.event, 1});
+      boxes.push_back({x0, x1, s.event, 1, s.frame});
       ++i;
       continue;
     }
@@ -141,42 +141,47 @@ std::vector<TimelineBox> rowBoxes(const std::vector<RowSpan> &row,
         --k;
     }
     double runEnd = viewport.toPx(double(row[k - 1].endNs));
-    boxes.push_back({x0, std::max(runEnd, x0 + 1.0), s.event, uint32_t(k - i)});
+    boxes.push_back(
+        {x0, std::max(runEnd, x0 + 1.0), s.event, uint32_t(k - i), s.frame});
     i = k;
   }
   return boxes;
 }
 
-int64_t eventAtPixel(const std::vector<RowSpan> &row,
-                     const TimelineViewport &viewport, double px,
-                     double tolerancePx) {
+const RowSpan *spanAtPixel(const std::vector<RowSpan> &row,
+                           const TimelineViewport &viewport, double px,
+                           double tolerancePx) {
   if (row.empty())
-    return -1;
+    return nullptr;
   double t = viewport.toNs(px);
-  // The last span starting at or before t.
+  // The last span starting at or before t, else the one after it.
   auto after =
       std::partition_point(row.begin(), row.end(), [&](const RowSpan &s) {
         return double(s.startNs) <= t;
       });
-  int64_t best = -1;
-  double bestDistance = tolerancePx;
-  auto consider = [&](std::vector<RowSpan>::const_iterator it) {
-    if (it < row.begin() || it >= row.end())
-      return;
-    double x0 = viewport.toPx(double(it->startNs));
-    double x1 = viewport.toPx(double(it->endNs));
+  const RowSpan *best = nullptr;
+  double bestDistance = 0;
+  auto consider = [&](const RowSpan &span) {
+    double x0 = viewport.toPx(double(span.startNs));
+    double x1 = viewport.toPx(double(span.endNs));
     double distance = px < x0 ? x0 - px : px > x1 ? px - x1 : 0.0;
-    if (distance < bestDistance ||
-        (distance == 0.0 && bestDistance == 0.0 && best < 0)) {
+    if (distance <= tolerancePx && (!best || distance < bestDistance)) {
+      best = &span;
       bestDistance = distance;
-      best = it->event;
     }
   };
   if (after != row.begin())
-    consider(after - 1);
-  if (bestDistance > 0)
-    consider(after);
+    consider(*(after - 1));
+  if (after != row.end() && (!best || bestDistance > 0))
+    consider(*after);
   return best;
+}
+
+int64_t eventAtPixel(const std::vector<RowSpan> &row,
+                     const TimelineViewport &viewport, double px,
+                     double tolerancePx) {
+  const RowSpan *span = spanAtPixel(row, viewport, px, tolerancePx);
+  return span ? int64_t(span->event) : -1;
 }
 
 double rulerStepNs(const TimelineViewport &viewport, double minSpacingPx) {

@@ -77,6 +77,7 @@ struct TimelineBox {
   double x0 = 0, x1 = 0; ///< pixels; merged runs are at least 1 px wide
   uint32_t event = 0;    ///< the event, or the first event of a run
   uint32_t merged = 1;   ///< events in the box
+  uint32_t frame = RowSpan::kNoFrame; ///< the caller frame, in stack rows
 };
 
 /// The boxes of one row over the viewport. Events of at least `minPx`
@@ -86,8 +87,12 @@ std::vector<TimelineBox> rowBoxes(const std::vector<RowSpan> &row,
                                   const TimelineViewport &viewport,
                                   double minPx = 1.0);
 
-/// The event of `row` at pixel `px` (within `tolerancePx` of it when none
-/// covers it exactly); -1 when none.
+/// The span of `row` at pixel `px` (within `tolerancePx` of it when none
+/// covers it exactly); nullptr when none.
+const RowSpan *spanAtPixel(const std::vector<RowSpan> &row,
+                           const TimelineViewport &viewport, double px,
+                           double tolerancePx = 2.0);
+/// The event of that span, or -1.
 int64_t eventAtPixel(const std::vector<RowSpan> &row,
                      const TimelineViewport &viewport, double px,
                      double tolerancePx = 2.0);

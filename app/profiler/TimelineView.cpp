@@ -160,19 +160,18 @@ void TimelineView::setCurrentEvent(int64_t index) {
   viewport()->update();
 }
 
-bool TimelineView::highlighted(const prof::Event &event) const {
-  return !highlighting ||
-         (event.name < nameMatches.size() && nameMatches[event.name]);
+bool TimelineView::highlighted(prof::StringId name) const {
+  return !highlighting || (name < nameMatches.size() && nameMatches[name]);
 }
 
-QColor TimelineView::eventColor(const prof::Event &event) {
-  uint64_t key = (uint64_t(event.kind) << 32) | event.name;
+QColor TimelineView::eventColor(prof::EventKind kind, prof::StringId name) {
+  uint64_t key = (uint64_t(kind) << 32) | name;
   auto found = colors.find(key);
   if (found != colors.end())
     return QColor::fromRgb(found->second);
   int hue = 0, spread = 1, saturation = 60;
-  kindHue(event.kind, hue, spread, saturation);
-  uint32_t hash = fnv1a(data->trace->str(event.name));
+  kindHue(kind, hue, spread, saturation);
+  uint32_t hash = fnv1a(data->trace->str(name));
   QColor color = QColor::fromHsv((hue + int(hash % uint32_t(spread))) % 360,
                                  saturation + int((hash >> 8) % 40),
                                  235 + int((hash >> 16) % 16));
@@ -180,16 +179,21 @@ QColor TimelineView::eventColor(const prof::Event &event) {
   return color;
 }
 
-int64_t TimelineView::eventAt(const QPoint &pos) const {
+const RowSpan *TimelineView::spanAt(const QPoint &pos) const {
   if (!data || pos.x() < kLabelWidth || pos.y() < TimelineLanes::kRulerHeight)
-    return -1;
+    return nullptr;
   int y = pos.y() - TimelineLanes::kRulerHeight + verticalScrollBar()->value();
   const TimelineLanes::Lane *lane = laneLayout.laneAt(y);
   if (!lane || lane->track < 0)
-    return -1;
+    return nullptr;
   const TimelineTrack &track = data->tracks[size_t(lane->track)];
-  return eventAtPixel(track.rows[size_t(lane->row)], view,
-                      pos.x() - kLabelWidth);
+  return spanAtPixel(track.rows[size_t(lane->row)], view,
+                     pos.x() - kLabelWidth);
+}
+
+int64_t TimelineView::eventAt(const QPoint &pos) const {
+  const RowSpan *span = spanAt(pos);
+  return span ? int64_t(span->event) : -1;
 }
 
 void TimelineView::paintEvent(QPaintEvent *) {
@@ -241,14 +245,19 @@ void TimelineView::paintTimeline(QPainter &painter, const QRect &area) {
     for (const TimelineBox &box :
          rowBoxes(track.rows[size_t(lane.row)], view)) {
       const prof::Event &e = trace.events[box.event];
+      bool isFrame = box.frame != RowSpan::kNoFrame;
+      // A caller row names the frame; it is coloured like a call of that name.
+      prof::StringId nameId = isFrame ? trace.frames[box.frame].name : e.name;
       QRectF r(content.left() + box.x0, y + 1, box.x1 - box.x0,
                lane.height - 2);
       r = r.intersected(
           QRectF(content.left() - 2, y, content.width() + 4, lane.height));
-      QColor fill = eventColor(e);
+      QColor fill = eventColor(e.kind, nameId);
+      if (isFrame)
+        fill = fill.lighter(108);
       if (box.merged > 1)
         fill = fill.darker(112);
-      if (!highlighted(e))
+      if (!highlighted(nameId))
         fill = QColor(226, 226, 226);
       painter.fillRect(r, fill);
       if (box.merged == 1 && r.width() >= 4) {
@@ -257,13 +266,13 @@ void TimelineView::paintTimeline(QPainter &painter, const QRect &area) {
       }
       if (box.merged == 1 && r.width() > 30) {
         painter.setPen(QColor(25, 25, 25));
-        QString name = QString::fromUtf8(trace.str(e.name).data(),
-                                         int(trace.str(e.name).size()));
+        QString name = QString::fromUtf8(trace.str(nameId).data(),
+                                         int(trace.str(nameId).size()));
         painter.drawText(
             r.adjusted(3, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
             metrics.elidedText(name, Qt::ElideRight, int(r.width()) - 5));
       }
-      if (int64_t(box.event) == current && box.merged == 1) {
+      if (int64_t(box.event) == current && box.merged == 1 && !isFrame) {
         painter.setPen(QPen(QColor(20, 20, 20), 2));
         painter.drawRect(r.adjusted(1, 1, -1, -1));
       }
@@ -424,10 +433,12 @@ void TimelineView::mouseReleaseEvent(QMouseEvent *event) {
   }
   if (moved)
     return;
-  int64_t index = eventAt(pos);
-  if (index >= 0) {
-    setCurrentEvent(index);
-    emit eventClicked(index);
+  const RowSpan *span = spanAt(pos);
+  if (span && span->frame != RowSpan::kNoFrame) {
+    emit frameClicked(span->event, span->frame);
+  } else if (span) {
+    setCurrentEvent(span->event);
+    emit eventClicked(span->event);
   } else {
     setCurrentEvent(-1);
     clearSelection();
@@ -470,13 +481,21 @@ void TimelineView::keyPressEvent(QKeyEvent *event) {
   }
 }
 
-QString TimelineView::eventToolTip(uint32_t index) const {
+QString TimelineView::spanToolTip(const RowSpan &span) const {
   const prof::Trace &trace = *data->trace;
-  const prof::Event &e = trace.events[index];
+  const prof::Event &e = trace.events[span.event];
   auto text = [&](prof::StringId id) {
     std::string_view s = trace.str(id);
     return QString::fromUtf8(s.data(), int(s.size())).toHtmlEscaped();
   };
+  if (span.frame != RowSpan::kNoFrame) {
+    const prof::Frame &f = trace.frames[span.frame];
+    QString tip = "<b>" + text(f.name) + "</b>";
+    if (f.file)
+      tip += "<br>" + text(f.file) + QString(":%1").arg(f.line);
+    return tip + QString("<br>on the Python stack of %1 (%2)")
+                     .arg(text(e.name), formatDuration(e.durationNs));
+  }
   QString tip = "<b>" + text(e.name) + "</b><br>" +
                 QString(prof::eventKindName(e.kind)) + ", " +
                 formatDuration(e.durationNs) + " at +" +
@@ -501,10 +520,9 @@ QString TimelineView::eventToolTip(uint32_t index) const {
 bool TimelineView::viewportEvent(QEvent *event) {
   if (event->type() == QEvent::ToolTip && data) {
     auto *help = static_cast<QHelpEvent *>(event);
-    int64_t index = eventAt(help->pos());
-    if (index >= 0)
-      QToolTip::showText(help->globalPos(), eventToolTip(uint32_t(index)),
-                         viewport());
+    const RowSpan *span = spanAt(help->pos());
+    if (span)
+      QToolTip::showText(help->globalPos(), spanToolTip(*span), viewport());
     else
       QToolTip::hideText();
     return true;

@@ -49,8 +49,11 @@ public:
   void setCurrentEvent(int64_t index);
   int64_t currentEvent() const { return current; }
 
-  /// The event at `pos` (viewport coordinates), or -1.
+  /// The event at `pos` (viewport coordinates), or -1. On a Python
+  /// caller row, the call whose stack holds that frame.
   int64_t eventAt(const QPoint &pos) const;
+  /// The span at `pos` (an event, or a caller frame), or nullptr.
+  const RowSpan *spanAt(const QPoint &pos) const;
   /// The x (viewport coordinates) of time `ns`.
   double xOf(double ns) const { return kLabelWidth + view.toPx(ns); }
   /// Paints into any device (benchmarks, screenshots).
@@ -60,6 +63,8 @@ signals:
   void rangeSelected(qint64 beginNs, qint64 endNs);
   void selectionCleared();
   void eventClicked(qint64 index);
+  /// A caller frame (a Python stack row) of call `event` was clicked.
+  void frameClicked(qint64 event, quint32 frame);
   void visibleRangeChanged();
 
 protected:
@@ -74,10 +79,10 @@ protected:
 
 private:
   void updateScrollBar();
-  QColor eventColor(const prof::Event &event);
-  bool highlighted(const prof::Event &event) const;
+  QColor eventColor(prof::EventKind kind, prof::StringId name);
+  bool highlighted(prof::StringId name) const;
   void paintRuler(QPainter &painter, const QRect &area);
-  QString eventToolTip(uint32_t index) const;
+  QString spanToolTip(const RowSpan &span) const;
 
   std::shared_ptr<const Profile> data;
   TimelineViewport view;

@@ -268,6 +268,24 @@ void ProfilerModelsTest::opTableDiffColumns() {
                .value<QBrush>()
                .color(),
            QColor(190, 30, 30));
+
+  // Kernels of one name at two locations match their own baseline rows; a
+  // name the baseline has once matches even when its location moved.
+  auto row = [](const char *name, const char *loc, int64_t total) {
+    prof::OpRow r;
+    r.name = name;
+    r.loc = loc;
+    r.totalNs = total;
+    return r;
+  };
+  model.setRows({row("k", "a.py:1:1", 10), row("k", "a.py:2:1", 20),
+                 row("m", "a.py:3:1", 5), row("n", "a.py:4:1", 1)},
+                {row("k", "a.py:1:1", 15), row("k", "a.py:2:1", 5),
+                 row("m", "a.py:9:1", 7)});
+  QStringList baselines;
+  for (int r = 0; r < model.rowCount(); ++r)
+    baselines << model.index(r, OpTableModel::BaselineTotal).data().toString();
+  QCOMPARE(baselines, QStringList({"15 ns", "5 ns", "7 ns", "new"}));
 }
 
 void ProfilerModelsTest::timelineTracksOfChromeTrace() {
@@ -363,6 +381,21 @@ void ProfilerModelsTest::realCuvilTrace() {
   flame.setTree(
       FlameTree::fromDiff(unfused.profile->callTree, profile.callTree));
   compareGolden("mlp_diff_flame.txt", dumpModel(flame));
+  // Both runs have this kernel, at line 14 in one and 15 in the other: the
+  // diff matches it by name and file unless asked to match lines too.
+  auto frames = [](const FlameTree &tree, const QString &name) {
+    int n = 0;
+    for (const FlameTree::Node &node : tree.nodes())
+      n += node.name == name;
+    return n;
+  };
+  QString both = "linalg.fill + linalg.matmul + linalg.generic(addf)";
+  QCOMPARE(frames(flame.tree(), both), 1);
+  QCOMPARE(
+      frames(FlameTree::fromDiff(unfused.profile->callTree, profile.callTree,
+                                 FlameTree::DiffWidth::Current, true),
+             both),
+      2);
 }
 
 void ProfilerModelsTest::malformedTraceReportsTheReadersError() {
