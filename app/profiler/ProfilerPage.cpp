@@ -17,7 +17,6 @@
 #include <QMenu>
 #include <QScrollArea>
 #include <QSplitter>
-#include <QTabWidget>
 #include <QTableView>
 #include <QToolButton>
 #include <QTreeView>
@@ -218,14 +217,23 @@ void ProfilerPage::buildUi() {
     activateFrame(flameTree->nodeOf(i));
   });
 
-  tabs = new QTabWidget;
-  tabs->addTab(opView, "Ops");
-  tabs->addTab(treeView, "Call tree");
-
+  // Left: the flame graph over its frames as a tree; right: the ops.
+  flameColumn = new QSplitter(Qt::Vertical);
+  flameColumn->addWidget(flamePane);
+  flameColumn->addWidget(treeView);
+  auto *opPane = new QWidget;
+  auto *opLayout = new QVBoxLayout(opPane);
+  opLayout->setContentsMargins(0, 0, 0, 0);
+  opLayout->setSpacing(2);
+  auto *opTitle = new QLabel("<b>Per-op table</b> — click a row to show its "
+                             "IR op and Python line");
+  opTitle->setTextFormat(Qt::RichText);
+  opLayout->addWidget(opTitle);
+  opLayout->addWidget(opView, 1);
   // The timeline across the top; flame graph and tables below it.
   columns = new QSplitter(Qt::Horizontal);
-  columns->addWidget(flamePane);
-  columns->addWidget(tabs);
+  columns->addWidget(flameColumn);
+  columns->addWidget(opPane);
   columns->setStretchFactor(0, 11);
   columns->setStretchFactor(1, 9);
   split = new QSplitter(Qt::Vertical);
@@ -328,6 +336,13 @@ void ProfilerPage::fitPanes() {
   split->setSizes({top, std::max(100, total - top)});
   int width = columns->width() > 0 ? columns->width() : this->width();
   columns->setSizes({width * 11 / 20, width * 9 / 20});
+  // The flame graph takes the rows it needs (up to two thirds of its
+  // column); the call tree below it gets the rest.
+  int column = std::max(200, total - top);
+  int flame = flameView->minimumSizeHint().height() +
+              flameInfo->sizeHint().height() + 10;
+  flame = std::clamp(flame, 160, std::max(160, column * 2 / 3));
+  flameColumn->setSizes({flame, std::max(80, column - flame)});
 }
 
 void ProfilerPage::clearBaseline() {
@@ -431,9 +446,16 @@ void ProfilerPage::applyAggregates(
   opView->setColumnWidth(
       OpTableModel::Location,
       std::min(opView->columnWidth(OpTableModel::Location), 190));
-  treeView->expandToDepth(1);
-  fitPanes();
+  // Small trees open fully; big ones down to the kernels of a few callers.
+  if (flameTree->tree().size() <= 256)
+    treeView->expandAll();
+  else
+    treeView->expandToDepth(2);
   treeView->resizeColumnToContents(0);
+  treeView->setColumnWidth(0, std::min(treeView->columnWidth(0), 460));
+  for (int c = 1; c < FlameGraphModel::ColumnCount; ++c)
+    treeView->resizeColumnToContents(c);
+  fitPanes();
   heatMap = heatByLocation(currentAgg.ops);
   updateInfo();
   updateSearchInfo();

@@ -26,7 +26,6 @@ class QLineEdit;
 class QTableView;
 class QTreeView;
 class QToolButton;
-class QTabWidget;
 class QSplitter;
 
 namespace cuvil::workbench {
@@ -125,8 +124,7 @@ private:
   OpTableProxy *opSort = nullptr;
   QTableView *opView = nullptr;
   QTreeView *treeView = nullptr;
-  QTabWidget *tabs = nullptr;
-  QSplitter *split = nullptr, *columns = nullptr;
+  QSplitter *split = nullptr, *columns = nullptr, *flameColumn = nullptr;
   QLineEdit *search = nullptr;
   QLabel *errorBanner = nullptr;
   QLabel *info = nullptr;

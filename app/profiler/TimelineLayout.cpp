@@ -122,7 +122,7 @@ std::vector<TimelineBox> rowBoxes(const std::vector<RowSpan> &row,
     double x0 = viewport.toPx(double(s.startNs));
     double x1 = viewport.toPx(double(s.endNs));
     if (x1 - x0 >= minPx) {
-      boxes.push_back({x0, x1, s.event, 1, s.frame});
+      boxes.push_back({x0, x1, s.event, 1, s.frame, uint32_t(i)});
       ++i;
       continue;
     }
@@ -141,8 +141,8 @@ std::vector<TimelineBox> rowBoxes(const std::vector<RowSpan> &row,
         --k;
     }
     double runEnd = viewport.toPx(double(row[k - 1].endNs));
-    boxes.push_back(
-        {x0, std::max(runEnd, x0 + 1.0), s.event, uint32_t(k - i), s.frame});
+    boxes.push_back({x0, std::max(runEnd, x0 + 1.0), s.event, uint32_t(k - i),
+                     s.frame, uint32_t(i)});
     i = k;
   }
   return boxes;

@@ -78,6 +78,7 @@ struct TimelineBox {
   uint32_t event = 0;    ///< the event, or the first event of a run
   uint32_t merged = 1;   ///< events in the box
   uint32_t frame = RowSpan::kNoFrame; ///< the caller frame, in stack rows
+  uint32_t span = 0;                  ///< index of the (first) span in the row
 };
 
 /// The boxes of one row over the viewport. Events of at least `minPx`

@@ -164,6 +164,23 @@ bool TimelineView::highlighted(prof::StringId name) const {
   return !highlighting || (name < nameMatches.size() && nameMatches[name]);
 }
 
+bool TimelineView::runHasMatch(const std::vector<RowSpan> &row,
+                               const TimelineBox &box) const {
+  // Only while searching; bounded by the events visible in the view.
+  if (!highlighting || box.merged < 2)
+    return false;
+  const prof::Trace &trace = *data->trace;
+  for (uint32_t j = box.span + 1; j < box.span + box.merged; ++j) {
+    const RowSpan &s = row[j];
+    prof::StringId name = s.frame != RowSpan::kNoFrame
+                              ? trace.frames[s.frame].name
+                              : trace.events[s.event].name;
+    if (highlighted(name))
+      return true;
+  }
+  return false;
+}
+
 QColor TimelineView::eventColor(prof::EventKind kind, prof::StringId name) {
   uint64_t key = (uint64_t(kind) << 32) | name;
   auto found = colors.find(key);
@@ -257,7 +274,8 @@ void TimelineView::paintTimeline(QPainter &painter, const QRect &area) {
         fill = fill.lighter(108);
       if (box.merged > 1)
         fill = fill.darker(112);
-      if (!highlighted(nameId))
+      if (!highlighted(nameId) &&
+          !runHasMatch(track.rows[size_t(lane.row)], box))
         fill = QColor(226, 226, 226);
       painter.fillRect(r, fill);
       if (box.merged == 1 && r.width() >= 4) {

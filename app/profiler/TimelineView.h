@@ -81,6 +81,9 @@ private:
   void updateScrollBar();
   QColor eventColor(prof::EventKind kind, prof::StringId name);
   bool highlighted(prof::StringId name) const;
+  /// True when a merged run holds an event that matches the search.
+  bool runHasMatch(const std::vector<RowSpan> &row,
+                   const TimelineBox &box) const;
   void paintRuler(QPainter &painter, const QRect &area);
   QString spanToolTip(const RowSpan &span) const;
 

@@ -64,6 +64,7 @@ private slots:
   void opTableSortsAndFilters();
   void opTableDiffColumns();
   void timelineTracksOfChromeTrace();
+  void pythonStackRowsMergeTouchingCalls();
   void rangeAggregates();
   void latencyHeat();
   void realCuvilTrace();
@@ -305,6 +306,33 @@ void ProfilerModelsTest::timelineTracksOfChromeTrace() {
       }
 }
 
+void ProfilerModelsTest::pythonStackRowsMergeTouchingCalls() {
+  // Two back-to-back calls from the same caller, then one after a gap.
+  prof::Trace trace;
+  uint32_t thread = trace.thread(1, 1);
+  prof::StackId stack = trace.stack(
+      {trace.frame("main", "run.py", 3), trace.frame("step", "run.py", 9)});
+  for (int64_t start : {0, 100, 300}) {
+    prof::Event e;
+    e.startNs = start;
+    e.durationNs = 100;
+    e.name = trace.intern("forward");
+    e.kind = prof::EventKind::Python;
+    e.thread = thread;
+    e.stack = stack;
+    trace.events.push_back(e);
+  }
+  auto profile = analyzeProfile(std::move(trace), "touching");
+  const TimelineTrack &python = profile->tracks[0];
+  QCOMPARE(python.stackRows, size_t(2));
+  for (int r = 0; r < 2; ++r) {
+    QCOMPARE(python.rows[size_t(r)].size(), size_t(2));
+    QCOMPARE(python.rows[size_t(r)][0].endNs, 200);
+    QCOMPARE(python.rows[size_t(r)][1].startNs, 300);
+  }
+  QCOMPARE(python.rows[2].size(), size_t(3));
+}
+
 void ProfilerModelsTest::rangeAggregates() {
   auto profile = analyzeProfile(parsedChrome(kChromeTrace), "test.json");
   prof::Selection second;
@@ -356,6 +384,22 @@ void ProfilerModelsTest::realCuvilTrace() {
   QCOMPARE(profile.tracks.size(), size_t(2));
   QCOMPARE(profile.tracks[0].group, QString("Python stack"));
   QCOMPARE(profile.tracks[1].group, QString("CPU kernels"));
+  // The Python lane shows the callers of each call above it: the recording
+  // script's <module> and record() frames, then the mlp calls.
+  const TimelineTrack &python = profile.tracks[0];
+  QCOMPARE(python.stackRows, size_t(2));
+  QCOMPARE(python.rows.size(), size_t(3));
+  const prof::Trace &trace = *profile.trace;
+  QCOMPARE(python.rows[0].size(), size_t(3)); // one span per call: gaps
+  for (int r = 0; r < 2; ++r) {
+    const RowSpan &span = python.rows[size_t(r)][0];
+    QVERIFY(span.frame != RowSpan::kNoFrame);
+    QCOMPARE(trace.str(trace.frames[span.frame].name),
+             std::string_view(r == 0 ? "<module>" : "record"));
+    QCOMPARE(span.startNs, python.rows[2][0].startNs);
+    QCOMPARE(span.endNs, python.rows[2][0].endNs);
+  }
+  QCOMPARE(python.rows[2][0].frame, RowSpan::kNoFrame);
   FlameGraphModel flame;
   QAbstractItemModelTester flameTester(
       &flame, QAbstractItemModelTester::FailureReportingMode::QtTest);

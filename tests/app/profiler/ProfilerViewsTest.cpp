@@ -136,8 +136,12 @@ void ProfilerViewsTest::levelOfDetailMergesSubPixelEvents() {
   QCOMPARE(covered, uint64_t(row.size())); // every event is drawn once
   QVERIFY(wide && wide->merged == 1);
   QVERIFY(qAbs((wide->x1 - wide->x0) - 500000 / v.nsPerPixel()) < 1e-6);
-  for (size_t i = 1; i < boxes.size(); ++i)
+  for (size_t i = 1; i < boxes.size(); ++i) {
     QVERIFY(boxes[i].x0 >= boxes[i - 1].x0);
+    // Runs tile the row: each box starts where the one before ended.
+    QCOMPARE(boxes[i].span, boxes[i - 1].span + boxes[i - 1].merged);
+    QCOMPARE(row[boxes[i].span].event, boxes[i].event);
+  }
 
   // Zoomed in so that events are 5 px wide: one box per visible event.
   v.showRange(0, 2000);
