@@ -4,7 +4,9 @@
 // fan-in, GEMMs and fused linalg.generic regions, as a big transformer's
 // snapshots look), then times graph building, Graphviz layout and drawing
 // into a GraphView (rendered once into an image, offscreen). Prints the best
-// of five runs. Usage: bench-graph-layout [OPS]
+// of five runs. Usage: bench-graph-layout [OPS | SNAPSHOT.mlir [--collapse]
+// [--hide-constants]]
+// (a snapshot's IR, e.g. one saved with File > Export > MLIR of this step).
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +15,7 @@
 
 #include <QApplication>
 #include <QElapsedTimer>
+#include <QFile>
 #include <QImage>
 #include <QPainter>
 
@@ -71,8 +74,27 @@ static QString syntheticIr(int ops) {
 int main(int argc, char **argv) {
   qputenv("QT_QPA_PLATFORM", "offscreen");
   QApplication app(argc, argv);
-  int ops = argc > 1 ? std::max(10, atoi(argv[1])) : 2000;
-  QString ir = syntheticIr(ops);
+  QString arg = argc > 1 ? QString(argv[1]) : QString();
+  int ops = 2000;
+  QString ir;
+  cuvil::graph::GraphOptions options;
+  for (int i = 2; i < argc; ++i) {
+    options.collapseRegions |= QString(argv[i]) == "--collapse";
+    options.hideConstants |= QString(argv[i]) == "--hide-constants";
+  }
+  if (arg.endsWith(".mlir")) {
+    QFile file(arg);
+    if (!file.open(QIODevice::ReadOnly)) {
+      std::fprintf(stderr, "bench-graph-layout: cannot read %s\n", argv[1]);
+      return 1;
+    }
+    ir = QString::fromUtf8(file.readAll());
+    ops = 0;
+  } else {
+    if (!arg.isEmpty())
+      ops = std::max(10, arg.toInt());
+    ir = syntheticIr(ops);
+  }
 
   double best[4] = {1e9, 1e9, 1e9, 1e9};
   size_t nodes = 0, edges = 0;
@@ -80,7 +102,7 @@ int main(int argc, char **argv) {
   for (int run = 0; run < (runs > 0 ? runs : 5); ++run) {
     QElapsedTimer clock;
     clock.start();
-    StepGraph step = buildStepGraph(ir, {}, {});
+    StepGraph step = buildStepGraph(ir, {}, options);
     double buildMs = clock.nsecsElapsed() / 1e6;
     if (!step.error.isEmpty()) {
       std::fprintf(stderr, "bench-graph-layout: %s\n", qPrintable(step.error));
@@ -92,7 +114,8 @@ int main(int argc, char **argv) {
     QString error;
     QByteArray extra = qgetenv("CUVIL_DOT_EXTRA");
     if (!extra.isEmpty())
-      step.dot.insert(step.dot.find("graph [") + 7, extra.toStdString() + ", ");
+      step.dot.insert(step.dot.find("];", step.dot.find("graph [")),
+                      ", " + extra.toStdString());
     clock.restart();
     if (!layoutGraph(step.dot, layout, error)) {
       std::fprintf(stderr, "bench-graph-layout: %s\n", qPrintable(error));
@@ -113,7 +136,11 @@ int main(int argc, char **argv) {
     for (int i = 0; i < 4; ++i)
       best[i] = std::min(best[i], totals[i]);
   }
-  std::printf("graph of %d ops: %zu nodes, %zu edges\n", ops, nodes, edges);
+  if (ops > 0)
+    std::printf("graph of %d ops: ", ops);
+  else
+    std::printf("graph of %s: ", argv[1]);
+  std::printf("%zu nodes, %zu edges\n", nodes, edges);
   std::printf("build + DOT %8.1f ms\n", best[0]);
   std::printf("layout      %8.1f ms (Graphviz dot)\n", best[1]);
   std::printf("draw        %8.1f ms (GraphView items + one render)\n", best[2]);

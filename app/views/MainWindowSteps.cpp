@@ -20,7 +20,7 @@ namespace cuvil::workbench {
 namespace {
 
 /// Above this many nodes a step's graph is drawn with regions collapsed.
-constexpr size_t kAutoCollapseNodes = 2500;
+constexpr size_t kAutoCollapseNodes = 2000;
 
 GraphJob buildJob(int sequence, int step, const QString &ir,
                   const QString &previousIr, bool collapse) {

@@ -340,11 +340,23 @@ private:
     graph.edges.push_back({from, to, value});
   }
 
+  /// A use-def edge. Between the blocks of a collapsed function only the
+  /// branches are drawn: values defined early and used everywhere would
+  /// otherwise add an edge from the entry block to every block, long edges
+  /// that make the layout slow and the picture unreadable.
+  void addDataEdge(int from, int to, const std::string &value) {
+    if (currentBlock >= 0 && from >= 0 && to >= 0 &&
+        graph.nodes[from].kind == OpKind::Block &&
+        graph.nodes[to].kind == OpKind::Block)
+      return;
+    addEdge(from, to, value);
+  }
+
   void use(const std::string &name, int user) {
     bool found = false;
     int def = lookup(name, found);
     if (found)
-      addEdge(def, user, name);
+      addDataEdge(def, user, name);
     else
       scopes.back().pending.push_back({user, name});
   }
@@ -355,7 +367,7 @@ private:
     for (auto &[user, name] : scope.pending) {
       auto f = scope.names.find(name);
       if (f != scope.names.end())
-        addEdge(f->second, user, name);
+        addDataEdge(f->second, user, name);
       else if (!scopes.empty())
         scopes.back().pending.push_back({user, name});
     }

@@ -1,9 +1,9 @@
 // A lowered function with several blocks: blocks are nodes that branches
 // lead to; collapsed, each block stands for its ops and big LLVM-level
-// graphs shrink to their control-flow graph. Big graphs get bounded layout
-// effort.
+// graphs shrink to their control-flow graph.
 // RUN: %cuvil_graph %s | FileCheck %s
 // RUN: %cuvil_graph --collapse %s | FileCheck %s --check-prefix=COLLAPSE
+// RUN: %cuvil_graph --collapse %s | FileCheck %s --check-prefix=CFG
 
 module {
   llvm.func @free(!llvm.ptr)
@@ -39,6 +39,12 @@ module {
 // COLLAPSE: n4 [label="^bb3 (1 op)"
 // COLLAPSE-DAG: n0 -> n2 [tooltip="%arg0"];
 // COLLAPSE-DAG: n1 -> n2 [tooltip="^bb1"];
-// COLLAPSE-DAG: n2 -> n3 [tooltip="%2"];
+// COLLAPSE-DAG: n2 -> n3 [tooltip="^bb2"];
 // COLLAPSE-DAG: n3 -> n2 [tooltip="^bb1"];
-// COLLAPSE-DAG: n2 -> n4 [tooltip="%2"];
+// COLLAPSE-DAG: n2 -> n4 [tooltip="^bb3"];
+
+// Collapsed, blocks are linked by branches only, not by the values they
+// share.
+// CFG-NOT: tooltip="%{{[0-9]+}}"
+// CFG: n0 -> n2 [tooltip="%arg0"];
+// CFG-NOT: tooltip="%{{[0-9]+}}"
