@@ -39,6 +39,11 @@ void FlameGraphView::treeChanged() {
   relayout();
 }
 
+void FlameGraphView::setEmptyText(const QString &text) {
+  emptyText = text;
+  update();
+}
+
 void FlameGraphView::setOrientation(Orientation orientation) {
   direction = orientation;
   update();
@@ -119,8 +124,7 @@ void FlameGraphView::paintEvent(QPaintEvent *) {
   painter.fillRect(rect(), palette().base());
   if (!source || source->tree().size() <= 1) {
     painter.setPen(palette().color(QPalette::PlaceholderText));
-    painter.drawText(rect(), Qt::AlignCenter,
-                     source ? "No frames in this range" : "No profile loaded");
+    painter.drawText(rect(), Qt::AlignCenter, emptyText);
     return;
   }
   const FlameTree &tree = source->tree();

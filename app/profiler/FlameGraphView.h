@@ -29,6 +29,9 @@ public:
   void setModel(FlameGraphModel *model);
   FlameGraphModel *model() const { return source; }
 
+  /// What an empty view says ("No profile loaded").
+  void setEmptyText(const QString &text);
+
   void setOrientation(Orientation orientation);
   Orientation orientation() const { return direction; }
 
@@ -71,6 +74,7 @@ private:
   Orientation direction = Orientation::Flame;
   uint32_t zoom = 0;
   std::vector<FlameRect> rects;
+  QString emptyText = "No profile loaded";
 };
 
 } // namespace cuvil::workbench

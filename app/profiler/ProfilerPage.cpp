@@ -92,6 +92,14 @@ void ProfilerPage::buildUi() {
   connect(clearBaselineButton, &QToolButton::clicked, this,
           &ProfilerPage::clearBaseline);
 
+  widthButton = button("Baseline widths",
+                       "Diff mode: size frames by the baseline's time, so "
+                       "that frames the current run no longer has show up");
+  widthButton->setCheckable(true);
+  widthButton->setEnabled(false);
+  connect(widthButton, &QToolButton::toggled, this,
+          &ProfilerPage::setBaselineWidths);
+
   kindsButton = button("Kinds", "Event kinds counted in the flame graph and "
                                 "the op table");
   kindsButton->setPopupMode(QToolButton::InstantPopup);
@@ -312,11 +320,13 @@ void ProfilerPage::finishLoad(const ProfileLoad &load, int generation,
   if (asBaseline) {
     base = load.profile;
     clearBaselineButton->setEnabled(true);
+    widthButton->setEnabled(true);
   } else {
     current = load.profile;
     wanted.beginNs = INT64_MIN;
     wanted.endNs = INT64_MAX;
     timelineView->setProfile(current);
+    flameView->setEmptyText("No events of the chosen kinds in this range");
   }
   reaggregate();
   if (asBaseline)
@@ -349,6 +359,7 @@ void ProfilerPage::clearBaseline() {
   ++baselineGeneration;
   base.reset();
   clearBaselineButton->setEnabled(false);
+  widthButton->setEnabled(false);
   reaggregate();
 }
 
@@ -415,15 +426,36 @@ void ProfilerPage::reaggregate() {
       }));
 }
 
+void ProfilerPage::rebuildFlameTree() {
+  if (shownBaselineTree)
+    flameTree->setTree(
+        FlameTree::fromDiff(*shownBaselineTree, shownTree,
+                            baselineWidths ? FlameTree::DiffWidth::Baseline
+                                           : FlameTree::DiffWidth::Current));
+  else
+    flameTree->setTree(FlameTree::fromCallTree(shownTree));
+}
+
+void ProfilerPage::setBaselineWidths(bool on) {
+  if (widthButton->isChecked() != on) {
+    widthButton->setChecked(on); // comes back here through toggled
+    return;
+  }
+  baselineWidths = on;
+  if (current)
+    rebuildFlameTree();
+  updateSearchInfo();
+}
+
 void ProfilerPage::applyAggregates(
     const Aggregates &currentAgg,
     const std::shared_ptr<const Aggregates> &baselineAgg) {
   shown = currentAgg.selection;
+  shownTree = currentAgg.callTree;
+  shownBaselineTree.reset();
   if (baselineAgg)
-    flameTree->setTree(
-        FlameTree::fromDiff(baselineAgg->callTree, currentAgg.callTree));
-  else
-    flameTree->setTree(FlameTree::fromCallTree(currentAgg.callTree));
+    shownBaselineTree = std::make_shared<prof::CallTree>(baselineAgg->callTree);
+  rebuildFlameTree();
   ops->setRows(currentAgg.ops,
                baselineAgg ? baselineAgg->ops : std::vector<prof::OpRow>{});
   // Times first: Op, Total, (Baseline, Δ Total), Self, Self %, Count,
@@ -464,8 +496,10 @@ void ProfilerPage::applyAggregates(
 }
 
 void ProfilerPage::setSearchText(const QString &text) {
-  if (search->text() != text)
+  if (search->text() != text) {
     search->setText(text); // comes back here through textChanged
+    return;
+  }
   flameTree->setSearchText(text);
   timelineView->setHighlightText(text);
   opSort->setFilterText(text);
@@ -514,7 +548,8 @@ void ProfilerPage::updateSearchInfo() {
   const FlameTree &tree = flameTree->tree();
   QString text;
   if (tree.isDiff()) {
-    text = "<b>Diff flame graph</b> (width: current run) — "
+    text = QString("<b>Diff flame graph</b> (width: %1 run) — ")
+               .arg(baselineWidths ? "baseline" : "current") +
            "<span style='background:#d73027;color:white'>&nbsp;slower&nbsp;"
            "</span> <span style='background:#3168c4;color:white'>&nbsp;"
            "faster&nbsp;</span> than the baseline, deeper colour = larger "

@@ -64,6 +64,9 @@ public:
   void setSearchText(const QString &text);
   /// Draws the call tree as an icicle (root on top) or a flame graph.
   void setIcicle(bool on);
+  /// Diff mode: frame widths from the baseline's times instead of the
+  /// current run's (frames the current run lost become visible).
+  void setBaselineWidths(bool on);
 
   std::shared_ptr<const Profile> profile() const { return current; }
   std::shared_ptr<const Profile> baseline() const { return base; }
@@ -105,6 +108,7 @@ private:
                        const std::shared_ptr<const Aggregates> &baselineAgg);
   void showError(const QString &message);
   void fitPanes();
+  void rebuildFlameTree();
   void updateInfo();
   void updateSearchInfo();
   void activateOpRow(const QModelIndex &proxyIndex);
@@ -114,6 +118,9 @@ private:
   std::shared_ptr<const Profile> current, base;
   prof::Selection wanted, shown;
   QHash<QString, double> heatMap;
+  prof::CallTree shownTree;
+  std::shared_ptr<prof::CallTree> shownBaselineTree;
+  bool baselineWidths = false;
   int loadGeneration = 0, baselineGeneration = 0, aggregateGeneration = 0;
   int pending = 0;
 
@@ -132,6 +139,7 @@ private:
   QToolButton *icicleButton = nullptr;
   QToolButton *clearBaselineButton = nullptr;
   QToolButton *kindsButton = nullptr;
+  QToolButton *widthButton = nullptr;
 };
 
 } // namespace cuvil::workbench

@@ -373,6 +373,12 @@ void ProfilerViewsTest::pageDiffMode() {
   QCOMPARE(tree.node(findFrame(tree, "cuvil.matmul")).deltaTotalNs(), -300);
   QVERIFY(page.flameGraph()->frameColor(findFrame(tree, "io.read")).red() >
           180);
+  // Baseline widths: the root is as wide as the baseline's 1,200 ns.
+  QCOMPARE(page.flameModel()->tree().weight(0), 1000);
+  page.setBaselineWidths(true);
+  QCOMPARE(page.flameModel()->tree().weight(0), 1200);
+  page.setBaselineWidths(false);
+  QCOMPARE(page.flameModel()->tree().weight(0), 1000);
   page.clearBaseline();
   QVERIFY(!page.flameModel()->tree().isDiff());
   QVERIFY(!page.opModel()->hasBaseline());
