@@ -3,7 +3,8 @@
 // The main window, offscreen: opens the bundled MLP example (run by a real
 // worker), steps through every pass waiting for each graph, checks the
 // cross-links between graph, IR and source at the fusion pass, runs the
-// compiled function and exports every artifact kind.
+// compiled function, exports every artifact kind, steps with the keyboard,
+// stops a hanging file, opens a dropped file and saves its layout.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,10 @@
 #include "TestData.h"
 
 #include <QApplication>
+#include <QDropEvent>
+#include <QFileInfo>
+#include <QMimeData>
+#include <QUrl>
 #include <QPlainTextEdit>
 #include <QSettings>
 #include <QSignalSpy>
@@ -158,7 +163,50 @@ void WorkbenchSmokeTest::opensStepsLinksRunsAndExports() {
     QByteArray data = file.readAll();
     QVERIFY2(data.contains(marker), qPrintable(kind + " lacks its marker"));
   }
+
+  // Keyboard stepping (with focus away from the editors).
+  QApplication::setActiveWindow(&window);
+  QVERIFY(QTest::qWaitForWindowActive(&window));
+  window.graphView()->setFocus();
+  int before = window.currentStep();
+  QTest::keyClick(window.graphView(), Qt::Key_Left, Qt::AltModifier);
+  QCOMPARE(window.currentStep(), before - 1);
+  QTest::keyClick(window.graphView(), Qt::Key_Right, Qt::AltModifier);
+  QCOMPARE(window.currentStep(), before);
+
+  // A hanging file is stopped from the window; the window stays usable.
+  finished.clear();
+  window.openFile(testData("fixtures/hangs.py"));
+  QTRY_VERIFY_WITH_TIMEOUT(window.consoleView()->toPlainText().contains("looping"), 30000);
+  window.stopRun();
+  QTRY_VERIFY_WITH_TIMEOUT(
+      window.consoleView()->toPlainText().contains("Stopped hangs.py"), 2000);
+
+  // Dropping a .py file opens and runs it in a fresh worker.
+  QString tiny = QFileInfo(testData("fixtures/tiny_model.py")).absoluteFilePath();
+  QMimeData mime;
+  mime.setUrls({QUrl::fromLocalFile(tiny)});
+  QDragEnterEvent enter(QPoint(20, 20), Qt::CopyAction, &mime, Qt::LeftButton,
+                        Qt::NoModifier);
+  QApplication::sendEvent(&window, &enter);
+  QVERIFY(enter.isAccepted());
+  QDropEvent drop(QPointF(20, 20), Qt::CopyAction, &mime, Qt::LeftButton,
+                  Qt::NoModifier);
+  finished.clear();
+  QApplication::sendEvent(&window, &drop);
+  QVERIFY(finished.wait(60000));
+  QCOMPARE(finished.first().at(0).toBool(), true);
+  QCOMPARE(window.compilationModel().rowCount(), 1);
+  QCOMPARE(window.compilationModel().record(0)->function, QString("scale_shift"));
+  QStringList recent = QSettings().value("recentFiles").toStringList();
+  QCOMPARE(recent.mid(0, 3),
+           (QStringList{tiny, QFileInfo(testData("fixtures/hangs.py")).absoluteFilePath(),
+                        example}));
+
+  // Closing saves the window layout.
   window.close();
+  QVERIFY(!QSettings().value("window/state").toByteArray().isEmpty());
+  QVERIFY(!QSettings().value("window/geometry").toByteArray().isEmpty());
 }
 
 QTEST_MAIN(WorkbenchSmokeTest)

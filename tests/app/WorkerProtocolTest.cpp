@@ -84,6 +84,12 @@ void WorkerProtocolTest::normalRunReportsCompilationsExecutesAndExports() {
   QVERIFY(object.open(QIODevice::ReadOnly));
   QCOMPARE(object.read(4), QByteArray("\x7f" "ELF"));
 
+  QSignalSpy ir(&client, &WorkerClient::irReady);
+  QVERIFY(client.requestIr(0, "llvm"));
+  QVERIFY(ir.wait(30000));
+  QCOMPARE(ir.first().at(1).toString(), QString("llvm"));
+  QVERIFY(ir.first().at(2).toString().contains("define"));
+
   QSignalSpy failed(&client, &WorkerClient::requestFailed);
   QVERIFY(client.execute(5));
   QVERIFY(failed.wait(10000));
