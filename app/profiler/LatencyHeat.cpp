@@ -71,6 +71,81 @@ QHash<QString, double> heatByLocation(const std::vector<prof::OpRow> &rows,
   return out;
 }
 
+namespace {
+
+/// Splits "file:line:col" (or "file:line"); false when there is no line.
+bool splitLocation(const QString &loc, QString &file, int &line, int &column) {
+  int last = loc.lastIndexOf(':');
+  if (last <= 0)
+    return false;
+  bool ok = false;
+  int tail = loc.mid(last + 1).toInt(&ok);
+  if (!ok)
+    return false;
+  int previous = loc.lastIndexOf(':', last - 1);
+  bool lineOk = false;
+  int head = previous > 0
+                 ? loc.mid(previous + 1, last - previous - 1).toInt(&lineOk)
+                 : 0;
+  if (lineOk) {
+    file = loc.left(previous);
+    line = head;
+    column = tail;
+  } else {
+    file = loc.left(last);
+    line = tail;
+    column = 0;
+  }
+  return true;
+}
+
+QString fileName(const QString &path) {
+  int slash = std::max(path.lastIndexOf('/'), path.lastIndexOf('\\'));
+  return path.mid(slash + 1);
+}
+
+QString positionKey(const QString &file, int line, int column) {
+  return column > 0 ? QString("%1:%2:%3").arg(file).arg(line).arg(column)
+                    : QString("%1:%2").arg(file).arg(line);
+}
+
+} // namespace
+
+LatencyHeatIndex::LatencyHeatIndex(const QHash<QString, qint64> &latencyByLoc) {
+  for (auto it = latencyByLoc.cbegin(); it != latencyByLoc.cend(); ++it) {
+    QString file;
+    int line = 0, column = 0;
+    if (!splitLocation(it.key(), file, line, column))
+      continue;
+    QString name = fileName(file);
+    if (column > 0) {
+      byPath[positionKey(file, line, column)] += it.value();
+      byName[positionKey(name, line, column)] += it.value();
+    }
+    lineByPath[positionKey(file, line, 0)] += it.value();
+    lineByName[positionKey(name, line, 0)] += it.value();
+  }
+  for (qint64 ns : byPath)
+    hottest = std::max(hottest, ns);
+  for (qint64 ns : lineByPath)
+    hottestLine = std::max(hottestLine, ns);
+}
+
+qint64 LatencyHeatIndex::latencyNs(const QString &file, int line,
+                                   int column) const {
+  const QHash<QString, qint64> &path = column > 0 ? byPath : lineByPath;
+  const QHash<QString, qint64> &name = column > 0 ? byName : lineByName;
+  auto found = path.constFind(positionKey(file, line, column));
+  if (found != path.cend())
+    return found.value();
+  return name.value(positionKey(fileName(file), line, column), 0);
+}
+
+double LatencyHeatIndex::heat(const QString &file, int line, int column) const {
+  qint64 max = column > 0 ? hottest : hottestLine;
+  return max > 0 ? double(latencyNs(file, line, column)) / double(max) : 0.0;
+}
+
 QColor heatColor(double heat) {
   heat = std::clamp(heat, 0.0, 1.0);
   // Stops: pale yellow, orange, red.

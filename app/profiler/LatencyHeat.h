@@ -45,6 +45,31 @@ QHash<QString, qint64> latencyByLocation(const std::vector<prof::OpRow> &rows,
                                          HeatKey key = HeatKey::Location);
 QHash<QString, double> heatByLocation(const std::vector<prof::OpRow> &rows,
                                       HeatKey key = HeatKey::Location);
+/// Latency by source position, for painting IR graph nodes: the IR's
+/// locations and the trace's name the same files, possibly by different
+/// paths (absolute in one, relative in the other), so a lookup tries the
+/// exact path, then the file name. Times of several columns of a line add
+/// up when the column is not given.
+class LatencyHeatIndex {
+public:
+  LatencyHeatIndex() = default;
+  /// From latencyByLocation(..., HeatKey::Location) ("file:line:col").
+  explicit LatencyHeatIndex(const QHash<QString, qint64> &latencyByLoc);
+
+  /// Self time of the kernels at `file`:`line`(:`column`), 0 when none;
+  /// column 0 sums the whole line.
+  qint64 latencyNs(const QString &file, int line, int column = 0) const;
+  /// latencyNs over the hottest location's (with a column) or the
+  /// hottest line's (without), in [0, 1].
+  double heat(const QString &file, int line, int column = 0) const;
+  bool isEmpty() const { return lineByPath.isEmpty(); }
+
+private:
+  QHash<QString, qint64> byPath, byName;         ///< "file:line:col"
+  QHash<QString, qint64> lineByPath, lineByName; ///< "file:line"
+  qint64 hottest = 0, hottestLine = 0;
+};
+
 /// A colour ramp for heat in [0, 1]: pale yellow through orange to red.
 QColor heatColor(double heat);
 

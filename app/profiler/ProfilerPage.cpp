@@ -489,6 +489,7 @@ void ProfilerPage::applyAggregates(
     treeView->resizeColumnToContents(c);
   fitPanes();
   heatMap = heatByLocation(currentAgg.ops);
+  heatLookup = LatencyHeatIndex(latencyByLocation(currentAgg.ops));
   updateInfo();
   updateSearchInfo();
   emit heatChanged(heatMap);

@@ -76,6 +76,8 @@ public:
   /// Latency heat per "file:line:col" of the shown selection, 0..1 (for the
   /// IR graph overlay; see LatencyHeat.h for the raw times).
   const QHash<QString, double> &heat() const { return heatMap; }
+  /// The same as an index to look IR ops up by file, line and column.
+  const LatencyHeatIndex &heatIndex() const { return heatLookup; }
   /// The error shown for the last failed load, empty when none.
   QString errorText() const;
 
@@ -118,6 +120,7 @@ private:
   std::shared_ptr<const Profile> current, base;
   prof::Selection wanted, shown;
   QHash<QString, double> heatMap;
+  LatencyHeatIndex heatLookup;
   prof::CallTree shownTree;
   std::shared_ptr<prof::CallTree> shownBaselineTree;
   bool baselineWidths = false;

@@ -371,6 +371,19 @@ void ProfilerModelsTest::latencyHeat() {
   QCOMPARE(
       latencyByLocation(trace, HeatKey::Location, first).value("/src/m.py:4:9"),
       70000);
+  // The index the IR graph looks nodes up in: by path, else file name.
+  QHash<QString, qint64> locs = latency;
+  locs.insert("/src/m.py:5:20", 5000); // a second op on line 5
+  LatencyHeatIndex index(locs);
+  QCOMPARE(index.latencyNs("/src/m.py", 4, 9), 130000);
+  QCOMPARE(index.latencyNs("/other/checkout/m.py", 4, 9), 130000);
+  QCOMPARE(index.latencyNs("m.py", 5), 15000); // both columns of line 5
+  QCOMPARE(index.latencyNs("/src/m.py", 6), 0);
+  QCOMPARE(index.heat("/src/m.py", 4, 9), 1.0);
+  QVERIFY(qFuzzyCompare(index.heat("/src/m.py", 5), 15.0 / 130.0));
+  QVERIFY(qFuzzyCompare(index.heat("/src/m.py", 5, 20), 5.0 / 130.0));
+  QVERIFY(LatencyHeatIndex().isEmpty());
+  QCOMPARE(LatencyHeatIndex().heat("/src/m.py", 4), 0.0);
   QCOMPARE(heatColor(0.0), QColor(255, 247, 204));
   QCOMPARE(heatColor(1.0), QColor(200, 30, 30));
   QVERIFY(heatColor(0.75).green() < heatColor(0.25).green());

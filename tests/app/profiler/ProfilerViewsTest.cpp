@@ -326,6 +326,7 @@ void ProfilerViewsTest::pageRangeSelectionUpdatesAggregates() {
   QCOMPARE(page.opModel()->rowCount(), 4);
   QCOMPARE(page.flameModel()->tree().weight(0), 180000 + 30000);
   QCOMPARE(page.heat().value("/src/m.py:4:9"), 1.0);
+  QCOMPARE(page.heatIndex().heat("m.py", 4), 1.0);
   QVERIFY(heat.size() >= 1);
 
   // What a shift-drag over the second call does.
@@ -342,6 +343,8 @@ void ProfilerViewsTest::pageRangeSelectionUpdatesAggregates() {
   QCOMPARE(names, QStringList({"forward", "linalg.matmul"}));
   QCOMPARE(page.opModel()->index(1, OpTableModel::Total).data().toString(),
            QString("60.00 µs"));
+  QCOMPARE(page.heatIndex().latencyNs("/src/m.py", 4, 9), 60000);
+  QCOMPARE(page.heatIndex().latencyNs("/src/m.py", 5, 9), 0);
 
   // Kinds narrow it further; clearing the range widens it again.
   updated.clear();
