@@ -28,30 +28,4 @@ QString UserException::summary() const {
   return text;
 }
 
-bool splitLocation(const QString &loc, QString &file, int &line) {
-  // "path:line" or "path:line:col"; paths may contain ':' themselves.
-  QStringList parts = loc.split(':');
-  bool ok = false;
-  if (parts.size() >= 3) {
-    parts.last().toInt(&ok);
-    if (ok) {
-      int l = parts[parts.size() - 2].toInt(&ok);
-      if (ok) {
-        file = parts.mid(0, parts.size() - 2).join(':');
-        line = l;
-        return line > 0 && !file.isEmpty();
-      }
-    }
-  }
-  if (parts.size() >= 2) {
-    int l = parts.last().toInt(&ok);
-    if (ok) {
-      file = parts.mid(0, parts.size() - 1).join(':');
-      line = l;
-      return line > 0 && !file.isEmpty();
-    }
-  }
-  return false;
-}
-
 } // namespace cuvil::workbench

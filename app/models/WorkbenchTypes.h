@@ -63,9 +63,6 @@ struct UserException {
   QString summary() const;
 };
 
-/// Splits "file:line[:col]" into its parts; false when it has no line.
-bool splitLocation(const QString &loc, QString &file, int &line);
-
 } // namespace cuvil::workbench
 
 Q_DECLARE_METATYPE(cuvil::workbench::CompilationRecord)

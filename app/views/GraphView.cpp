@@ -5,6 +5,8 @@
 #include <QElapsedTimer>
 #include <QGraphicsItem>
 #include <QGraphicsScene>
+#include <QLabel>
+#include <QMap>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QPainterPath>
@@ -72,9 +74,36 @@ GraphView::GraphView(QWidget *parent) : QGraphicsView(parent) {
   setTransformationAnchor(QGraphicsView::AnchorUnderMouse);
   setViewportUpdateMode(QGraphicsView::SmartViewportUpdate);
   setBackgroundBrush(QColor(0xfb, 0xfb, 0xfb));
+  legend = new QLabel(viewport());
+  legend->setAttribute(Qt::WA_TransparentForMouseEvents);
+  legend->setStyleSheet("QLabel { background: rgba(255, 255, 255, 220); "
+                        "border: 1px solid #cccccc; padding: 3px; }");
+  legend->move(6, 6);
+  legend->hide();
+}
+
+void GraphView::updateLegend(const GraphLayout &layout) {
+  // The kinds present in this graph, alphabetically.
+  QMap<QString, QColor> kinds;
+  bool changed = false;
+  for (const LaidOutNode &n : layout.nodes) {
+    kinds.insert(n.kind, n.fill);
+    changed |= n.changed;
+  }
+  QString html;
+  for (auto it = kinds.begin(); it != kinds.end(); ++it)
+    html += QString("<span style='background:%1'>&nbsp;&nbsp;&nbsp;</span>"
+                    "&nbsp;%2&nbsp;&nbsp;")
+                .arg(it.value().name(), it.key());
+  if (changed)
+    html += "<span style='color:#d62728'><b>&#9633;</b> changed by this pass</span>";
+  legend->setText(html);
+  legend->adjustSize();
+  legend->setVisible(!kinds.isEmpty());
 }
 
 void GraphView::clearGraph(const QString &message) {
+  legend->hide();
   scene()->clear();
   nodeItems.clear();
   selection.clear();
@@ -131,6 +160,7 @@ double GraphView::setGraphLayout(const GraphLayout &layout) {
   }
   s->setItemIndexMethod(QGraphicsScene::BspTreeIndex);
   s->setSceneRect(layout.bounds.adjusted(-20, -20, 20, 20));
+  updateLegend(layout);
   return clock.nsecsElapsed() / 1e6;
 }
 

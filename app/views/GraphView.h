@@ -7,6 +7,8 @@
 #include <QGraphicsView>
 #include <QHash>
 
+class QLabel;
+
 namespace cuvil::workbench {
 
 class GraphNodeItem;
@@ -42,7 +44,10 @@ protected:
   void mousePressEvent(QMouseEvent *event) override;
 
 private:
+  void updateLegend(const GraphLayout &layout);
+
   QHash<int, GraphNodeItem *> nodeItems;
+  QLabel *legend = nullptr; ///< op kinds and their colours, top left
   QList<int> selection;
 };
 

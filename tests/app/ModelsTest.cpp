@@ -66,7 +66,6 @@ private slots:
   void diffLinesEditScripts();
   void graphLayoutOfTheFusedStep();
   void recentFiles();
-  void splitsLocations();
 };
 
 void ModelsTest::decodesWorkerReplies() {
@@ -238,17 +237,6 @@ void ModelsTest::recentFiles() {
   QCOMPARE(recent.lastFile(), QString("/m/d.py"));
   recent.remove("/m/c.py");
   QCOMPARE(recent.files(), (QStringList{"/m/d.py", "/m/a.py"}));
-}
-
-void ModelsTest::splitsLocations() {
-  QString file;
-  int line = 0;
-  QVERIFY(splitLocation("/work/m.py:14:25", file, line));
-  QCOMPARE(file, QString("/work/m.py"));
-  QCOMPARE(line, 14);
-  QVERIFY(splitLocation("/work/m.py:13", file, line));
-  QCOMPARE(line, 13);
-  QVERIFY(!splitLocation("[unknown]", file, line));
 }
 
 QTEST_MAIN(ModelsTest)
