@@ -138,6 +138,7 @@ bool WorkerClient::startWorker() {
   ++generation;
   quitRequested = false;
   stopRequested = false;
+  sawReady = false;
   pending.clear();
   readFd = fds[0];
   int writeFd = fds[1];
@@ -240,6 +241,12 @@ void WorkerClient::handleEnd(quint64 gen, int exitCode, int exitStatus) {
                           "worker. The console shows the Python stack at the "
                           "crash.")
                       .arg(signalName(exitCode), file);
+  } else if (!quitRequested && !sawReady) {
+    unexpected = true;
+    description = QString("The worker %1 could not start Python (exit code "
+                          "%2); the console shows why.")
+                      .arg(workerPath)
+                      .arg(exitCode);
   } else if (!quitRequested) {
     unexpected = true;
     description = QString("The worker exited with code %1 while running %2 "
@@ -288,6 +295,7 @@ void WorkerClient::handleMessage(quint64 gen, const WorkerMessage &message) {
     return;
   const QString &type = message.type;
   if (type == "ready") {
+    sawReady = true;
     if (currentState == State::Starting)
       setState(State::Busy);
     emit ready(message.fields.value("python").toString());

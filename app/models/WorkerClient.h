@@ -95,6 +95,7 @@ private:
   State currentState = State::NotRunning;
   QString runningFile;
   bool quitRequested = false;
+  bool sawReady = false; ///< the worker's Python started
   bool stopRequested = false;
   QElapsedTimer stopClock;
   QTimer *terminateTimer = nullptr;

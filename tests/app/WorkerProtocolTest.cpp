@@ -3,7 +3,8 @@
 // Every case starts a real cuvil-worker: a normal run with compilation,
 // execution and export; an exception with the user's file:line; an endless
 // loop stopped within a second (also when it ignores SIGINT and SIGTERM);
-// a segfault and os._exit, each followed by a working fresh worker.
+// a segfault and os._exit, each followed by a working fresh worker; a
+// Python that cannot start and a missing worker binary.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,6 +41,8 @@ private slots:
   void loopIgnoringSignalsIsKilledWithinASecond();
   void segfaultIsReportedAndNextRunGetsAFreshWorker();
   void osExitIsReported();
+  void brokenPythonIsReported();
+  void missingWorkerIsReported();
 };
 
 void WorkerProtocolTest::normalRunReportsCompilationsExecutesAndExports() {
@@ -185,6 +188,34 @@ void WorkerProtocolTest::osExitIsReported() {
   QString description = ended.first().at(0).toString();
   QVERIFY2(description.contains("exited with code 7 while running exits.py"),
            qPrintable(description));
+}
+
+void WorkerProtocolTest::brokenPythonIsReported() {
+  qputenv("PYTHONHOME", "/nonexistent-python-home");
+  WorkerClient client;
+  Console console;
+  console.attach(client);
+  QSignalSpy ended(&client, &WorkerClient::workerEnded);
+  client.runFile(testData("fixtures/tiny_model.py"));
+  QVERIFY(ended.wait(30000));
+  qunsetenv("PYTHONHOME");
+  QCOMPARE(ended.first().at(1).toBool(), true);
+  QString description = ended.first().at(0).toString();
+  QVERIFY2(description.contains("could not start Python"), qPrintable(description));
+  QTRY_VERIFY(console.err.contains("Python did not start"));
+}
+
+void WorkerProtocolTest::missingWorkerIsReported() {
+  WorkerClient client;
+  client.setWorkerPath("/nonexistent/cuvil-worker");
+  QSignalSpy ended(&client, &WorkerClient::workerEnded);
+  client.runFile(testData("fixtures/tiny_model.py"));
+  QTRY_VERIFY(!ended.isEmpty());
+  QString description = ended.first().at(0).toString();
+  QVERIFY2(description.startsWith("Cannot start the worker /nonexistent/cuvil-worker"),
+           qPrintable(description));
+  QVERIFY(description.contains("set CUVIL_WORKER"));
+  QCOMPARE(client.state(), WorkerClient::State::NotRunning);
 }
 
 QTEST_GUILESS_MAIN(WorkerProtocolTest)
