@@ -96,6 +96,49 @@ void addStackRows(const prof::Trace &trace, TimelineTrack &track) {
 
 } // namespace
 
+FlowIndex::FlowIndex(const prof::Trace &trace) {
+  size_t n = trace.events.size();
+  auto build = [&](bool outgoing, std::vector<uint32_t> &offsets,
+                   std::vector<uint32_t> &values) {
+    offsets.assign(n + 1, 0);
+    for (const prof::Flow &f : trace.flows) {
+      uint32_t key = outgoing ? f.from : f.to;
+      if (key < n && (outgoing ? f.to : f.from) < n)
+        ++offsets[key + 1];
+    }
+    for (size_t i = 0; i < n; ++i)
+      offsets[i + 1] += offsets[i];
+    values.assign(offsets[n], 0);
+    std::vector<uint32_t> fill(offsets.begin(), offsets.end() - 1);
+    for (const prof::Flow &f : trace.flows) {
+      uint32_t key = outgoing ? f.from : f.to, other = outgoing ? f.to : f.from;
+      if (key < n && other < n)
+        values[fill[key]++] = other;
+    }
+  };
+  if (trace.flows.empty())
+    return;
+  build(true, outOffsets, outEvents);
+  build(false, inOffsets, inEvents);
+}
+
+std::vector<uint32_t> FlowIndex::slice(const std::vector<uint32_t> &offsets,
+                                       const std::vector<uint32_t> &values,
+                                       uint32_t event) {
+  if (size_t(event) + 1 >= offsets.size())
+    return {};
+  return std::vector<uint32_t>(values.begin() + offsets[event],
+                               values.begin() + offsets[event + 1]);
+}
+
+std::vector<uint32_t> FlowIndex::targets(uint32_t event) const {
+  return slice(outOffsets, outEvents, event);
+}
+
+std::vector<uint32_t> FlowIndex::sources(uint32_t event) const {
+  return slice(inOffsets, inEvents, event);
+}
+
 QString trackGroupName(prof::EventKind kind) {
   switch (kind) {
   case prof::EventKind::Python:
@@ -177,6 +220,7 @@ std::shared_ptr<Profile> analyze(prof::Trace trace, const QString &name) {
   QFuture<std::vector<prof::OpRow>> ops = QtConcurrent::run(
       [shared] { return prof::opTable(*shared, {}, prof::GroupBy::OpId); });
   profile->tracks = buildTimelineTracks(*shared);
+  profile->flows = FlowIndex(*shared);
   profile->callTree = tree.result();
   profile->ops = ops.result();
   profile->analyzeSeconds = secondsSince(start);

@@ -55,6 +55,24 @@ QString trackGroupName(prof::EventKind kind);
 /// other; by thread within a kind.
 std::vector<TimelineTrack> buildTimelineTracks(const prof::Trace &trace);
 
+/// The flow arrows of a trace (launch → kernel, call → kernel) by event,
+/// both ways, in compressed rows.
+class FlowIndex {
+public:
+  FlowIndex() = default;
+  explicit FlowIndex(const prof::Trace &trace);
+  /// Events that `event` has a flow to.
+  std::vector<uint32_t> targets(uint32_t event) const;
+  /// Events that have a flow to `event`.
+  std::vector<uint32_t> sources(uint32_t event) const;
+
+private:
+  static std::vector<uint32_t> slice(const std::vector<uint32_t> &offsets,
+                                     const std::vector<uint32_t> &values,
+                                     uint32_t event);
+  std::vector<uint32_t> outOffsets, outEvents, inOffsets, inEvents;
+};
+
 /// A trace ready for the views. Immutable once built; shared between the
 /// GUI thread and the workers that aggregate selections.
 struct Profile {
@@ -64,6 +82,7 @@ struct Profile {
   std::vector<TimelineTrack> tracks;
   prof::CallTree callTree;      ///< of the whole trace
   std::vector<prof::OpRow> ops; ///< of the whole trace, by total time
+  FlowIndex flows;
   double readSeconds = 0, analyzeSeconds = 0;
 };
 

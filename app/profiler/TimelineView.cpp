@@ -6,10 +6,12 @@
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QPainterPath>
 #include <QScrollBar>
 #include <QToolTip>
 #include <QWheelEvent>
 
+#include <algorithm>
 #include <cmath>
 
 namespace cuvil::workbench {
@@ -53,13 +55,14 @@ void kindHue(prof::EventKind kind, int &hue, int &spread, int &saturation) {
 }
 
 QString rulerLabel(double ns, double step) {
-  if (step >= 1e9)
-    return QString("%1 s").arg(ns / 1e9, 0, 'f', step >= 1e10 ? 0 : 1);
-  if (step >= 1e6)
-    return QString("%1 ms").arg(ns / 1e6, 0, 'f', step >= 1e7 ? 0 : 1);
-  if (step >= 1e3)
-    return QString("%1 µs").arg(ns / 1e3, 0, 'f', step >= 1e4 ? 0 : 1);
-  return QString("%1 ns").arg(ns, 0, 'f', 0);
+  // The unit that keeps tick labels short: 4.5 ms rather than 4500 µs.
+  double unit = step >= 1e8 ? 1e9 : step >= 1e5 ? 1e6 : step >= 1e2 ? 1e3 : 1;
+  const char *name = unit == 1e9   ? "s"
+                     : unit == 1e6 ? "ms"
+                     : unit == 1e3 ? "µs"
+                                   : "ns";
+  int decimals = std::max(0, int(-std::floor(std::log10(step / unit) + 1e-9)));
+  return QString("%1 %2").arg(ns / unit, 0, 'f', decimals).arg(name);
 }
 
 } // namespace
@@ -81,6 +84,16 @@ void TimelineView::setProfile(std::shared_ptr<const Profile> profile) {
   nameMatches.clear();
   highlighting = false;
   laneLayout = data ? TimelineLanes::build(data->tracks) : TimelineLanes{};
+  laneOfEvent.assign(data ? data->trace->events.size() : 0, -1);
+  for (size_t l = 0; l < laneLayout.lanes.size(); ++l) {
+    const TimelineLanes::Lane &lane = laneLayout.lanes[l];
+    if (lane.track < 0)
+      continue;
+    for (const RowSpan &span :
+         data->tracks[size_t(lane.track)].rows[size_t(lane.row)])
+      if (span.frame == RowSpan::kNoFrame)
+        laneOfEvent[span.event] = int32_t(l);
+  }
   double width = std::max(1, viewport()->width() - kLabelWidth);
   if (data)
     view.reset(data->beginNs, data->endNs, width);
@@ -298,6 +311,8 @@ void TimelineView::paintTimeline(QPainter &painter, const QRect &area) {
     painter.restore();
   }
 
+  paintFlows(painter, content, top - scroll);
+
   // Label column and group titles on top of the boxes.
   painter.fillRect(QRect(area.left(), top, kLabelWidth, content.height()),
                    QColor(244, 245, 247));
@@ -353,6 +368,50 @@ void TimelineView::paintTimeline(QPainter &painter, const QRect &area) {
       painter.drawText(tag, Qt::AlignCenter, label);
     }
   }
+}
+
+void TimelineView::paintFlows(QPainter &painter, const QRect &content,
+                              int laneTop) {
+  if (current < 0 || size_t(current) >= laneOfEvent.size())
+    return;
+  const prof::Trace &trace = *data->trace;
+  auto point = [&](uint32_t event, double ns) {
+    const TimelineLanes::Lane &lane =
+        laneLayout.lanes[size_t(laneOfEvent[event])];
+    return QPointF(xOf(ns), laneTop + lane.y + lane.height / 2.0);
+  };
+  // From the moment of the source closest to the target's start, to the
+  // target's start: a launch points at its kernel, a call at its kernels.
+  auto arrow = [&](uint32_t from, uint32_t to) {
+    if (laneOfEvent[from] < 0 || laneOfEvent[to] < 0)
+      return;
+    const prof::Event &a = trace.events[from], &b = trace.events[to];
+    double at = std::clamp<double>(double(b.startNs), double(a.startNs),
+                                   double(a.endNs()));
+    QPointF p0 = point(from, at), p1 = point(to, double(b.startNs));
+    double bend = std::max(12.0, std::abs(p1.y() - p0.y()) / 2);
+    QPainterPath path(p0);
+    path.cubicTo(p0 + QPointF(0, p1.y() > p0.y() ? bend : -bend),
+                 p1 - QPointF(0, p1.y() > p0.y() ? bend : -bend), p1);
+    painter.drawPath(path);
+    double dir = p1.y() >= p0.y() ? -1 : 1;
+    QPolygonF head({p1, p1 + QPointF(-4, 7 * dir), p1 + QPointF(4, 7 * dir)});
+    painter.drawPolygon(head);
+  };
+  painter.save();
+  painter.setClipRect(content);
+  painter.setRenderHint(QPainter::Antialiasing);
+  painter.setPen(QPen(QColor(30, 30, 30, 200), 1.3));
+  painter.setBrush(QColor(30, 30, 30, 200));
+  auto self = uint32_t(current);
+  std::vector<uint32_t> targets = data->flows.targets(self);
+  std::vector<uint32_t> sources = data->flows.sources(self);
+  // Bounded, so a call with thousands of kernels stays cheap to draw.
+  for (size_t i = 0; i < targets.size() && i < 256; ++i)
+    arrow(self, targets[i]);
+  for (size_t i = 0; i < sources.size() && i < 256; ++i)
+    arrow(sources[i], self);
+  painter.restore();
 }
 
 void TimelineView::paintRuler(QPainter &painter, const QRect &area) {
@@ -506,6 +565,13 @@ QString TimelineView::spanToolTip(const RowSpan &span) const {
     std::string_view s = trace.str(id);
     return QString::fromUtf8(s.data(), int(s.size())).toHtmlEscaped();
   };
+  size_t out = data->flows.targets(span.event).size();
+  size_t in = data->flows.sources(span.event).size();
+  QString flows;
+  if (out + in > 0)
+    flows = QString("<br>flows: %1 out, %2 in (click to draw them)")
+                .arg(out)
+                .arg(in);
   if (span.frame != RowSpan::kNoFrame) {
     const prof::Frame &f = trace.frames[span.frame];
     QString tip = "<b>" + text(f.name) + "</b>";
@@ -532,7 +598,7 @@ QString TimelineView::spanToolTip(const RowSpan &span) const {
         tip += " — " + text(f.file) + QString(":%1").arg(f.line);
     }
   }
-  return tip;
+  return tip + flows;
 }
 
 bool TimelineView::viewportEvent(QEvent *event) {

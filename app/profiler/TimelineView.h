@@ -85,6 +85,8 @@ private:
   bool runHasMatch(const std::vector<RowSpan> &row,
                    const TimelineBox &box) const;
   void paintRuler(QPainter &painter, const QRect &area);
+  /// Arrows between the current event and its flow partners.
+  void paintFlows(QPainter &painter, const QRect &content, int laneTop);
   QString spanToolTip(const RowSpan &span) const;
 
   std::shared_ptr<const Profile> data;
@@ -92,7 +94,8 @@ private:
   TimelineLanes laneLayout;
   int64_t selBegin = 0, selEnd = 0;
   int64_t current = -1;
-  std::vector<char> nameMatches; ///< per string id, for highlighting
+  std::vector<char> nameMatches;    ///< per string id, for highlighting
+  std::vector<int32_t> laneOfEvent; ///< lane index per event, -1: none
   bool highlighting = false;
   std::unordered_map<uint64_t, QRgb> colors;
 

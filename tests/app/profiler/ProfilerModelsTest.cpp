@@ -432,6 +432,17 @@ void ProfilerModelsTest::realCuvilTrace() {
       found = true;
     }
   QVERIFY(found);
+  // Flows join each compiled call to the kernels it ran.
+  uint32_t call = python.rows[2][0].event;
+  std::vector<uint32_t> kernels = profile.flows.targets(call);
+  QCOMPARE(kernels.size(), size_t(3));
+  for (uint32_t k : kernels) {
+    QCOMPARE(trace.events[k].kind, prof::EventKind::CpuKernel);
+    QVERIFY(trace.events[k].startNs >= trace.events[call].startNs);
+    QCOMPARE(profile.flows.sources(k), std::vector<uint32_t>{call});
+  }
+  QVERIFY(profile.flows.sources(call).empty());
+  QVERIFY(FlowIndex().targets(0).empty());
   // The diff of the fused run against the unfused one.
   ProfileLoad unfused = loadProfile(testData("fixtures/mlp_unfused.json"));
   QVERIFY2(unfused.profile, qPrintable(unfused.error));
