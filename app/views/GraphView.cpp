@@ -82,7 +82,8 @@ GraphView::GraphView(QWidget *parent) : QGraphicsView(parent) {
   legend->hide();
 }
 
-void GraphView::updateLegend(const GraphLayout &layout) {
+void GraphView::updateLegend(const GraphLayout &layout,
+                             const QString &changedMeaning) {
   // The kinds present in this graph, alphabetically.
   QMap<QString, QColor> kinds;
   bool changed = false;
@@ -96,7 +97,8 @@ void GraphView::updateLegend(const GraphLayout &layout) {
                     "&nbsp;%2&nbsp;&nbsp;")
                 .arg(it.value().name(), it.key());
   if (changed)
-    html += "<span style='color:#d62728'><b>&#9633;</b> changed by this pass</span>";
+    html += "<span style='color:#d62728'><b>&#9633;</b> " +
+            changedMeaning.toHtmlEscaped() + "</span>";
   legend->setText(html);
   legend->adjustSize();
   legend->setVisible(!kinds.isEmpty());
@@ -111,7 +113,8 @@ void GraphView::clearGraph(const QString &message) {
     scene()->addText(message);
 }
 
-double GraphView::setGraphLayout(const GraphLayout &layout) {
+double GraphView::setGraphLayout(const GraphLayout &layout,
+                                 const QString &changedMeaning) {
   QElapsedTimer clock;
   clock.start();
   clearGraph();
@@ -160,7 +163,7 @@ double GraphView::setGraphLayout(const GraphLayout &layout) {
   }
   s->setItemIndexMethod(QGraphicsScene::BspTreeIndex);
   s->setSceneRect(layout.bounds.adjusted(-20, -20, 20, 20));
-  updateLegend(layout);
+  updateLegend(layout, changedMeaning);
   return clock.nsecsElapsed() / 1e6;
 }
 

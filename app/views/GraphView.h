@@ -21,7 +21,9 @@ public:
   explicit GraphView(QWidget *parent = nullptr);
 
   /// Replaces the drawing; returns the milliseconds spent building items.
-  double setGraphLayout(const GraphLayout &layout);
+  /// `changedMeaning` names what outlined nodes are, for the legend.
+  double setGraphLayout(const GraphLayout &layout,
+                        const QString &changedMeaning = tr("changed by this pass"));
   void clearGraph(const QString &message = {});
   int nodeCount() const { return nodeItems.size(); }
 
@@ -44,7 +46,7 @@ protected:
   void mousePressEvent(QMouseEvent *event) override;
 
 private:
-  void updateLegend(const GraphLayout &layout);
+  void updateLegend(const GraphLayout &layout, const QString &changedMeaning);
 
   QHash<int, GraphNodeItem *> nodeItems;
   QLabel *legend = nullptr; ///< op kinds and their colours, top left

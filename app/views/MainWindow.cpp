@@ -132,6 +132,10 @@ void MainWindow::buildDocks() {
   collapseBox = new QCheckBox(tr("Collapse regions"), graphBar);
   collapseBox->setToolTip(tr("Draw each fused region or loop nest as one node"));
   graphBar->addWidget(collapseBox);
+  beforeBox = new QCheckBox(tr("Before this pass"), graphBar);
+  beforeBox->setToolTip(tr("Show the IR and graph before the selected pass, "
+                           "marking the ops it replaces or removes"));
+  graphBar->addWidget(beforeBox);
   graphStatus = new QLabel(graphPanel);
   graphStatus->setContentsMargins(4, 0, 4, 2);
   graphLayout->addWidget(graphBar);
@@ -145,6 +149,7 @@ void MainWindow::buildDocks() {
       statusBar()->showMessage(tr("%n op(s) match \"%1\"", "", found).arg(text));
   });
   connect(collapseBox, &QCheckBox::toggled, this, [this] { requestGraph(); });
+  connect(beforeBox, &QCheckBox::toggled, this, &MainWindow::setShowBefore);
   connect(graph, &GraphView::nodeClicked, this, &MainWindow::selectNode);
 
   // Left: source and compilations.
@@ -380,6 +385,15 @@ void MainWindow::setHideUnchanged(bool hide) {
     if (index.isValid())
       stepTable->setCurrentIndex(index);
   }
+}
+
+void MainWindow::setShowBefore(bool before) {
+  if (beforeBox->isChecked() != before)
+    beforeBox->setChecked(before); // re-enters through toggled()
+  if (step < 0)
+    return;
+  showShownIr();
+  requestGraph();
 }
 
 void MainWindow::closeEvent(QCloseEvent *event) {

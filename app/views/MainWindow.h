@@ -33,6 +33,7 @@ struct GraphJob {
   GraphLayout layout;
   QString error;
   bool collapsed = false;
+  bool before = false; ///< the previous step's graph, marking what the pass replaces
 };
 
 class MainWindow : public QMainWindow {
@@ -60,6 +61,9 @@ public:
   int currentStep() const { return step; }
   int stepCount() const { return steps.rowCount(); }
   void setHideUnchanged(bool hide);
+  /// Shows the graph and IR before the selected pass, marking the ops it
+  /// replaces or removes, instead of after it.
+  void setShowBefore(bool before);
 
   /// Exports the current compilation: "mlir" (IR of the current step),
   /// "llvm", "asm", "obj", "so" (from the worker), "dot", "svg", "png" (the
@@ -112,6 +116,8 @@ private:
   // MainWindowSteps.cpp: compilations, steps, graphs, cross-links.
   void showCompilation(int row);
   void requestGraph();
+  bool showingBefore() const;
+  void showShownIr();
   void graphReady();
   void markIrLine(int line);
   // MainWindowRun.cpp: worker replies.
@@ -137,6 +143,7 @@ private:
   QTableView *diffTable = nullptr;
   QCheckBox *hideUnchangedBox = nullptr;
   QCheckBox *collapseBox = nullptr;
+  QCheckBox *beforeBox = nullptr;
   QLineEdit *searchEdit = nullptr;
   QLabel *graphStatus = nullptr;
   QMenu *recentMenu = nullptr;

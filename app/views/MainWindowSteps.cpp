@@ -23,10 +23,11 @@ namespace {
 constexpr size_t kAutoCollapseNodes = 2000;
 
 GraphJob buildJob(int sequence, int step, const QString &ir,
-                  const QString &previousIr, bool collapse) {
+                  const QString &previousIr, bool collapse, bool before) {
   GraphJob job;
   job.sequence = sequence;
   job.step = step;
+  job.before = before;
   graph::GraphOptions options;
   options.collapseRegions = collapse;
   job.stepGraph = buildStepGraph(ir, previousIr, options);
@@ -79,9 +80,7 @@ void MainWindow::selectStep(int index) {
   step = index;
   const PassStep &current = steps.steps()[index];
   QString previous = index > 0 ? steps.steps()[index - 1].ir : QString();
-  linking = true;
-  irText->setPlainText(current.ir);
-  linking = false;
+  showShownIr();
   diff.setTexts(previous, current.ir);
   statusBar()->showMessage(
       tr("Step %1 of %2: %3 (%4, %5 ms)%6")
@@ -111,20 +110,36 @@ bool MainWindow::stepBack() {
   return true;
 }
 
+bool MainWindow::showingBefore() const {
+  return beforeBox->isChecked() && step > 0;
+}
+
+void MainWindow::showShownIr() {
+  const QVector<PassStep> &all = steps.steps();
+  linking = true;
+  irText->setPlainText(all[showingBefore() ? step - 1 : step].ir);
+  linking = false;
+}
+
 void MainWindow::requestGraph() {
   if (step < 0 || step >= steps.rowCount())
     return;
   const QVector<PassStep> &all = steps.steps();
   QString ir = all[step].ir;
   QString previous = step > 0 ? all[step - 1].ir : QString();
+  // Before the pass: the previous step's graph, marking the ops this pass
+  // replaces or removes (those with no counterpart after it).
+  if (showingBefore())
+    std::swap(ir, previous);
   int sequence = ++graphSequence;
   int s = step;
   bool collapse = collapseBox->isChecked();
+  bool before = showingBefore();
   graphStatus->setText(tr("Laying out the graph..."));
   if (graphWatcher.isRunning())
     return; // graphReady() picks up the newest request
   graphWatcher.setFuture(QtConcurrent::run([=] {
-    return buildJob(sequence, s, ir, previous, collapse);
+    return buildJob(sequence, s, ir, previous, collapse, before);
   }));
 }
 
@@ -144,18 +159,24 @@ void MainWindow::graphReady() {
     emit stepShown(job.step, 0);
     return;
   }
-  double drawMs = graph->setGraphLayout(job.layout);
+  double drawMs = graph->setGraphLayout(
+      job.layout, job.before ? tr("replaced or removed by this pass")
+                             : tr("changed by this pass"));
   graph->fit();
   const graph::IRGraph &g = job.stepGraph.graph;
-  graphStatus->setText(
-      tr("@%1: %2 nodes, %3 changed, %4 removed%5 (layout %6 ms, draw %7 ms)")
-          .arg(QString::fromStdString(g.function))
-          .arg(g.nodes.size())
-          .arg(g.changedCount)
-          .arg(g.removedCount)
-          .arg(job.collapsed ? tr(", regions collapsed") : QString())
-          .arg(job.layout.layoutMs, 0, 'f', 0)
-          .arg(drawMs, 0, 'f', 0));
+  QString marks =
+      job.before ? tr("%1 replaced or removed by the pass, %2 added by it")
+                       .arg(g.changedCount)
+                       .arg(g.removedCount)
+                 : tr("%1 changed, %2 removed").arg(g.changedCount).arg(g.removedCount);
+  graphStatus->setText(tr("@%1%2: %3 nodes, %4%5 (layout %6 ms, draw %7 ms)")
+                           .arg(QString::fromStdString(g.function),
+                                job.before ? tr(" before the pass") : QString())
+                           .arg(g.nodes.size())
+                           .arg(marks,
+                                job.collapsed ? tr(", regions collapsed") : QString())
+                           .arg(job.layout.layoutMs, 0, 'f', 0)
+                           .arg(drawMs, 0, 'f', 0));
   if (!searchEdit->text().isEmpty())
     graph->search(searchEdit->text());
   emit stepShown(job.step, static_cast<int>(g.nodes.size()));

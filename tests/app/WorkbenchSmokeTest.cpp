@@ -135,6 +135,21 @@ void WorkbenchSmokeTest::opensStepsLinksRunsAndExports() {
   QCOMPARE(window.graphView()->selectedNodes(), QList<int>{matmul});
   QCOMPARE(window.graphView()->search("matmul"), 2);
 
+  // Before the fusion pass: the previous step's IR and graph, with the ops
+  // the pass replaces marked.
+  shown.clear();
+  window.setShowBefore(true);
+  QVERIFY(waitForStep(window, shown, fusionStep) > 0);
+  QVERIFY(window.currentGraph().before);
+  QVERIFY(window.currentGraph().stepGraph.graph.changedCount > 0);
+  QCOMPARE(window.irView()->toPlainText(),
+           window.stepModel().steps()[fusionStep - 1].ir);
+  shown.clear();
+  window.setShowBefore(false);
+  QVERIFY(waitForStep(window, shown, fusionStep) > 0);
+  QVERIFY(!window.currentGraph().before);
+  QCOMPARE(window.irView()->toPlainText(), window.stepModel().steps()[fusionStep].ir);
+
   // Run the compiled function against NumPy.
   QSignalSpy executed(&window, &MainWindow::executedCompiled);
   window.runCompiled();
