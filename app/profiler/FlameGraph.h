@@ -1,5 +1,4 @@
-//===- FlameGraph.h - Flame graph data: tree, layout, colours, search -*- C++
-//-*-===//
+//===- FlameGraph.h - Flame graph tree, layout, colours, search -*- C++ -*-===//
 //
 // A FlameTree holds either one call tree or the diff of two (baseline →
 // current) in one shape, with children sorted heaviest first. layoutFlame

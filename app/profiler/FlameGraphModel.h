@@ -1,5 +1,4 @@
-//===- FlameGraphModel.h - The flame graph's frames as a tree model -*- C++
-//-*-===//
+//===- FlameGraphModel.h - A flame graph's frames as a tree -----*- C++ -*-===//
 #ifndef CUVIL_WORKBENCH_FLAMEGRAPHMODEL_H
 #define CUVIL_WORKBENCH_FLAMEGRAPHMODEL_H
 

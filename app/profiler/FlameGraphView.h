@@ -1,5 +1,4 @@
-//===- FlameGraphView.h - Paints a FlameGraphModel as flame or icicle -*- C++
-//-*-===//
+//===- FlameGraphView.h - Paints a flame graph or icicle --------*- C++ -*-===//
 #ifndef CUVIL_WORKBENCH_FLAMEGRAPHVIEW_H
 #define CUVIL_WORKBENCH_FLAMEGRAPHVIEW_H
 

@@ -1,5 +1,4 @@
-//===- LatencyHeat.h - Latency per source location and IR op, for overlays -*-
-// C++ -*-===//
+//===- LatencyHeat.h - Latency per source location, IR op -------*- C++ -*-===//
 //
 // The IR graph shows latency as heat: each op's node is tinted by the self
 // time of the kernels that ran it. These free functions compute that from a

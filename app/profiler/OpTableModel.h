@@ -1,5 +1,4 @@
-//===- OpTableModel.h - Per-op table of a profile, with diff columns -*- C++
-//-*-===//
+//===- OpTableModel.h - Per-op table, with diff columns ---------*- C++ -*-===//
 #ifndef CUVIL_WORKBENCH_OPTABLEMODEL_H
 #define CUVIL_WORKBENCH_OPTABLEMODEL_H
 

@@ -1,5 +1,4 @@
-//===- ProfileData.h - A loaded trace and its aggregates, as values -*- C++
-//-*-===//
+//===- ProfileData.h - A loaded trace and its aggregates --------*- C++ -*-===//
 //
 // Everything the profiler views show is computed here, off the GUI thread:
 // reading a trace file, the timeline's lanes (one per thread and event kind,

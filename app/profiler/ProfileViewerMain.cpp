@@ -1,5 +1,4 @@
-//===- ProfileViewerMain.cpp - cuvil-profile-viewer [TRACE] [--baseline B]
-//-===//
+//===- ProfileViewerMain.cpp - cuvil-profile-viewer TRACE [--baseline B] -===//
 
 #include "ProfilerPage.h"
 

@@ -1,5 +1,4 @@
-//===- ProfilerPage.h - Timeline, flame graph and op table of a profile -*- C++
-//-*-===//
+//===- ProfilerPage.h - Timeline, flame graph, op table ---------*- C++ -*-===//
 //
 // The Workbench's profiler page. Open a trace (read and analyzed on a
 // worker thread; errors shown in the page), optionally a baseline for the

@@ -1,5 +1,4 @@
-//===- TimelineLayout.h - Timeline viewport, lanes, level of detail -*- C++
-//-*-===//
+//===- TimelineLayout.h - Viewport, lanes, level of detail ------*- C++ -*-===//
 //
 // The geometry behind TimelineView, without widgets: which time range is
 // visible (zoom around a point, pan, clamp), where each track's rows sit,

@@ -1,5 +1,4 @@
-//===- ProfilerTestData.h - Small traces for the profiler view tests -*- C++
-//-*-===//
+//===- ProfilerTestData.h - Small traces for the view tests -----*- C++ -*-===//
 #ifndef CUVIL_TESTS_APP_PROFILER_PROFILERTESTDATA_H
 #define CUVIL_TESTS_APP_PROFILER_PROFILERTESTDATA_H
 
