@@ -388,6 +388,8 @@ void ProfilerPage::reaggregate() {
     return;
   }
   bool allKinds = wanted.kindMask == ~0u;
+  // Results of earlier requests still running are dropped when they land.
+  int generation = ++aggregateGeneration;
   if (wholeTrace(wanted) && allKinds) {
     Aggregates whole{wanted, current->callTree, current->ops};
     std::shared_ptr<const Aggregates> baseAgg;
@@ -397,7 +399,6 @@ void ProfilerPage::reaggregate() {
     applyAggregates(whole, baseAgg);
     return;
   }
-  int generation = ++aggregateGeneration;
   ++pending;
   auto *watcher = new QFutureWatcher<AggregatePair>(this);
   connect(watcher, &QFutureWatcherBase::finished, this,

@@ -57,6 +57,10 @@ QPoint eventCentre(const TimelineView &view, uint32_t event) {
   return {};
 }
 
+bool wholeSelection(const prof::Selection &s) {
+  return s.beginNs == INT64_MIN && s.endNs == INT64_MAX;
+}
+
 uint32_t eventNamed(const prof::Trace &trace, const char *name, int nth = 0) {
   for (uint32_t i = 0; i < trace.events.size(); ++i)
     if (trace.str(trace.events[i].name) == name && nth-- == 0)
@@ -359,6 +363,17 @@ void ProfilerViewsTest::pageRangeSelectionUpdatesAggregates() {
   QTRY_COMPARE(updated.size(), 1);
   QCOMPARE(page.opModel()->rowCount(), 4);
   QVERIFY(!page.timeline()->hasSelection());
+
+  // A range still aggregating when the whole trace is asked for again
+  // must not land over it.
+  updated.clear();
+  page.selectRange(origin + 150000, origin + 300000);
+  page.clearRange();
+  QCOMPARE(updated.size(), 1); // the whole trace, at once
+  QTRY_VERIFY(!page.isBusy());
+  QCOMPARE(updated.size(), 1);
+  QCOMPARE(page.opModel()->rowCount(), 4);
+  QVERIFY(wholeSelection(page.selection()));
 }
 
 void ProfilerViewsTest::pageDiffMode() {
