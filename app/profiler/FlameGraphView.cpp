@@ -35,6 +35,7 @@ void FlameGraphView::setModel(FlameGraphModel *model) {
 
 void FlameGraphView::treeChanged() {
   zoom = 0;
+  hovered = kNoFrame;
   updateGeometry();
   relayout();
 }
@@ -143,7 +144,10 @@ void FlameGraphView::paintEvent(QPaintEvent *) {
     if (r.ancestor)
       fill = fill.lighter(112);
     painter.fillRect(box, fill);
-    if (searching && found.isMatch[r.node]) {
+    if (r.node == hovered) {
+      painter.setPen(QPen(QColor(20, 20, 20), 1.5));
+      painter.drawRect(box.adjusted(0.75, 0.75, -0.75, -0.75));
+    } else if (searching && found.isMatch[r.node]) {
       painter.setPen(QPen(QColor(120, 0, 140), 1.5));
       painter.drawRect(box.adjusted(0.75, 0.75, -0.75, -0.75));
     }
@@ -176,6 +180,22 @@ void FlameGraphView::mousePressEvent(QMouseEvent *event) {
   // A frame above the zoomed one (or the root) zooms back out to it.
   zoomTo(node);
   emit frameClicked(node);
+}
+
+void FlameGraphView::mouseMoveEvent(QMouseEvent *event) {
+  uint32_t node = frameAt(event->position().toPoint());
+  if (node != hovered) {
+    hovered = node;
+    setCursor(node == kNoFrame ? Qt::ArrowCursor : Qt::PointingHandCursor);
+    update();
+  }
+  QWidget::mouseMoveEvent(event);
+}
+
+void FlameGraphView::leaveEvent(QEvent *event) {
+  hovered = kNoFrame;
+  update();
+  QWidget::leaveEvent(event);
 }
 
 void FlameGraphView::keyPressEvent(QKeyEvent *event) {

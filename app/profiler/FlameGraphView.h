@@ -45,6 +45,8 @@ public:
   QRectF frameRect(uint32_t node) const;
   /// The fill colour of frame `node` in the current mode and search.
   QColor frameColor(uint32_t node) const;
+  /// The frame under the mouse, or kNoFrame.
+  uint32_t hoveredFrame() const { return hovered; }
   /// Frames drawn now (after level-of-detail pruning).
   size_t drawnFrameCount() const { return rects.size(); }
 
@@ -60,6 +62,8 @@ protected:
   void paintEvent(QPaintEvent *event) override;
   void resizeEvent(QResizeEvent *event) override;
   void mousePressEvent(QMouseEvent *event) override;
+  void mouseMoveEvent(QMouseEvent *event) override;
+  void leaveEvent(QEvent *event) override;
   void keyPressEvent(QKeyEvent *event) override;
   bool event(QEvent *event) override;
 
@@ -74,6 +78,7 @@ private:
   uint32_t zoom = 0;
   std::vector<FlameRect> rects;
   QString emptyText = "No profile loaded";
+  uint32_t hovered = kNoFrame;
 };
 
 } // namespace cuvil::workbench

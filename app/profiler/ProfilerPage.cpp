@@ -16,6 +16,7 @@
 #include <QLineEdit>
 #include <QMenu>
 #include <QScrollArea>
+#include <QShortcut>
 #include <QSplitter>
 #include <QTableView>
 #include <QToolButton>
@@ -135,12 +136,17 @@ void ProfilerPage::buildUi() {
   });
 
   search = new QLineEdit(this);
-  search->setPlaceholderText("Search frames, kernels and ops");
+  search->setPlaceholderText("Search frames, kernels and ops (Ctrl+F)");
   search->setClearButtonEnabled(true);
   search->setMinimumWidth(220);
   tools->addSpacing(12);
   tools->addWidget(search, 1);
   connect(search, &QLineEdit::textChanged, this, &ProfilerPage::setSearchText);
+  auto *find = new QShortcut(QKeySequence::Find, this);
+  connect(find, &QShortcut::activated, this, [this] {
+    search->setFocus();
+    search->selectAll();
+  });
 
   errorBanner = new QLabel(this);
   errorBanner->setWordWrap(true);

@@ -522,6 +522,15 @@ void TimelineView::mouseReleaseEvent(QMouseEvent *event) {
   }
 }
 
+void TimelineView::mouseDoubleClickEvent(QMouseEvent *event) {
+  const RowSpan *span = spanAt(event->position().toPoint());
+  if (event->button() != Qt::LeftButton || !span)
+    return QAbstractScrollArea::mouseDoubleClickEvent(event);
+  // The event (or caller frame) with a tenth of its length on each side.
+  double margin = double(span->endNs - span->startNs) / 10;
+  showRange(double(span->startNs) - margin, double(span->endNs) + margin);
+}
+
 void TimelineView::keyPressEvent(QKeyEvent *event) {
   int middle = kLabelWidth + int(view.widthPx() / 2);
   switch (event->key()) {

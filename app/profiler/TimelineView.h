@@ -15,7 +15,8 @@ namespace cuvil::workbench {
 /// kernels, GPU kernels, ...), one lane per thread or stream, one row per
 /// nesting depth. The wheel zooms around the cursor, dragging pans,
 /// shift-dragging selects a time range (rangeSelected), a click picks an
-/// event (eventClicked) or, on empty space, clears the selection. Sub-pixel
+/// event (eventClicked) and a double-click zooms to it; a click on empty
+/// space clears the selection. Sub-pixel
 /// events are merged (rowBoxes), so a million events draw quickly.
 class TimelineView : public QAbstractScrollArea {
   Q_OBJECT
@@ -74,6 +75,7 @@ protected:
   void mousePressEvent(QMouseEvent *event) override;
   void mouseMoveEvent(QMouseEvent *event) override;
   void mouseReleaseEvent(QMouseEvent *event) override;
+  void mouseDoubleClickEvent(QMouseEvent *event) override;
   void keyPressEvent(QKeyEvent *event) override;
   bool viewportEvent(QEvent *event) override;
 

@@ -206,6 +206,15 @@ void ProfilerViewsTest::timelineClickAndShiftDragSelection() {
   QVERIFY(qAbs(selected[0][0].toLongLong() - (origin + 150000)) < slack);
   QVERIFY(qAbs(selected[0][1].toLongLong() - (origin + 300000)) < slack);
   QVERIFY(view.hasSelection());
+  // A double-click zooms to the event, with a tenth of it on each side.
+  QTest::mouseDClick(view.viewport(), Qt::LeftButton, {},
+                     eventCentre(view, kernel));
+  const prof::Event &k = trace.events[kernel];
+  QVERIFY(qFuzzyCompare(view.timeViewport().visibleBeginNs(),
+                        k.startNs - k.durationNs / 10.0));
+  QVERIFY(qFuzzyCompare(view.timeViewport().visibleEndNs(),
+                        k.endNs() + k.durationNs / 10.0));
+  view.resetZoom();
   // A plain drag pans instead of selecting.
   view.zoomAround(TimelineView::kLabelWidth + 500, 4);
   double before = view.timeViewport().visibleBeginNs();
@@ -264,6 +273,8 @@ void ProfilerViewsTest::flameGraphClickZoomsIntoAFrameAndBack() {
   QCOMPARE(view.frameAt(QPoint(990, int(m.center().y()))),
            FlameGraphView::kNoFrame); // model.forward's self time
 
+  QTest::mouseMove(&view, m.center().toPoint());
+  QCOMPARE(view.hoveredFrame(), matmul);
   QSignalSpy zoomed(&view, &FlameGraphView::zoomChanged);
   QTest::mouseClick(&view, Qt::LeftButton, {},
                     view.frameRect(forward).center().toPoint());
