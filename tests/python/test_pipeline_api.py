@@ -440,6 +440,7 @@ def test_optional_passes_are_the_graph_level_ones():
         "schedule:cuvil-tag-kernels",
         "bufferize:cuvil-plan-memory",
         "bufferize:cuvil-instrument-kernels",
+        "llvm:cuvil-approximate-math",
     ]
 
 

@@ -197,8 +197,9 @@ StringRef passArgument(StringRef element) {
 bool isOptionalPass(StringRef stage, StringRef name) {
   static const llvm::StringSet<> optional = {
       "cuvil-strip-training-ops", "cuvil-fold-batch-norm",
-      "cuvil-fold-constants", "cuvil-fuse-elementwise", "cuvil-plan-memory",
-      "cuvil-tag-kernels", "cuvil-instrument-kernels"};
+      "cuvil-fold-constants",     "cuvil-fuse-elementwise",
+      "cuvil-plan-memory",        "cuvil-tag-kernels",
+      "cuvil-instrument-kernels", "cuvil-approximate-math"};
   static const llvm::StringSet<> graphCleanups = {"canonicalize", "cse"};
   bool graphStage = stage == "cuvil" || stage == "linalg" || stage == "fusion";
   return optional.contains(name) ||
@@ -283,10 +284,12 @@ PipelineBuilder mlir::cuvil::buildCpuPipeline(const CpuPipelineOptions &o) {
                    "buffer-deallocation-pipeline,func.func(cuvil-plan-memory),"
                    "convert-linalg-to-loops,"
                    "scf-forall-to-parallel,canonicalize,"
-      "func.func(cuvil-instrument-kernels)");
+                   "func.func(cuvil-instrument-kernels)");
   std::string parallel =
       o.parallel ? "convert-scf-to-openmp,canonicalize," : "";
-  builder.addStage("llvm", "convert-vector-to-scf{full-unroll=1}," + parallel +
+  builder.addStage("llvm", "func.func(cuvil-approximate-math),"
+                           "convert-vector-to-scf{full-unroll=1}," +
+                               parallel +
                                "convert-math-to-funcs,convert-math-to-llvm,"
                                "convert-math-to-libm,"
                                "convert-scf-to-cf,expand-strided-metadata,"

@@ -71,6 +71,28 @@ def TagKernels : Pass<"cuvil-tag-kernels", "func::FuncOp"> {
   let dependentDialects = ["linalg::LinalgDialect"];
 }
 
+def ApproximateMath : Pass<"cuvil-approximate-math", "func::FuncOp"> {
+  let summary = "Polynomial approximations of f32 transcendental functions";
+  let description = [{
+    Replaces f32 `math.exp`, `math.tanh`, `math.erf`, `math.log` (and the
+    other functions MLIR has approximations for) by range reduction and
+    polynomials built from arithmetic ops, on scalars and vectors alike.
+    In vectorized kernels this turns a libm call per lane into a few vector
+    FMAs. The approximations are accurate to a few ulp; turn the pass off
+    for libm's results.
+
+    Before:
+    ```mlir
+    %e = math.exp %x : vector<16xf32>
+    ```
+    After: `arith.mulf`/`math.fma` polynomial and `arith.bitcast` exponent
+    reconstruction on `vector<16xf32>`, no call.
+  }];
+  let dependentDialects = [
+    "arith::ArithDialect", "math::MathDialect", "vector::VectorDialect"
+  ];
+}
+
 def CpuMaterializeResults : Pass<"cuvil-materialize-results", "ModuleOp"> {
   let summary = "Give every memref result of a function its own allocation";
   let description = [{
