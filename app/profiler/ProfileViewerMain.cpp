@@ -1,6 +1,7 @@
 //===- ProfileViewerMain.cpp - cuvil-profile-viewer TRACE [--baseline B] -===//
 
 #include "ProfilerPage.h"
+#include "TimelineView.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -33,13 +34,22 @@ int main(int argc, char **argv) {
   QCommandLineOption select(
       "select", "Select a time range in ms from the trace start, e.g. 10:25.",
       "FROM:TO");
+  QCommandLineOption zoom(
+      "zoom", "Show this range of the timeline, in ms from the trace start.",
+      "FROM:TO");
+  QCommandLineOption collapse(
+      "collapse",
+      "Collapse a lane group of the timeline (repeatable), e.g. "
+      "\"Python stack\".",
+      "GROUP");
   QCommandLineOption icicle("icicle", "Draw the call tree as an icicle.");
   QCommandLineOption screenshot(
       "screenshot",
       "Save a picture of the window to PATH once loaded, then exit.", "PATH");
   QCommandLineOption size("size", "Window size, e.g. 1600x1000.", "WxH",
                           "1600x1000");
-  parser.addOptions({baseline, search, select, icicle, screenshot, size});
+  parser.addOptions(
+      {baseline, search, select, zoom, collapse, icicle, screenshot, size});
   parser.process(app);
 
   QStringList args = parser.positionalArguments();
@@ -88,6 +98,14 @@ int main(int argc, char **argv) {
     if (parser.isSet(search))
       page->setSearchText(parser.value(search));
     page->setIcicle(parser.isSet(icicle));
+    for (const QString &group : parser.values(collapse))
+      page->timeline()->setGroupCollapsed(group, true);
+    if (parser.isSet(zoom) && page->profile()) {
+      QStringList range = parser.value(zoom).split(':');
+      double origin = double(page->profile()->beginNs);
+      page->timeline()->showRange(origin + range.value(0).toDouble() * 1e6,
+                                  origin + range.value(1).toDouble() * 1e6);
+    }
     if (parser.isSet(select) && page->profile()) {
       QStringList range = parser.value(select).split(':');
       qint64 origin = page->profile()->beginNs;

@@ -70,7 +70,8 @@ void TimelineViewport::showRange(double beginNs, double endNs) {
   clamp();
 }
 
-TimelineLanes TimelineLanes::build(const std::vector<TimelineTrack> &tracks) {
+TimelineLanes TimelineLanes::build(const std::vector<TimelineTrack> &tracks,
+                                   const QSet<QString> &collapsed) {
   TimelineLanes out;
   int y = 0;
   QString group;
@@ -82,9 +83,11 @@ TimelineLanes TimelineLanes::build(const std::vector<TimelineTrack> &tracks) {
         y += kTrackGap;
       out.lanes.push_back({-1, 0, y, kGroupHeaderHeight, group});
       y += kGroupHeaderHeight;
-    } else {
+    } else if (!collapsed.contains(track.group)) {
       y += kTrackGap;
     }
+    if (collapsed.contains(track.group))
+      continue;
     for (size_t r = 0; r < track.rows.size(); ++r) {
       out.lanes.push_back(
           {int(t), int(r), y, kRowHeight, r == 0 ? track.label : QString()});

@@ -13,6 +13,8 @@
 
 #include "ProfileData.h"
 
+#include <QSet>
+
 #include <vector>
 
 namespace cuvil::workbench {
@@ -66,7 +68,9 @@ struct TimelineLanes {
   std::vector<Lane> lanes;
   int contentHeight = 0;
 
-  static TimelineLanes build(const std::vector<TimelineTrack> &tracks);
+  /// Lanes of `tracks`; groups named in `collapsed` show their header only.
+  static TimelineLanes build(const std::vector<TimelineTrack> &tracks,
+                             const QSet<QString> &collapsed = {});
   /// The lane at content y, or nullptr.
   const Lane *laneAt(int y) const;
 };

@@ -83,7 +83,20 @@ void TimelineView::setProfile(std::shared_ptr<const Profile> profile) {
   colors.clear();
   nameMatches.clear();
   highlighting = false;
-  laneLayout = data ? TimelineLanes::build(data->tracks) : TimelineLanes{};
+  layoutLanes();
+  double width = std::max(1, viewport()->width() - kLabelWidth);
+  if (data)
+    view.reset(data->beginNs, data->endNs, width);
+  else
+    view = TimelineViewport{};
+  updateScrollBar();
+  viewport()->update();
+  emit visibleRangeChanged();
+}
+
+void TimelineView::layoutLanes() {
+  laneLayout = data ? TimelineLanes::build(data->tracks, collapsedGroups)
+                    : TimelineLanes{};
   laneOfEvent.assign(data ? data->trace->events.size() : 0, -1);
   for (size_t l = 0; l < laneLayout.lanes.size(); ++l) {
     const TimelineLanes::Lane &lane = laneLayout.lanes[l];
@@ -94,14 +107,16 @@ void TimelineView::setProfile(std::shared_ptr<const Profile> profile) {
       if (span.frame == RowSpan::kNoFrame)
         laneOfEvent[span.event] = int32_t(l);
   }
-  double width = std::max(1, viewport()->width() - kLabelWidth);
-  if (data)
-    view.reset(data->beginNs, data->endNs, width);
+}
+
+void TimelineView::setGroupCollapsed(const QString &group, bool collapsed) {
+  if (collapsed)
+    collapsedGroups.insert(group);
   else
-    view = TimelineViewport{};
+    collapsedGroups.remove(group);
+  layoutLanes();
   updateScrollBar();
   viewport()->update();
-  emit visibleRangeChanged();
 }
 
 void TimelineView::updateScrollBar() {
@@ -333,9 +348,11 @@ void TimelineView::paintTimeline(QPainter &painter, const QRect &area) {
       auto threads = std::count_if(
           data->tracks.begin(), data->tracks.end(),
           [&](const TimelineTrack &t) { return t.group == lane.text; });
-      QString title = lane.text + QString("  ·  %1 %2")
-                                      .arg(threads)
-                                      .arg(threads == 1 ? "lane" : "lanes");
+      QString title = QString(isGroupCollapsed(lane.text) ? "▸ " : "▾ ") +
+                      lane.text +
+                      QString("  ·  %1 %2")
+                          .arg(threads)
+                          .arg(threads == 1 ? "lane" : "lanes");
       painter.drawText(
           QRect(area.left() + 6, y, area.width() - 12, lane.height),
           Qt::AlignVCenter | Qt::AlignLeft, title);
@@ -510,6 +527,14 @@ void TimelineView::mouseReleaseEvent(QMouseEvent *event) {
   }
   if (moved)
     return;
+  if (pos.y() >= TimelineLanes::kRulerHeight) {
+    const TimelineLanes::Lane *lane = laneLayout.laneAt(
+        pos.y() - TimelineLanes::kRulerHeight + verticalScrollBar()->value());
+    if (lane && lane->track < 0) {
+      setGroupCollapsed(lane->text, !isGroupCollapsed(lane->text));
+      return;
+    }
+  }
   const RowSpan *span = spanAt(pos);
   if (span && span->frame != RowSpan::kNoFrame) {
     emit frameClicked(span->event, span->frame);

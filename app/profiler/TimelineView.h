@@ -46,6 +46,13 @@ public:
 
   /// Events whose name contains `text` keep their colour, others fade.
   void setHighlightText(const QString &text);
+  /// Shows only the header of lane group `group` ("GPU kernels"), or all
+  /// of its lanes again; clicking a group header does the same.
+  void setGroupCollapsed(const QString &group, bool collapsed);
+  bool isGroupCollapsed(const QString &group) const {
+    return collapsedGroups.contains(group);
+  }
+
   /// Outlines event `index` (-1: none).
   void setCurrentEvent(int64_t index);
   int64_t currentEvent() const { return current; }
@@ -81,6 +88,7 @@ protected:
 
 private:
   void updateScrollBar();
+  void layoutLanes();
   QColor eventColor(prof::EventKind kind, prof::StringId name);
   bool highlighted(prof::StringId name) const;
   /// True when a merged run holds an event that matches the search.
@@ -98,6 +106,7 @@ private:
   int64_t current = -1;
   std::vector<char> nameMatches;    ///< per string id, for highlighting
   std::vector<int32_t> laneOfEvent; ///< lane index per event, -1: none
+  QSet<QString> collapsedGroups;
   bool highlighting = false;
   std::unordered_map<uint64_t, QRgb> colors;
 

@@ -186,6 +186,20 @@ void ProfilerViewsTest::timelineClickAndShiftDragSelection() {
   QCOMPARE(view.eventAt(eventCentre(view, gpu)), int64_t(gpu));
   QCOMPARE(view.eventAt(QPoint(5, eventCentre(view, gpu).y())), -1); // labels
 
+  // Clicking a group header collapses the group to that header.
+  uint32_t call = eventNamed(trace, "forward");
+  QPoint callAt = eventCentre(view, call);
+  size_t lanes = view.lanes().lanes.size();
+  QTest::mouseClick(view.viewport(), Qt::LeftButton, {},
+                    QPoint(300, TimelineLanes::kRulerHeight + 5));
+  QVERIFY(view.isGroupCollapsed("Python stack"));
+  QCOMPARE(view.lanes().lanes.size(), lanes - 1);
+  QVERIFY(view.eventAt(callAt) != int64_t(call));
+  QCOMPARE(view.eventAt(eventCentre(view, gpu)), int64_t(gpu));
+  view.setGroupCollapsed("Python stack", false);
+  QCOMPARE(view.lanes().lanes.size(), lanes);
+  QCOMPARE(view.eventAt(callAt), int64_t(call));
+
   QSignalSpy clicked(&view, &TimelineView::eventClicked);
   QTest::mouseClick(view.viewport(), Qt::LeftButton, {},
                     eventCentre(view, kernel));
