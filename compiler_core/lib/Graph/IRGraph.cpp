@@ -429,6 +429,10 @@ void GraphBuilder::functionArguments(const std::string &header, int irLine) {
     size_t at = header.find(ref.name + ":", open);
     if (at == std::string::npos)
       continue;
+    if (currentBlock >= 0) {
+      scopes.back().names[ref.name] = currentBlock;
+      continue;
+    }
     int node = addNode(ref.name, OpKind::Argument, irLine);
     size_t typeStart = at + ref.name.size() + 1;
     size_t typeEnd = typeStart;
@@ -584,12 +588,13 @@ bool GraphBuilder::build(size_t first, std::string &error) {
   functionHeader(header, graph.function);
   graph.functionLine = static_cast<int>(first) + 1;
   scopes.push_back(Scope());
-  functionArguments(header, graph.functionLine);
   if (options.collapseRegions && hasBlocks(first)) {
+    // A control-flow graph: the arguments belong to the entry block.
     int entry = addNode("^entry", OpKind::Block, graph.functionLine);
     graph.nodes[entry].signature = "block";
     currentBlock = entry;
   }
+  functionArguments(header, graph.functionLine);
 
   for (size_t i = first + 1; i < lines.size(); ++i) {
     int irLine = static_cast<int>(i) + 1;
