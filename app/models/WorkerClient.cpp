@@ -155,11 +155,14 @@ bool WorkerClient::startWorker() {
       dup2(writeFd, kProtocolFd);
   });
   QProcess *p = process;
+  // Stateful decoders: a chunk may end inside a UTF-8 sequence.
+  stdoutDecoder = QStringDecoder(QStringDecoder::Utf8);
+  stderrDecoder = QStringDecoder(QStringDecoder::Utf8);
   connect(p, &QProcess::readyReadStandardOutput, this, [this, p] {
-    emit consoleOutput(QString::fromUtf8(p->readAllStandardOutput()), false);
+    emit consoleOutput(stdoutDecoder(p->readAllStandardOutput()), false);
   });
   connect(p, &QProcess::readyReadStandardError, this, [this, p] {
-    emit consoleOutput(QString::fromUtf8(p->readAllStandardError()), true);
+    emit consoleOutput(stderrDecoder(p->readAllStandardError()), true);
   });
   connect(p, &QProcess::finished, this,
           [this, p](int exitCode, QProcess::ExitStatus status) {
@@ -216,8 +219,8 @@ void WorkerClient::readProtocol() {
 
 void WorkerClient::processFinished(int exitCode, QProcess::ExitStatus status) {
   readProtocol(); // replies written just before the end
-  emit consoleOutput(QString::fromUtf8(process->readAllStandardOutput()), false);
-  emit consoleOutput(QString::fromUtf8(process->readAllStandardError()), true);
+  emit consoleOutput(stdoutDecoder(process->readAllStandardOutput()), false);
+  emit consoleOutput(stderrDecoder(process->readAllStandardError()), true);
   emit streamEnded(generation, exitCode, static_cast<int>(status));
 }
 

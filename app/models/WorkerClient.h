@@ -17,6 +17,7 @@
 #include <QObject>
 #include <QProcess>
 #include <QString>
+#include <QStringDecoder>
 #include <QThread>
 
 class QSocketNotifier;
@@ -91,6 +92,7 @@ private:
   QSocketNotifier *notifier = nullptr;
   int readFd = -1;
   QByteArray pending;
+  QStringDecoder stdoutDecoder, stderrDecoder;
   quint64 generation = 0;
   State currentState = State::NotRunning;
   QString runningFile;
