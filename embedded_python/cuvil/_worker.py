@@ -5,7 +5,8 @@ JSON lines on stdin and replies leave as JSON lines on the file descriptor
 given to :func:`serve`; the user's prints and tracebacks stay on stdout and
 stderr, which the Workbench shows in its console.
 
-Requests (``cmd``): ``run`` (``file``), ``execute`` (``index``), ``export``
+Requests (``cmd``): ``run`` (``file``), ``execute`` (``index``; the reply
+also names a Chrome trace of profiled runs, ``trace``), ``export``
 (``index``, ``kind`` in mlir/llvm/asm/obj/so, ``path``), ``ir`` (``index``,
 ``stage``), ``quit``. Every compilation is reported as it happens with its
 per-pass snapshots.
@@ -18,6 +19,7 @@ import json
 import os
 import runpy
 import sys
+import tempfile
 import time
 import traceback
 
@@ -26,6 +28,7 @@ import numpy as np
 from . import _jit
 
 _MAX_TIMED_RUNS = 200
+_PROFILED_RUNS = 20
 _TIMING_BUDGET_S = 0.5
 
 
@@ -210,9 +213,11 @@ class Worker:
             if diff.size:
                 max_error = max(max_error, float(np.nanmax(diff)))
         timings.sort()
+        trace_path = self._profile(rec, inputs, len(timings))
         self.send(
             {
                 "type": "executed",
+                "trace": trace_path,
                 "index": int(request["index"]),
                 "latency_ms": timings[len(timings) // 2],
                 "min_ms": timings[0],
@@ -222,6 +227,24 @@ class Worker:
                 "outputs": [list(np.shape(g)) for g in got],
             }
         )
+
+    @staticmethod
+    def _profile(rec, inputs, runs: int) -> str:
+        """Run again under cuvil.profile(); the Chrome trace's path ("" if nothing ran).
+
+        Timed separately from the latency above, so the hooks' cost is not in it.
+        """
+        from ._profile import profile
+
+        with profile() as prof:
+            for _ in range(max(1, min(runs, _PROFILED_RUNS))):
+                rec.program.run(inputs)
+        if prof.trace.event_count == 0:
+            return ""
+        fd, path = tempfile.mkstemp(prefix="cuvil-profile-", suffix=".json")
+        os.close(fd)
+        prof.export_chrome_trace(path)
+        return path
 
     def export(self, request) -> None:
         rec = self._recorded(request)
