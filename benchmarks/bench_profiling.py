@@ -9,8 +9,9 @@ interleaved rounds (so drift hits all of them alike): the uninstrumented
 code, the instrumented code outside a profile (the hook table is null: one
 compare per kernel), and the instrumented code inside ``cuvil.profile()``
 (two clock reads and one recorded event per kernel, plus the call's Python
-stack). Reported: the median over rounds of each round's median, and the
-ratios to the uninstrumented code.
+stack). The order of the variants rotates from round to round. Reported:
+the median over rounds of each round's median, and the ratios to the
+uninstrumented code.
 """
 
 from __future__ import annotations
@@ -50,14 +51,25 @@ def bench(name: str, runs: int, warmup: int, rounds: int) -> dict:
     kernels = len(instrumented._last_compiled.compiled.kernels)
     assert not plain._last_compiled.compiled.instrumented
 
-    times = {"plain": [], "off": [], "on": []}
-    for _ in range(rounds):
-        times["plain"].append(_median_ms(plain, inputs, runs, warmup))
-        times["off"].append(_median_ms(instrumented, inputs, runs, warmup))
+    def profiled_ms():
         with cuvil.profile() as prof:
-            times["on"].append(_median_ms(instrumented, inputs, runs, warmup))
+            ms = _median_ms(instrumented, inputs, runs, warmup)
+        profiled_ms.events = prof.trace.event_count
+        return ms
+
+    variants = {
+        "plain": lambda: _median_ms(plain, inputs, runs, warmup),
+        "off": lambda: _median_ms(instrumented, inputs, runs, warmup),
+        "on": profiled_ms,
+    }
+    times = {name: [] for name in variants}
+    order = list(variants)
+    for round_index in range(rounds):
+        # Rotate the order so no variant always runs first after a pause.
+        for variant in order[round_index % 3 :] + order[: round_index % 3]:
+            times[variant].append(variants[variant]())
         time.sleep(0.2)
-    events = prof.trace.event_count
+    events = profiled_ms.events
     row = {k: statistics.median(v) for k, v in times.items()}
     row.update(name=name, kernels=kernels, events=events)
     return row
