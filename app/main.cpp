@@ -1,4 +1,5 @@
-//===- main.cpp - cuvil-workbench [FILE.py] --------------------------------===//
+//===- main.cpp - cuvil-workbench [FILE.py]
+//--------------------------------===//
 
 #include "MainWindow.h"
 
@@ -22,14 +23,21 @@ int main(int argc, char **argv) {
   parser.addHelpOption();
   parser.addVersionOption();
   parser.addPositionalArgument(
-      "file", "Python model file to open (default: the last file opened, "
-              "else the bundled MLP example).",
+      "file",
+      "Python model file to open (default: the last file opened, "
+      "else the bundled MLP example).",
       "[FILE.py]");
   QCommandLineOption passOption(
-      "pass", "Show the IR after the first run of pass <name> (e.g. "
-              "cuvil-fuse-elementwise) once the file has compiled.",
+      "pass",
+      "Show the IR after the first run of pass <name> (e.g. "
+      "cuvil-fuse-elementwise) once the file has compiled.",
       "name");
   parser.addOption(passOption);
+  QCommandLineOption runOption(
+      "run-compiled",
+      "Once the file has run, run (and profile) the compiled "
+      "function on its inputs, as Run > Run Compiled Function.");
+  parser.addOption(runOption);
   parser.process(app);
 
   QString file;
@@ -53,6 +61,14 @@ int main(int argc, char **argv) {
   window.show();
   if (parser.isSet(passOption))
     window.showPassOnOpen(parser.value(passOption));
+  if (parser.isSet(runOption))
+    QObject::connect(
+        &window, &cuvil::workbench::MainWindow::runFinished, &window,
+        [&window](bool ok) {
+          if (ok && window.currentCompilation() >= 0)
+            window.runCompiled();
+        },
+        Qt::SingleShotConnection);
   if (!file.isEmpty())
     window.openFile(file);
   return app.exec();

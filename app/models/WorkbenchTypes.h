@@ -1,4 +1,5 @@
-//===- WorkbenchTypes.h - Value types the Workbench's models share -*- C++ -*-===//
+//===- WorkbenchTypes.h - Value types the Workbench's models share -*- C++
+//-*-===//
 #ifndef CUVIL_WORKBENCH_WORKBENCHTYPES_H
 #define CUVIL_WORKBENCH_WORKBENCHTYPES_H
 
@@ -50,6 +51,7 @@ struct RunResult {
   double referenceMs = 0; ///< the original Python function, once
   double maxError = 0;    ///< max |compiled - Python|
   int runs = 0;
+  QString tracePath; ///< Chrome trace of profiled runs, empty if none
 };
 
 /// An exception raised by the user's code.

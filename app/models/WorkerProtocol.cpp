@@ -59,10 +59,10 @@ bool decodeWorkerMessage(const QByteArray &line, WorkerMessage &message,
   QJsonParseError parseError;
   QJsonDocument doc = QJsonDocument::fromJson(line, &parseError);
   if (parseError.error != QJsonParseError::NoError || !doc.isObject()) {
-    error = QString("cuvil-worker sent a line that is not a JSON object (%1): "
-                    "%2")
-                .arg(parseError.errorString(),
-                     QString::fromUtf8(line.left(120)));
+    error =
+        QString("cuvil-worker sent a line that is not a JSON object (%1): "
+                "%2")
+            .arg(parseError.errorString(), QString::fromUtf8(line.left(120)));
     return false;
   }
   QJsonObject o = doc.object();
@@ -85,6 +85,7 @@ bool decodeWorkerMessage(const QByteArray &line, WorkerMessage &message,
     r.referenceMs = o.value("reference_ms").toDouble();
     r.maxError = o.value("max_error").toDouble();
     r.runs = o.value("runs").toInt();
+    r.tracePath = o.value("trace").toString();
   } else if (message.type == "exception") {
     UserException &e = message.exception;
     e.type = o.value("exc_type").toString();

@@ -2,6 +2,8 @@
 
 #include "GraphView.h"
 
+#include "LatencyHeat.h"
+
 #include <QElapsedTimer>
 #include <QGraphicsItem>
 #include <QGraphicsScene>
@@ -27,9 +29,34 @@ public:
                    .arg(node.loc.isEmpty() ? QString() : "\n" + node.loc));
     setZValue(2);
   }
-  QRectF boundingRect() const override { return node.rect.adjusted(-3, -3, 3, 3); }
+  QRectF boundingRect() const override {
+    return node.rect.adjusted(-7, -7, 7, 7);
+  }
+  /// Heat in [0, 1] (negative: none) and the kernel time behind it.
+  void setHeat(double value, qint64 ns) {
+    heat = value;
+    heatNs = ns;
+    QString tip = QString("%1\nIR line %2%3")
+                      .arg(node.label)
+                      .arg(node.irLine)
+                      .arg(node.loc.isEmpty() ? QString() : "\n" + node.loc);
+    if (heat >= 0)
+      tip += QString("\nkernel time of this line: %1 us (%2% of the hottest)")
+                 .arg(heatNs / 1000.0, 0, 'f', 1)
+                 .arg(heat * 100.0, 0, 'f', 0);
+    setToolTip(tip);
+    update();
+  }
   void paint(QPainter *painter, const QStyleOptionGraphicsItem *option,
              QWidget *) override {
+    if (heat >= 0) {
+      // A halo in the heat ramp's colour: the op's kind stays readable.
+      painter->setPen(Qt::NoPen);
+      QColor halo = heatColor(heat);
+      halo.setAlpha(90 + int(150 * heat));
+      painter->setBrush(halo);
+      painter->drawRoundedRect(node.rect.adjusted(-6, -6, 6, 6), 8, 8);
+    }
     QPen pen(QColor(0x44, 0x44, 0x44), 1);
     if (node.changed)
       pen = QPen(QColor(0xd6, 0x27, 0x28), 2.5);
@@ -65,6 +92,8 @@ public:
 private:
   LaidOutNode node;
   bool selected = false;
+  double heat = -1;
+  qint64 heatNs = 0;
 };
 
 GraphView::GraphView(QWidget *parent) : QGraphicsView(parent) {
@@ -123,8 +152,9 @@ double GraphView::setGraphLayout(const GraphLayout &layout,
   QFont clusterFont("Helvetica");
   clusterFont.setPointSizeF(8);
   for (const LaidOutCluster &c : layout.clusters) {
-    auto *box = s->addRect(c.rect, QPen(QColor(0x7f, 0x7f, 0xb2), 1, Qt::DashLine),
-                           QColor(0x7f, 0x7f, 0xb2, 18 + 10 * c.depth));
+    auto *box =
+        s->addRect(c.rect, QPen(QColor(0x7f, 0x7f, 0xb2), 1, Qt::DashLine),
+                   QColor(0x7f, 0x7f, 0xb2, 18 + 10 * c.depth));
     box->setZValue(0);
     auto *label = s->addSimpleText(c.label, clusterFont);
     label->setBrush(QColor(0x55, 0x55, 0x88));
@@ -151,7 +181,8 @@ double GraphView::setGraphLayout(const GraphLayout &layout,
                                  -std::sin(angle + M_PI / 7) * size);
       QPointF p2 = tip - QPointF(std::cos(angle - M_PI / 7) * size,
                                  -std::sin(angle - M_PI / 7) * size);
-      auto *arrow = s->addPolygon(QPolygonF({tip, p1, p2}), Qt::NoPen, arrowBrush);
+      auto *arrow =
+          s->addPolygon(QPolygonF({tip, p1, p2}), Qt::NoPen, arrowBrush);
       arrow->setZValue(1);
       s->addLine(line, edgePen)->setZValue(1);
     }
@@ -182,6 +213,19 @@ void GraphView::selectNodes(const QList<int> &ids) {
     centerOn(nodeItems.value(selection.first()));
 }
 
+void GraphView::setHeat(const QHash<int, QPair<double, qint64>> &heatByNode) {
+  heated = 0;
+  for (auto it = nodeItems.begin(); it != nodeItems.end(); ++it) {
+    auto found = heatByNode.constFind(it.key());
+    if (found == heatByNode.constEnd()) {
+      it.value()->setHeat(-1, 0);
+      continue;
+    }
+    it.value()->setHeat(found->first, found->second);
+    ++heated;
+  }
+}
+
 int GraphView::search(const QString &text) {
   QList<int> found;
   if (!text.isEmpty())
@@ -196,9 +240,7 @@ int GraphView::search(const QString &text) {
 void GraphView::zoomIn() { scale(1.25, 1.25); }
 void GraphView::zoomOut() { scale(0.8, 0.8); }
 
-void GraphView::fit() {
-  fitInView(scene()->sceneRect(), Qt::KeepAspectRatio);
-}
+void GraphView::fit() { fitInView(scene()->sceneRect(), Qt::KeepAspectRatio); }
 
 void GraphView::wheelEvent(QWheelEvent *event) {
   double factor = std::pow(1.0015, event->angleDelta().y());

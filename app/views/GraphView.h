@@ -22,8 +22,9 @@ public:
 
   /// Replaces the drawing; returns the milliseconds spent building items.
   /// `changedMeaning` names what outlined nodes are, for the legend.
-  double setGraphLayout(const GraphLayout &layout,
-                        const QString &changedMeaning = tr("changed by this pass"));
+  double
+  setGraphLayout(const GraphLayout &layout,
+                 const QString &changedMeaning = tr("changed by this pass"));
   void clearGraph(const QString &message = {});
   int nodeCount() const { return nodeItems.size(); }
 
@@ -32,6 +33,11 @@ public:
   QList<int> selectedNodes() const { return selection; }
   /// Selects the nodes whose op name contains `text`; returns how many.
   int search(const QString &text);
+  /// Latency heat overlay: per node id, heat in [0, 1] and the kernel time
+  /// (ns) of its source line; nodes not listed are drawn plain. Empty
+  /// clears the overlay.
+  void setHeat(const QHash<int, QPair<double, qint64>> &heatByNode);
+  int heatedNodeCount() const { return heated; }
 
 public slots:
   void zoomIn();
@@ -51,6 +57,7 @@ private:
   QHash<int, GraphNodeItem *> nodeItems;
   QLabel *legend = nullptr; ///< op kinds and their colours, top left
   QList<int> selection;
+  int heated = 0;
 };
 
 } // namespace cuvil::workbench

@@ -2,6 +2,8 @@
 
 #include "MainWindow.h"
 
+#include "ProfilerPage.h"
+
 #include "GraphView.h"
 #include "IrHighlighter.h"
 #include "RecentFiles.h"
@@ -107,9 +109,7 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent) {
   updateActions();
 }
 
-MainWindow::~MainWindow() {
-  graphWatcher.waitForFinished();
-}
+MainWindow::~MainWindow() { graphWatcher.waitForFinished(); }
 
 void MainWindow::buildDocks() {
   QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
@@ -130,26 +130,36 @@ void MainWindow::buildDocks() {
   searchEdit->setMaximumWidth(220);
   graphBar->addWidget(searchEdit);
   collapseBox = new QCheckBox(tr("Collapse regions"), graphBar);
-  collapseBox->setToolTip(tr("Draw each fused region or loop nest as one node"));
+  collapseBox->setToolTip(
+      tr("Draw each fused region or loop nest as one node"));
   graphBar->addWidget(collapseBox);
   beforeBox = new QCheckBox(tr("Before this pass"), graphBar);
   beforeBox->setToolTip(tr("Show the IR and graph before the selected pass, "
                            "marking the ops it replaces or removes"));
   graphBar->addWidget(beforeBox);
+  heatBox = new QCheckBox(tr("Latency heat"), graphBar);
+  heatBox->setToolTip(tr("Colour ops by the kernel time of their source line "
+                         "in the last profile (Run Compiled Function)"));
+  heatBox->setChecked(true);
+  heatBox->setEnabled(false);
+  graphBar->addWidget(heatBox);
   graphStatus = new QLabel(graphPanel);
   graphStatus->setContentsMargins(4, 0, 4, 2);
   graphLayout->addWidget(graphBar);
   graphLayout->addWidget(graph);
   graphLayout->addWidget(graphStatus);
   setCentralWidget(graphPanel);
-  connect(searchEdit, &QLineEdit::textChanged, this, [this](const QString &text) {
-    opFilter->setFilterFixedString(text);
-    int found = graph->search(text);
-    if (!text.isEmpty())
-      statusBar()->showMessage(tr("%n op(s) match \"%1\"", "", found).arg(text));
-  });
+  connect(searchEdit, &QLineEdit::textChanged, this,
+          [this](const QString &text) {
+            opFilter->setFilterFixedString(text);
+            int found = graph->search(text);
+            if (!text.isEmpty())
+              statusBar()->showMessage(
+                  tr("%n op(s) match \"%1\"", "", found).arg(text));
+          });
   connect(collapseBox, &QCheckBox::toggled, this, [this] { requestGraph(); });
   connect(beforeBox, &QCheckBox::toggled, this, &MainWindow::setShowBefore);
+  connect(heatBox, &QCheckBox::toggled, this, &MainWindow::applyHeat);
   connect(graph, &GraphView::nodeClicked, this, &MainWindow::selectNode);
 
   // Left: source and compilations.
@@ -168,7 +178,8 @@ void MainWindow::buildDocks() {
   auto *passPanel = new QWidget(this);
   auto *passLayout = new QVBoxLayout(passPanel);
   passLayout->setContentsMargins(0, 0, 0, 0);
-  hideUnchangedBox = new QCheckBox(tr("Hide passes that changed nothing"), passPanel);
+  hideUnchangedBox =
+      new QCheckBox(tr("Hide passes that changed nothing"), passPanel);
   passLayout->addWidget(hideUnchangedBox);
   stepTable = makeTable(&visibleSteps, passPanel);
   stepTable->horizontalHeader()->setSectionResizeMode(PassStepModel::Pass,
@@ -190,9 +201,10 @@ void MainWindow::buildDocks() {
   opFilter->setFilterCaseSensitivity(Qt::CaseInsensitive);
   opTable = makeTable(opFilter, this);
   dock(this, tr("Ops"), "opsDock", opTable, Qt::RightDockWidgetArea);
-  connect(opTable, &QTableView::clicked, this, [this](const QModelIndex &index) {
-    selectNode(index.data(IrOpModel::NodeIdRole).toInt());
-  });
+  connect(opTable, &QTableView::clicked, this,
+          [this](const QModelIndex &index) {
+            selectNode(index.data(IrOpModel::NodeIdRole).toInt());
+          });
 
   // Bottom: IR, diff, console.
   irText = new QPlainTextEdit(this);
@@ -201,7 +213,8 @@ void MainWindow::buildDocks() {
   irText->setLineWrapMode(QPlainTextEdit::NoWrap);
   irText->setCenterOnScroll(true);
   new IrHighlighter(irText->document());
-  auto *irDock = dock(this, tr("IR"), "irDock", irText, Qt::BottomDockWidgetArea);
+  auto *irDock =
+      dock(this, tr("IR"), "irDock", irText, Qt::BottomDockWidgetArea);
   connect(irText, &QPlainTextEdit::cursorPositionChanged, this, [this] {
     if (!linking)
       selectIrLine(irText->textCursor().blockNumber() + 1);
@@ -224,8 +237,26 @@ void MainWindow::buildDocks() {
   console->setMaximumBlockCount(20000);
   auto *consoleDock = dock(this, tr("Console"), "consoleDock", console,
                            Qt::BottomDockWidgetArea);
+  // The profile of the last "Run Compiled Function": timeline, flame graph,
+  // per-op table; its latency also colours the graph.
+  profiler = new ProfilerPage(this);
+  auto *profileDock = dock(this, tr("Profile"), "profileDock", profiler,
+                           Qt::BottomDockWidgetArea);
+  connect(profiler, &ProfilerPage::aggregatesUpdated, this,
+          &MainWindow::applyHeat);
+  connect(profiler, &ProfilerPage::opActivated, this,
+          [this](const QString &loc, qint64, const QString &) {
+            showProfiledLocation(loc);
+          });
+  connect(profiler, &ProfilerPage::loadFailed, this,
+          [this](const QString &message) {
+            appendConsole(tr("Profile: %1\n").arg(message),
+                          QColor(0xc0, 0x20, 0x20));
+          });
+
   tabifyDockWidget(irDock, diffDock);
   tabifyDockWidget(diffDock, consoleDock);
+  tabifyDockWidget(consoleDock, profileDock);
   irDock->raise();
 }
 
@@ -236,14 +267,10 @@ void MainWindow::buildActions() {
   recentMenu = fileMenu->addMenu(tr("Open &Recent"));
   exportMenu = fileMenu->addMenu(tr("&Export"));
   const QList<QPair<QString, QString>> kinds = {
-      {"mlir", tr("MLIR of this step...")},
-      {"llvm", tr("LLVM IR...")},
-      {"asm", tr("Assembly...")},
-      {"obj", tr("Object file...")},
-      {"so", tr("Shared library...")},
-      {"dot", tr("Graph as DOT...")},
-      {"svg", tr("Graph as SVG...")},
-      {"png", tr("Graph as PNG...")}};
+      {"mlir", tr("MLIR of this step...")}, {"llvm", tr("LLVM IR...")},
+      {"asm", tr("Assembly...")},           {"obj", tr("Object file...")},
+      {"so", tr("Shared library...")},      {"dot", tr("Graph as DOT...")},
+      {"svg", tr("Graph as SVG...")},       {"png", tr("Graph as PNG...")}};
   for (const auto &[kind, title] : kinds) {
     QString k = kind;
     exportMenu->addAction(title, this, [this, k] { exportDialog(k); });
@@ -252,13 +279,14 @@ void MainWindow::buildActions() {
   fileMenu->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
   QMenu *runMenu = menuBar()->addMenu(tr("&Run"));
-  runAction = runMenu->addAction(tr("&Run File Again"), QKeySequence(Qt::Key_F5),
-                                 this, [this] {
+  runAction = runMenu->addAction(tr("&Run File Again"),
+                                 QKeySequence(Qt::Key_F5), this, [this] {
                                    if (!file.isEmpty())
                                      openFile(file);
                                  });
-  stopAction = runMenu->addAction(tr("&Stop"), QKeySequence(Qt::SHIFT | Qt::Key_F5),
-                                  this, &MainWindow::stopRun);
+  stopAction =
+      runMenu->addAction(tr("&Stop"), QKeySequence(Qt::SHIFT | Qt::Key_F5),
+                         this, &MainWindow::stopRun);
   executeAction = runMenu->addAction(tr("Run &Compiled Function"),
                                      QKeySequence(Qt::CTRL | Qt::Key_R), this,
                                      &MainWindow::runCompiled);
@@ -266,8 +294,9 @@ void MainWindow::buildActions() {
   QMenu *passMenu = menuBar()->addMenu(tr("&Passes"));
   passMenu->addAction(tr("&Next Step"), QKeySequence(Qt::ALT | Qt::Key_Right),
                       this, [this] { stepForward(); });
-  passMenu->addAction(tr("&Previous Step"), QKeySequence(Qt::ALT | Qt::Key_Left),
-                      this, [this] { stepBack(); });
+  passMenu->addAction(tr("&Previous Step"),
+                      QKeySequence(Qt::ALT | Qt::Key_Left), this,
+                      [this] { stepBack(); });
   passMenu->addAction(tr("&Fit Graph"), QKeySequence(Qt::CTRL | Qt::Key_0),
                       graph, &GraphView::fit);
 

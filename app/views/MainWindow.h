@@ -23,6 +23,7 @@ class QTableView;
 namespace cuvil::workbench {
 
 class GraphView;
+class ProfilerPage;
 class SourceEditor;
 
 /// The graph of one step, built and laid out off the GUI thread.
@@ -33,7 +34,8 @@ struct GraphJob {
   GraphLayout layout;
   QString error;
   bool collapsed = false;
-  bool before = false; ///< the previous step's graph, marking what the pass replaces
+  bool before =
+      false; ///< the previous step's graph, marking what the pass replaces
 };
 
 class MainWindow : public QMainWindow {
@@ -85,6 +87,7 @@ public:
   IrOpModel &opModel() { return ops; }
   DiffModel &diffModel() { return diff; }
   GraphView *graphView() const { return graph; }
+  ProfilerPage *profilerPage() const { return profiler; }
   SourceEditor *sourceEditor() const { return source; }
   QPlainTextEdit *irView() const { return irText; }
   QPlainTextEdit *consoleView() const { return console; }
@@ -120,6 +123,10 @@ private:
   void showShownIr();
   void graphReady();
   void markIrLine(int line);
+  /// Paints the profile's latency per source line onto the graph.
+  void applyHeat();
+  /// A kernel, frame or op picked in the profile: its Python line.
+  void showProfiledLocation(const QString &loc);
   // MainWindowRun.cpp: worker replies.
   void connectWorker();
   void writeFile(const QString &kind, const QString &path,
@@ -144,6 +151,8 @@ private:
   QCheckBox *hideUnchangedBox = nullptr;
   QCheckBox *collapseBox = nullptr;
   QCheckBox *beforeBox = nullptr;
+  QCheckBox *heatBox = nullptr;
+  ProfilerPage *profiler = nullptr;
   QLineEdit *searchEdit = nullptr;
   QLabel *graphStatus = nullptr;
   QMenu *recentMenu = nullptr;

@@ -2,10 +2,13 @@
 
 #include "MainWindow.h"
 
+#include "ProfilerPage.h"
+
 #include "GraphView.h"
 #include "SourceEditor.h"
 
 #include <QDir>
+#include <QDockWidget>
 #include <QFile>
 #include <QFileInfo>
 #include <QPlainTextEdit>
@@ -28,12 +31,12 @@ void MainWindow::connectWorker() {
   connect(&client, &WorkerClient::compilationReported, this,
           [this](const CompilationRecord &record) {
             compilations.add(record);
-            appendConsole(tr("Compiled %1(%2) for %3: %4 passes, %5 ms\n")
-                              .arg(record.function, record.inputSummary(),
-                                   record.target)
-                              .arg(record.steps.size() - 1)
-                              .arg(record.compileMs, 0, 'f', 1),
-                          kInfo);
+            appendConsole(
+                tr("Compiled %1(%2) for %3: %4 passes, %5 ms\n")
+                    .arg(record.function, record.inputSummary(), record.target)
+                    .arg(record.steps.size() - 1)
+                    .arg(record.compileMs, 0, 'f', 1),
+                kInfo);
             if (compilation < 0)
               compilationTable->selectRow(compilations.rowCount() - 1);
           });
@@ -45,19 +48,20 @@ void MainWindow::connectWorker() {
               source->markLine(e.line, true);
             statusBar()->showMessage(e.summary());
           });
-  connect(&client, &WorkerClient::runFinished, this,
-          [this](bool ok, double seconds) {
-            appendConsole(ok ? tr("Finished in %1 s\n").arg(seconds, 0, 'f', 2)
-                             : tr("Ended with an error after %1 s\n")
-                                   .arg(seconds, 0, 'f', 2),
-                          ok ? kInfo : kError);
-            if (compilations.rowCount() == 0 && ok)
-              appendConsole(tr("The file made no compilations: call a "
-                               "@cuvil.jit function with NumPy arrays to "
-                               "compile it.\n"),
-                            kInfo);
-            emit runFinished(ok);
-          });
+  connect(
+      &client, &WorkerClient::runFinished, this,
+      [this](bool ok, double seconds) {
+        appendConsole(
+            ok ? tr("Finished in %1 s\n").arg(seconds, 0, 'f', 2)
+               : tr("Ended with an error after %1 s\n").arg(seconds, 0, 'f', 2),
+            ok ? kInfo : kError);
+        if (compilations.rowCount() == 0 && ok)
+          appendConsole(tr("The file made no compilations: call a "
+                           "@cuvil.jit function with NumPy arrays to "
+                           "compile it.\n"),
+                        kInfo);
+        emit runFinished(ok);
+      });
   connect(&client, &WorkerClient::workerEnded, this,
           [this](const QString &description, bool unexpected) {
             appendConsole(description + "\n", unexpected ? kError : kInfo);
@@ -82,15 +86,19 @@ void MainWindow::connectWorker() {
             .arg(r.maxError, 0, 'g', 3);
     appendConsole(text, kInfo);
     statusBar()->showMessage(text.trimmed());
+    if (!r.tracePath.isEmpty()) {
+      profiler->openTrace(r.tracePath);
+      if (auto *profileDock = findChild<QDockWidget *>("profileDock"))
+        profileDock->raise();
+    }
     emit executedCompiled(r);
   });
   connect(&client, &WorkerClient::exported, this,
           [this](const QString &kind, const QString &path, qint64 bytes) {
             pendingExportKind.clear();
-            appendConsole(tr("Exported %1 to %2 (%3 bytes)\n")
-                              .arg(kind, path)
-                              .arg(bytes),
-                          kInfo);
+            appendConsole(
+                tr("Exported %1 to %2 (%3 bytes)\n").arg(kind, path).arg(bytes),
+                kInfo);
             emit exportFinished(kind, path, true, {});
           });
   connect(&client, &WorkerClient::requestFailed, this,
@@ -132,8 +140,9 @@ void MainWindow::writeFile(const QString &kind, const QString &path,
     emit exportFinished(kind, path, false, message);
     return;
   }
-  appendConsole(tr("Exported %1 to %2 (%3 bytes)\n").arg(kind, path).arg(data.size()),
-                kInfo);
+  appendConsole(
+      tr("Exported %1 to %2 (%3 bytes)\n").arg(kind, path).arg(data.size()),
+      kInfo);
   emit exportFinished(kind, path, true, {});
 }
 

@@ -2,14 +2,19 @@
 
 #include "MainWindow.h"
 
+#include "LatencyHeat.h"
+#include "ProfilerPage.h"
+
 #include "GraphView.h"
 #include "SourceEditor.h"
 
 #include <QCheckBox>
+#include <QDockWidget>
 #include <QFileInfo>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
+#include <QRegularExpression>
 #include <QSortFilterProxyModel>
 #include <QStatusBar>
 #include <QTableView>
@@ -138,9 +143,8 @@ void MainWindow::requestGraph() {
   graphStatus->setText(tr("Laying out the graph..."));
   if (graphWatcher.isRunning())
     return; // graphReady() picks up the newest request
-  graphWatcher.setFuture(QtConcurrent::run([=] {
-    return buildJob(sequence, s, ir, previous, collapse, before);
-  }));
+  graphWatcher.setFuture(QtConcurrent::run(
+      [=] { return buildJob(sequence, s, ir, previous, collapse, before); }));
 }
 
 void MainWindow::graphReady() {
@@ -162,21 +166,24 @@ void MainWindow::graphReady() {
   double drawMs = graph->setGraphLayout(
       job.layout, job.before ? tr("replaced or removed by this pass")
                              : tr("changed by this pass"));
+  applyHeat();
   graph->fit();
   const graph::IRGraph &g = job.stepGraph.graph;
-  QString marks =
-      job.before ? tr("%1 replaced or removed by the pass, %2 added by it")
-                       .arg(g.changedCount)
-                       .arg(g.removedCount)
-                 : tr("%1 changed, %2 removed").arg(g.changedCount).arg(g.removedCount);
-  graphStatus->setText(tr("@%1%2: %3 nodes, %4%5 (layout %6 ms, draw %7 ms)")
-                           .arg(QString::fromStdString(g.function),
-                                job.before ? tr(" before the pass") : QString())
-                           .arg(g.nodes.size())
-                           .arg(marks,
-                                job.collapsed ? tr(", regions collapsed") : QString())
-                           .arg(job.layout.layoutMs, 0, 'f', 0)
-                           .arg(drawMs, 0, 'f', 0));
+  QString marks = job.before
+                      ? tr("%1 replaced or removed by the pass, %2 added by it")
+                            .arg(g.changedCount)
+                            .arg(g.removedCount)
+                      : tr("%1 changed, %2 removed")
+                            .arg(g.changedCount)
+                            .arg(g.removedCount);
+  graphStatus->setText(
+      tr("@%1%2: %3 nodes, %4%5 (layout %6 ms, draw %7 ms)")
+          .arg(QString::fromStdString(g.function),
+               job.before ? tr(" before the pass") : QString())
+          .arg(g.nodes.size())
+          .arg(marks, job.collapsed ? tr(", regions collapsed") : QString())
+          .arg(job.layout.layoutMs, 0, 'f', 0)
+          .arg(drawMs, 0, 'f', 0));
   if (!searchEdit->text().isEmpty())
     graph->search(searchEdit->text());
   emit stepShown(job.step, static_cast<int>(g.nodes.size()));
@@ -222,9 +229,10 @@ void MainWindow::selectNode(int id) {
           .arg(QString::fromStdString(node.opName),
                QString::fromStdString(node.results))
           .arg(node.irLine)
-          .arg(node.loc.valid()
-                   ? tr(", %1:%2").arg(QFileInfo(nodeFile).fileName()).arg(node.loc.line)
-                   : QString()));
+          .arg(node.loc.valid() ? tr(", %1:%2")
+                                      .arg(QFileInfo(nodeFile).fileName())
+                                      .arg(node.loc.line)
+                                : QString()));
 }
 
 void MainWindow::selectIrLine(int line) {
@@ -254,6 +262,44 @@ void MainWindow::selectSourceLine(int line) {
   statusBar()->showMessage(tr("%1:%2 - %n op(s) in this step", "", ids.size())
                                .arg(QFileInfo(file).fileName())
                                .arg(line));
+}
+
+void MainWindow::applyHeat() {
+  const LatencyHeatIndex &index = profiler->heatIndex();
+  heatBox->setEnabled(!index.isEmpty());
+  QHash<int, QPair<double, qint64>> heat;
+  if (heatBox->isChecked() && !index.isEmpty()) {
+    for (const LaidOutNode &node : shownGraph.layout.nodes) {
+      // Node locations are "file:line"; kernels of a line add up.
+      int colon = node.loc.lastIndexOf(':');
+      if (colon <= 0)
+        continue;
+      QString nodeFile = node.loc.left(colon);
+      int line = node.loc.mid(colon + 1).toInt();
+      qint64 ns = index.latencyNs(nodeFile, line);
+      if (ns > 0)
+        heat.insert(node.id, {index.heat(nodeFile, line), ns});
+    }
+  }
+  graph->setHeat(heat);
+}
+
+void MainWindow::showProfiledLocation(const QString &loc) {
+  // "file:line:col" of a kernel or "file:line" of a Python frame.
+  static const QRegularExpression pattern("^(.+?):(\\d+)(?::\\d+)?$");
+  QRegularExpressionMatch match = pattern.match(loc);
+  if (!match.hasMatch())
+    return;
+  QString path = match.captured(1);
+  int line = match.captured(2).toInt();
+  if (QFileInfo(path).fileName() != QFileInfo(file).fileName()) {
+    statusBar()->showMessage(
+        tr("%1 is in %2, not in the open file").arg(loc, path));
+    return;
+  }
+  selectSourceLine(line);
+  if (auto *sourceDock = findChild<QDockWidget *>("sourceDock"))
+    sourceDock->raise();
 }
 
 } // namespace cuvil::workbench

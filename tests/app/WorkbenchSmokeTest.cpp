@@ -10,6 +10,7 @@
 
 #include "GraphView.h"
 #include "MainWindow.h"
+#include "ProfilerPage.h"
 #include "SourceEditor.h"
 #include "TestData.h"
 
@@ -17,12 +18,12 @@
 #include <QDropEvent>
 #include <QFileInfo>
 #include <QMimeData>
-#include <QUrl>
 #include <QPlainTextEdit>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTextBlock>
+#include <QUrl>
 #include <QtTest>
 
 using namespace cuvil::workbench;
@@ -84,10 +85,11 @@ void WorkbenchSmokeTest::opensStepsLinksRunsAndExports() {
   while (window.stepForward()) {
     int step = window.currentStep();
     int nodes = waitForStep(window, shown, step);
-    QVERIFY2(nodes > 0, qPrintable(QString("step %1 (%2) has no graph: %3")
-                                       .arg(step)
-                                       .arg(window.stepModel().steps()[step].name,
-                                            window.currentGraph().error)));
+    QVERIFY2(nodes > 0,
+             qPrintable(QString("step %1 (%2) has no graph: %3")
+                            .arg(step)
+                            .arg(window.stepModel().steps()[step].name,
+                                 window.currentGraph().error)));
     if (window.stepModel().steps()[step].name == "cuvil-fuse-elementwise")
       fusionStep = step;
   }
@@ -120,7 +122,8 @@ void WorkbenchSmokeTest::opensStepsLinksRunsAndExports() {
   window.selectNode(matmul);
   const auto &node = job.stepGraph.graph.nodes[matmul];
   QCOMPARE(window.irView()->textCursor().blockNumber() + 1, node.irLine);
-  QVERIFY(window.irView()->textCursor().block().text().contains("linalg.matmul"));
+  QVERIFY(
+      window.irView()->textCursor().block().text().contains("linalg.matmul"));
   QCOMPARE(window.sourceEditor()->markedLine(), 14); // x @ w1 + b1
   QCOMPARE(window.graphView()->selectedNodes(), QList<int>{matmul});
 
@@ -148,7 +151,8 @@ void WorkbenchSmokeTest::opensStepsLinksRunsAndExports() {
   window.setShowBefore(false);
   QVERIFY(waitForStep(window, shown, fusionStep) > 0);
   QVERIFY(!window.currentGraph().before);
-  QCOMPARE(window.irView()->toPlainText(), window.stepModel().steps()[fusionStep].ir);
+  QCOMPARE(window.irView()->toPlainText(),
+           window.stepModel().steps()[fusionStep].ir);
 
   // Run the compiled function against NumPy.
   QSignalSpy executed(&window, &MainWindow::executedCompiled);
@@ -158,12 +162,38 @@ void WorkbenchSmokeTest::opensStepsLinksRunsAndExports() {
   QVERIFY(run.latencyMs > 0);
   QVERIFY(run.maxError < 1e-3);
 
+  // The run was also profiled: the Profile dock loads its trace, and the
+  // graph's ops on the hot lines (14 and 15 of mlp.py) get latency heat.
+  QVERIFY2(!run.tracePath.isEmpty(), "the worker reported no profile trace");
+  ProfilerPage *profile = window.profilerPage();
+  if (!profile->profile() || profile->isBusy()) {
+    QSignalSpy loaded(profile, &ProfilerPage::traceLoaded);
+    QVERIFY(loaded.wait(30000));
+  }
+  QTRY_VERIFY_WITH_TIMEOUT(!profile->isBusy(), 30000);
+  QVERIFY(!profile->heatIndex().isEmpty());
+  QVERIFY(profile->heatIndex().latencyNs(window.currentFile(), 14) > 0);
+  QVERIFY(window.graphView()->heatedNodeCount() > 0);
+  QVERIFY(window.graphView()->heatedNodeCount() <
+          window.graphView()->nodeCount());
+  // Picking a kernel in the profile shows its Python line.
+  window.sourceEditor()->markLine(1);
+  emit profile->opActivated(window.currentFile() + ":15:12", 1,
+                            "linalg.matmul");
+  QCOMPARE(window.sourceEditor()->markedLine(), 15);
+
   // Export every artifact kind.
   QTemporaryDir out;
-  const QList<QPair<QString, QByteArray>> kinds = {
-      {"mlir", "module"},  {"llvm", "define"}, {"asm", ".text"},
-      {"obj", "\x7f" "ELF"}, {"so", "\x7f" "ELF"}, {"dot", "digraph"},
-      {"svg", "<svg"},     {"png", "\x89PNG"}};
+  const QList<QPair<QString, QByteArray>> kinds = {{"mlir", "module"},
+                                                   {"llvm", "define"},
+                                                   {"asm", ".text"},
+                                                   {"obj", "\x7f"
+                                                           "ELF"},
+                                                   {"so", "\x7f"
+                                                          "ELF"},
+                                                   {"dot", "digraph"},
+                                                   {"svg", "<svg"},
+                                                   {"png", "\x89PNG"}};
   QSignalSpy exported(&window, &MainWindow::exportFinished);
   for (const auto &[kind, marker] : kinds) {
     QString path = out.filePath("artifact." + kind);
@@ -192,13 +222,15 @@ void WorkbenchSmokeTest::opensStepsLinksRunsAndExports() {
   // A hanging file is stopped from the window; the window stays usable.
   finished.clear();
   window.openFile(testData("fixtures/hangs.py"));
-  QTRY_VERIFY_WITH_TIMEOUT(window.consoleView()->toPlainText().contains("looping"), 30000);
+  QTRY_VERIFY_WITH_TIMEOUT(
+      window.consoleView()->toPlainText().contains("looping"), 30000);
   window.stopRun();
   QTRY_VERIFY_WITH_TIMEOUT(
       window.consoleView()->toPlainText().contains("Stopped hangs.py"), 2000);
 
   // Dropping a .py file opens and runs it in a fresh worker.
-  QString tiny = QFileInfo(testData("fixtures/tiny_model.py")).absoluteFilePath();
+  QString tiny =
+      QFileInfo(testData("fixtures/tiny_model.py")).absoluteFilePath();
   QMimeData mime;
   mime.setUrls({QUrl::fromLocalFile(tiny)});
   QDragEnterEvent enter(QPoint(20, 20), Qt::CopyAction, &mime, Qt::LeftButton,
@@ -212,11 +244,14 @@ void WorkbenchSmokeTest::opensStepsLinksRunsAndExports() {
   QVERIFY(finished.wait(60000));
   QCOMPARE(finished.first().at(0).toBool(), true);
   QCOMPARE(window.compilationModel().rowCount(), 1);
-  QCOMPARE(window.compilationModel().record(0)->function, QString("scale_shift"));
+  QCOMPARE(window.compilationModel().record(0)->function,
+           QString("scale_shift"));
   QStringList recent = QSettings().value("recentFiles").toStringList();
-  QCOMPARE(recent.mid(0, 3),
-           (QStringList{tiny, QFileInfo(testData("fixtures/hangs.py")).absoluteFilePath(),
-                        example}));
+  QCOMPARE(
+      recent.mid(0, 3),
+      (QStringList{tiny,
+                   QFileInfo(testData("fixtures/hangs.py")).absoluteFilePath(),
+                   example}));
 
   // Closing saves the window layout.
   window.close();
