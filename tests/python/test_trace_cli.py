@@ -194,3 +194,32 @@ def test_nsight_systems_sqlite_export(tmp_path):
     assert "cuvil.gelu total=400 self=0" in result.stdout
     assert "  cudaLaunchKernel_v7000 total=400 self=0" in result.stdout
     assert "    cuvil_gelu_kernel total=400 self=400" in result.stdout
+
+
+def test_a_real_pytorch_cpu_profile(profiler):
+    """pytorch_cpu_profile.json was written by torch.profiler (record_pytorch_profile.py)."""
+    trace = profiler.read_trace(str(FIXTURES / "pytorch_cpu_profile.json"))
+    rows = {(r["name"], r["kind"]): r for r in trace.op_table()}
+    # Two forward passes of Linear -> GELU -> Linear.
+    assert rows[("aten::addmm", "cpu_kernel")]["count"] == 4
+    assert rows[("aten::gelu", "cpu_kernel")]["count"] == 2
+    assert rows[("aten::linear", "cpu_kernel")]["count"] == 4
+    assert rows[("model_inference", "nvtx")]["count"] == 1  # record_function
+    linear = rows[("aten::linear", "cpu_kernel")]
+    assert linear["self_ns"] < linear["total_ns"]  # addmm runs inside it
+    # with_stack=True: the Python frames nest above the ops in the call tree.
+    lines = trace.call_tree().splitlines()
+
+    def depth_of(prefix):
+        line = next(l for l in lines if l.strip().startswith(prefix))
+        return lines.index(line), len(line) - len(line.lstrip())
+
+    chain = [
+        depth_of(p)
+        for p in ("nn.Module: Linear_0", "torch/nn/modules/linear.py(130): forward",
+                  "aten::linear", "aten::addmm")
+    ]
+    assert chain == sorted(chain) and len({d for _, d in chain}) == 4
+    # And it converts like any other trace.
+    folded = trace.to_folded()
+    assert any(line.split(";")[-1].startswith("aten::addmm ") for line in folded.splitlines())
