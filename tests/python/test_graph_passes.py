@@ -108,3 +108,20 @@ def test_memory_plan_reuses_intermediate_buffers():
     )
     compiled = chain._last_compiled.compiled
     assert 0 < compiled.planned_peak_bytes < compiled.unplanned_bytes
+
+
+def test_enable_fusion_false_also_keeps_epilogues_out_of_gemm_tiles(snapshots):
+    """With fusion on, bias + GELU run inside the first GEMM's tiles; off, after it."""
+    from conftest import load_example
+
+    mlp = load_example("mlp")
+    inputs = mlp.make_inputs()
+    tiles = {}
+    for fusion in (True, False):
+        f = cuvil.jit(mlp.mlp.__wrapped__, enable_fusion=fusion)
+        np.testing.assert_allclose(f(*inputs), mlp.reference(*inputs), rtol=1e-4, atol=1e-4)
+        scheduled = _ir_after(f, "cuvil-cpu-schedule")
+        start = scheduled.index("scf.forall")
+        tiles[fusion] = scheduled[start : scheduled.index("scf.forall.in_parallel", start)]
+    assert "math.erf" in tiles[True] and "arith.addf" in tiles[True]
+    assert "math.erf" not in tiles[False] and "arith.addf" not in tiles[False]

@@ -275,7 +275,9 @@ PipelineBuilder mlir::cuvil::buildCpuPipeline(const CpuPipelineOptions &o) {
                                  : "");
   builder.addStage("schedule", "func.func(cuvil-tag-kernels),"
                                "cuvil-cpu-schedule{vector-lanes=" +
-                                   std::to_string(o.vectorLanes) + "}");
+                                   std::to_string(o.vectorLanes) +
+                                   (o.enableFusion ? "" : " fuse-epilogues=0") +
+                                   "}");
   builder.addStage("bufferize",
                    "one-shot-bufferize{bufferize-function-boundaries=1 "
                    "function-boundary-type-conversion=identity-layout-map},"

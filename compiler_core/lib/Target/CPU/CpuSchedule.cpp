@@ -118,8 +118,7 @@ linalg::GenericOp epilogueOf(linalg::LinalgOp gemm) {
   if (!result.hasOneUse())
     return {};
   auto generic = dyn_cast<linalg::GenericOp>(*result.getUsers().begin());
-  if (!generic || generic.getNumResults() != 1 ||
-      generic.getNumLoops() != 2 ||
+  if (!generic || generic.getNumResults() != 1 || generic.getNumLoops() != 2 ||
       generic.getNumParallelLoops() != generic.getNumLoops() ||
       generic.getResult(0).getType() != result.getType())
     return {};
@@ -185,7 +184,7 @@ SmallVector<int64_t> vectorTiles(linalg::GenericOp generic, int64_t lanes) {
   unsigned reductions = generic.getNumReductionLoops();
   bool innerReduction =
       reductions == 1 && generic.getIteratorTypesArray()[loops - 1] ==
-                              utils::IteratorType::reduction;
+                             utils::IteratorType::reduction;
   if (reductions != 0 && !innerReduction)
     return {};
   int64_t inner = ranges.back();
@@ -211,7 +210,8 @@ SmallVector<int64_t> vectorTiles(linalg::GenericOp generic, int64_t lanes) {
 
 } // namespace
 
-std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes) {
+std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
+                                          bool fuseEpilogues) {
   // Per GEMM: a cache tile on tensors (one per thread task), a K block, then
   // a register tile of 8 rows by two vector registers accumulated over K one
   // step at a time. Tile sizes divide the GEMM so every tile is static.
@@ -235,11 +235,12 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes) {
       return;
     auto tag = IntegerAttr::get(IntegerType::get(module.getContext(), 64), id);
     op->setAttr("cuvil.gemm_id", tag);
-    linalg::GenericOp epilogue = batched ? nullptr : epilogueOf(op);
+    linalg::GenericOp epilogue =
+        batched || !fuseEpilogues ? nullptr : epilogueOf(op);
     if (epilogue)
       epilogue->setAttr("cuvil.epilogue_id", tag);
-    body += gemmBlock(op->getName().getStringRef(), id, batched,
-                      (bool)epilogue, *tiles, registerCols);
+    body += gemmBlock(op->getName().getStringRef(), id, batched, (bool)epilogue,
+                      *tiles, registerCols);
     ++id;
   });
   module.walk([&](linalg::GenericOp generic) {
@@ -279,14 +280,13 @@ module attributes {transform.with_named_sequence} {
 }
 
 namespace {
-struct CpuSchedulePass
-    : public cuvil::impl::CpuScheduleBase<CpuSchedulePass> {
+struct CpuSchedulePass : public cuvil::impl::CpuScheduleBase<CpuSchedulePass> {
   using CpuScheduleBase::CpuScheduleBase;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
     int lanes = vectorLanes > 0 ? (int)vectorLanes : hostVectorLanes();
-    std::string schedule = buildCpuSchedule(module, lanes);
+    std::string schedule = buildCpuSchedule(module, lanes, fuseEpilogues);
     if (printSchedule)
       llvm::errs() << schedule;
     bool any = false;

@@ -1,4 +1,5 @@
-//===- Passes.h - CPU code generation passes ---------------------*- C++ -*-===//
+//===- Passes.h - CPU code generation passes ---------------------*- C++
+//-*-===//
 #ifndef CUVIL_TARGET_CPU_PASSES_H
 #define CUVIL_TARGET_CPU_PASSES_H
 
@@ -22,7 +23,8 @@ namespace mlir::cuvil {
 
 /// The transform-dialect schedule the pass applies to `module` (tags the
 /// scheduled matmuls with `cuvil.gemm_id`).
-std::string buildCpuSchedule(ModuleOp module, int vectorLanes);
+std::string buildCpuSchedule(ModuleOp module, int vectorLanes,
+                             bool fuseEpilogues = true);
 
 /// Host vector width in f32 lanes (16 with AVX-512F, 8 with AVX2+FMA).
 int hostVectorLanes();

@@ -25,7 +25,9 @@ def CpuSchedule : Pass<"cuvil-cpu-schedule", "ModuleOp"> {
     Option<"vectorLanes", "vector-lanes", "int", /*default=*/"0",
            "f32 lanes of the widest vector register (0: detect the host)">,
     Option<"printSchedule", "print-schedule", "bool", /*default=*/"false",
-           "Print the generated transform schedule to stderr">
+           "Print the generated transform schedule to stderr">,
+    Option<"fuseEpilogues", "fuse-epilogues", "bool", /*default=*/"true",
+           "Run the elementwise op consuming a GEMM inside the GEMM's tiles">
   ];
   let dependentDialects = [
     "arith::ArithDialect", "linalg::LinalgDialect", "scf::SCFDialect",
