@@ -16,6 +16,8 @@ run: setup
 
 test: setup
 	cd build && ctest --output-on-failure
+	@# CTest does not print why a test skipped itself; GPU tests say it here.
+	@cd build && ctest -L gpu -V 2>/dev/null | sed -n 's/^[0-9]*: \(SKIPPED: .*\)/gpu test \1/p'
 
 bench: setup
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python benchmarks/bench_examples.py
