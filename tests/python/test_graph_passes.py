@@ -125,3 +125,17 @@ def test_enable_fusion_false_also_keeps_epilogues_out_of_gemm_tiles(snapshots):
         tiles[fusion] = scheduled[start : scheduled.index("scf.forall.in_parallel", start)]
     assert "math.erf" in tiles[True] and "arith.addf" in tiles[True]
     assert "math.erf" not in tiles[False] and "arith.addf" not in tiles[False]
+
+
+def test_every_snapshot_is_valid_mlir_with_the_users_locations(snapshots):
+    """What the Workbench exports for a step can be fed back to cuvil-opt."""
+    from conftest import load_example
+
+    mlp = load_example("mlp")
+    mlp.mlp(*mlp.make_inputs())
+    ext = cuvil._jit._extension()
+    steps = mlp.mlp._last_compiled.compiled.snapshots
+    assert len(steps) > 40
+    for step in steps:
+        ext.verify(step["ir"])  # raises CompileError when it does not parse
+        assert 'mlp.py":14:' in step["ir"], step["name"]

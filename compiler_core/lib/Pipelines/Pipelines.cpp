@@ -110,7 +110,7 @@ private:
     if (captureIR) {
       snap->ir.clear();
       llvm::raw_string_ostream os(snap->ir);
-      root->print(os, OpPrintingFlags().enableDebugInfo(true, true));
+      root->print(os, OpPrintingFlags().enableDebugInfo(true, false));
     }
   }
 
