@@ -76,7 +76,7 @@ std::string OpRef::locationText() const {
 std::string OpRef::print() const {
   std::string text;
   llvm::raw_string_ostream os(text);
-  unwrap(op)->print(os, mlir::OpPrintingFlags().enableDebugInfo(true, true));
+  unwrap(op)->print(os, mlir::OpPrintingFlags().enableDebugInfo(true, false));
   return text;
 }
 

@@ -27,3 +27,49 @@ func.func @returns_twice() -> (memref<4xf32>, memref<4xf32>) {
   %0 = memref.alloc() {alignment = 64 : i64} : memref<4xf32>
   return %0, %0 : memref<4xf32>, memref<4xf32>
 }
+
+// -----
+
+// A loop that fills a fresh allocation in place returns that allocation: it
+// becomes the out-param, with no copy.
+// CHECK-LABEL: func.func @in_place_loop
+// CHECK: %[[F:.*]] = memref.alloc() : memref<4xf32>
+// CHECK: scf.for
+// CHECK-NOT: memref.copy
+// CHECK: return %[[F]]
+// OUT-LABEL: func.func @in_place_loop
+// OUT-SAME: %[[O:[a-z0-9]*]]: memref<4xf32>)
+// OUT-NOT: memref.alloc
+// OUT: scf.for {{.*}} iter_args(%{{.*}} = %[[O]])
+// OUT-NOT: memref.copy
+// OUT: return
+func.func @in_place_loop(%x: f32) -> memref<4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %0 = memref.alloc() : memref<4xf32>
+  %1 = scf.for %i = %c0 to %c4 step %c1 iter_args(%b = %0) -> (memref<4xf32>) {
+    memref.store %x, %b[%i] : memref<4xf32>
+    scf.yield %b : memref<4xf32>
+  }
+  return %1 : memref<4xf32>
+}
+
+// -----
+
+// Must not fire: the loop yields another buffer, so its result is not the
+// allocation; it is copied.
+// CHECK-LABEL: func.func @loop_swaps_buffers
+// CHECK: scf.for
+// CHECK: memref.copy
+// CHECK: return
+func.func @loop_swaps_buffers(%other: memref<4xf32>) -> memref<4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %0 = memref.alloc() : memref<4xf32>
+  %1 = scf.for %i = %c0 to %c4 step %c1 iter_args(%b = %0) -> (memref<4xf32>) {
+    scf.yield %other : memref<4xf32>
+  }
+  return %1 : memref<4xf32>
+}

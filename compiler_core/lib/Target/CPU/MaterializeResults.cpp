@@ -8,6 +8,7 @@
 #include "cuvil/Target/CPU/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
 namespace mlir::cuvil {
@@ -18,6 +19,33 @@ namespace mlir::cuvil {
 using namespace mlir;
 
 namespace {
+/// Whether `value` is `buffer`, possibly passed through scf.for loops that
+/// update it in place (each iteration yields its own iteration buffer).
+bool isSameBuffer(Value value, Value buffer) {
+  if (value == buffer)
+    return true;
+  auto result = dyn_cast<OpResult>(value);
+  auto loop = result ? dyn_cast<scf::ForOp>(result.getOwner()) : nullptr;
+  if (!loop)
+    return false;
+  unsigned i = result.getResultNumber();
+  auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+  return isSameBuffer(loop.getInitArgs()[i], buffer) &&
+         isSameBuffer(yield.getOperand(i), loop.getRegionIterArgs()[i]);
+}
+
+/// The fresh allocation `value` is, directly or through in-place loops.
+Value freshAllocation(Value value) {
+  if (value.getDefiningOp<memref::AllocOp>())
+    return value;
+  auto result = dyn_cast<OpResult>(value);
+  auto loop = result ? dyn_cast<scf::ForOp>(result.getOwner()) : nullptr;
+  if (!loop)
+    return {};
+  Value alloc = freshAllocation(loop.getInitArgs()[result.getResultNumber()]);
+  return alloc && isSameBuffer(value, alloc) ? alloc : Value();
+}
+
 struct CpuMaterializeResultsPass
     : public cuvil::impl::CpuMaterializeResultsBase<CpuMaterializeResultsPass> {
   void runOnOperation() override {
@@ -29,10 +57,14 @@ struct CpuMaterializeResultsPass
         auto type = dyn_cast<MemRefType>(value.getType());
         if (!type)
           continue;
-        bool fresh = value.getDefiningOp<memref::AllocOp>() &&
-                     type.getLayout().isIdentity();
-        if (fresh && seen.insert(value).second)
+        // A loop that fills an allocation in place returns that allocation:
+        // return it directly, so it can become the out-param.
+        Value alloc =
+            type.getLayout().isIdentity() ? freshAllocation(value) : Value();
+        if (alloc && seen.insert(alloc).second) {
+          operand.set(alloc);
           continue;
+        }
         auto identity = MemRefType::get(type.getShape(), type.getElementType());
         Value copy = builder.create<memref::AllocOp>(ret.getLoc(), identity);
         builder.create<memref::CopyOp>(ret.getLoc(), value, copy);
