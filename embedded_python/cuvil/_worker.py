@@ -18,6 +18,7 @@ import faulthandler
 import json
 import os
 import runpy
+import shutil
 import sys
 import tempfile
 import time
@@ -51,6 +52,7 @@ class Worker:
         self.recorded: list[_Recorded] = []
         self.reported = 0
         self.current_file = None
+        self.trace_dir: str | None = None
 
     # ----- replies --------------------------------------------------------
     def send(self, message: dict) -> None:
@@ -228,8 +230,7 @@ class Worker:
             }
         )
 
-    @staticmethod
-    def _profile(rec, inputs, runs: int) -> str:
+    def _profile(self, rec, inputs, runs: int) -> str:
         """Run again under cuvil.profile(); the Chrome trace's path ("" if nothing ran).
 
         Timed separately from the latency above, so the hooks' cost is not in it.
@@ -241,7 +242,10 @@ class Worker:
                 rec.program.run(inputs)
         if prof.trace.event_count == 0:
             return ""
-        fd, path = tempfile.mkstemp(prefix="cuvil-profile-", suffix=".json")
+        # One folder per worker, removed when it ends (see serve).
+        if self.trace_dir is None:
+            self.trace_dir = tempfile.mkdtemp(prefix="cuvil-worker-traces-")
+        fd, path = tempfile.mkstemp(prefix="profile-", suffix=".json", dir=self.trace_dir)
         os.close(fd)
         prof.export_chrome_trace(path)
         return path
@@ -319,15 +323,19 @@ def serve(fd: int) -> int:
             "numpy": np.__version__,
         }
     )
-    for line in requests:
-        line = line.strip()
-        if not line:
-            continue
-        try:
-            request = json.loads(line)
-        except json.JSONDecodeError as error:
-            worker.send({"type": "error", "request": None, "message": f"bad request: {error}"})
-            continue
-        if not worker.handle(request):
-            break
+    try:
+        for line in requests:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                request = json.loads(line)
+            except json.JSONDecodeError as error:
+                worker.send({"type": "error", "request": None, "message": f"bad request: {error}"})
+                continue
+            if not worker.handle(request):
+                break
+    finally:
+        if worker.trace_dir is not None:
+            shutil.rmtree(worker.trace_dir, ignore_errors=True)
     return 0
