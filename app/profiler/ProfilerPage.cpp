@@ -70,23 +70,23 @@ void ProfilerPage::buildUi() {
   QToolButton *open = button("Open trace…", "Open a Chrome trace, folded "
                                             "stacks, speedscope or Nsight "
                                             "Systems SQLite file");
-  connect(open, &QToolButton::clicked, this, [this] {
+  // Both buttons pick a trace file and hand it to one of the loaders.
+  auto pickTrace = [this](const QString &title,
+                          void (ProfilerPage::*load)(const QString &)) {
     QString path = QFileDialog::getOpenFileName(
-        this, "Open trace", {},
+        this, title, {},
         "Traces (*.json *.folded *.txt *.sqlite);;All files (*)");
     if (!path.isEmpty())
-      openTrace(path);
-  });
+      (this->*load)(path);
+  };
+  connect(open, &QToolButton::clicked, this,
+          [pickTrace] { pickTrace("Open trace", &ProfilerPage::openTrace); });
   QToolButton *compare = button("Compare with…", "Open a baseline trace: the "
                                                  "flame graph shows the "
                                                  "difference, red = slower, "
                                                  "blue = faster");
-  connect(compare, &QToolButton::clicked, this, [this] {
-    QString path = QFileDialog::getOpenFileName(
-        this, "Open baseline trace", {},
-        "Traces (*.json *.folded *.txt *.sqlite);;All files (*)");
-    if (!path.isEmpty())
-      openBaseline(path);
+  connect(compare, &QToolButton::clicked, this, [pickTrace] {
+    pickTrace("Open baseline trace", &ProfilerPage::openBaseline);
   });
   clearBaselineButton = button("Clear baseline", "Leave the diff mode");
   clearBaselineButton->setEnabled(false);

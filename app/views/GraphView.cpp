@@ -23,10 +23,7 @@ namespace cuvil::workbench {
 class GraphNodeItem : public QGraphicsItem {
 public:
   explicit GraphNodeItem(const LaidOutNode &node) : node(node) {
-    setToolTip(QString("%1\nIR line %2%3")
-                   .arg(node.label)
-                   .arg(node.irLine)
-                   .arg(node.loc.isEmpty() ? QString() : "\n" + node.loc));
+    updateToolTip();
     setZValue(2);
   }
   QRectF boundingRect() const override {
@@ -36,6 +33,10 @@ public:
   void setHeat(double value, qint64 ns) {
     heat = value;
     heatNs = ns;
+    updateToolTip();
+    update();
+  }
+  void updateToolTip() {
     QString tip = QString("%1\nIR line %2%3")
                       .arg(node.label)
                       .arg(node.irLine)
@@ -45,7 +46,6 @@ public:
                  .arg(heatNs / 1000.0, 0, 'f', 1)
                  .arg(heat * 100.0, 0, 'f', 0);
     setToolTip(tip);
-    update();
   }
   void paint(QPainter *painter, const QStyleOptionGraphicsItem *option,
              QWidget *) override {

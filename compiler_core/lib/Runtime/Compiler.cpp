@@ -252,6 +252,12 @@ struct cuvil::CompiledFunction::Impl {
   LogicalResult loadFromCache(const std::string &path, std::string &error);
   void storeInCache(const std::string &path);
   std::string cacheKey() const;
+  /// Passes outside the compiler (Python) ran: no disk cache, and the IR is
+  /// kept rather than rebuilt by running them again.
+  bool hasExternalPasses() const {
+    return llvm::any_of(
+        options.steps, [](const PipelineStep &step) { return bool(step.run); });
+  }
   void releaseIR() {
     lowered = nullptr;
     input = nullptr;
@@ -283,11 +289,9 @@ LogicalResult cuvil::CompiledFunction::Impl::lower(std::string &error) {
   lowered->walk([&](func::FuncOp func) {
     func->setAttr("llvm.emit_c_interface", UnitAttr::get(context.get()));
   });
-  std::vector<PipelineStep> steps =
-      options.steps.empty() ? defaultPipeline(options) : options.steps;
   std::vector<PassSnapshot> recorded;
   bool optimizedTaken = false, finalized = false;
-  for (const PipelineStep &step : steps) {
+  for (const PipelineStep &step : options.steps) {
     // The "optimized" IR is what enters scheduling.
     if (!optimizedTaken &&
         (step.stage == "schedule" || step.stage == "bufferize" ||
@@ -400,8 +404,7 @@ std::string cuvil::CompiledFunction::Impl::cacheKey() const {
                          (options.parallel ? "|parallel" : "|serial");
   // The passes themselves: a cache written by another pipeline (an older
   // build, a custom one) must not be reused.
-  for (const PipelineStep &step :
-       options.steps.empty() ? defaultPipeline(options) : options.steps)
+  for (const PipelineStep &step : options.steps)
     material += "|" + step.pipeline;
   return sha256Hex(material);
 }
@@ -601,9 +604,7 @@ cuvil::compile(const std::string &mlirText, const std::string &funcName,
   // process compiling thousands of graphs must not keep thousands of MLIR
   // contexts. IR stages are rebuilt on demand, except after external
   // passes, which are not rerun behind the caller's back.
-  bool externalPasses = llvm::any_of(
-      options.steps, [](const PipelineStep &step) { return bool(step.run); });
-  if (compiled && !externalPasses)
+  if (compiled && !compiled->impl->hasExternalPasses())
     compiled->impl->releaseIR();
   return compiled;
 }
@@ -618,6 +619,10 @@ cuvil::CompiledFunction::compileAndLoad(const std::string &mlirText,
   impl->context = createContext();
   impl->funcName = funcName;
   impl->options = options;
+  // The passes to run, resolved once: lowering, the cache key and the
+  // calling convention all follow this list.
+  if (impl->options.steps.empty())
+    impl->options.steps = defaultPipeline(options);
   DiagnosticCollector diagnostics(impl->context.get());
   impl->input = parseModule(mlirText, impl->context.get());
   if (!impl->input) {
@@ -648,16 +653,13 @@ cuvil::CompiledFunction::compileAndLoad(const std::string &mlirText,
     }
   impl->inputText = printOp(*impl->input);
   impl->fingerprint = structuralFingerprint(*impl->input);
-  std::vector<PipelineStep> steps =
-      options.steps.empty() ? defaultPipeline(options) : options.steps;
-  impl->instrumented = llvm::any_of(steps, [](const PipelineStep &step) {
-    return step.name == "cuvil-instrument-kernels";
-  });
+  impl->instrumented =
+      llvm::any_of(impl->options.steps, [](const PipelineStep &step) {
+        return step.name == "cuvil-instrument-kernels";
+      });
 
   std::string cachePath;
-  bool externalPasses = llvm::any_of(
-      options.steps, [](const PipelineStep &step) { return bool(step.run); });
-  if (!options.cacheDir.empty() && !externalPasses) {
+  if (!options.cacheDir.empty() && !impl->hasExternalPasses()) {
     cachePath =
         (llvm::Twine(options.cacheDir) + "/" + impl->cacheKey() + ".so").str();
     std::string cacheError;

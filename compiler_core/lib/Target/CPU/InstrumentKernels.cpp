@@ -29,14 +29,13 @@ bool isKernelOp(Operation *op) {
   return op->getNumRegions() > 0 || isa<linalg::LinalgOp, memref::CopyOp>(op);
 }
 
-/// Emits `if (hooks) hooks->fn(hooks->ctx, kernel, phase)`.
-void emitHookCall(OpBuilder &b, Location loc, Value hooks, int32_t kernel,
-                  int32_t phase) {
+/// Emits `if (on) hooks->fn(hooks->ctx, kernel, phase)`, where `on` is
+/// the function's one `hooks != null` test.
+void emitHookCall(OpBuilder &b, Location loc, Value hooks, Value on,
+                  int32_t kernel, int32_t phase) {
   MLIRContext *ctx = b.getContext();
   auto ptr = LLVM::LLVMPointerType::get(ctx);
   auto i32 = b.getI32Type();
-  Value null = b.create<LLVM::ZeroOp>(loc, ptr);
-  Value on = b.create<LLVM::ICmpOp>(loc, LLVM::ICmpPredicate::ne, hooks, null);
   auto guard = b.create<scf::IfOp>(loc, on, /*withElseRegion=*/false);
   OpBuilder then = guard.getThenBodyBuilder();
   Value fn = then.create<LLVM::LoadOp>(loc, ptr, hooks);
@@ -91,6 +90,13 @@ struct InstrumentKernelsPass
     unsigned index = func.getNumArguments();
     func.insertArgument(index, ptr, {}, func.getLoc());
     Value hooks = func.getArgument(index);
+    Value on;
+    if (!kernels.empty()) {
+      OpBuilder entry = OpBuilder::atBlockBegin(&func.getBody().front());
+      Value null = entry.create<LLVM::ZeroOp>(func.getLoc(), ptr);
+      on = entry.create<LLVM::ICmpOp>(func.getLoc(), LLVM::ICmpPredicate::ne,
+                                      hooks, null);
+    }
 
     SmallVector<Attribute> table;
     for (auto [id, kernel] : llvm::enumerate(kernels)) {
@@ -114,10 +120,10 @@ struct InstrumentKernelsPass
           text.empty() ? kernel.first->getName().getStringRef() : text);
       table.push_back(b.getArrayAttr({name, kernel.loc}));
       OpBuilder before(kernel.first);
-      emitHookCall(before, kernel.loc, hooks, id, 0);
+      emitHookCall(before, kernel.loc, hooks, on, id, 0);
       OpBuilder after(ctx);
       after.setInsertionPointAfter(kernel.last);
-      emitHookCall(after, kernel.loc, hooks, id, 1);
+      emitHookCall(after, kernel.loc, hooks, on, id, 1);
     }
     func->setAttr("cuvil.kernels", b.getArrayAttr(table));
   }
