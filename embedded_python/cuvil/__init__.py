@@ -17,7 +17,6 @@ from ._builders import (
 )
 from ._errors import CompileError, TraceError, UnsupportedConstructError
 from ._jit import (
-    IR_STAGES,
     Compilation,
     JitFunction,
     compilations,
@@ -31,6 +30,14 @@ from ._logging import LogLevel, set_log_level
 from ._passes import LEVELS, Pass, PassError, PassInfo, PipelineBuilder
 from ._profile import OpStats, Profile, profile
 from ._program import trace_to_mlir
+from ._targets import (
+    available_targets,
+    default_target,
+    load_target_plugin,
+    parse_device,
+    phases,
+    set_default_target,
+)
 from ._tracer import Tracer
 from . import frontend
 from .frontend import InputSpecError, IRModule, ShapeSpecError, TensorSpec
@@ -43,6 +50,12 @@ __all__ = [
     "compilations",
     "Compilation",
     "IR_STAGES",
+    "available_targets",
+    "default_target",
+    "set_default_target",
+    "parse_device",
+    "load_target_plugin",
+    "phases",
     "trace_to_mlir",
     "set_snapshot_capture",
     "snapshot_capture_enabled",
@@ -75,9 +88,14 @@ _EXTENSION_TYPES = ("Operation", "Value", "IRError")
 
 
 def __getattr__(name):
-    # IR handle types live in the compiled extension, loaded on first use.
+    # IR handle types and the compiler's name tables live in the compiled
+    # extension, loaded on first use.
     if name in _EXTENSION_TYPES:
         from ._jit import _extension
 
         return getattr(_extension(), name)
+    if name == "IR_STAGES":
+        from ._jit import ir_stage_names
+
+        return ir_stage_names()
     raise AttributeError(f"module 'cuvil' has no attribute {name!r}")

@@ -40,11 +40,7 @@ __all__ = [
     "last_fallback_reason",
     "set_snapshot_capture",
     "snapshot_capture_enabled",
-    "IR_STAGES",
 ]
-
-IR_STAGES = ("input", "optimized", "llvm-dialect", "llvm", "asm")
-TARGETS = ("cpu",)
 
 _extension_module = None
 _capture_snapshots = os.environ.get("CUVIL_CAPTURE_SNAPSHOTS", "").strip() not in ("", "0")
@@ -102,6 +98,7 @@ class Compilation:
     enable_fusion: bool
     mlir: str
     compiled: object = field(repr=False)
+    device: int = 0
 
     @property
     def compile_ms(self) -> float:
@@ -149,7 +146,13 @@ class CompiledProgram:
 
 
 def compile_program(
-    program, function: str, source: str, target: str, enable_fusion: bool, pipeline=None
+    program,
+    function: str,
+    source: str,
+    target: str,
+    enable_fusion: bool,
+    pipeline=None,
+    device: int = 0,
 ) -> CompiledProgram:
     """Compile a :class:`TracedProgram` and record it in :func:`compilations`.
 
@@ -176,6 +179,8 @@ def compile_program(
             capture_snapshots=capture,
             cache_dir=cache_dir,
             steps=steps,
+            target=target,
+            device=device,
         )
     except compile_error as error:
         failure = pipeline.take_pass_failure() if pipeline is not None else None
@@ -193,6 +198,7 @@ def compile_program(
         enable_fusion=enable_fusion,
         mlir=program.mlir,
         compiled=compiled,
+        device=device,
     )
     with _registry_lock:
         _registry.append(record)
@@ -247,17 +253,19 @@ class JitFunction:
     Python function (see :func:`last_fallback_reason`).
     """
 
-    def __init__(self, fn, target: str = "cpu", enable_fusion: bool = True, pipeline=None):
-        if target not in TARGETS:
+    def __init__(self, fn, target: str | None = None, enable_fusion: bool = True, pipeline=None):
+        from ._targets import resolve_target
+
+        self.target, self.device = resolve_target(target, "cuvil.jit")
+        if pipeline is not None and pipeline.target != self.target:
             raise ValueError(
-                f"cuvil.jit: target {target!r} is not available; only the CPU backend "
-                "(target='cpu') is available in this version."
+                f"cuvil.jit: the pipeline was built for target {pipeline.target!r} but "
+                f"target={target!r}; build it with cuvil.PipelineBuilder(target={target!r})"
             )
         functools.update_wrapper(self, fn)
         if not hasattr(self, "__qualname__"):
             self.__name__ = self.__qualname__ = _python_name(fn)
         self.__cuvil_function__ = fn
-        self.target = target
         self.pipeline = pipeline
         self.enable_fusion = bool(pipeline.enable_fusion if pipeline else enable_fusion)
         self._signature = signature_of(fn)
@@ -332,6 +340,7 @@ class JitFunction:
             self.target,
             self.enable_fusion,
             self.pipeline,
+            device=self.device,
         )
         self._last_compiled = entry.record
         return entry
@@ -357,12 +366,14 @@ def _describe(key) -> str:
     return ", ".join(f"{name}: {dtype.name}{list(shape)}" for name, dtype, shape in key)
 
 
-def jit(fn=None, *, target: str = "cpu", enable_fusion: bool = True, pipeline=None):
+def jit(fn=None, *, target: str | None = None, enable_fusion: bool = True, pipeline=None):
     """Compile a NumPy function with Cuvil; usable as ``@cuvil.jit`` or ``@cuvil.jit(...)``.
 
     Args:
         fn: the function (when used without parentheses).
-        target: backend; only ``"cpu"`` is available in this version.
+        target: a registered target (``cuvil.available_targets()``), optionally
+            with a device index (``"cpu"``, ``"cuda:0"``); ``None`` is
+            ``cuvil.default_target()`` (``"cpu"`` unless set otherwise).
         enable_fusion: run the elementwise and epilogue fusion passes.
         pipeline: a :class:`cuvil.PipelineBuilder` to compile with instead of
             the default passes (its ``enable_fusion`` wins); it is read when a
@@ -394,14 +405,13 @@ def last_fallback_reason(f) -> str | None:
 def inspect_ir(f, stage: str = "input") -> str:
     """IR of the most recent compilation of jitted ``f`` at ``stage``.
 
-    Stages: ``"input"`` (traced Cuvil IR), ``"optimized"`` (after the Cuvil
-    passes), ``"llvm-dialect"``, ``"llvm"`` (LLVM IR) and ``"asm"``.
+    Stages: ``"input"`` (traced Cuvil IR), ``"optimized"`` (after the
+    target-neutral passes), then the target's own (on the CPU
+    ``"llvm-dialect"``, ``"llvm"`` (LLVM IR) and ``"asm"``); see
+    ``cuvil.IR_STAGES`` and ``Compilation.compiled.stages``.
     """
     jf = _as_jit_function(f, "cuvil.inspect_ir")
-    if stage not in IR_STAGES:
-        raise ValueError(
-            f"cuvil.inspect_ir: unknown stage {stage!r}; use one of {', '.join(IR_STAGES)}"
-        )
+    check_ir_stage(stage, "cuvil.inspect_ir")
     record = jf._last_compiled
     if record is None:
         message = (
@@ -411,4 +421,18 @@ def inspect_ir(f, stage: str = "input") -> str:
         if jf._last_fallback_reason:
             message += f" Its last call ran plain Python because {jf._last_fallback_reason}."
         raise RuntimeError(message)
+    check_ir_stage(stage, "cuvil.inspect_ir", record.compiled)
     return record.compiled.ir(stage)
+
+
+def ir_stage_names() -> tuple[str, ...]:
+    """Every IR stage name, from the compiler's table."""
+    return tuple(name for name, _description in _extension().ir_stages())
+
+
+def check_ir_stage(stage: str, api: str, compiled=None) -> None:
+    """``ValueError`` naming the valid stages (of ``compiled``'s target if given)."""
+    names = tuple(compiled.stages) if compiled is not None else ir_stage_names()
+    if stage not in names:
+        where = f" for target {compiled.target!r}" if compiled is not None else ""
+        raise ValueError(f"{api}: unknown stage {stage!r}{where}; use one of {', '.join(names)}")

@@ -181,7 +181,7 @@ def _with_options(pipeline: str, options: dict) -> str:
 
 
 class PipelineBuilder:
-    """An editable copy of Cuvil's CPU pipeline.
+    """An editable copy of a target's pipeline (``target="cpu"`` by default).
 
     Example::
 
@@ -191,26 +191,27 @@ class PipelineBuilder:
         pb.disable("cuvil-fuse-elementwise")
         f = cuvil.jit(fn, pipeline=pb)
 
-    Names may be qualified by stage (``"fusion:canonicalize"``) where a pass
-    runs more than once.
+    Names may be qualified by phase (``"fusion:canonicalize"``) where a pass
+    runs more than once; phases are listed by ``cuvil.phases()``.
     """
 
-    def __init__(self, target: str = "cpu", enable_fusion: bool = True, parallel: bool = True):
-        if target != "cpu":
-            raise ValueError(
-                f"cuvil.PipelineBuilder: target {target!r} is not available; only the CPU "
-                "backend (target='cpu') is available in this version."
-            )
+    def __init__(
+        self, target: str | None = None, enable_fusion: bool = True, parallel: bool = True
+    ):
         from ._jit import _extension
+        from ._targets import resolve_target
 
         self._ext = _extension()
-        self.target = target
+        self.target, self.device = resolve_target(target, "cuvil.PipelineBuilder")
         self.enable_fusion = bool(enable_fusion)
         self.parallel = bool(parallel)
         self._steps = [
             PassInfo(name, stage, "builtin", text, optional)
             for name, stage, text, optional in self._ext.default_pipeline(
-                enable_fusion=self.enable_fusion, parallel=self.parallel
+                enable_fusion=self.enable_fusion,
+                parallel=self.parallel,
+                target=self.target,
+                device=self.device,
             )
         ]
         self._runners: dict[int, _PythonPassRunner] = {}

@@ -16,9 +16,8 @@ import tempfile
 import traceback
 
 from ._jit import Compilation, compilations, set_snapshot_capture, snapshot_capture_enabled
+from ._targets import artifact_kinds, binary_artifact_kinds, parse_device, set_default_target
 
-EMIT_KINDS = ("mlir", "llvm", "asm", "obj", "so")
-BINARY_KINDS = ("obj", "so")
 
 _COMPILE_HELP = """\
 Run FILE as __main__ with per-pass IR capture enabled, then report every
@@ -42,11 +41,18 @@ def _build_parser() -> argparse.ArgumentParser:
     compile_parser = commands.add_parser(
         "compile",
         help="run a Python file and print or export what it compiled",
-        usage="cuvil compile FILE.py [--print-ir-after-all] [--emit KIND] [-o OUT] [-- ARGS...]",
+        usage="cuvil compile FILE.py [--target TARGET] [--print-ir-after-all] [--emit KIND] "
+        "[-o OUT] [-- ARGS...]",
         description=_COMPILE_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     compile_parser.add_argument("file", metavar="FILE.py", help="the Python file to run")
+    compile_parser.add_argument(
+        "--target",
+        metavar="TARGET",
+        help="default target of the file's compilations (those naming none): a registered "
+        "target, optionally with a device index (cpu, cuda:0); default: cpu",
+    )
     compile_parser.add_argument(
         "--print-ir-after-all",
         action="store_true",
@@ -54,8 +60,8 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     compile_parser.add_argument(
         "--emit",
-        choices=EMIT_KINDS,
-        help="export the compiled module (obj and so need -o)",
+        choices=artifact_kinds(),
+        help="export the compiled module (binary kinds need -o; a target writes a subset)",
     )
     compile_parser.add_argument(
         "-o", "--output", metavar="OUT", help="write the artifact to OUT (default kind: mlir)"
@@ -74,6 +80,12 @@ call). Prints the per-op table; with -o also writes the trace (format from
 """
 
 
+def _output_formats() -> tuple[str, ...]:
+    from ._profiler import output_formats
+
+    return output_formats()
+
+
 def _add_profile_parser(commands) -> None:
     profile_parser = commands.add_parser(
         "profile",
@@ -88,7 +100,7 @@ def _add_profile_parser(commands) -> None:
     )
     profile_parser.add_argument("-o", "--output", metavar="OUT", help="write the trace to OUT")
     profile_parser.add_argument(
-        "--format", choices=("chrome", "folded", "speedscope"), help="format of OUT"
+        "--format", choices=_output_formats(), help="format of OUT"
     )
     profile_parser.add_argument(
         "--top", type=int, default=20, metavar="N", help="rows of the table (0: all)"
@@ -109,7 +121,7 @@ table (e.g. folded stacks for flamegraph.pl).
 
 
 def _add_trace_parser(commands) -> None:
-    from ._profiler import EVENT_KINDS, INPUT_FORMATS, OUTPUT_FORMATS
+    from ._profiler import EVENT_KINDS, input_formats, output_formats
 
     trace_parser = commands.add_parser(
         "trace",
@@ -121,11 +133,11 @@ def _add_trace_parser(commands) -> None:
     )
     trace_parser.add_argument("file", metavar="FILE", help="the trace to read")
     trace_parser.add_argument(
-        "--format", choices=OUTPUT_FORMATS, help="output format for -o or standard output"
+        "--format", choices=output_formats(), help="output format for -o or standard output"
     )
     trace_parser.add_argument("-o", "--output", metavar="OUT", help="write the converted trace")
     trace_parser.add_argument(
-        "--input-format", choices=INPUT_FORMATS, default="auto", help="FILE's format (auto)"
+        "--input-format", choices=input_formats(), default="auto", help="FILE's format (auto)"
     )
     trace_parser.add_argument(
         "--top", type=int, default=20, metavar="N", help="rows to print (0: all; default 20)"
@@ -265,10 +277,21 @@ def _compile_command(args: argparse.Namespace) -> int:
     if not os.path.isfile(path):
         return _error(f"no such file: {args.file}", 2)
     emit = args.emit or ("mlir" if args.output else None)
-    if emit in BINARY_KINDS and not args.output:
+    if emit in binary_artifact_kinds() and not args.output:
         return _error(f"--emit {emit} produces a binary file; give its path with -o OUT", 2)
+    previous_target = None
+    if args.target is not None:
+        try:
+            parse_device(args.target)
+        except ValueError as error:
+            return _error(f"--target: {error}", 2)
+        previous_target = set_default_target(args.target)
     already = len(compilations())
-    status = _run_script(path, args.script_args)
+    try:
+        status = _run_script(path, args.script_args)
+    finally:
+        if previous_target is not None:
+            set_default_target(previous_target)
     if status != 0:
         return status
     records = compilations()[already:]
@@ -284,10 +307,16 @@ def _compile_command(args: argparse.Namespace) -> int:
         print(_header(record))
         if args.print_ir_after_all:
             _print_snapshots(record)
+        if emit and emit not in record.compiled.artifacts:
+            return _error(
+                f"--emit {emit}: the {record.target} target cannot write it; it writes "
+                f"{', '.join(record.compiled.artifacts)}",
+                2,
+            )
         if emit and args.output:
-            target = args.output if len(records) == 1 else f"{args.output}.{index}"
-            record.compiled.emit(emit, target)
-            print(f"// wrote {emit} to {target}")
+            out = args.output if len(records) == 1 else f"{args.output}.{index}"
+            record.compiled.emit(emit, out)
+            print(f"// wrote {emit} to {out}")
         elif emit:
             _emit_to_stdout(record, emit)
         elif not args.print_ir_after_all:

@@ -11,7 +11,8 @@ import numpy as np
 
 from ._dtypes import is_supported
 from ._errors import CompileError, UnsupportedConstructError
-from ._jit import IR_STAGES, TARGETS, CompiledProgram, _extension, compile_program
+from ._jit import CompiledProgram, _extension, check_ir_stage, compile_program
+from ._targets import resolve_target
 from ._program import SUPPORTED_NAMES, _python_name, signature_of, trace_examples, unwrap_jit
 from ._source import function_location
 
@@ -201,7 +202,7 @@ def _example_call(fn, name: str, examples: dict) -> tuple[list, dict]:
 def build_ir(
     model,
     input_spec: Mapping,
-    target: str = "cpu",
+    target: str | None = None,
     mode: str = "inference",
     dtype="float32",
 ) -> IRModule:
@@ -214,7 +215,10 @@ def build_ir(
             ``(shape, dtype)`` pair, or a :class:`TensorSpec`-like object (anything
             with ``shape`` and ``dtype``, a NumPy array included). Every
             parameter without a default must be named; no other name may be.
-        target: backend; only ``"cpu"`` is available in this version.
+        target: a registered target (``cuvil.available_targets()``), optionally
+            with a device index (``"cuda:0"``); an unknown one raises
+            ``ValueError`` listing the registered targets. ``None`` is
+            ``cuvil.default_target()`` (``"cpu"`` unless set otherwise).
         mode: ``"inference"`` (training-only ops such as ``cuvil.dropout`` are
             removed when compiling) or ``"training"`` (the IR can be inspected,
             not compiled).
@@ -233,11 +237,7 @@ def build_ir(
             f"{_API}: model is the class {model.__name__}, not a model; pass an instance, "
             f"e.g. {model.__name__}(...)"
         )
-    if target not in TARGETS:
-        raise ValueError(
-            f"{_API}: target {target!r} is not available in this version; available targets: "
-            f"{', '.join(repr(t) for t in TARGETS)}"
-        )
+    target, device = resolve_target(target, _API)
     if mode not in MODES:
         raise ValueError(
             f"{_API}: unknown mode {mode!r}; use one of {', '.join(repr(m) for m in MODES)}"
@@ -279,12 +279,12 @@ def build_ir(
         target=target,
         mode=mode,
         fingerprint=ext.fingerprint(program.mlir),
+        device=device,
     )
 
 
-def _check_stage(api: str, stage: str) -> None:
-    if stage not in IR_STAGES:
-        raise ValueError(f"{api}: unknown stage {stage!r}; use one of {', '.join(IR_STAGES)}")
+def _check_stage(api: str, stage: str, compiled=None) -> None:
+    check_ir_stage(stage, api, compiled)
 
 
 def _signature_text(name: str, inputs: Mapping, outputs) -> str:
@@ -304,13 +304,14 @@ class IRModule:
         target, mode: as given to :func:`build_ir`.
     """
 
-    def __init__(self, program, name, source, input_spec, target, mode, fingerprint):
+    def __init__(self, program, name, source, input_spec, target, mode, fingerprint, device=0):
         self._program = program
         self.name = name
         self.source = source
         self._input_spec = dict(input_spec)
         self.output_spec = tuple(TensorSpec(s, d.name) for d, s in program.outputs)
         self.target = target
+        self.device = device
         self.mode = mode
         self.fingerprint = fingerprint
         self._compiled: dict[tuple, CompiledModel] = {}
@@ -351,7 +352,13 @@ class IRModule:
             model = self._compiled.get(key)
             if model is None:
                 entry = compile_program(
-                    self._program, self.name, self.source, self.target, fusion, pipeline
+                    self._program,
+                    self.name,
+                    self.source,
+                    self.target,
+                    fusion,
+                    pipeline,
+                    device=self.device,
                 )
                 model = self._compiled[key] = CompiledModel(self, entry)
             self._latest = model
@@ -414,7 +421,7 @@ class CompiledModel:
 
     def inspect(self, stage: str = "input") -> str:
         """IR at ``stage``, one of ``cuvil.IR_STAGES`` (``"input"`` ... ``"asm"``)."""
-        _check_stage("CompiledModel.inspect", stage)
+        _check_stage("CompiledModel.inspect", stage, self._entry.record.compiled)
         return self._entry.record.compiled.ir(stage)
 
     def emit(self, kind: str, path: str) -> None:

@@ -6,10 +6,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "PipelineBindings.h"
+#include "TargetBindings.h"
 #include "ProfilingBindings.h"
 #include "ProfilerBindings.h"
 
-#include "cuvil/Runtime/Compiler.h"
+#include "cuvil/Driver/Compiler.h"
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -51,6 +52,37 @@ void *checkedData(const py::array &array, const cuvil::TensorSignature &sig,
   return const_cast<void *>(array.data());
 }
 
+py::dict sourceDict(const cuvil::SourceLocation &source) {
+  py::dict d;
+  d["file"] = source.file;
+  d["line"] = source.line;
+  d["column"] = source.column;
+  d["name"] = source.name;
+  return d;
+}
+
+cuvil::IRStage irStageNamed(const cuvil::CompiledFunction &fn,
+                            const std::string &name) {
+  if (std::optional<cuvil::IRStage> stage = cuvil::parseIRStage(name))
+    return *stage;
+  std::vector<std::string> names;
+  for (cuvil::IRStage stage : fn.stages())
+    names.push_back(cuvil::irStageName(stage));
+  throw CompileError("unknown IR stage '" + name + "'; expected " +
+                     cuvil::joinNames(names));
+}
+
+cuvil::ArtifactKind artifactNamed(const cuvil::CompiledFunction &fn,
+                                  const std::string &name) {
+  if (std::optional<cuvil::ArtifactKind> kind = cuvil::parseArtifactKind(name))
+    return *kind;
+  std::vector<std::string> names;
+  for (cuvil::ArtifactKind kind : fn.artifacts())
+    names.push_back(cuvil::artifactName(kind));
+  throw CompileError("unknown artifact kind '" + name + "'; expected " +
+                     cuvil::joinNames(names));
+}
+
 py::list signatures(const std::vector<cuvil::TensorSignature> &sigs) {
   py::list list;
   for (const cuvil::TensorSignature &sig : sigs)
@@ -61,7 +93,7 @@ py::list signatures(const std::vector<cuvil::TensorSignature> &sigs) {
 } // namespace
 
 PYBIND11_MODULE(_cuvil, m) {
-  m.doc() = "Cuvil compiler core: compile Cuvil IR for the CPU and call it";
+  m.doc() = "Cuvil compiler core: compile Cuvil IR for a target and call it";
   m.attr("version") = cuvil::version();
   static py::exception<CompileError> compileError(m, "CompileError",
                                                   PyExc_RuntimeError);
@@ -111,10 +143,12 @@ PYBIND11_MODULE(_cuvil, m) {
             }
             py::list list;
             for (const cuvil::KernelInfo &kernel : kernels)
-              list.append(py::make_tuple(kernel.name, kernel.location));
+              list.append(py::make_tuple(kernel.name, kernel.location,
+                                         sourceDict(kernel.source)));
             return list;
           },
-          "(name, 'file:line:col') of each kernel, in run order")
+          "(name, 'file:line:col', {file, line, column, name}) of each "
+          "kernel, in run order; name is the model node's (from a NameLoc)")
       .def_property_readonly("input_types",
                              [](cuvil::CompiledFunction &self) {
                                return signatures(self.inputs());
@@ -129,7 +163,7 @@ PYBIND11_MODULE(_cuvil, m) {
                                for (const auto &s : self.snapshots()) {
                                  py::dict d;
                                  d["name"] = s.name;
-                                 d["stage"] = s.stage;
+                                 d["stage"] = cuvil::phaseName(s.phase);
                                  d["wall_ms"] = s.wallMs;
                                  d["changed"] = s.changed;
                                  d["ir"] = s.ir;
@@ -155,6 +189,26 @@ PYBIND11_MODULE(_cuvil, m) {
           },
           "Sum of the intermediate buffers the plan packs into the arena")
       .def_property_readonly("from_cache", &cuvil::CompiledFunction::fromCache)
+      .def_property_readonly("target", &cuvil::CompiledFunction::target)
+      .def_property_readonly("device", &cuvil::CompiledFunction::device)
+      .def_property_readonly(
+          "stages",
+          [](cuvil::CompiledFunction &self) {
+            std::vector<std::string> names;
+            for (cuvil::IRStage stage : self.stages())
+              names.push_back(cuvil::irStageName(stage));
+            return names;
+          },
+          "IR stages ir() can show for this function's target")
+      .def_property_readonly(
+          "artifacts",
+          [](cuvil::CompiledFunction &self) {
+            std::vector<std::string> names;
+            for (cuvil::ArtifactKind kind : self.artifacts())
+              names.push_back(cuvil::artifactName(kind));
+            return names;
+          },
+          "Artifact kinds emit() can write for this function's target")
       .def(
           "ir",
           [](cuvil::CompiledFunction &self, const std::string &stage) {
@@ -162,7 +216,7 @@ PYBIND11_MODULE(_cuvil, m) {
             bool ok;
             {
               py::gil_scoped_release release;
-              ok = self.ir(stage, out, error);
+              ok = self.ir(irStageNamed(self, stage), out, error);
             }
             if (!ok)
               throw CompileError(error);
@@ -175,9 +229,10 @@ PYBIND11_MODULE(_cuvil, m) {
              const std::string &path) {
             std::string error;
             bool ok;
+            cuvil::ArtifactKind parsed = artifactNamed(self, kind);
             {
               py::gil_scoped_release release;
-              ok = self.emit(kind, path, error);
+              ok = self.emit(parsed, path, error);
             }
             if (!ok)
               throw CompileError(error);
@@ -188,8 +243,11 @@ PYBIND11_MODULE(_cuvil, m) {
       "compile",
       [](const std::string &text, const std::string &funcName,
          bool enableFusion, bool captureSnapshots, const std::string &cacheDir,
-         bool parallel, const py::object &steps) {
+         bool parallel, const py::object &steps, const std::string &target,
+         int device) {
         cuvil::CompileOptions options;
+        options.target = target;
+        options.device = device;
         options.steps = cuvil::python::stepsFromPython(steps);
         options.enableFusion = enableFusion;
         options.captureSnapshots = captureSnapshots;
@@ -208,11 +266,13 @@ PYBIND11_MODULE(_cuvil, m) {
       py::arg("mlir_text"), py::arg("func_name"),
       py::arg("enable_fusion") = true, py::arg("capture_snapshots") = false,
       py::arg("cache_dir") = "", py::arg("parallel") = true,
-      py::arg("steps") = py::none(),
-      "Compiles function `func_name` of a Cuvil IR module for this CPU; "
+      py::arg("steps") = py::none(), py::arg("target") = "cpu",
+      py::arg("device") = 0,
+      "Compiles function `func_name` of a Cuvil IR module for `target`; "
       "`steps` replaces the default pipeline (see default_pipeline).");
 
   cuvil::python::bindPipeline(m);
+  cuvil::python::bindTargets(m);
 
   m.def(
       "verify",

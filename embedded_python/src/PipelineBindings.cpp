@@ -12,6 +12,7 @@
 #include <pybind11/stl.h>
 
 #include <cmath>
+#include <optional>
 #include <sstream>
 
 namespace py = pybind11;
@@ -91,11 +92,16 @@ cuvil::python::stepsFromPython(const py::object &steps) {
   for (py::handle item : steps) {
     auto tuple = item.cast<py::tuple>();
     if (tuple.size() != 5)
-      throw py::value_error("a pipeline step is (name, stage, pipeline, "
+      throw py::value_error("a pipeline step is (name, phase, pipeline, "
                             "optional, callable or None)");
     PipelineStep step;
     step.name = tuple[0].cast<std::string>();
-    step.stage = tuple[1].cast<std::string>();
+    std::string phase = tuple[1].cast<std::string>();
+    std::optional<Phase> parsed = parsePhase(phase);
+    if (!parsed)
+      throw py::value_error("unknown phase '" + phase + "' of pass '" +
+                            step.name + "'; expected " + phaseNames());
+    step.phase = *parsed;
     step.pipeline = tuple[2].cast<std::string>();
     step.optional = tuple[3].cast<bool>();
     if (!tuple[4].is_none()) {
@@ -267,18 +273,27 @@ void cuvil::python::bindPipeline(py::module_ &m) {
 
   m.def(
       "default_pipeline",
-      [](bool enableFusion, bool parallel) {
+      [](bool enableFusion, bool parallel, const std::string &target,
+         int device) {
         cuvil::CompileOptions options;
+        options.target = target;
+        options.device = device;
         options.enableFusion = enableFusion;
         options.parallel = parallel;
-        py::list steps;
-        for (const cuvil::PipelineStep &step : cuvil::defaultPipeline(options))
-          steps.append(py::make_tuple(step.name, step.stage, step.pipeline,
-                                      step.optional));
-        return steps;
+        std::vector<cuvil::PipelineStep> steps;
+        std::string error;
+        if (!cuvil::defaultPipeline(options, steps, error))
+          throw py::value_error(error);
+        py::list list;
+        for (const cuvil::PipelineStep &step : steps)
+          list.append(py::make_tuple(step.name, phaseName(step.phase),
+                                     step.pipeline, step.optional));
+        return list;
       },
       py::arg("enable_fusion") = true, py::arg("parallel") = true,
-      "The CPU pipeline as (pass, stage, textual pipeline, optional) tuples");
+      py::arg("target") = "cpu", py::arg("device") = 0,
+      "A target's pipeline as (pass, phase, textual pipeline, optional) "
+      "tuples");
 
   m.def(
       "load_pass_plugin",

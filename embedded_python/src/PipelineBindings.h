@@ -2,7 +2,7 @@
 #ifndef CUVIL_PYTHON_PIPELINEBINDINGS_H
 #define CUVIL_PYTHON_PIPELINEBINDINGS_H
 
-#include "cuvil/Runtime/Compiler.h"
+#include "cuvil/Driver/Compiler.h"
 
 #include <pybind11/pybind11.h>
 
@@ -15,7 +15,7 @@ namespace cuvil::python {
 void bindPipeline(pybind11::module_ &m);
 
 /// Converts the `steps` argument of compile(): a sequence of
-/// (name, stage, pipeline, optional, callable-or-None); None -> empty.
+/// (name, phase, pipeline, optional, callable-or-None); None -> empty.
 std::vector<PipelineStep> stepsFromPython(const pybind11::object &steps);
 
 } // namespace cuvil::python

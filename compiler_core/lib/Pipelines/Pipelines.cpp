@@ -1,17 +1,19 @@
-//===- Pipelines.cpp - Cuvil pipelines and per-pass snapshots -------------===//
+//===- Pipelines.cpp - Typed pipelines, per-pass snapshots ----------------===//
 //
 // Every caller (CLI, Python, Workbench, cuvil-opt) gets its pass order from
-// here. Stages are textual pass pipelines, so a snapshot's pass name is the
-// flag that reproduces it.
+// here and from the target backends' buildPhases. Steps are single passes
+// named by their argument, so a snapshot's pass name is the flag that
+// reproduces it; each step is parsed by MLIR before anything runs.
 //
 //===----------------------------------------------------------------------===//
 
 #include "cuvil/Pipelines/Pipelines.h"
 
+#include "cuvil/Codegen/Common/Passes.h"
 #include "cuvil/Conversion/Passes.h"
 #include "cuvil/Dialect/Cuvil/IR/CuvilOps.h"
 #include "cuvil/Dialect/Cuvil/Transforms/Passes.h"
-#include "cuvil/Target/CPU/Passes.h"
+#include "cuvil/Target/TargetBackend.h"
 
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/InitAllDialects.h"
@@ -28,6 +30,8 @@
 
 using namespace mlir;
 using namespace mlir::cuvil;
+using ::cuvil::phaseInfo;
+using ::cuvil::phaseName;
 
 void mlir::cuvil::registerCuvilPasses() {
   static std::once_flag once;
@@ -35,7 +39,7 @@ void mlir::cuvil::registerCuvilPasses() {
     registerAllPasses();
     registerCuvilConversionPasses();
     registerCuvilGraphPasses();
-    registerCuvilCpuPasses();
+    registerCuvilCodegenPasses();
   });
 }
 
@@ -64,9 +68,9 @@ bool isAdaptor(Pass *pass) {
 /// once per function; its times add up and any change marks it changed.
 class SnapshotInstrumentation : public PassInstrumentation {
 public:
-  SnapshotInstrumentation(ModuleOp root, std::string stage, bool captureIR,
+  SnapshotInstrumentation(ModuleOp root, Phase phase, bool captureIR,
                           std::vector<PassSnapshot> &out)
-      : root(root), stage(std::move(stage)), captureIR(captureIR), out(out) {}
+      : root(root), phase(phase), captureIR(captureIR), out(out) {}
 
   void runBeforePass(Pass *pass, Operation *op) override {
     if (isAdaptor(pass))
@@ -99,7 +103,7 @@ private:
     if (!out.empty() && lastPass == pass)
       snap = &out.back();
     if (!snap) {
-      out.push_back({pass->getArgument().str(), stage, 0, false, ""});
+      out.push_back({pass->getArgument().str(), phase, 0, false, ""});
       if (out.back().name.empty())
         out.back().name = pass->getName().str();
       snap = &out.back();
@@ -115,7 +119,7 @@ private:
   }
 
   ModuleOp root;
-  std::string stage;
+  Phase phase;
   bool captureIR;
   std::vector<PassSnapshot> &out;
   SmallVector<Pending> pending;
@@ -127,108 +131,74 @@ private:
 // PipelineBuilder
 //===----------------------------------------------------------------------===//
 
-PipelineBuilder &PipelineBuilder::addStage(std::string name,
-                                           std::string passes) {
-  stageList.push_back({std::move(name), std::move(passes)});
+PipelineBuilder &PipelineBuilder::add(Phase phase, StringRef name,
+                                      StringRef options, StringRef anchor,
+                                      Need need) {
+  std::string element = name.str();
+  if (!options.empty())
+    element += "{" + options.str() + "}";
+  if (!anchor.empty())
+    element = anchor.str() + "(" + element + ")";
+  stepList.push_back(
+      {name.str(), phase, std::move(element), need == Need::Optional});
   return *this;
 }
 
-LogicalResult PipelineBuilder::runPasses(ModuleOp module, StringRef stage,
-                                         StringRef passes,
-                                         bool captureSnapshots,
-                                         std::vector<PassSnapshot> &snapshots) {
-  if (passes.empty())
+PipelineBuilder &PipelineBuilder::addCleanups(Phase phase) {
+  Need need = phaseInfo(phase).cleanupsOptional ? Need::Optional
+                                                : Need::Required;
+  add(phase, "canonicalize", "", "", need);
+  return add(phase, "cse", "", "", need);
+}
+
+namespace {
+/// The passes a parsed pass manager holds, through nested adaptors' printed
+/// form: a single-pass step must hold exactly the pass it is named after,
+/// possibly nested on its anchor.
+bool holdsPass(OpPassManager &pm, StringRef name) {
+  if (pm.size() != 1)
+    return PassPipelineInfo::lookup(name) != nullptr;
+  Pass &pass = *pm.getPasses().begin();
+  if (pass.getArgument() == name)
+    return true;
+  // A nested step parses into an adaptor on its anchor; a pipeline alias
+  // into whatever it expands to.
+  return isAdaptor(&pass) || PassPipelineInfo::lookup(name) != nullptr;
+}
+} // namespace
+
+bool PipelineBuilder::verify(std::string &error) const {
+  registerCuvilPasses();
+  for (const Step &step : stepList) {
+    OpPassManager pm(ModuleOp::getOperationName());
+    std::string message;
+    llvm::raw_string_ostream os(message);
+    if (failed(parsePassPipeline(step.pipeline, pm, os)) ||
+        !holdsPass(pm, step.name)) {
+      error = "pass '" + step.name + "' of phase '" + phaseName(step.phase) +
+              "' does not parse as '" + step.pipeline + "'" +
+              (message.empty() ? "" : ": " + message);
+      return false;
+    }
+  }
+  return true;
+}
+
+LogicalResult PipelineBuilder::runStep(ModuleOp module, Phase phase,
+                                       StringRef pipeline, bool captureIR,
+                                       std::vector<PassSnapshot> &snapshots) {
+  if (pipeline.empty())
     return success();
   registerCuvilPasses();
   PassManager pm(module.getContext(), ModuleOp::getOperationName());
   std::string errors;
   llvm::raw_string_ostream errorStream(errors);
-  if (failed(parsePassPipeline(passes, pm, errorStream)))
+  if (failed(parsePassPipeline(pipeline, pm, errorStream)))
     return module.emitError("invalid pass pipeline '")
-           << passes << "' in stage '" << stage << "': " << errors;
+           << pipeline << "' in phase '" << phaseName(phase) << "': " << errors;
   pm.addInstrumentation(std::make_unique<SnapshotInstrumentation>(
-      module, stage.str(), captureSnapshots, snapshots));
+      module, phase, captureIR, snapshots));
   return pm.run(module);
-}
-
-LogicalResult PipelineBuilder::run(ModuleOp module, bool captureSnapshots,
-                                   std::vector<PassSnapshot> &snapshots,
-                                   size_t first, size_t last) const {
-  last = std::min(last, stageList.size());
-  for (size_t i = first; i < last; ++i)
-    if (failed(runPasses(module, stageList[i].name, stageList[i].passes,
-                         captureSnapshots, snapshots)))
-      return failure();
-  return success();
-}
-
-namespace {
-/// Splits a textual pipeline at top-level commas ("a{x=1,y=2},f(b,c)" ->
-/// "a{x=1,y=2}", "f(b,c)").
-SmallVector<StringRef> splitTopLevel(StringRef text) {
-  SmallVector<StringRef> parts;
-  int depth = 0;
-  size_t begin = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (c == '(' || c == '{')
-      ++depth;
-    else if (c == ')' || c == '}')
-      --depth;
-    else if (c == ',' && depth == 0) {
-      parts.push_back(text.slice(begin, i).trim());
-      begin = i + 1;
-    }
-  }
-  if (begin < text.size())
-    parts.push_back(text.drop_front(begin).trim());
-  return parts;
-}
-
-/// The pass argument of one element ("cse", "one-shot-bufferize{...}").
-StringRef passArgument(StringRef element) {
-  return element.take_until([](char c) { return c == '{' || c == '('; });
-}
-
-/// Passes code generation does not depend on: turning one off changes the
-/// code's speed or size, never whether it compiles or what it computes.
-/// Cleanups are optional on the graph; after bufferization later
-/// conversions rely on them.
-bool isOptionalPass(StringRef stage, StringRef name) {
-  static const llvm::StringSet<> optional = {
-      "cuvil-strip-training-ops", "cuvil-fold-batch-norm",
-      "cuvil-fold-constants",     "cuvil-fuse-elementwise",
-      "cuvil-plan-memory",        "cuvil-tag-kernels",
-      "cuvil-instrument-kernels", "cuvil-approximate-math"};
-  static const llvm::StringSet<> graphCleanups = {"canonicalize", "cse"};
-  bool graphStage = stage == "cuvil" || stage == "linalg" || stage == "fusion";
-  return optional.contains(name) ||
-         (graphStage && graphCleanups.contains(name));
-}
-} // namespace
-
-std::vector<PipelineBuilder::Step> PipelineBuilder::steps() const {
-  std::vector<Step> result;
-  for (const Stage &stage : stageList) {
-    for (StringRef element : splitTopLevel(stage.passes)) {
-      StringRef name = passArgument(element);
-      // An op-anchored nest ("func.func(a,b)") becomes one step per pass.
-      if (element.drop_front(name.size()).starts_with("(") &&
-          element.ends_with(")")) {
-        StringRef inner = element.drop_front(name.size() + 1).drop_back();
-        for (StringRef nested : splitTopLevel(inner)) {
-          StringRef nestedName = passArgument(nested);
-          result.push_back({nestedName.str(), stage.name,
-                            (name + "(" + nested + ")").str(),
-                            isOptionalPass(stage.name, nestedName)});
-        }
-        continue;
-      }
-      result.push_back({name.str(), stage.name, element.str(),
-                        isOptionalPass(stage.name, name)});
-    }
-  }
-  return result;
 }
 
 bool mlir::cuvil::loadPassPlugin(const std::string &path, std::string &error) {
@@ -260,48 +230,31 @@ bool mlir::cuvil::checkPassPipeline(const std::string &pipeline,
 }
 
 //===----------------------------------------------------------------------===//
-// The CPU pipeline
+// Whole pipelines
 //===----------------------------------------------------------------------===//
 
-PipelineBuilder mlir::cuvil::buildCpuPipeline(const CpuPipelineOptions &o) {
-  PipelineBuilder builder;
-  builder.addStage("cuvil",
-                   "func.func(cuvil-strip-training-ops,cuvil-fold-batch-norm,"
-                   "cuvil-fold-constants),canonicalize,cse");
-  builder.addStage("linalg", "convert-cuvil-to-linalg,canonicalize,cse");
-  // The stage stays (empty) without fusion so stage names are stable.
-  builder.addStage("fusion", o.enableFusion
-                                 ? "cuvil-fuse-elementwise,canonicalize,cse"
-                                 : "");
-  builder.addStage("schedule", "func.func(cuvil-tag-kernels),"
-                               "cuvil-cpu-schedule{vector-lanes=" +
-                                   std::to_string(o.vectorLanes) +
-                                   (o.enableFusion ? "" : " fuse-epilogues=0") +
-                                   "}");
-  builder.addStage("bufferize",
-                   "one-shot-bufferize{bufferize-function-boundaries=1 "
-                   "function-boundary-type-conversion=identity-layout-map},"
-                   "cuvil-materialize-results,"
-                   "buffer-results-to-out-params{hoist-static-allocs=1},"
-                   "buffer-deallocation-pipeline,func.func(cuvil-plan-memory),"
-                   "convert-linalg-to-loops,"
-                   "scf-forall-to-parallel,canonicalize,"
-                   "func.func(cuvil-instrument-kernels)");
-  std::string parallel =
-      o.parallel ? "convert-scf-to-openmp,canonicalize," : "";
-  builder.addStage("llvm", "func.func(cuvil-approximate-math),"
-                           "convert-vector-to-scf{full-unroll=1}," +
-                               parallel +
-                               "convert-math-to-funcs,convert-math-to-llvm,"
-                               "convert-math-to-libm,"
-                               "convert-scf-to-cf,expand-strided-metadata,"
-                               "lower-affine,convert-vector-to-llvm,"
-                               "finalize-memref-to-llvm,"
-                               "convert-arith-to-llvm,convert-index-to-llvm,"
-                               "convert-func-to-llvm,convert-cf-to-llvm,"
-                               "convert-openmp-to-llvm,"
-                               "reconcile-unrealized-casts");
-  return builder;
+void mlir::cuvil::buildTargetNeutralPhases(PipelineBuilder &p,
+                                           bool enableFusion) {
+  using Need = PipelineBuilder::Need;
+  for (StringRef pass : {"cuvil-strip-training-ops", "cuvil-fold-batch-norm",
+                         "cuvil-fold-constants"})
+    p.add(Phase::Graph, pass, "", "func.func", Need::Optional);
+  p.addCleanups(Phase::Graph);
+  p.add(Phase::Linalg, "convert-cuvil-to-linalg");
+  p.addCleanups(Phase::Linalg);
+  // Without fusion the phase is empty, so later phases keep their place.
+  if (enableFusion) {
+    p.add(Phase::Fusion, "cuvil-fuse-elementwise", "", "", Need::Optional);
+    p.addCleanups(Phase::Fusion);
+  }
+}
+
+PipelineBuilder mlir::cuvil::buildPipeline(const TargetBackend &target,
+                                           const TargetOptions &options) {
+  PipelineBuilder pipeline;
+  buildTargetNeutralPhases(pipeline, options.enableFusion);
+  target.buildPhases(options, pipeline);
+  return pipeline;
 }
 
 //===----------------------------------------------------------------------===//
@@ -309,37 +262,71 @@ PipelineBuilder mlir::cuvil::buildCpuPipeline(const CpuPipelineOptions &o) {
 //===----------------------------------------------------------------------===//
 
 namespace {
-struct CpuPipelineCliOptions
-    : public PassPipelineOptions<CpuPipelineCliOptions> {
+struct PipelineCliOptions : public PassPipelineOptions<PipelineCliOptions> {
   Option<bool> enableFusion{*this, "enable-fusion",
                             llvm::cl::desc("Fuse elementwise ops"),
                             llvm::cl::init(true)};
   Option<std::string> upTo{
       *this, "up-to",
-      llvm::cl::desc("Stop after this stage (cuvil, linalg, fusion, "
-                     "bufferize, llvm)"),
+      llvm::cl::desc("Stop after this phase (" + ::cuvil::phaseNames() + ")"),
       llvm::cl::init("llvm")};
   Option<int> vectorLanes{*this, "vector-lanes",
                           llvm::cl::desc("f32 lanes per vector register"),
                           llvm::cl::init(16)};
 };
+
+/// Adds the steps of `pipeline` up to and including phase `upTo`.
+LogicalResult addSteps(OpPassManager &pm, const PipelineBuilder &pipeline,
+                       Phase upTo) {
+  for (const PipelineBuilder::Step &step : pipeline.steps()) {
+    if (step.phase > upTo)
+      break;
+    if (failed(parsePassPipeline(step.pipeline, pm)))
+      return failure();
+  }
+  return success();
+}
 } // namespace
 
-void mlir::cuvil::registerCuvilPipelines() {
-  PassPipelineRegistration<CpuPipelineCliOptions>(
-      "cuvil-cpu-pipeline",
-      "Cuvil's CPU pipeline from cuvil ops to the LLVM dialect (serial)",
-      [](OpPassManager &pm, const CpuPipelineCliOptions &cli) {
-        CpuPipelineOptions options;
-        options.enableFusion = cli.enableFusion;
-        options.parallel = false;
-        options.vectorLanes = cli.vectorLanes;
-        PipelineBuilder pipeline = buildCpuPipeline(options);
-        for (const PipelineBuilder::Stage &stage : pipeline.stages()) {
-          if (!stage.passes.empty())
-            (void)parsePassPipeline(stage.passes, pm);
-          if (stage.name == cli.upTo)
-            break;
-        }
-      });
+bool mlir::cuvil::registerCuvilPipelines(std::string &error) {
+  registerCuvilPasses();
+  for (const std::string &name : TargetRegistry::names()) {
+    const TargetBackend *target = TargetRegistry::lookup(name);
+    // Every built-in pipeline must parse, for every option combination the
+    // command line offers; a broken one is an error now, not a silent
+    // no-op when someone asks for it.
+    for (bool fusion : {true, false}) {
+      TargetOptions options;
+      options.enableFusion = fusion;
+      if (!buildPipeline(*target, options).verify(error)) {
+        error = "the " + name + " pipeline does not parse: " + error;
+        return false;
+      }
+    }
+    registerPassPipeline(
+        "cuvil-" + name + "-pipeline",
+        "Cuvil's " + name +
+            " pipeline from cuvil ops to the target's code generation "
+            "dialect (serial)",
+        [target](OpPassManager &pm, StringRef optionsText,
+                 function_ref<LogicalResult(const Twine &)> errorHandler) {
+          PipelineCliOptions cli;
+          if (failed(cli.parseFromString(optionsText)))
+            return failure();
+          std::optional<Phase> upTo = ::cuvil::parsePhase(cli.upTo);
+          if (!upTo)
+            return errorHandler("unknown phase '" + cli.upTo +
+                                "' for up-to; expected " +
+                                ::cuvil::phaseNames());
+          TargetOptions options;
+          options.enableFusion = cli.enableFusion;
+          options.parallel = false;
+          options.vectorLanes = cli.vectorLanes;
+          return addSteps(pm, buildPipeline(*target, options), *upTo);
+        },
+        [](function_ref<void(const mlir::detail::PassOptions &)> optHandler) {
+          optHandler(PipelineCliOptions());
+        });
+  }
+  return true;
 }

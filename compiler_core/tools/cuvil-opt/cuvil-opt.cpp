@@ -1,19 +1,25 @@
 //===- cuvil-opt.cpp - mlir-opt for the cuvil dialect ---------------------===//
 //
 // Parses, verifies and transforms IR with every upstream dialect and pass
-// plus the cuvil dialect, its passes and the Cuvil pipelines.
+// plus the cuvil dialect, its passes, the registered targets' passes and
+// one `cuvil-<target>-pipeline` per target.
 //
 //===----------------------------------------------------------------------===//
 
-#include "cuvil/Conversion/Passes.h"
-#include "cuvil/Dialect/Cuvil/IR/CuvilOps.h"
 #include "cuvil/Pipelines/Pipelines.h"
+#include "cuvil/Target/TargetBackend.h"
 
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/raw_ostream.h"
 
 int main(int argc, char **argv) {
   mlir::cuvil::registerCuvilPasses();
-  mlir::cuvil::registerCuvilPipelines();
+  mlir::cuvil::registerBuiltinTargets();
+  std::string error;
+  if (!mlir::cuvil::registerCuvilPipelines(error)) {
+    llvm::errs() << "cuvil-opt: " << error << "\n";
+    return 1;
+  }
 
   mlir::DialectRegistry registry;
   mlir::cuvil::registerCuvilDialects(registry);

@@ -1,9 +1,17 @@
-//===- Pipelines.h - The one place Cuvil's pass order is decided -*- C++
-//-*-===//
+//===- Pipelines.h - Pipelines as typed phases of parsed passes -*- C++ -*-===//
+//
+// A pipeline is a list of steps, one pass each, grouped into the typed
+// phases of Phases.h. Steps are added by pass name and options (never by
+// splitting pipeline text) and every step is parsed by MLIR's pass registry
+// before anything runs. The target-neutral phases are built here; each
+// target backend appends its own phases (TargetBackend::buildPhases).
+//
+//===----------------------------------------------------------------------===//
 #ifndef CUVIL_PIPELINES_PIPELINES_H
 #define CUVIL_PIPELINES_PIPELINES_H
 
 #include "cuvil/Pipelines/PassSnapshot.h"
+#include "cuvil/Pipelines/Phases.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LogicalResult.h"
@@ -14,67 +22,65 @@
 namespace mlir::cuvil {
 
 using ::cuvil::PassSnapshot;
+using ::cuvil::Phase;
 
-struct CpuPipelineOptions {
-  bool enableFusion = true;
-  /// Split the outer loops of GEMMs across threads (OpenMP).
-  bool parallel = true;
-  /// Vector width in f32 lanes of the widest usable register (16 for
-  /// AVX-512, 8 for AVX2); decides micro-kernel tile sizes.
-  int vectorLanes = 16;
-  bool captureSnapshots = false;
-};
+class TargetBackend;
+struct TargetOptions;
 
-/// A pipeline: named stages, each a textual pass pipeline, run in order
-/// with optional per-pass snapshots.
+/// An ordered list of single-pass steps in typed phases.
 class PipelineBuilder {
 public:
-  struct Stage {
-    std::string name;
-    std::string passes; ///< textual pass pipeline
-  };
-
-  /// One pass of a stage, anchored as it runs ("func.func(cse)").
+  /// One pass, anchored as it runs ("func.func(cse)").
   struct Step {
     std::string name;     ///< pass argument, e.g. "cse"
-    std::string stage;    ///< stage it belongs to
+    Phase phase;          ///< phase it belongs to
     std::string pipeline; ///< textual pipeline running just this pass
     bool optional;        ///< code generation still works without it
   };
 
-  PipelineBuilder &addStage(std::string name, std::string passes);
-  const std::vector<Stage> &stages() const { return stageList; }
+  enum class Need { Required, Optional };
 
-  /// The stages as a flat list of single passes, in run order.
-  std::vector<Step> steps() const;
+  /// Appends pass `name` with `options` ("a=1 b=2") to `phase`, nested on
+  /// ops named `anchor` ("func.func") when given.
+  PipelineBuilder &add(Phase phase, llvm::StringRef name,
+                       llvm::StringRef options = "", llvm::StringRef anchor = "",
+                       Need need = Need::Required);
+  /// Appends canonicalize and cse, optional where the phase says cleanups
+  /// only tidy up.
+  PipelineBuilder &addCleanups(Phase phase);
 
-  /// Runs one textual pipeline on `module`, recording snapshots under
-  /// `stage` when `captureSnapshots` (times and changed flags always).
-  static LogicalResult runPasses(ModuleOp module, llvm::StringRef stage,
-                                 llvm::StringRef passes, bool captureSnapshots,
-                                 std::vector<PassSnapshot> &snapshots);
+  const std::vector<Step> &steps() const { return stepList; }
 
-  /// Runs stages [first, last) on `module`. Snapshots (when requested) are
-  /// appended to `snapshots`. Diagnostics go to the context's handler.
-  LogicalResult run(ModuleOp module, bool captureSnapshots,
-                    std::vector<PassSnapshot> &snapshots, size_t first = 0,
-                    size_t last = ~size_t(0)) const;
+  /// Parses every step with MLIR's pass registry; false with the step, its
+  /// phase and MLIR's message when one does not parse (an unknown pass, a
+  /// bad option) or parses into another pass than its name says.
+  bool verify(std::string &error) const;
+
+  /// Runs one step's textual pipeline on `module`, recording a snapshot
+  /// under `phase` (the IR only when `captureIR`).
+  static LogicalResult runStep(ModuleOp module, Phase phase,
+                               llvm::StringRef pipeline, bool captureIR,
+                               std::vector<PassSnapshot> &snapshots);
 
 private:
-  std::vector<Stage> stageList;
+  std::vector<Step> stepList;
 };
 
-/// The CPU pipeline: cuvil -> linalg -> fused, tiled, vectorized ->
-/// bufferized -> LLVM dialect. Stage names: "cuvil", "linalg", "fusion",
-/// "schedule", "bufferize", "llvm".
-PipelineBuilder buildCpuPipeline(const CpuPipelineOptions &options);
+/// Appends the target-neutral phases (cuvil, linalg, fusion).
+void buildTargetNeutralPhases(PipelineBuilder &pipeline, bool enableFusion);
 
-/// Registers `cuvil-cpu-pipeline` (up to and excluding the LLVM dialect
-/// stage's codegen) and `cuvil-to-linalg-pipeline` for cuvil-opt.
-void registerCuvilPipelines();
+/// The whole pipeline of `target`: the neutral phases, then its own.
+PipelineBuilder buildPipeline(const TargetBackend &target,
+                              const TargetOptions &options);
 
-/// Registers every upstream and Cuvil pass so textual pipelines resolve
-/// (idempotent, thread-safe).
+/// Registers `cuvil-<target>-pipeline` for every registered target (its
+/// whole pipeline, serial, with `up-to=<phase>`) for cuvil-opt, after
+/// parsing every step of every target's pipeline for each option
+/// combination. False with a message when one does not parse.
+bool registerCuvilPipelines(std::string &error);
+
+/// Registers every upstream and Cuvil pass, the built-in targets and their
+/// passes, so textual pipelines resolve (idempotent, thread-safe).
 void registerCuvilPasses();
 
 /// Loads an MLIR pass plugin (a shared library exporting
@@ -86,7 +92,8 @@ bool loadPassPlugin(const std::string &path, std::string &error);
 /// message (unknown pass, bad option) otherwise.
 bool checkPassPipeline(const std::string &pipeline, std::string &error);
 
-/// Registers every dialect and extension Cuvil pipelines need.
+/// Registers every dialect and extension Cuvil pipelines and the built-in
+/// targets need.
 void registerCuvilDialects(DialectRegistry &registry);
 
 } // namespace mlir::cuvil

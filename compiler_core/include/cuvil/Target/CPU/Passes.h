@@ -1,5 +1,4 @@
-//===- Passes.h - CPU code generation passes ---------------------*- C++
-//-*-===//
+//===- Passes.h - CPU code generation passes --------------------*- C++ -*-===//
 #ifndef CUVIL_TARGET_CPU_PASSES_H
 #define CUVIL_TARGET_CPU_PASSES_H
 

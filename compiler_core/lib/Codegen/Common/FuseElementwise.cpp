@@ -5,14 +5,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "cuvil/Target/CPU/Passes.h"
+#include "cuvil/Codegen/Common/Passes.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::cuvil {
 #define GEN_PASS_DEF_FUSEELEMENTWISE
-#include "cuvil/Target/CPU/Passes.h.inc"
+#include "cuvil/Codegen/Common/Passes.h.inc"
 } // namespace mlir::cuvil
 
 using namespace mlir;

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "cuvil/Target/CPU/Passes.h"
+#include "cuvil/Codegen/Common/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -17,7 +17,7 @@
 
 namespace mlir::cuvil {
 #define GEN_PASS_DEF_INSTRUMENTKERNELS
-#include "cuvil/Target/CPU/Passes.h.inc"
+#include "cuvil/Codegen/Common/Passes.h.inc"
 } // namespace mlir::cuvil
 
 using namespace mlir;

@@ -1,8 +1,10 @@
 //===- IRSession.h - State shared by the IR handles of one pass run ------===//
-#ifndef CUVIL_LIB_RUNTIME_IRSESSION_H
-#define CUVIL_LIB_RUNTIME_IRSESSION_H
+#ifndef CUVIL_LIB_DRIVER_IRSESSION_H
+#define CUVIL_LIB_DRIVER_IRSESSION_H
 
-#include "cuvil/Runtime/IRView.h"
+#include "DriverSupport.h"
+
+#include "cuvil/Driver/IRView.h"
 
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/DenseSet.h"
@@ -19,14 +21,9 @@ struct IRSession {
   llvm::DenseSet<mlir::Operation *> erased;
 };
 
-namespace detail {
-/// The user's "file:line:col" inside a (fused, named, call-site) location.
-std::string formatLocation(mlir::Location loc);
-} // namespace detail
-
 OpRef makeOpRef(std::shared_ptr<IRSession> session, void *op);
 ValueRef makeValueRef(std::shared_ptr<IRSession> session, void *value);
 
 } // namespace cuvil
 
-#endif // CUVIL_LIB_RUNTIME_IRSESSION_H
+#endif // CUVIL_LIB_DRIVER_IRSESSION_H

@@ -1,14 +1,17 @@
 //===- Compiler.h - Compile Cuvil IR and call the result --------*- C++ -*-===//
 //
 // The narrow public interface the Python package, the CLI and the Workbench
-// use: text in, a callable compiled function out. No MLIR headers here.
+// use: text in, a callable compiled function out, for any registered
+// target. No MLIR headers here.
 //
 //===----------------------------------------------------------------------===//
-#ifndef CUVIL_RUNTIME_COMPILER_H
-#define CUVIL_RUNTIME_COMPILER_H
+#ifndef CUVIL_DRIVER_COMPILER_H
+#define CUVIL_DRIVER_COMPILER_H
 
+#include "cuvil/Driver/IRView.h"
 #include "cuvil/Pipelines/PassSnapshot.h"
-#include "cuvil/Runtime/IRView.h"
+#include "cuvil/Pipelines/Phases.h"
+#include "cuvil/Runtime/Executable.h"
 
 #include <cstdint>
 #include <functional>
@@ -18,19 +21,11 @@
 
 namespace cuvil {
 
-/// Element type and static shape of one argument or result.
-struct TensorSignature {
-  std::string dtype; ///< "float32", "float64", "float16", "int8", "int32",
-                     ///< "int64", "bool"
-  std::vector<int64_t> shape;
-};
-
 /// One pass of a compilation pipeline: a built-in or plugin pass given as a
 /// textual pipeline, or an external pass (e.g. a Python `cuvil.Pass`).
 struct PipelineStep {
   std::string name;      ///< pass argument or the external pass's name
-  std::string stage;     ///< "cuvil", "linalg", "fusion", "schedule",
-                         ///< "bufferize" or "llvm"
+  Phase phase = Phase::Graph; ///< phase the pass runs in
   std::string pipeline;  ///< textual pipeline ("func.func(cse)"); empty for
                          ///< an external pass
   bool optional = false; ///< code generation works without it
@@ -40,39 +35,53 @@ struct PipelineStep {
 };
 
 struct CompileOptions {
+  /// A registered target's name (see availableTargets()).
+  std::string target = "cpu";
+  /// Device index within the target ("cuda:1" -> 1).
+  int device = 0;
   bool enableFusion = true;
   bool captureSnapshots = false;
   bool parallel = true;
   /// Directory of compiled shared libraries keyed by the IR's structural
   /// fingerprint, target and compiler version; empty disables the cache.
   std::string cacheDir;
-  /// The passes to run; empty means defaultPipeline(*this). Stage names
-  /// must keep their order; with external passes nothing is cached on disk.
+  /// The passes to run; empty means defaultPipeline(*this). Phases must
+  /// keep their order; with external passes nothing is cached on disk.
   std::vector<PipelineStep> steps;
 };
 
-/// The CPU pipeline for `options` (its `steps` ignored), one step per pass.
-std::vector<PipelineStep> defaultPipeline(const CompileOptions &options);
+/// A registered target backend.
+struct TargetInfo {
+  std::string name;        ///< what `target=` takes, e.g. "cpu"
+  std::string description; ///< one line
+  int deviceCount = 1;
+};
+
+/// The registered targets, sorted by name.
+std::vector<TargetInfo> availableTargets();
+
+/// Splits a device string ("cpu", "cuda:1") into a registered target and a
+/// device index. False with a message listing the registered targets (or
+/// the target's devices) when it names none.
+bool parseDevice(const std::string &device, std::string &target, int &index,
+                 std::string &error);
+
+/// Loads a target plugin: a shared library exporting
+/// `cuvilRegisterTargetPlugin` (see cuvil/Target/TargetPlugin.h) whose
+/// backends then compile like built-in ones. Loading a path twice is a
+/// no-op. False with a message naming the file on failure.
+bool loadTargetPlugin(const std::string &path, std::string &error);
+
+/// The pipeline of `options.target` for `options` (its `steps` ignored), one
+/// step per pass. False with `error` for an unknown target.
+bool defaultPipeline(const CompileOptions &options,
+                     std::vector<PipelineStep> &steps, std::string &error);
 
 /// Loads an MLIR pass plugin so its passes can be named in steps.
 bool loadPassPlugin(const std::string &path, std::string &error);
 
 /// Checks that a textual pipeline parses (passes exist, options are valid).
 bool checkPassPipeline(const std::string &pipeline, std::string &error);
-
-/// One kernel (loop nest, fused region, copy) of a compiled function.
-struct KernelInfo {
-  std::string name;     ///< what it computes, e.g. "linalg.matmul"
-  std::string location; ///< the user's "file:line:col", or ""
-};
-
-/// What instrumented code calls at the start (phase 0) and end (phase 1) of
-/// kernel number `kernel`; the layout is the one cuvil-instrument-kernels
-/// generates code for.
-struct KernelHooks {
-  void (*hook)(void *context, int32_t kernel, int32_t phase);
-  void *context;
-};
 
 class CompiledFunction {
 public:
@@ -92,14 +101,21 @@ public:
   int64_t unplannedBytes();
   bool fromCache() const;
 
-  /// IR at a stage: "input", "optimized" (after graph-level passes and
-  /// fusion, on linalg), "llvm-dialect", "llvm" (LLVM IR), "asm".
-  /// Returns false and sets `error` for an unknown stage.
-  bool ir(const std::string &stage, std::string &out, std::string &error);
+  /// The target it was compiled for and the device index.
+  const std::string &target() const;
+  int device() const;
 
-  /// Writes an artifact: "mlir", "llvm", "asm", "obj", "so".
-  bool emit(const std::string &kind, const std::string &path,
-            std::string &error);
+  /// IR stages this function can show: input and optimized, then the
+  /// target's own (see irStages() in Phases.h for their names).
+  std::vector<IRStage> stages() const;
+  /// IR at `stage`. False with `error` when the target has no such stage.
+  bool ir(IRStage stage, std::string &out, std::string &error);
+
+  /// Artifacts this function can write: the input IR, then the target's.
+  std::vector<ArtifactKind> artifacts() const;
+  /// Writes artifact `kind` to `path`. False with `error` when the target
+  /// cannot write it or writing fails.
+  bool emit(ArtifactKind kind, const std::string &path, std::string &error);
 
   /// True when the code calls kernel hooks (cuvil-instrument-kernels ran).
   bool instrumented() const;
@@ -130,8 +146,8 @@ private:
 };
 
 /// Parses, verifies and compiles function `funcName` of the module in
-/// `mlirText` for the host CPU. On failure returns null and sets `error` to
-/// the diagnostics ("file:line:col: error: ...").
+/// `mlirText` for `options.target`. On failure returns null and sets
+/// `error` to the diagnostics ("file:line:col: error: ...").
 std::unique_ptr<CompiledFunction> compile(const std::string &mlirText,
                                           const std::string &funcName,
                                           const CompileOptions &options,
@@ -149,4 +165,4 @@ const char *version();
 
 } // namespace cuvil
 
-#endif // CUVIL_RUNTIME_COMPILER_H
+#endif // CUVIL_DRIVER_COMPILER_H

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "cuvil/Target/CPU/Passes.h"
+#include "cuvil/Codegen/Common/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
@@ -13,7 +13,7 @@
 
 namespace mlir::cuvil {
 #define GEN_PASS_DEF_PLANMEMORY
-#include "cuvil/Target/CPU/Passes.h.inc"
+#include "cuvil/Codegen/Common/Passes.h.inc"
 } // namespace mlir::cuvil
 
 using namespace mlir;

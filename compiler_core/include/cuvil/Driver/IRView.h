@@ -9,8 +9,8 @@
 // erased, every use reports why instead of touching freed memory.
 //
 //===----------------------------------------------------------------------===//
-#ifndef CUVIL_RUNTIME_IRVIEW_H
-#define CUVIL_RUNTIME_IRVIEW_H
+#ifndef CUVIL_DRIVER_IRVIEW_H
+#define CUVIL_DRIVER_IRVIEW_H
 
 #include <cstdint>
 #include <memory>
@@ -113,4 +113,4 @@ private:
 
 } // namespace cuvil
 
-#endif // CUVIL_RUNTIME_IRVIEW_H
+#endif // CUVIL_DRIVER_IRVIEW_H

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "cuvil/Target/CPU/Passes.h"
+#include "cuvil/Codegen/Common/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -14,7 +14,7 @@
 
 namespace mlir::cuvil {
 #define GEN_PASS_DEF_TAGKERNELS
-#include "cuvil/Target/CPU/Passes.h.inc"
+#include "cuvil/Codegen/Common/Passes.h.inc"
 } // namespace mlir::cuvil
 
 using namespace mlir;

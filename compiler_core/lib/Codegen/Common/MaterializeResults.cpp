@@ -5,15 +5,15 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "cuvil/Target/CPU/Passes.h"
+#include "cuvil/Codegen/Common/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
 namespace mlir::cuvil {
-#define GEN_PASS_DEF_CPUMATERIALIZERESULTS
-#include "cuvil/Target/CPU/Passes.h.inc"
+#define GEN_PASS_DEF_MATERIALIZERESULTS
+#include "cuvil/Codegen/Common/Passes.h.inc"
 } // namespace mlir::cuvil
 
 using namespace mlir;
@@ -46,8 +46,8 @@ Value freshAllocation(Value value) {
   return alloc && isSameBuffer(value, alloc) ? alloc : Value();
 }
 
-struct CpuMaterializeResultsPass
-    : public cuvil::impl::CpuMaterializeResultsBase<CpuMaterializeResultsPass> {
+struct MaterializeResultsPass
+    : public cuvil::impl::MaterializeResultsBase<MaterializeResultsPass> {
   void runOnOperation() override {
     getOperation().walk([](func::ReturnOp ret) {
       llvm::SmallPtrSet<Value, 4> seen;

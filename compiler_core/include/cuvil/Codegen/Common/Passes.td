@@ -1,0 +1,161 @@
+//===- Passes.td - Target-neutral code generation passes ---*- tablegen -*-===//
+//
+// Passes every backend can run on linalg and bufferized IR: fusion, kernel
+// naming and instrumentation, memory planning, results written in place and
+// polynomial math. Backend-specific passes live in their Target/ folder.
+//
+//===----------------------------------------------------------------------===//
+#ifndef CUVIL_CODEGEN_COMMON_PASSES_TD
+#define CUVIL_CODEGEN_COMMON_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def FuseElementwise : Pass<"cuvil-fuse-elementwise"> {
+  let summary = "Fuse chains of elementwise linalg ops into one kernel";
+  let description = [{
+    Merges an all-parallel `linalg.generic` into its consumer when the
+    consumer is its only user, so a chain of elementwise and broadcast ops
+    (and an elementwise producer of a reduction) becomes one loop nest with
+    no intermediate buffer. Unlike `linalg-fuse-elementwise-ops` it never
+    propagates reshapes through contractions, so GEMMs stay named ops for
+    the GEMM schedule.
+
+    Before:
+    ```mlir
+    %1 = linalg.generic {...} ins(%0, %bias ...) { arith.addf }
+    %2 = linalg.generic {...} ins(%1 ...) { math.erf ... }
+    ```
+    After:
+    ```mlir
+    %2 = linalg.generic {...} ins(%0, %bias ...) { arith.addf; math.erf ... }
+    ```
+  }];
+  let dependentDialects = ["linalg::LinalgDialect"];
+}
+
+def TagKernels : Pass<"cuvil-tag-kernels", "func::FuncOp"> {
+  let summary = "Record what each source location's kernel computes";
+  let description = [{
+    Before scheduling, while ops are still named linalg ops, records a name
+    for every linalg op's location in the function attribute
+    `cuvil.kernel_names = [[loc, name], ...]` (e.g. `linalg.matmul`,
+    `linalg.generic(addf,erf,mulf)`; ops sharing a location are joined
+    with " + "). Tiling and bufferization keep locations, so
+    `cuvil-instrument-kernels` can name the loops they become. The IR is
+    otherwise unchanged.
+  }];
+  let dependentDialects = ["linalg::LinalgDialect"];
+}
+
+def ApproximateMath : Pass<"cuvil-approximate-math", "func::FuncOp"> {
+  let summary = "Polynomial approximations of f32 transcendental functions";
+  let description = [{
+    Replaces f32 `math.exp`, `math.tanh`, `math.erf`, `math.log` (and the
+    other functions MLIR has approximations for) by range reduction and
+    polynomials built from arithmetic ops, on scalars and vectors alike.
+    In vectorized kernels this turns a libm call per lane into a few vector
+    FMAs. The approximations are accurate to a few ulp; turn the pass off
+    for libm's results.
+
+    Before:
+    ```mlir
+    %e = math.exp %x : vector<16xf32>
+    ```
+    After: `arith.mulf`/`math.fma` polynomial and `arith.bitcast` exponent
+    reconstruction on `vector<16xf32>`, no call.
+  }];
+  let dependentDialects = [
+    "arith::ArithDialect", "math::MathDialect", "vector::VectorDialect"
+  ];
+}
+
+def MaterializeResults : Pass<"cuvil-materialize-results", "ModuleOp"> {
+  let summary = "Give every memref result of a function its own allocation";
+  let description = [{
+    Results become caller-provided out-params, and the allocation of each
+    result is replaced by the out-param itself. A result that is not a fresh
+    `memref.alloc` (a function argument, a global constant, a view, or the
+    same buffer returned twice) is copied into a new allocation first, so
+    out-params never alias inputs or each other.
+
+    Before:
+    ```mlir
+    func.func @f(%a: memref<4xf32>) -> memref<4xf32> { return %a : memref<4xf32> }
+    ```
+    After:
+    ```mlir
+    func.func @f(%a: memref<4xf32>) -> memref<4xf32> {
+      %0 = memref.alloc() : memref<4xf32>
+      memref.copy %a, %0 : memref<4xf32> to memref<4xf32>
+      return %0 : memref<4xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["memref::MemRefDialect"];
+}
+
+def InstrumentKernels : Pass<"cuvil-instrument-kernels", "func::FuncOp"> {
+  let summary = "Call profiling hooks around every kernel of an entry function";
+  let description = [{
+    Runs on bufferized functions marked `llvm.emit_c_interface` (the entry
+    points). Top-level ops that do work (loops, linalg ops, copies) form
+    kernels; consecutive ones from the same source location are one kernel.
+    The function gets a trailing `!llvm.ptr` argument pointing at
+    `{void (*hook)(void *ctx, i32 kernel, i32 phase), void *ctx}`; each
+    kernel is bracketed by `hook(ctx, k, 0)` and `hook(ctx, k, 1)`, guarded
+    by a null check, so a null argument costs one compare per kernel. The
+    kernel table (name from `cuvil.kernel_names`, location) is attached as
+    `cuvil.kernels = [[name, loc], ...]`.
+
+    Before:
+    ```mlir
+    func.func @f(%a: memref<4xf32>, %out: memref<4xf32>) attributes {llvm.emit_c_interface} {
+      scf.for ... { ... } loc("model.py":3:9)
+      return
+    }
+    ```
+    After:
+    ```mlir
+    func.func @f(%a: memref<4xf32>, %out: memref<4xf32>, %hooks: !llvm.ptr)
+        attributes {cuvil.kernels = [["linalg.generic(addf)", loc("model.py":3:9)]], ...} {
+      scf.if (%hooks != null) { llvm.call %hook(%ctx, 0, 0) }
+      scf.for ... { ... }
+      scf.if (%hooks != null) { llvm.call %hook(%ctx, 0, 1) }
+      return
+    }
+    ```
+  }];
+  let dependentDialects = ["LLVM::LLVMDialect", "scf::SCFDialect"];
+}
+
+def PlanMemory : Pass<"cuvil-plan-memory", "func::FuncOp"> {
+  let summary = "Liveness-based reuse of intermediate buffers in one arena";
+  let description = [{
+    Every statically shaped intermediate buffer allocated at the top level
+    of a function (after bufferization and deallocation) gets a live range
+    from its allocation to its last use, aliases through views included.
+    Buffers whose ranges do not overlap share memory: offsets in one arena
+    are assigned first-fit (64-byte aligned) in order of allocation, each
+    buffer becomes a `memref.view` of the arena and its deallocation goes.
+    Buffers that escape (returned, passed to a call, yielded from a region)
+    are left alone. The function gets `cuvil.planned_peak_bytes` (the arena
+    size) and `cuvil.unplanned_bytes` (the sum of the planned buffers).
+
+    Before:
+    ```mlir
+    %a = memref.alloc() : memref<256xf32>
+    ... last use of %a ...
+    memref.dealloc %a : memref<256xf32>
+    %b = memref.alloc() : memref<256xf32>
+    ```
+    After:
+    ```mlir
+    %arena = memref.alloc() {alignment = 64 : i64} : memref<1024xi8>
+    %a = memref.view %arena[%c0][] : memref<1024xi8> to memref<256xf32>
+    %b = memref.view %arena[%c0][] : memref<1024xi8> to memref<256xf32>
+    ```
+  }];
+  let dependentDialects = ["arith::ArithDialect", "memref::MemRefDialect"];
+}
+
+#endif // CUVIL_CODEGEN_COMMON_PASSES_TD

@@ -1,0 +1,71 @@
+//===- Executable.h - Compiled code a target loaded, ready to call -*- C++ -*-===//
+//
+// What the runtime calls: a target backend loads compiled code into an
+// Executable that owns its calling convention (memref descriptors on the
+// CPU, kernel launches on a GPU). Plain data and one virtual call; no MLIR
+// headers here.
+//
+//===----------------------------------------------------------------------===//
+#ifndef CUVIL_RUNTIME_EXECUTABLE_H
+#define CUVIL_RUNTIME_EXECUTABLE_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cuvil {
+
+/// Element type and static shape of one argument or result.
+struct TensorSignature {
+  std::string dtype; ///< a name of the dtype table, e.g. "float32"
+  std::vector<int64_t> shape;
+};
+
+/// Where an op, kernel or profile event came from, as structured data: the
+/// user's file:line:col and, for imported models, the node's name (an ONNX
+/// node, an FX node, an nn.Module path) from a NameLoc.
+struct SourceLocation {
+  std::string file; ///< empty when unknown
+  int line = 0;
+  int column = 0;
+  std::string name; ///< model node name, or empty
+
+  bool hasFile() const { return !file.empty(); }
+  /// "file:line:col", or "" without a file location.
+  std::string fileLineCol() const {
+    if (!hasFile())
+      return "";
+    return file + ":" + std::to_string(line) + ":" + std::to_string(column);
+  }
+};
+
+/// One kernel (loop nest, fused region, copy) of a compiled function.
+struct KernelInfo {
+  std::string name;     ///< what it computes, e.g. "linalg.matmul"
+  std::string location; ///< the user's "file:line:col", or ""
+  SourceLocation source; ///< the same location, structured, with node name
+};
+
+/// What instrumented code calls at the start (phase 0) and end (phase 1) of
+/// kernel number `kernel`; the layout is the one cuvil-instrument-kernels
+/// generates code for.
+struct KernelHooks {
+  void (*hook)(void *context, int32_t kernel, int32_t phase);
+  void *context;
+};
+
+/// Loaded code of one compiled function.
+class Executable {
+public:
+  virtual ~Executable() = default;
+
+  /// Calls the function. `inputs` and `outputs` are data pointers of
+  /// C-contiguous buffers matching the function's signature; the caller
+  /// checks. With `hooks`, instrumented code reports every kernel to them.
+  virtual void call(void *const *inputs, void *const *outputs,
+                    const KernelHooks *hooks) const = 0;
+};
+
+} // namespace cuvil
+
+#endif // CUVIL_RUNTIME_EXECUTABLE_H

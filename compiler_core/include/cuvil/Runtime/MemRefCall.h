@@ -1,0 +1,49 @@
+//===- MemRefCall.h - Calling code compiled with memref descriptors -*- C++ -*-===//
+//
+// MLIR's C interface passes every buffer as a memref descriptor {allocated,
+// aligned, offset, sizes..., strides...} and its packed entry point takes an
+// array of pointers to the arguments. This builds those descriptors around
+// the caller's C-contiguous buffers and calls such an entry point.
+//
+//===----------------------------------------------------------------------===//
+#ifndef CUVIL_RUNTIME_MEMREFCALL_H
+#define CUVIL_RUNTIME_MEMREFCALL_H
+
+#include "cuvil/Runtime/Executable.h"
+
+#include <string>
+#include <vector>
+
+namespace cuvil {
+
+/// The packed entry point MLIR generates: `void f(void **args)`.
+using PackedEntry = void (*)(void **);
+
+/// An Executable calling one packed entry point with memref descriptors for
+/// its inputs then outputs, plus the kernel-hook table when instrumented.
+class MemRefCallExecutable : public Executable {
+public:
+  MemRefCallExecutable(PackedEntry entry,
+                       const std::vector<TensorSignature> &inputs,
+                       const std::vector<TensorSignature> &outputs,
+                       bool instrumented);
+
+  void call(void *const *inputs, void *const *outputs,
+            const KernelHooks *hooks) const override;
+
+private:
+  PackedEntry entry;
+  size_t numInputs;
+  bool instrumented;
+  /// Descriptor template per argument as 64-bit words; the two pointer
+  /// words are filled per call.
+  std::vector<std::vector<int64_t>> descriptors;
+};
+
+/// Name of the packed entry point of function `symbol` in a shared library
+/// the CPU target wrote.
+std::string packedEntryName(const std::string &symbol);
+
+} // namespace cuvil
+
+#endif // CUVIL_RUNTIME_MEMREFCALL_H

@@ -1,0 +1,468 @@
+//===- Compiler.cpp - The target-agnostic compile driver ------------------===//
+//
+// Parses and verifies the text a front end produced, looks the target up in
+// the registry, runs the target-neutral phases and then the target's own
+// (with snapshots), caches, and hands the lowered module to the target to
+// load, print or emit. A disk cache keyed by the IR fingerprint, the target
+// and its key material lets a new process skip compilation. This file names
+// no target.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuvil/Driver/Compiler.h"
+
+#include "DriverSupport.h"
+#include "IRSession.h"
+
+#include "cuvil/Pipelines/Pipelines.h"
+#include "cuvil/Target/TargetBackend.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/OperationSupport.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/Support/FileSystem.h"
+
+#include <chrono>
+#include <unistd.h>
+
+using namespace cuvil::detail;
+using mlir::failed;
+using mlir::failure;
+using mlir::LogicalResult;
+using mlir::MLIRContext;
+using mlir::ModuleOp;
+using mlir::Operation;
+using mlir::OwningOpRef;
+using mlir::succeeded;
+using mlir::success;
+using mlir::cuvil::LoadRequest;
+using mlir::cuvil::TargetBackend;
+using mlir::cuvil::TargetOptions;
+namespace func = mlir::func;
+using llvm::cast;
+
+#ifndef CUVIL_VERSION
+#define CUVIL_VERSION "0.0.0"
+#endif
+
+const char *cuvil::version() { return CUVIL_VERSION; }
+
+//===----------------------------------------------------------------------===//
+// CompiledFunction
+//===----------------------------------------------------------------------===//
+
+struct cuvil::CompiledFunction::Impl {
+  std::unique_ptr<MLIRContext> context;
+  OwningOpRef<ModuleOp> input;   // verified cuvil IR
+  OwningOpRef<ModuleOp> lowered; // after every phase (null from the cache)
+  const TargetBackend *target = nullptr;
+  std::string funcName;
+  CompileOptions options;
+  std::string inputText, optimizedText;
+  LoadRequest request;
+  std::vector<PassSnapshot> snapshots;
+  std::string fingerprint;
+  double compileMs = 0;
+  bool fromCache = false;
+  int64_t plannedPeakBytes = 0, unplannedBytes = 0;
+  bool planKnown = false; // set once lowered (the IR may be released later)
+  std::vector<KernelInfo> kernels;
+  std::shared_ptr<void> clientData;
+  std::unique_ptr<Executable> executable;
+
+  LogicalResult lower(std::string &error);
+  LogicalResult runStep(const PipelineStep &step,
+                        std::vector<PassSnapshot> &recorded);
+  void readCodegenAttributes();
+  std::string cacheKey() const;
+  std::string cachePath() const;
+  void storeInCache(const std::string &path);
+  TargetOptions targetOptions() const {
+    TargetOptions o;
+    o.enableFusion = options.enableFusion;
+    o.parallel = options.parallel;
+    o.device = options.device;
+    return o;
+  }
+  /// Passes outside the compiler (Python) ran: no disk cache, and the IR is
+  /// kept rather than rebuilt by running them again.
+  bool hasExternalPasses() const {
+    return llvm::any_of(
+        options.steps, [](const PipelineStep &step) { return bool(step.run); });
+  }
+  void releaseIR() {
+    lowered = nullptr;
+    input = nullptr;
+    context.reset();
+  }
+};
+
+LogicalResult cuvil::CompiledFunction::Impl::lower(std::string &error) {
+  if (lowered)
+    return success();
+  if (!input) {
+    // The IR was released after compilation; rebuild it from the text.
+    context = createContext();
+    DiagnosticCollector parseDiagnostics(context.get());
+    input = parseModule(inputText, context.get());
+    if (!input) {
+      error = parseDiagnostics.take("the IR does not parse");
+      return failure();
+    }
+  }
+  DiagnosticCollector diagnostics(context.get());
+  lowered = input->clone();
+  lowered->walk([&](func::FuncOp func) {
+    func->setAttr("llvm.emit_c_interface", mlir::UnitAttr::get(context.get()));
+  });
+  std::vector<PassSnapshot> recorded;
+  bool optimizedTaken = false, prepared = false;
+  for (const PipelineStep &step : options.steps) {
+    // The "optimized" IR is what leaves the target-neutral phases.
+    if (!optimizedTaken && step.phase > kLastOptimizedPhase) {
+      optimizedText = printOp(*lowered);
+      optimizedTaken = true;
+    }
+    if (!prepared && step.phase == Phase::Lower) {
+      readCodegenAttributes();
+      target->prepareForLowering(*lowered);
+      prepared = true;
+    }
+    if (failed(runStep(step, recorded))) {
+      error =
+          diagnostics.take("compilation failed in pass '" + step.name + "'");
+      lowered = nullptr;
+      return failure();
+    }
+  }
+  if (!optimizedTaken)
+    optimizedText = printOp(*lowered);
+  if (!prepared) {
+    readCodegenAttributes();
+    target->prepareForLowering(*lowered);
+  }
+  if (snapshots.empty())
+    snapshots = std::move(recorded);
+  return success();
+}
+
+/// Reads what code generation passes recorded on functions (the memory plan,
+/// the kernel table) before the last phase drops function attributes.
+void cuvil::CompiledFunction::Impl::readCodegenAttributes() {
+  plannedPeakBytes = unplannedBytes = 0;
+  planKnown = true;
+  lowered->walk([&](func::FuncOp func) {
+    if (auto peak =
+            func->getAttrOfType<mlir::IntegerAttr>("cuvil.planned_peak_bytes"))
+      plannedPeakBytes += peak.getInt();
+    if (auto total =
+            func->getAttrOfType<mlir::IntegerAttr>("cuvil.unplanned_bytes"))
+      unplannedBytes += total.getInt();
+    if (auto table = func->getAttrOfType<mlir::ArrayAttr>("cuvil.kernels")) {
+      kernels.clear();
+      for (mlir::Attribute entry : table) {
+        auto pair = cast<mlir::ArrayAttr>(entry);
+        auto loc = cast<mlir::LocationAttr>(pair[1]);
+        SourceLocation source = structuredLocation(loc);
+        kernels.push_back({cast<mlir::StringAttr>(pair[0]).str(),
+                           source.fileLineCol(), source});
+      }
+    }
+  });
+}
+
+LogicalResult
+cuvil::CompiledFunction::Impl::runStep(const PipelineStep &step,
+                                       std::vector<PassSnapshot> &recorded) {
+  if (!step.run)
+    return mlir::cuvil::PipelineBuilder::runStep(
+        *lowered, step.phase, step.pipeline, options.captureSnapshots,
+        recorded);
+  // An external pass: timed and snapshotted like the built-in ones, and
+  // the module must still verify afterwards.
+  Operation *root = lowered->getOperation();
+  mlir::OperationFingerPrint before(root);
+  auto session = std::make_shared<IRSession>(root, step.name);
+  bool changed = false;
+  std::string passError;
+  auto start = std::chrono::steady_clock::now();
+  bool ok = step.run(makeOpRef(session, root), changed, passError);
+  double ms = std::chrono::duration<double, std::milli>(
+                  std::chrono::steady_clock::now() - start)
+                  .count();
+  session->active = false;
+  if (!ok)
+    return lowered->emitError("pass '")
+           << step.name << "' failed: " << passError;
+  if (failed(mlir::verify(root)))
+    return lowered->emitError("pass '")
+           << step.name
+           << "' left invalid IR (see the errors above); fix its rewrite";
+  PassSnapshot snapshot{step.name, step.phase, ms,
+                        !(mlir::OperationFingerPrint(root) == before), ""};
+  if (options.captureSnapshots)
+    snapshot.ir = printOp(root);
+  recorded.push_back(std::move(snapshot));
+  return success();
+}
+
+std::string cuvil::CompiledFunction::Impl::cacheKey() const {
+  std::string material = fingerprint + "|" + funcName + "|" + version() +
+                         "|" + options.target + ":" +
+                         std::to_string(options.device) + "|" +
+                         target->cacheKeyMaterial(targetOptions());
+  // The passes themselves: a cache written by another pipeline (an older
+  // build, a custom one) must not be reused.
+  for (const PipelineStep &step : options.steps)
+    material += "|" + step.pipeline;
+  return sha256Hex(material);
+}
+
+std::string cuvil::CompiledFunction::Impl::cachePath() const {
+  std::string extension = target->cacheExtension();
+  if (options.cacheDir.empty() || extension.empty() || hasExternalPasses())
+    return "";
+  return options.cacheDir + "/" + cacheKey() + extension;
+}
+
+void cuvil::CompiledFunction::Impl::storeInCache(const std::string &path) {
+  // Write under a unique name, then rename: concurrent processes never see
+  // a half-written entry. A failure only costs the next process a compile.
+  if (llvm::sys::fs::create_directories(options.cacheDir))
+    return;
+  std::string unique = path + ".tmp" + std::to_string(::getpid());
+  std::string error;
+  if (failed(target->storeInCache(*lowered, request, unique, error)) ||
+      llvm::sys::fs::rename(unique, path))
+    llvm::sys::fs::remove(unique);
+}
+
+cuvil::CompiledFunction::CompiledFunction(std::unique_ptr<Impl> impl)
+    : impl(std::move(impl)) {}
+cuvil::CompiledFunction::~CompiledFunction() = default;
+
+const std::string &cuvil::CompiledFunction::name() const {
+  return impl->funcName;
+}
+const std::vector<cuvil::TensorSignature> &
+cuvil::CompiledFunction::inputs() const {
+  return impl->request.inputs;
+}
+const std::vector<cuvil::TensorSignature> &
+cuvil::CompiledFunction::outputs() const {
+  return impl->request.outputs;
+}
+const std::vector<cuvil::PassSnapshot> &
+cuvil::CompiledFunction::snapshots() const {
+  return impl->snapshots;
+}
+const std::string &cuvil::CompiledFunction::fingerprint() const {
+  return impl->fingerprint;
+}
+const std::string &cuvil::CompiledFunction::target() const {
+  return impl->options.target;
+}
+int cuvil::CompiledFunction::device() const { return impl->options.device; }
+double cuvil::CompiledFunction::compileMs() const { return impl->compileMs; }
+int64_t cuvil::CompiledFunction::plannedPeakBytes() {
+  std::string error;
+  if (!impl->planKnown && failed(impl->lower(error)))
+    return -1;
+  return impl->plannedPeakBytes;
+}
+int64_t cuvil::CompiledFunction::unplannedBytes() {
+  std::string error;
+  if (!impl->planKnown && failed(impl->lower(error)))
+    return -1;
+  return impl->unplannedBytes;
+}
+bool cuvil::CompiledFunction::fromCache() const { return impl->fromCache; }
+bool cuvil::CompiledFunction::instrumented() const {
+  return impl->request.instrumented;
+}
+const std::vector<cuvil::KernelInfo> &cuvil::CompiledFunction::kernels() {
+  std::string error;
+  if (impl->request.instrumented && !impl->planKnown &&
+      failed(impl->lower(error)))
+    impl->kernels.clear();
+  return impl->kernels;
+}
+std::shared_ptr<void> &cuvil::CompiledFunction::clientData() {
+  return impl->clientData;
+}
+
+std::vector<cuvil::IRStage> cuvil::CompiledFunction::stages() const {
+  std::vector<IRStage> result = {IRStage::Input, IRStage::Optimized};
+  for (IRStage stage : impl->target->irStages())
+    result.push_back(stage);
+  return result;
+}
+
+bool cuvil::CompiledFunction::ir(IRStage stage, std::string &out,
+                                 std::string &error) {
+  if (stage == IRStage::Input) {
+    out = impl->inputText;
+    return true;
+  }
+  if (!llvm::is_contained(stages(), stage)) {
+    std::vector<std::string> names;
+    for (IRStage s : stages())
+      names.push_back(irStageName(s));
+    error = "the " + impl->options.target + " target has no IR stage '" +
+            irStageName(stage) + "'; expected " + joinNames(names);
+    return false;
+  }
+  if (failed(impl->lower(error)))
+    return false;
+  if (stage == IRStage::Optimized) {
+    out = impl->optimizedText;
+    return true;
+  }
+  if (stage == IRStage::Lowered) {
+    out = printOp(*impl->lowered);
+    return true;
+  }
+  return succeeded(impl->target->printStage(*impl->lowered, stage,
+                                            impl->request, out, error));
+}
+
+std::vector<cuvil::ArtifactKind> cuvil::CompiledFunction::artifacts() const {
+  std::vector<ArtifactKind> result = {ArtifactKind::MLIR};
+  for (ArtifactKind kind : impl->target->artifacts())
+    result.push_back(kind);
+  return result;
+}
+
+bool cuvil::CompiledFunction::emit(ArtifactKind kind, const std::string &path,
+                                   std::string &error) {
+  if (kind == ArtifactKind::MLIR) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    if (ec) {
+      error = "cannot write " + path + ": " + ec.message();
+      return false;
+    }
+    os << impl->inputText;
+    return true;
+  }
+  if (llvm::is_contained(artifacts(), kind) && failed(impl->lower(error)))
+    return false;
+  return succeeded(impl->target->emit(*impl->lowered, kind, impl->request,
+                                      path, error));
+}
+
+void cuvil::CompiledFunction::call(void *const *inputs, void *const *outputs,
+                                   const KernelHooks *hooks) const {
+  impl->executable->call(inputs, outputs, hooks);
+}
+
+//===----------------------------------------------------------------------===//
+// Entry points
+//===----------------------------------------------------------------------===//
+
+std::unique_ptr<cuvil::CompiledFunction>
+cuvil::compile(const std::string &mlirText, const std::string &funcName,
+               const CompileOptions &options, std::string &error) {
+  std::unique_ptr<CompiledFunction> compiled =
+      CompiledFunction::compileAndLoad(mlirText, funcName, options, error);
+  // A compiled function keeps its machine code and texts, not the IR: a
+  // process compiling thousands of graphs must not keep thousands of MLIR
+  // contexts. IR stages are rebuilt on demand, except after external
+  // passes, which are not rerun behind the caller's back.
+  if (compiled && !compiled->impl->hasExternalPasses())
+    compiled->impl->releaseIR();
+  return compiled;
+}
+
+std::unique_ptr<cuvil::CompiledFunction>
+cuvil::CompiledFunction::compileAndLoad(const std::string &mlirText,
+                                        const std::string &funcName,
+                                        const CompileOptions &options,
+                                        std::string &error) {
+  auto start = std::chrono::steady_clock::now();
+  auto impl = std::make_unique<CompiledFunction::Impl>();
+  impl->context = createContext();
+  impl->target = lookupTarget(options.target, options.device, error);
+  if (!impl->target)
+    return nullptr;
+  impl->funcName = funcName;
+  impl->options = options;
+  // The passes to run, resolved once: lowering, the cache key and the
+  // calling convention all follow this list.
+  if (impl->options.steps.empty() &&
+      !defaultPipeline(options, impl->options.steps, error))
+    return nullptr;
+  DiagnosticCollector diagnostics(impl->context.get());
+  impl->input = parseModule(mlirText, impl->context.get());
+  if (!impl->input) {
+    error = diagnostics.take("the IR does not parse");
+    return nullptr;
+  }
+  auto func = impl->input->lookupSymbol<func::FuncOp>(funcName);
+  if (!func) {
+    error = "no function @" + funcName + " in the module";
+    return nullptr;
+  }
+  LoadRequest &request = impl->request;
+  request.symbol = funcName;
+  if (failed(signatureOf(func.getArgumentTypes(), func.getLoc(), "argument",
+                         request.inputs)) ||
+      failed(signatureOf(func.getResultTypes(), func.getLoc(), "result",
+                         request.outputs))) {
+    error = diagnostics.take("unsupported signature");
+    return nullptr;
+  }
+  impl->inputText = printOp(*impl->input);
+  impl->fingerprint = structuralFingerprint(*impl->input);
+  request.instrumented =
+      llvm::any_of(impl->options.steps, [](const PipelineStep &step) {
+        return step.name == "cuvil-instrument-kernels";
+      });
+
+  std::string cachePath = impl->cachePath();
+  if (!cachePath.empty() && !options.captureSnapshots &&
+      llvm::sys::fs::exists(cachePath)) {
+    std::string cacheError;
+    auto loaded = impl->target->loadFromCache(cachePath, request, cacheError);
+    if (succeeded(loaded)) {
+      impl->executable = std::move(*loaded);
+      impl->fromCache = true;
+    }
+  }
+  if (!impl->fromCache) {
+    if (failed(impl->lower(error)))
+      return nullptr;
+    auto loaded = impl->target->load(*impl->lowered, request, error);
+    if (failed(loaded))
+      return nullptr;
+    impl->executable = std::move(*loaded);
+    if (!cachePath.empty())
+      impl->storeInCache(cachePath);
+  }
+  impl->compileMs = std::chrono::duration<double, std::milli>(
+                        std::chrono::steady_clock::now() - start)
+                        .count();
+  return std::unique_ptr<CompiledFunction>(
+      new CompiledFunction(std::move(impl)));
+}
+
+bool cuvil::verify(const std::string &mlirText, std::string &error) {
+  auto context = createContext();
+  DiagnosticCollector diagnostics(context.get());
+  if (parseModule(mlirText, context.get()))
+    return true;
+  error = diagnostics.take("the IR does not parse");
+  return false;
+}
+
+std::string cuvil::fingerprint(const std::string &mlirText,
+                               std::string &error) {
+  auto context = createContext();
+  DiagnosticCollector diagnostics(context.get());
+  OwningOpRef<ModuleOp> module = parseModule(mlirText, context.get());
+  if (!module) {
+    error = diagnostics.take("the IR does not parse");
+    return "";
+  }
+  return structuralFingerprint(*module);
+}

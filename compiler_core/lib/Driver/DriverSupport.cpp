@@ -1,0 +1,185 @@
+//===- DriverSupport.cpp - Contexts, locations, diagnostics, fingerprints -===//
+
+#include "DriverSupport.h"
+
+#include "cuvil/Pipelines/Pipelines.h"
+#include "cuvil/Target/TargetBackend.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/SHA256.h"
+#include "llvm/Support/raw_ostream.h"
+
+using llvm::dyn_cast;
+using mlir::CallSiteLoc;
+using mlir::Diagnostic;
+using mlir::DiagnosticSeverity;
+using mlir::DialectRegistry;
+using mlir::emitError;
+using mlir::FileLineColLoc;
+using mlir::FusedLoc;
+using mlir::Location;
+using mlir::LogicalResult;
+using mlir::MLIRContext;
+using mlir::ModuleOp;
+using mlir::NameLoc;
+using mlir::Operation;
+using mlir::OpPrintingFlags;
+using mlir::OwningOpRef;
+using mlir::ParserConfig;
+using mlir::RankedTensorType;
+using mlir::success;
+using mlir::Type;
+using mlir::TypeRange;
+namespace func = mlir::func;
+
+std::unique_ptr<MLIRContext> cuvil::detail::createContext() {
+  mlir::cuvil::registerBuiltinTargets();
+  DialectRegistry registry;
+  mlir::cuvil::registerCuvilDialects(registry);
+  for (const std::string &name : mlir::cuvil::TargetRegistry::names())
+    mlir::cuvil::TargetRegistry::lookup(name)->registerDialects(registry);
+  auto context = std::make_unique<MLIRContext>(registry);
+  context->disableMultithreading();
+  context->printOpOnDiagnostic(false);
+  return context;
+}
+
+std::string cuvil::detail::formatLocation(Location loc) {
+  return structuredLocation(loc).fileLineCol();
+}
+
+namespace {
+/// Fills `out` from the first file location inside `loc` and the first
+/// name met on the way to it.
+bool collectLocation(Location loc, ::cuvil::SourceLocation &out) {
+  if (auto file = dyn_cast<FileLineColLoc>(loc)) {
+    out.file = file.getFilename().str();
+    out.line = file.getLine();
+    out.column = file.getColumn();
+    return true;
+  }
+  if (auto name = dyn_cast<NameLoc>(loc)) {
+    if (out.name.empty())
+      out.name = name.getName().str();
+    return collectLocation(name.getChildLoc(), out);
+  }
+  if (auto fused = dyn_cast<FusedLoc>(loc)) {
+    for (Location inner : fused.getLocations())
+      if (collectLocation(inner, out))
+        return true;
+    return false;
+  }
+  if (auto callSite = dyn_cast<CallSiteLoc>(loc))
+    return collectLocation(callSite.getCallee(), out);
+  return false;
+}
+} // namespace
+
+cuvil::SourceLocation cuvil::detail::structuredLocation(Location loc) {
+  SourceLocation result;
+  collectLocation(loc, result);
+  return result;
+}
+
+cuvil::detail::DiagnosticCollector::DiagnosticCollector(MLIRContext *ctx)
+    : handler(ctx, [this](Diagnostic &diag) {
+        std::string where = formatLocation(diag.getLocation());
+        const char *severity = "error";
+        if (diag.getSeverity() == DiagnosticSeverity::Warning)
+          severity = "warning";
+        else if (diag.getSeverity() == DiagnosticSeverity::Note)
+          severity = "note";
+        else if (diag.getSeverity() == DiagnosticSeverity::Remark)
+          severity = "remark";
+        if (!text.empty())
+          text += "\n";
+        text += (where.empty() ? "" : where + ": ") + severity + ": " +
+                diag.str();
+        for (Diagnostic &note : diag.getNotes()) {
+          std::string noteWhere = formatLocation(note.getLocation());
+          text += "\n" + (noteWhere.empty() ? "" : noteWhere + ": ") +
+                  "note: " + note.str();
+        }
+        return success();
+      }) {}
+
+std::string
+cuvil::detail::DiagnosticCollector::take(const std::string &fallback) {
+  return text.empty() ? fallback : std::move(text);
+}
+
+std::string cuvil::detail::printOp(Operation *op, bool debugInfo) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  op->print(os, OpPrintingFlags().enableDebugInfo(debugInfo, false));
+  return text;
+}
+
+std::string cuvil::detail::sha256Hex(llvm::StringRef data) {
+  auto digest = llvm::SHA256::hash(llvm::arrayRefFromStringRef(data));
+  return llvm::toHex(digest, /*LowerCase=*/true);
+}
+
+std::string cuvil::detail::structuralFingerprint(ModuleOp module) {
+  // Function names and locations do not change what a graph computes; SSA
+  // names are positional in the generic printed form.
+  OwningOpRef<ModuleOp> clone = module.clone();
+  unsigned index = 0;
+  clone->walk([&](func::FuncOp func) {
+    func.setSymName(("f" + std::to_string(index++)));
+  });
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  clone->print(os,
+               OpPrintingFlags().printGenericOpForm().enableDebugInfo(false));
+  return sha256Hex(text);
+}
+
+OwningOpRef<ModuleOp> cuvil::detail::parseModule(const std::string &text,
+                                                 MLIRContext *context) {
+  return mlir::parseSourceString<ModuleOp>(text, ParserConfig(context),
+                                     "<cuvil-ir>");
+}
+
+namespace {
+std::optional<std::string> dtypeName(Type type) {
+  if (type.isF32())
+    return "float32";
+  if (type.isF64())
+    return "float64";
+  if (type.isF16())
+    return "float16";
+  if (type.isBF16())
+    return "bfloat16";
+  if (type.isInteger(1))
+    return "bool";
+  if (type.isInteger(8))
+    return "int8";
+  if (type.isInteger(32))
+    return "int32";
+  if (type.isInteger(64))
+    return "int64";
+  return std::nullopt;
+}
+} // namespace
+
+LogicalResult
+cuvil::detail::signatureOf(TypeRange types, Location loc, const char *what,
+                           std::vector<TensorSignature> &out) {
+  for (Type type : types) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    std::optional<std::string> dtype =
+        tensor ? dtypeName(tensor.getElementType()) : std::nullopt;
+    if (!tensor || !tensor.hasStaticShape() || !dtype)
+      return emitError(loc) << "unsupported " << what << " type " << type
+                            << ": compiled functions take and return "
+                               "statically shaped tensors of f16, bf16, f32, "
+                               "f64, i1, i8, i32 or i64";
+    out.push_back({*dtype, std::vector<int64_t>(tensor.getShape().begin(),
+                                                tensor.getShape().end())});
+  }
+  return success();
+}

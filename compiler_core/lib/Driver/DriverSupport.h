@@ -1,0 +1,63 @@
+//===- DriverSupport.h - Contexts, diagnostics and IR helpers of the driver -===//
+#ifndef CUVIL_LIB_DRIVER_DRIVERSUPPORT_H
+#define CUVIL_LIB_DRIVER_DRIVERSUPPORT_H
+
+#include "cuvil/Runtime/Executable.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mlir::cuvil {
+class TargetBackend;
+}
+
+namespace cuvil::detail {
+
+/// The registered target `name` with a device `device`; null with a message
+/// listing what is registered otherwise.
+const mlir::cuvil::TargetBackend *
+lookupTarget(const std::string &name, int device, std::string &error);
+
+/// A context with every dialect Cuvil and the registered targets use.
+std::unique_ptr<mlir::MLIRContext> createContext();
+
+/// The user's "file:line:col" inside a (fused, named, call-site) location.
+std::string formatLocation(mlir::Location loc);
+/// The same location as structured data, with the innermost NameLoc's name
+/// (a model's node name) kept.
+SourceLocation structuredLocation(mlir::Location loc);
+
+/// Collects diagnostics as "file:line:col: error: message" lines.
+class DiagnosticCollector {
+public:
+  explicit DiagnosticCollector(mlir::MLIRContext *ctx);
+  /// The collected text, or `fallback` when nothing was reported.
+  std::string take(const std::string &fallback);
+
+private:
+  std::string text;
+  mlir::ScopedDiagnosticHandler handler;
+};
+
+std::string printOp(mlir::Operation *op, bool debugInfo = true);
+std::string sha256Hex(llvm::StringRef data);
+/// SHA-256 over the generic form without locations, functions renamed by
+/// position: equal for graphs that compute the same thing.
+std::string structuralFingerprint(mlir::ModuleOp module);
+mlir::OwningOpRef<mlir::ModuleOp> parseModule(const std::string &text,
+                                              mlir::MLIRContext *context);
+/// Signatures of statically shaped tensor types; an error at `loc` naming
+/// `what` ("argument", "result") otherwise.
+mlir::LogicalResult signatureOf(mlir::TypeRange types, mlir::Location loc,
+                                const char *what,
+                                std::vector<TensorSignature> &out);
+
+} // namespace cuvil::detail
+
+#endif // CUVIL_LIB_DRIVER_DRIVERSUPPORT_H

@@ -1,0 +1,53 @@
+//===- MemRefCall.cpp - Memref descriptors around the caller's buffers ----===//
+
+#include "cuvil/Runtime/MemRefCall.h"
+
+#include "llvm/ADT/SmallVector.h"
+
+using namespace cuvil;
+
+MemRefCallExecutable::MemRefCallExecutable(
+    PackedEntry entry, const std::vector<TensorSignature> &inputs,
+    const std::vector<TensorSignature> &outputs, bool instrumented)
+    : entry(entry), numInputs(inputs.size()), instrumented(instrumented) {
+  for (const auto *list : {&inputs, &outputs})
+    for (const TensorSignature &sig : *list) {
+      std::vector<int64_t> desc = {0, 0, 0};
+      desc.insert(desc.end(), sig.shape.begin(), sig.shape.end());
+      std::vector<int64_t> strides(sig.shape.size(), 1);
+      for (int i = (int)sig.shape.size() - 2; i >= 0; --i)
+        strides[i] = strides[i + 1] * sig.shape[i + 1];
+      desc.insert(desc.end(), strides.begin(), strides.end());
+      descriptors.push_back(std::move(desc));
+    }
+}
+
+void MemRefCallExecutable::call(void *const *inputs, void *const *outputs,
+                                const KernelHooks *hooks) const {
+  size_t numArgs = descriptors.size();
+  llvm::SmallVector<int64_t, 64> words;
+  llvm::SmallVector<size_t, 8> offsets;
+  for (const std::vector<int64_t> &desc : descriptors) {
+    offsets.push_back(words.size());
+    words.append(desc.begin(), desc.end());
+  }
+  llvm::SmallVector<void *, 8> descriptorPtrs(numArgs);
+  llvm::SmallVector<void *, 8> packed(numArgs);
+  // Instrumented code takes the hook table (or null) as a last argument.
+  void *hookTable = const_cast<KernelHooks *>(hooks);
+  if (instrumented)
+    packed.push_back(&hookTable);
+  for (size_t i = 0; i < numArgs; ++i) {
+    void *data = i < numInputs ? inputs[i] : outputs[i - numInputs];
+    int64_t *desc = words.data() + offsets[i];
+    desc[0] = reinterpret_cast<int64_t>(data);
+    desc[1] = reinterpret_cast<int64_t>(data);
+    descriptorPtrs[i] = desc;
+    packed[i] = &descriptorPtrs[i];
+  }
+  entry(packed.data());
+}
+
+std::string cuvil::packedEntryName(const std::string &symbol) {
+  return "_mlir__mlir_ciface_" + symbol;
+}

@@ -1,0 +1,12 @@
+//===- BuiltinTargets.cpp - The one place built-in targets are named ------===//
+
+#include "cuvil/Target/TargetBackend.h"
+
+#include "cuvil/Target/CPU/CpuTarget.h"
+
+#include <mutex>
+
+void mlir::cuvil::registerBuiltinTargets() {
+  static std::once_flag once;
+  std::call_once(once, [] { TargetRegistry::registerBackend(cpu::createCpuTarget()); });
+}

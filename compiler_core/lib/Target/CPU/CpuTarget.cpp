@@ -1,0 +1,249 @@
+//===- CpuTarget.cpp - The host CPU as a target backend -------------------===//
+//
+// The CPU's phases (GEMM schedule, bufferization, LLVM lowering), its cache
+// of shared libraries and its loading: ORC JIT in process, or a cached
+// library, both called through memref descriptors.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuvil/Target/CPU/CpuTarget.h"
+
+#include "cuvil/Pipelines/Pipelines.h"
+#include "cuvil/Runtime/MemRefCall.h"
+#include "cuvil/Target/CPU/CpuBackend.h"
+#include "cuvil/Target/CPU/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/DynamicLibrary.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::cuvil;
+using ::cuvil::ArtifactKind;
+using ::cuvil::IRStage;
+
+namespace {
+
+/// Compiled symbols carry a prefix: a user function called `exp` must not
+/// capture the C library's exp that generated code calls.
+std::string symbolOf(const LoadRequest &request) {
+  return "cuvil_" + request.symbol;
+}
+
+/// JIT-compiled code; owns the engine its entry point lives in.
+class JitExecutable : public ::cuvil::MemRefCallExecutable {
+public:
+  JitExecutable(std::unique_ptr<ExecutionEngine> engine,
+                ::cuvil::PackedEntry entry, const LoadRequest &request)
+      : MemRefCallExecutable(entry, request.inputs, request.outputs,
+                             request.instrumented),
+        engine(std::move(engine)) {}
+
+private:
+  std::unique_ptr<ExecutionEngine> engine;
+};
+
+LogicalResult writeFile(StringRef path, StringRef content,
+                        std::string &error) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec) {
+    error = "cannot write " + path.str() + ": " + ec.message();
+    return failure();
+  }
+  os << content;
+  return success();
+}
+
+LogicalResult takeError(llvm::Error e, std::string &error) {
+  if (!e)
+    return success();
+  error = llvm::toString(std::move(e));
+  return failure();
+}
+
+class CpuTarget : public TargetBackend {
+public:
+  StringRef name() const override { return "cpu"; }
+  StringRef description() const override {
+    return "the host CPU through LLVM: JIT in process, shared libraries, "
+           "objects";
+  }
+
+  void registerDialects(DialectRegistry &registry) const override {
+    cpu::initializeTargets(registry);
+  }
+  void registerPasses() const override { registerCuvilCpuPasses(); }
+
+  void buildPhases(const TargetOptions &options,
+                   PipelineBuilder &p) const override;
+
+  std::string cacheKeyMaterial(const TargetOptions &options) const override {
+    return cpu::hostDescription() +
+           (options.parallel ? "|parallel" : "|serial");
+  }
+
+  void prepareForLowering(ModuleOp module) const override {
+    module.walk([&](func::FuncOp func) {
+      if (!func.isDeclaration())
+        func.setSymName(("cuvil_" + func.getSymName()).str());
+    });
+  }
+
+  FailureOr<std::unique_ptr<::cuvil::Executable>>
+  load(ModuleOp lowered, const LoadRequest &request,
+       std::string &error) const override;
+
+  std::string cacheExtension() const override { return ".so"; }
+  LogicalResult storeInCache(ModuleOp lowered, const LoadRequest &request,
+                             StringRef path,
+                             std::string &error) const override {
+    return takeError(
+        cpu::emitSharedLibrary(lowered, symbolOf(request), path), error);
+  }
+  FailureOr<std::unique_ptr<::cuvil::Executable>>
+  loadFromCache(StringRef path, const LoadRequest &request,
+                std::string &error) const override;
+
+  std::vector<IRStage> irStages() const override {
+    return {IRStage::Lowered, IRStage::LLVMIR, IRStage::Assembly};
+  }
+  LogicalResult printStage(ModuleOp lowered, IRStage stage,
+                           const LoadRequest &request, std::string &out,
+                           std::string &error) const override;
+
+  std::vector<ArtifactKind> artifacts() const override {
+    return {ArtifactKind::LLVMIR, ArtifactKind::Assembly, ArtifactKind::Object,
+            ArtifactKind::SharedLibrary};
+  }
+  LogicalResult emit(ModuleOp lowered, ArtifactKind kind,
+                     const LoadRequest &request, StringRef path,
+                     std::string &error) const override;
+};
+
+void CpuTarget::buildPhases(const TargetOptions &o, PipelineBuilder &p) const {
+  using Need = PipelineBuilder::Need;
+  int lanes = o.vectorLanes > 0 ? o.vectorLanes : hostVectorLanes();
+  p.add(Phase::Schedule, "cuvil-tag-kernels", "", "func.func", Need::Optional);
+  p.add(Phase::Schedule, "cuvil-cpu-schedule",
+        "vector-lanes=" + std::to_string(lanes) +
+            (o.enableFusion ? "" : " fuse-epilogues=0"));
+
+  p.add(Phase::Bufferize, "one-shot-bufferize",
+        "bufferize-function-boundaries=1 "
+        "function-boundary-type-conversion=identity-layout-map");
+  p.add(Phase::Bufferize, "cuvil-materialize-results");
+  p.add(Phase::Bufferize, "buffer-results-to-out-params",
+        "hoist-static-allocs=1");
+  p.add(Phase::Bufferize, "buffer-deallocation-pipeline");
+  p.add(Phase::Bufferize, "cuvil-plan-memory", "", "func.func",
+        Need::Optional);
+  p.add(Phase::Bufferize, "convert-linalg-to-loops");
+  p.add(Phase::Bufferize, "scf-forall-to-parallel");
+  p.add(Phase::Bufferize, "canonicalize");
+  p.add(Phase::Bufferize, "cuvil-instrument-kernels", "", "func.func",
+        Need::Optional);
+
+  p.add(Phase::Lower, "cuvil-approximate-math", "", "func.func",
+        Need::Optional);
+  p.add(Phase::Lower, "convert-vector-to-scf", "full-unroll=1");
+  if (o.parallel) {
+    p.add(Phase::Lower, "convert-scf-to-openmp");
+    p.add(Phase::Lower, "canonicalize");
+  }
+  for (StringRef pass :
+       {"convert-math-to-funcs", "convert-math-to-llvm", "convert-math-to-libm",
+        "convert-scf-to-cf", "expand-strided-metadata", "lower-affine",
+        "convert-vector-to-llvm", "finalize-memref-to-llvm",
+        "convert-arith-to-llvm", "convert-index-to-llvm",
+        "convert-func-to-llvm", "convert-cf-to-llvm", "convert-openmp-to-llvm",
+        "reconcile-unrealized-casts"})
+    p.add(Phase::Lower, pass);
+}
+
+FailureOr<std::unique_ptr<::cuvil::Executable>>
+CpuTarget::load(ModuleOp lowered, const LoadRequest &request,
+                std::string &error) const {
+  auto engine = cpu::createJit(lowered);
+  if (!engine) {
+    error = "JIT compilation failed: " + llvm::toString(engine.takeError());
+    return failure();
+  }
+  auto entry = (*engine)->lookupPacked("_mlir_ciface_" + symbolOf(request));
+  if (!entry) {
+    error = "compiled function '" + request.symbol +
+            "' not found: " + llvm::toString(entry.takeError());
+    return failure();
+  }
+  std::unique_ptr<::cuvil::Executable> executable =
+      std::make_unique<JitExecutable>(std::move(*engine), *entry, request);
+  return executable;
+}
+
+FailureOr<std::unique_ptr<::cuvil::Executable>>
+CpuTarget::loadFromCache(StringRef path, const LoadRequest &request,
+                         std::string &error) const {
+  cpu::configureThreadRuntime();
+  std::string loadError;
+  auto library = llvm::sys::DynamicLibrary::getPermanentLibrary(
+      path.str().c_str(), &loadError);
+  if (!library.isValid()) {
+    error = loadError;
+    return failure();
+  }
+  std::string entryName = ::cuvil::packedEntryName(symbolOf(request));
+  void *symbol = library.getAddressOfSymbol(entryName.c_str());
+  if (!symbol) {
+    error = "symbol " + entryName + " missing in " + path.str();
+    return failure();
+  }
+  std::unique_ptr<::cuvil::Executable> executable =
+      std::make_unique<::cuvil::MemRefCallExecutable>(
+          reinterpret_cast<::cuvil::PackedEntry>(symbol), request.inputs,
+          request.outputs, request.instrumented);
+  return executable;
+}
+
+LogicalResult CpuTarget::printStage(ModuleOp lowered, IRStage stage,
+                                    const LoadRequest &request,
+                                    std::string &out,
+                                    std::string &error) const {
+  if (stage != IRStage::LLVMIR && stage != IRStage::Assembly)
+    return TargetBackend::printStage(lowered, stage, request, out, error);
+  auto kind = stage == IRStage::LLVMIR ? cpu::Artifact::LLVMIR
+                                       : cpu::Artifact::Assembly;
+  return takeError(cpu::emitArtifact(lowered, kind, out), error);
+}
+
+LogicalResult CpuTarget::emit(ModuleOp lowered, ArtifactKind kind,
+                              const LoadRequest &request, StringRef path,
+                              std::string &error) const {
+  std::string content;
+  switch (kind) {
+  case ArtifactKind::SharedLibrary:
+    return takeError(
+        cpu::emitSharedLibrary(lowered, symbolOf(request), path), error);
+  case ArtifactKind::Object:
+    if (failed(takeError(
+            cpu::emitArtifact(lowered, cpu::Artifact::Object, content),
+            error)))
+      return failure();
+    return writeFile(path, content, error);
+  case ArtifactKind::LLVMIR:
+  case ArtifactKind::Assembly:
+    if (failed(printStage(lowered,
+                          kind == ArtifactKind::LLVMIR ? IRStage::LLVMIR
+                                                       : IRStage::Assembly,
+                          request, content, error)))
+      return failure();
+    return writeFile(path, content, error);
+  default:
+    return TargetBackend::emit(lowered, kind, request, path, error);
+  }
+}
+
+} // namespace
+
+std::unique_ptr<TargetBackend> cpu::createCpuTarget() {
+  return std::make_unique<CpuTarget>();
+}

@@ -1,0 +1,104 @@
+"""Targets, devices and the compiler's name tables, read from the compiler.
+
+Python keeps no list of its own: the registered targets, the pipeline
+phases, the IR stages and the artifact kinds all come from the C++ tables
+(``cuvil/Pipelines/Phases.h`` and the target registry), so a new backend or
+stage shows up here without a Python change.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ._jit import _extension
+
+__all__ = [
+    "available_targets",
+    "artifact_kinds",
+    "binary_artifact_kinds",
+    "default_target",
+    "set_default_target",
+    "ir_stages",
+    "load_target_plugin",
+    "parse_device",
+    "phases",
+    "resolve_target",
+]
+
+
+def available_targets() -> list[str]:
+    """Names of the registered targets, e.g. ``["cpu"]``; ``target=`` takes these."""
+    return [name for name, _description, _devices in _extension().available_targets()]
+
+
+def parse_device(device: str) -> tuple[str, int]:
+    """``"cuda:1"`` -> ``("cuda", 1)``; ``"cpu"`` -> ``("cpu", 0)``.
+
+    Raises ``ValueError`` listing the registered targets when ``device``
+    names none, or the target's devices when the index is out of range.
+    """
+    if not isinstance(device, str):
+        raise TypeError(f"a device is a string such as 'cpu' or 'cuda:0', not {device!r}")
+    return tuple(_extension().parse_device(device))
+
+
+_default_target = os.environ.get("CUVIL_TARGET", "").strip() or "cpu"
+
+
+def default_target() -> str:
+    """The target of ``jit``/``build_ir``/``PipelineBuilder`` calls that name none.
+
+    ``"cpu"`` unless the ``CUVIL_TARGET`` environment variable,
+    ``cuvil compile --target`` or :func:`set_default_target` chose another.
+    """
+    return _default_target
+
+
+def set_default_target(target: str) -> str:
+    """Sets the default target (checked against the registry); returns the previous one."""
+    global _default_target
+    parse_device(target)
+    previous, _default_target = _default_target, target
+    return previous
+
+
+def resolve_target(target: str | None, api: str) -> tuple[str, int]:
+    """``parse_device`` with the error prefixed by the API that was called.
+
+    ``None`` means :func:`default_target`.
+    """
+    if target is None:
+        target = _default_target
+    try:
+        return parse_device(target)
+    except (ValueError, TypeError) as error:
+        raise type(error)(f"{api}: {error}") from None
+
+
+def load_target_plugin(path: str) -> list[str]:
+    """Loads a target plugin (a shared library; see ``cuvil/Target/TargetPlugin.h``).
+
+    Returns the names of the targets now available.
+    """
+    _extension().load_target_plugin(str(path))
+    return available_targets()
+
+
+def phases() -> list[str]:
+    """Pipeline phase names in run order (``"cuvil"``, ``"linalg"``, ...)."""
+    return [name for name, _description, _neutral in _extension().phases()]
+
+
+def ir_stages() -> tuple[str, ...]:
+    """Every IR stage name a compiled function may show (targets show a subset)."""
+    return tuple(name for name, _description in _extension().ir_stages())
+
+
+def artifact_kinds() -> tuple[str, ...]:
+    """Every artifact kind name ``emit`` may write (targets write a subset)."""
+    return tuple(row[0] for row in _extension().artifact_kinds())
+
+
+def binary_artifact_kinds() -> tuple[str, ...]:
+    """Artifact kinds that are binary files (never printed to a terminal)."""
+    return tuple(row[0] for row in _extension().artifact_kinds() if row[3])

@@ -1,0 +1,142 @@
+"""Targets end to end: the registry, device strings, `target` in every API, a plugin target."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import cuvil
+from conftest import REPO_ROOT
+
+BUILD_DIR = pathlib.Path(os.environ.get("CUVIL_BUILD_DIR", REPO_ROOT / "build"))
+NULL_TARGET = BUILD_DIR / "lib" / "CuvilNullTarget.so"
+
+
+def add(a, b):
+    return a + b
+
+
+def test_available_targets_come_from_the_registry():
+    from cuvil import _cuvil
+
+    names = cuvil.available_targets()
+    assert "cpu" in names
+    assert names == sorted(names)
+    assert names == [row[0] for row in _cuvil.available_targets()]
+
+
+def test_device_strings_parse_into_target_and_index():
+    assert cuvil.parse_device("cpu") == ("cpu", 0)
+    assert cuvil.parse_device("cpu:0") == ("cpu", 0)
+    with pytest.raises(ValueError, match="target 'cpu' has no device 1"):
+        cuvil.parse_device("cpu:1")
+    with pytest.raises(ValueError, match="bad device 'cpu:'"):
+        cuvil.parse_device("cpu:")
+    with pytest.raises(ValueError, match="unknown target 'cuda'.*registered targets: .*cpu"):
+        cuvil.parse_device("cuda:0")
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda t: cuvil.jit(add, target=t),
+        lambda t: cuvil.jit(target=t)(add),
+        lambda t: cuvil.frontend.build_ir(add, {"a": (2,), "b": (2,)}, target=t),
+        lambda t: cuvil.PipelineBuilder(target=t),
+    ],
+    ids=["jit", "jit-decorator", "build_ir", "PipelineBuilder"],
+)
+def test_an_unknown_target_lists_the_registered_ones(call):
+    with pytest.raises(ValueError) as error:
+        call("nonexistent")
+    message = str(error.value)
+    assert "unknown target 'nonexistent'" in message
+    for name in cuvil.available_targets():
+        assert name in message
+
+
+def test_target_is_recorded_in_compilations(rng):
+    f = cuvil.jit(add, target="cpu:0")
+    a = rng.standard_normal(3).astype(np.float32)
+    np.testing.assert_allclose(f(a, a), a + a)
+    record = cuvil.compilations()[-1]
+    assert (record.target, record.device) == ("cpu", 0)
+    assert record.compiled.target == "cpu"
+    assert record.compiled.stages == ["input", "optimized", "llvm-dialect", "llvm", "asm"]
+    assert record.compiled.artifacts == ["mlir", "llvm", "asm", "obj", "so"]
+
+
+def test_name_tables_come_from_the_compiler():
+    assert cuvil.phases() == ["cuvil", "linalg", "fusion", "schedule", "bufferize", "llvm"]
+    assert cuvil.IR_STAGES == ("input", "optimized", "llvm-dialect", "llvm", "asm")
+    stages = {p.stage for p in cuvil.PipelineBuilder().passes}
+    assert stages == set(cuvil.phases())
+
+
+def test_the_default_target_is_settable_and_checked():
+    assert cuvil.default_target() == "cpu"
+    with pytest.raises(ValueError, match="unknown target 'gpu'"):
+        cuvil.set_default_target("gpu")
+    previous = cuvil.set_default_target("cpu:0")
+    try:
+        assert cuvil.jit(add).target == "cpu"
+    finally:
+        cuvil.set_default_target(previous)
+
+
+def test_cli_compile_takes_a_target(tmp_path):
+    cli = [str(REPO_ROOT / ".venv" / "bin" / "cuvil"), "compile"]
+    example = str(REPO_ROOT / "resources" / "examples" / "matmul_inference.py")
+    done = subprocess.run(cli + [example, "--target", "cpu"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "target cpu" in done.stdout
+    bad = subprocess.run(cli + [example, "--target", "tpu"], capture_output=True, text=True)
+    assert bad.returncode == 2
+    assert "--target: unknown target 'tpu'; registered targets: cpu" in bad.stderr
+
+
+_PLUGIN_SCRIPT = """
+import sys, numpy as np, cuvil
+assert "null" not in cuvil.available_targets()
+print(cuvil.load_target_plugin(sys.argv[1]))
+f = cuvil.jit(lambda a, b: a * b + 1.0, target="null")
+a = np.full(5, 3.0, np.float32)
+print(f(a, a).tolist())
+r = cuvil.compilations()[-1]
+print(r.target, r.compiled.stages, r.compiled.artifacts)
+print([s.stage for s in cuvil.PipelineBuilder(target="null").passes][-1])
+print(cuvil.frontend.build_ir(lambda x: x * 2.0, {"x": (2,)}, target="null").compile()(
+    np.ones(2, np.float32)).tolist())
+"""
+
+
+def test_a_plugin_target_goes_through_the_python_api(tmp_path):
+    # A fresh process: the plugin's target must not leak into other tests.
+    assert NULL_TARGET.exists(), f"build the test plugin first: {NULL_TARGET}"
+    env = dict(os.environ, CUVIL_CACHE_DIR=str(tmp_path / "cache"))
+    done = subprocess.run(
+        [sys.executable, "-c", _PLUGIN_SCRIPT, str(NULL_TARGET)],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "['cpu', 'null']"
+    assert lines[1] == "[0.0, 0.0, 0.0, 0.0, 0.0]"  # the null target writes zeros
+    assert lines[2] == "null ['input', 'optimized', 'llvm-dialect'] ['mlir']"
+    assert lines[3] == "bufferize"
+    assert lines[4] == "[0.0, 0.0]"
+
+
+def test_loading_a_bad_target_plugin_names_the_file(tmp_path):
+    with pytest.raises(ValueError, match="cannot load target plugin .*missing.so"):
+        cuvil.load_target_plugin(str(tmp_path / "missing.so"))
+    example = BUILD_DIR / "lib" / "CuvilExamplePlugin.so"  # a pass plugin, not a target one
+    with pytest.raises(ValueError, match="does not export cuvilRegisterTargetPlugin"):
+        cuvil.load_target_plugin(str(example))

@@ -1,0 +1,119 @@
+//===- NullTarget.cpp - A test-only target, loaded as a target plugin -----===//
+//
+// Shows that a target is one folder plus one registration: it contributes
+// a bufferize phase, keeps a disk cache of its own (the lowered IR as
+// text), and loads into an executable that writes zeros to every output.
+// The tests compile through the driver, the cache and the Python API with
+// it; it is never registered outside tests.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuvil/Pipelines/Pipelines.h"
+#include "cuvil/Target/TargetPlugin.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstring>
+
+using namespace mlir;
+using namespace mlir::cuvil;
+
+namespace {
+
+int64_t elementBytes(const std::string &dtype) {
+  if (dtype == "float64" || dtype == "int64")
+    return 8;
+  if (dtype == "float32" || dtype == "int32")
+    return 4;
+  if (dtype == "float16" || dtype == "bfloat16")
+    return 2;
+  return 1;
+}
+
+/// Writes zeros to every output: enough to see a call go through.
+class ZeroExecutable : public ::cuvil::Executable {
+public:
+  explicit ZeroExecutable(std::vector<::cuvil::TensorSignature> outputs)
+      : outputs(std::move(outputs)) {}
+
+  void call(void *const *, void *const *out,
+            const ::cuvil::KernelHooks *) const override {
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      int64_t bytes = elementBytes(outputs[i].dtype);
+      for (int64_t dim : outputs[i].shape)
+        bytes *= dim;
+      std::memset(out[i], 0, bytes);
+    }
+  }
+
+private:
+  std::vector<::cuvil::TensorSignature> outputs;
+};
+
+class NullTarget : public TargetBackend {
+public:
+  StringRef name() const override { return "null"; }
+  StringRef description() const override {
+    return "test-only: bufferizes, then every call writes zeros";
+  }
+
+  void buildPhases(const TargetOptions &options,
+                   PipelineBuilder &p) const override {
+    p.add(::cuvil::Phase::Bufferize, "one-shot-bufferize",
+          "bufferize-function-boundaries=1");
+  }
+
+  std::string cacheKeyMaterial(const TargetOptions &) const override {
+    return "null-v1";
+  }
+
+  FailureOr<std::unique_ptr<::cuvil::Executable>>
+  load(ModuleOp, const LoadRequest &request, std::string &) const override {
+    std::unique_ptr<::cuvil::Executable> executable =
+        std::make_unique<ZeroExecutable>(request.outputs);
+    return executable;
+  }
+
+  std::string cacheExtension() const override { return ".null.mlir"; }
+  LogicalResult storeInCache(ModuleOp lowered, const LoadRequest &,
+                             StringRef path,
+                             std::string &error) const override {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    if (ec) {
+      error = ec.message();
+      return failure();
+    }
+    lowered.print(os);
+    return success();
+  }
+  FailureOr<std::unique_ptr<::cuvil::Executable>>
+  loadFromCache(StringRef path, const LoadRequest &request,
+                std::string &error) const override {
+    auto buffer = llvm::MemoryBuffer::getFile(path);
+    if (!buffer || !(*buffer)->getBuffer().contains("func.func")) {
+      error = "not a null-target cache entry: " + path.str();
+      return failure();
+    }
+    std::unique_ptr<::cuvil::Executable> executable =
+        std::make_unique<ZeroExecutable>(request.outputs);
+    return executable;
+  }
+
+  std::vector<::cuvil::IRStage> irStages() const override {
+    return {::cuvil::IRStage::Lowered};
+  }
+};
+
+} // namespace
+
+extern "C" CUVIL_TARGET_PLUGIN_EXPORT void
+cuvilRegisterTargetPlugin(::cuvil::TargetPluginRegistrar *registrar) {
+  if (registrar->apiVersion != ::cuvil::kTargetPluginApiVersion) {
+    registrar->apiVersion = ::cuvil::kTargetPluginApiVersion;
+    return;
+  }
+  registrar->add(registrar, new NullTarget());
+}
