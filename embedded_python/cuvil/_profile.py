@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 __all__ = ["profile", "Profile", "OpStats"]
 
-_FORMATS = ("chrome", "folded", "speedscope")
 
 
 @dataclass(frozen=True)
@@ -30,6 +29,7 @@ class OpStats:
     p50_ms: float
     p99_ms: float
     max_ms: float
+    node: str = ""  # the model node the op came from (ONNX/FX node name), "" if none
 
 
 def _profiler():
@@ -89,6 +89,7 @@ class Profile:
                 p50_ms=r["p50_ns"] * ms,
                 p99_ms=r["p99_ns"] * ms,
                 max_ms=r["max_ns"] * ms,
+                node=r["node"],
             )
             for r in rows
         ]
@@ -109,9 +110,12 @@ class Profile:
         self.export(path, "speedscope")
 
     def export(self, path: str, format: str = "chrome") -> None:
-        if format not in _FORMATS:
+        from ._profiler import output_formats
+
+        if format not in output_formats():
             raise ValueError(
-                f"cuvil.profile: unknown format {format!r}; choose one of {', '.join(_FORMATS)}"
+                f"cuvil.profile: unknown format {format!r}; choose one of "
+                f"{', '.join(output_formats())}"
             )
         directory = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(directory):

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import os
 
-OUTPUT_FORMATS = ("chrome", "folded", "speedscope")
-INPUT_FORMATS = ("auto", "chrome", "folded", "speedscope", "nsys-sqlite")
 EVENT_KINDS = ("python", "nvtx", "cpu_kernel", "gpu_kernel", "memcpy", "runtime_api", "other")
 
 
@@ -18,6 +16,16 @@ def _ext():
     from ._jit import _extension
 
     return _extension().profiler
+
+
+def output_formats() -> tuple[str, ...]:
+    """Trace formats Cuvil writes, from the profiler's format table."""
+    return tuple(row[0] for row in _ext().trace_formats() if row[4])
+
+
+def input_formats() -> tuple[str, ...]:
+    """Trace formats Cuvil reads ("auto" detects the format from the content)."""
+    return ("auto",) + tuple(row[0] for row in _ext().trace_formats() if row[3])
 
 
 def trace_error_type() -> type:
@@ -38,20 +46,20 @@ def output_format(path: str | None, requested: str | None) -> str:
         return requested
     if path:
         guessed = _ext().format_for_path(os.fspath(path))
-        if guessed in OUTPUT_FORMATS:
+        if guessed in output_formats():
             return guessed
     return "chrome"
 
 
 def render(trace, format: str) -> str:
-    """The trace as text in one of OUTPUT_FORMATS."""
+    """The trace as text in one of :func:`output_formats`."""
     if format == "chrome":
         return trace.to_chrome()
     if format == "folded":
         return trace.to_folded()
     if format == "speedscope":
         return trace.to_speedscope()
-    raise ValueError(f"cannot write {format!r}; use one of {', '.join(OUTPUT_FORMATS)}")
+    raise ValueError(f"cannot write {format!r}; use one of {', '.join(output_formats())}")
 
 
 def convert(source: str, target: str, format: str | None = None, input_format: str = "auto"):

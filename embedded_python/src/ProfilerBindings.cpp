@@ -80,6 +80,7 @@ py::dict rowDict(const OpRow &row) {
   d["kind"] = eventKindName(row.kind);
   d["op_id"] = row.opId == kNoOp ? py::object(py::none()) : py::int_(row.opId);
   d["loc"] = row.loc;
+  d["node"] = row.node;
   d["count"] = row.count;
   d["total_ns"] = row.totalNs;
   d["self_ns"] = row.selfNs;
@@ -341,6 +342,20 @@ void bindProfiler(py::module_ &parent) {
         return std::string(traceFormatName(formatFromPath(path)));
       },
       py::arg("path"), "The format a file name suggests ('auto' if none).");
+  m.def(
+      "trace_formats",
+      [] {
+        py::list list;
+        for (const TraceFormatInfo &info : traceFormats()) {
+          std::vector<std::string> extensions(info.extensions.begin(),
+                                              info.extensions.end());
+          list.append(py::make_tuple(info.name, info.description, extensions,
+                                     info.readable, info.writable));
+        }
+        return list;
+      },
+      "(name, description, extensions, readable, writable) of every trace "
+      "format");
   m.def("nvtx_available", &nvtxAvailable,
         "True when kernels are wrapped in NVTX ranges.");
   m.def("cupti_supported", &cuptiSupported,

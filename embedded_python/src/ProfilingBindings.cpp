@@ -32,7 +32,7 @@ struct ProfileContext {
   prof::EventRecorder *recorder;
   uint32_t callName;
   int64_t opIdBase; ///< kernel k is IR op opIdBase + k, unique per process
-  std::vector<uint32_t> names, locs;
+  std::vector<uint32_t> names, locs, nodes;
   std::vector<std::string> nvtxNames;
 };
 
@@ -74,6 +74,7 @@ void kernelHook(void *context, int32_t kernel, int32_t phase) {
   event.correlation = state.correlation;
   event.name = ctx->names[kernel];
   event.loc = ctx->locs[kernel];
+  event.node = ctx->nodes[kernel];
   event.stack = state.stack;
   event.kind = prof::EventKind::CpuKernel;
   ctx->recorder->record(event);
@@ -98,6 +99,9 @@ ProfileContext &contextFor(cuvil::CompiledFunction &fn,
       ctx->names.push_back(recorder.intern(kernel.name));
       ctx->locs.push_back(
           kernel.location.empty() ? 0 : recorder.intern(kernel.location));
+      ctx->nodes.push_back(kernel.source.name.empty()
+                               ? 0
+                               : recorder.intern(kernel.source.name));
       ctx->nvtxNames.push_back(fn.name() + ": " + kernel.name);
     }
     slot = ctx;

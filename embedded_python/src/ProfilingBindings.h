@@ -2,7 +2,7 @@
 #ifndef CUVIL_PYTHON_PROFILINGBINDINGS_H
 #define CUVIL_PYTHON_PROFILINGBINDINGS_H
 
-#include "cuvil/Runtime/Compiler.h"
+#include "cuvil/Driver/Compiler.h"
 
 #include <pybind11/pybind11.h>
 

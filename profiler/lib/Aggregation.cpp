@@ -79,6 +79,8 @@ std::vector<OpRow> opTable(const Trace &input, const Selection &selection,
       groups.push_back(std::move(g));
     }
     Group &g = groups[it->second];
+    if (g.row.node.empty() && e.args != kNoArgs)
+      g.row.node = std::string(trace->arg(e, kNodeArg));
     if (g.row.loc.empty() && e.loc)
       g.row.loc = std::string(trace->str(e.loc));
     if (g.row.opId == kNoOp)

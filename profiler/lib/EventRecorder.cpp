@@ -3,6 +3,7 @@
 #include "cuvil/Profiler/Collectors.h"
 
 #include <chrono>
+#include <unordered_map>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -119,6 +120,9 @@ Trace EventRecorder::takeTrace(const std::string &processName) {
   StringId categories[kEventKindCount];
   for (int k = 0; k < kEventKindCount; ++k)
     categories[k] = trace.intern(eventKindName(static_cast<EventKind>(k)));
+  // One argument list per node name, shared by its events.
+  StringId nodeKey = trace.intern(kNodeArg);
+  std::unordered_map<uint32_t, uint32_t> nodeArgs;
   for (auto &[tid, events] : drained) {
     uint32_t thread = trace.thread(pid, tid);
     trace.threads[thread].processName = process;
@@ -135,6 +139,12 @@ Trace EventRecorder::takeTrace(const std::string &processName) {
       e.kind = r.kind;
       e.category = categories[static_cast<int>(r.kind)];
       e.thread = thread;
+      if (r.node) {
+        auto [it, inserted] = nodeArgs.emplace(r.node, 0);
+        if (inserted)
+          it->second = trace.addArgs({{nodeKey, r.node}});
+        e.args = it->second;
+      }
       trace.events.push_back(e);
     }
   }

@@ -9,33 +9,40 @@
 
 namespace cuvil::profiler {
 
+const std::vector<TraceFormatInfo> &traceFormats() {
+  // Longer extensions first: ".speedscope.json" before ".json".
+  static const std::vector<TraceFormatInfo> table = {
+      {TraceFormat::Speedscope, "speedscope", "speedscope JSON",
+       {".speedscope.json", ".speedscope"}, {}, true, true},
+      {TraceFormat::Chrome, "chrome",
+       "Chrome trace JSON (Cuvil, PyTorch profiler, ONNX Runtime, Perfetto)",
+       {".json", ".json.trace"}, {"json"}, true, true},
+      {TraceFormat::Folded, "folded", "folded stacks (flamegraph.pl)",
+       {".folded", ".collapsed", ".txt"}, {}, true, true},
+      {TraceFormat::NsysSqlite, "nsys-sqlite",
+       "Nsight Systems SQLite export (nsys export --type sqlite)",
+       {".sqlite", ".db"}, {"sqlite", "nsys"}, true, false},
+  };
+  return table;
+}
+
 const char *traceFormatName(TraceFormat format) {
-  switch (format) {
-  case TraceFormat::Auto:
-    return "auto";
-  case TraceFormat::Chrome:
-    return "chrome";
-  case TraceFormat::Folded:
-    return "folded";
-  case TraceFormat::Speedscope:
-    return "speedscope";
-  case TraceFormat::NsysSqlite:
-    return "nsys-sqlite";
-  }
+  for (const TraceFormatInfo &info : traceFormats())
+    if (info.format == format)
+      return info.name;
   return "auto";
 }
 
 std::optional<TraceFormat> parseTraceFormat(std::string_view name) {
   if (name == "auto")
     return TraceFormat::Auto;
-  if (name == "chrome" || name == "json")
-    return TraceFormat::Chrome;
-  if (name == "folded")
-    return TraceFormat::Folded;
-  if (name == "speedscope")
-    return TraceFormat::Speedscope;
-  if (name == "nsys-sqlite" || name == "sqlite" || name == "nsys")
-    return TraceFormat::NsysSqlite;
+  for (const TraceFormatInfo &info : traceFormats()) {
+    if (name == info.name)
+      return info.format;
+    for (const char *alias : info.aliases)
+      if (name == alias)
+        return info.format;
+  }
   return std::nullopt;
 }
 
@@ -45,16 +52,25 @@ static bool endsWith(std::string_view text, std::string_view suffix) {
 }
 
 TraceFormat formatFromPath(std::string_view path) {
-  if (endsWith(path, ".speedscope.json") || endsWith(path, ".speedscope"))
-    return TraceFormat::Speedscope;
-  if (endsWith(path, ".json") || endsWith(path, ".json.trace"))
-    return TraceFormat::Chrome;
-  if (endsWith(path, ".folded") || endsWith(path, ".collapsed") ||
-      endsWith(path, ".txt"))
-    return TraceFormat::Folded;
-  if (endsWith(path, ".sqlite") || endsWith(path, ".db"))
-    return TraceFormat::NsysSqlite;
+  for (const TraceFormatInfo &info : traceFormats())
+    for (const char *extension : info.extensions)
+      if (endsWith(path, extension))
+        return info.format;
   return TraceFormat::Auto;
+}
+
+std::string traceFileFilter(bool forWriting) {
+  std::string all, each;
+  for (const TraceFormatInfo &info : traceFormats()) {
+    if (forWriting ? !info.writable : !info.readable)
+      continue;
+    std::string patterns;
+    for (const char *extension : info.extensions)
+      patterns += std::string(patterns.empty() ? "" : " ") + "*" + extension;
+    all += (all.empty() ? "" : " ") + patterns;
+    each += std::string(";;") + info.description + " (" + patterns + ")";
+  }
+  return "Traces (" + all + ")" + each + ";;All files (*)";
 }
 
 std::string TraceError::text() const {

@@ -238,3 +238,35 @@ def test_nvtx_ranges_wrap_kernels_for_an_injected_tool(tmp_path):
     quiet = tmp_path / "quiet.log"
     result = run_python([MLP_FILE], env=subprocess_env(CUVIL_NVTX_LOG=str(quiet)))
     assert result.returncode == 0 and not quiet.exists()
+
+
+_NAMED_MODULE = """
+func.func @graph(%x: tensor<8x8xf32>, %w: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %0 = cuvil.matmul %x, %w : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32> loc(#gemm)
+  %1 = cuvil.relu %0 : tensor<8x8xf32> loc(#act)
+  return %1 : tensor<8x8xf32>
+}
+#gemm = loc("node_7"("model.onnx":0:0))
+#act = loc("relu_3"("model.onnx":0:0))
+"""
+
+
+def test_model_node_names_reach_kernels_profiles_and_traces(tmp_path):
+    """A NameLoc (an imported model's node name) survives to the profile's kernel rows."""
+    from cuvil import _cuvil
+
+    compiled = _cuvil.compile(_NAMED_MODULE, "graph", enable_fusion=False)
+    nodes = [source["name"] for _name, _loc, source in compiled.kernels]
+    assert "node_7" in nodes and "relu_3" in nodes
+    x = np.ones((8, 8), np.float32)
+    out = np.empty((8, 8), np.float32)
+    with cuvil.profile() as prof:
+        compiled([x, x], [out])
+    np.testing.assert_allclose(out, 8.0)
+    rows = {row.node: row for row in prof.key_averages(kind="cpu_kernel")}
+    assert {"node_7", "relu_3"} <= set(rows)
+    assert rows["node_7"].location == "model.onnx:0:0"
+    path = tmp_path / "trace.json"
+    prof.export_chrome_trace(str(path))
+    events = json.loads(path.read_text())["traceEvents"]
+    assert any(e.get("args", {}).get("node") == "node_7" for e in events)

@@ -39,6 +39,7 @@ struct OpRow {
   EventKind kind = EventKind::Other;
   int64_t opId = kNoOp;
   std::string loc;
+  std::string node; ///< model node name (the events' "node" argument)
   uint64_t count = 0;
   int64_t totalNs = 0;
   int64_t selfNs = 0; ///< total minus nested children on the same thread

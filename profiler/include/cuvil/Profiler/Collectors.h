@@ -34,6 +34,10 @@ struct RecordedEvent {
   uint64_t correlation = 0;
   uint32_t name = 0;         ///< from EventRecorder::intern
   uint32_t loc = 0;          ///< from EventRecorder::intern, 0 = none
+  /// The model node the IR op came from (an ONNX node, an FX node, from a
+  /// NameLoc), from EventRecorder::intern, 0 = none; becomes the event's
+  /// "node" argument.
+  uint32_t node = 0;
   uint32_t stack = kNoStack; ///< from EventRecorder::internStack
   uint32_t tid = 0;          ///< filled in by the recorder
   EventKind kind = EventKind::CpuKernel;

@@ -16,10 +16,30 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 namespace cuvil::profiler {
 
 enum class TraceFormat { Auto, Chrome, Folded, Speedscope, NsysSqlite };
+
+/// One row of the trace format table: the CLI, the Python package and the
+/// Workbench's file dialogs all read this table.
+struct TraceFormatInfo {
+  TraceFormat format;
+  const char *name;        ///< "chrome", "folded", ...
+  const char *description; ///< one line for help texts and file dialogs
+  std::vector<const char *> extensions; ///< with the dot, longest first
+  std::vector<const char *> aliases;    ///< other names parseTraceFormat takes
+  bool readable;
+  bool writable;
+};
+
+/// Every trace format, in the order their extensions are matched.
+const std::vector<TraceFormatInfo> &traceFormats();
+/// A Qt file dialog filter ("Traces (*.json ...);;Chrome trace JSON
+/// (*.json *.json.trace);;...;;All files (*)") of the formats that can be
+/// read, or written with `forWriting`.
+std::string traceFileFilter(bool forWriting = false);
 
 /// "chrome", "folded", "speedscope", "nsys-sqlite" ("auto" for Auto).
 const char *traceFormatName(TraceFormat format);

@@ -30,6 +30,8 @@ inline constexpr StackId kNoStack = UINT32_MAX;
 /// kNoOp marks an event that is not attributed to an IR op.
 inline constexpr int64_t kNoOp = -1;
 inline constexpr uint32_t kNoArgs = UINT32_MAX;
+/// Event argument holding the model node an IR op came from ("node_7").
+inline constexpr const char *kNodeArg = "node";
 /// Process ids of GPU "processes" (one per device, tid = stream): above any
 /// Linux pid (at most 2^22) yet within 31 bits, which trace viewers such as
 /// Perfetto read pids and tids as.
