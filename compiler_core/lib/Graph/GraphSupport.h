@@ -1,0 +1,36 @@
+//===- GraphSupport.h - What the graph builder reads off an op --*- C++ -*-===//
+#ifndef CUVIL_LIB_GRAPH_GRAPHSUPPORT_H
+#define CUVIL_LIB_GRAPH_GRAPHSUPPORT_H
+
+#include "cuvil/Graph/IRGraph.h"
+
+#include "mlir/IR/Location.h"
+#include "mlir/IR/Operation.h"
+#include "mlir/IR/TypeRange.h"
+
+#include <string>
+
+namespace cuvil::graph {
+
+/// The first file:line:col of `loc` (looking through NameLoc, FusedLoc and
+/// CallSiteLoc, callee first) and the name of its first NameLoc.
+void describeLocation(mlir::Location loc, SourceLoc &file, std::string &name);
+
+/// "tensor<4x8xf32>", "f32, !llvm.ptr"; long lists are cut to 48 characters.
+std::string typeSummary(mlir::TypeRange types);
+
+/// Hash of what identifies `op` across snapshots on its own: its name,
+/// attributes and properties, operand and result types, location,
+/// successor count and the names of the ops in its regions.
+std::string opFingerprint(mlir::Operation *op);
+
+/// The same for a block of a function body: its argument types and, when
+/// it stands for its ops (`withOps`), their names.
+std::string blockFingerprint(mlir::Block &block, bool withOps);
+
+/// A hex digest of `text`.
+std::string hashText(const std::string &text);
+
+} // namespace cuvil::graph
+
+#endif // CUVIL_LIB_GRAPH_GRAPHSUPPORT_H
