@@ -56,10 +56,7 @@ public:
           if (diag.getSeverity() == DiagnosticSeverity::Error &&
               message.empty()) {
             message = diag.str();
-            SourceLoc at;
-            std::string name;
-            describeLocation(diag.getLocation(), at, name);
-            line = at.line;
+            line = inputLine(diag.getLocation());
           }
           return success();
         }) {}
@@ -75,7 +72,7 @@ bool parseIR(MLIRContext &context, const std::string &text, ParsedIR &ir,
              std::string &error) {
   context.allowUnregisteredDialects();
   ir.sourceMgr.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(text, "<ir>"), llvm::SMLoc());
+      llvm::MemoryBuffer::getMemBufferCopy(text, kInputName), llvm::SMLoc());
   FirstError diagnostics(context);
   ParserConfig config(&context, /*verifyAfterParse=*/false);
   if (failed(parseAsmSourceFile(ir.sourceMgr, &ir.top, config, &ir.state))) {

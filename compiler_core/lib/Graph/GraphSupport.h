@@ -12,9 +12,17 @@
 
 namespace cuvil::graph {
 
+/// The name the parsed IR text has as a file. The parser gives ops written
+/// without a location one in that file, which is no source location.
+constexpr const char *kInputName = "<cuvil-graph input>";
+
 /// The first file:line:col of `loc` (looking through NameLoc, FusedLoc and
 /// CallSiteLoc, callee first) and the name of its first NameLoc.
 void describeLocation(mlir::Location loc, SourceLoc &file, std::string &name);
+
+/// The line of the IR text that `loc` points at, when the parser made it
+/// (diagnostics, ops written without a location); 0 otherwise.
+int inputLine(mlir::Location loc);
 
 /// "tensor<4x8xf32>", "f32, !llvm.ptr"; long lists are cut to 48 characters.
 std::string typeSummary(mlir::TypeRange types);

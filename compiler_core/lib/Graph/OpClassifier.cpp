@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Complex/IR/Complex.h"
+#include "mlir/Dialect/EmitC/IR/EmitC.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -174,6 +175,10 @@ OpKind interfaceKind(Operation *op) {
   if (isa<ViewLikeOpInterface, OffsetSizeAndStrideOpInterface,
           CastOpInterface>(op))
     return OpKind::Shape;
+  // EmitC's C expressions declare no effects; all but opaque calls compute.
+  if (op->hasTrait<OpTrait::emitc::CExpression>() &&
+      !isa<emitc::CallOpaqueOp>(op) && actsPerElement(op))
+    return OpKind::Elementwise;
   if (!isMemoryEffectFree(op) || op->getNumResults() == 0)
     return OpKind::Other;
   // Index-valued computations (affine.apply, dims, thread ids) compute

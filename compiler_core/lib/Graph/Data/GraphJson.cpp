@@ -260,17 +260,15 @@ std::string toJson(const IRGraph &graph) {
 bool fromJson(const std::string &text, IRGraph &graph, std::string &error) {
   graph = IRGraph();
   error.clear();
-  json document = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (document.is_discarded()) {
-    error = "the graph is not valid JSON";
-    return false;
-  }
   bool ok = false;
   try {
+    json document = json::parse(text);
     ok = readGraph(document, graph, error);
+  } catch (const json::parse_error &e) {
+    error = std::string("the document is not valid JSON (") + e.what() + ")";
   } catch (const json::exception &e) {
     // Every access is type-checked first; this is a last line of defence.
-    error = std::string("the graph JSON could not be read: ") + e.what();
+    error = std::string("the document could not be read: ") + e.what();
   }
   if (!ok) {
     error = "graph JSON: " + error;
