@@ -34,10 +34,12 @@ static std::string benchLoc(int line) {
 static QString syntheticIr(int ops) {
   const std::string t = "tensor<64x64xf32>";
   std::string ir = "#map = affine_map<(d0, d1) -> (d0, d1)>\nmodule {\n"
-                   "  func.func @big(%arg0: " + t + " " + benchLoc(1) +
-                   ", %arg1: " + t + " " + benchLoc(1) + ") -> " + t + " {\n";
+                   "  func.func @big(%arg0: " +
+                   t + " " + benchLoc(1) + ", %arg1: " + t + " " + benchLoc(1) +
+                   ") -> " + t + " {\n";
   const char *unary[] = {"cuvil.exp", "cuvil.tanh", "cuvil.gelu", "cuvil.neg"};
-  const char *binary[] = {"cuvil.add", "cuvil.mul", "cuvil.sub", "cuvil.matmul"};
+  const char *binary[] = {"cuvil.add", "cuvil.mul", "cuvil.sub",
+                          "cuvil.matmul"};
   int emitted = 0, value = 0;
   auto operand = [&](int back) {
     int v = value - back;
@@ -48,16 +50,16 @@ static QString syntheticIr(int ops) {
     std::string loc = benchLoc(10 + emitted / 3);
     if (emitted % 25 == 24 && emitted + 4 <= ops) {
       // A fused region: the generic op and three body ops.
-      ir += result + "linalg.generic {indexing_maps = [#map, #map, #map], "
+      ir += result +
+            "linalg.generic {indexing_maps = [#map, #map, #map], "
             "iterator_types = [\"parallel\", \"parallel\"]} ins(" +
-            operand(1) + ", " + operand(7) + " : " + t + ", " + t +
-            ") outs(" + operand(1) + " : " + t + ") {\n" +
-            "    ^bb0(%in: f32 " + loc + ", %in_0: f32 " + loc +
-            ", %out: f32 " + loc + "):\n" +
+            operand(1) + ", " + operand(7) + " : " + t + ", " + t + ") outs(" +
+            operand(1) + " : " + t + ") {\n" + "    ^bb0(%in: f32 " + loc +
+            ", %in_0: f32 " + loc + ", %out: f32 " + loc + "):\n" +
             "      %r0 = arith.addf %in, %in_0 : f32 " + loc + "\n" +
             "      %r1 = math.exp %r0 : f32 " + loc + "\n" +
-            "      linalg.yield %r1 : f32 " + loc + "\n" +
-            "    } -> " + t + " " + loc + "\n";
+            "      linalg.yield %r1 : f32 " + loc + "\n" + "    } -> " + t +
+            " " + loc + "\n";
       emitted += 4;
     } else if (emitted % 3 == 0) {
       ir += result + unary[emitted % 4] + " " + operand(1) + " : " + t + " " +
@@ -149,6 +151,7 @@ int main(int argc, char **argv) {
   std::printf("build + DOT %8.1f ms\n", best[0]);
   std::printf("layout      %8.1f ms (Graphviz dot)\n", best[1]);
   std::printf("draw        %8.1f ms (GraphView items + one render)\n", best[2]);
-  std::printf("total       %8.1f ms (best of %d)\n", best[3], runs > 0 ? runs : 5);
+  std::printf("total       %8.1f ms (best of %d)\n", best[3],
+              runs > 0 ? runs : 5);
   return 0;
 }

@@ -17,8 +17,7 @@ constexpr qint64 kMaxOutputBytes = 512ll << 20;
 
 bool writeFile(const QString &path, const QString &text, QString &error) {
   QFile file(path);
-  if (!file.open(QIODevice::WriteOnly) ||
-      file.write(text.toUtf8()) < 0) {
+  if (!file.open(QIODevice::WriteOnly) || file.write(text.toUtf8()) < 0) {
     error = QString("Cannot write the IR for cuvil-graph to %1: %2.")
                 .arg(path, file.errorString());
     return false;

@@ -16,9 +16,10 @@ namespace {
 QString sourceText(const graph::Node &node) {
   QString where;
   if (node.loc.valid())
-    where = QString("%1:%2")
-                .arg(QFileInfo(QString::fromStdString(node.loc.file)).fileName())
-                .arg(node.loc.line);
+    where =
+        QString("%1:%2")
+            .arg(QFileInfo(QString::fromStdString(node.loc.file)).fileName())
+            .arg(node.loc.line);
   if (node.locName.empty())
     return where;
   QString name = QString::fromStdString(node.locName);

@@ -1,4 +1,4 @@
-//===- IrOpModel.h - The ops of one IR graph, for lists and cross-links -*- C++ -*-===//
+//===- IrOpModel.h - The ops of one IR graph, for lists ---------*- C++ -*-===//
 #ifndef CUVIL_WORKBENCH_IROPMODEL_H
 #define CUVIL_WORKBENCH_IROPMODEL_H
 

@@ -88,9 +88,8 @@ bool parseIR(MLIRContext &context, const std::string &text, ParsedIR &ir,
 /// its own, by its line in the text.
 bool verifyIR(MLIRContext &context, ParsedIR &ir, std::string &error) {
   FirstError diagnostics(context);
-  bool ok = llvm::all_of(ir.top, [](Operation &op) {
-    return succeeded(verify(&op));
-  });
+  bool ok = llvm::all_of(ir.top,
+                         [](Operation &op) { return succeeded(verify(&op)); });
   if (ok)
     return true;
   std::string message = diagnostics.message;
@@ -276,8 +275,8 @@ int FunctionGrapher::addBlockNode(Block &block, bool entry) {
     const AsmParserState::BlockDefinition *def = ir.state.getBlockDef(&block);
     line = def ? ir.lineOf(def->definition.loc.Start) : 0;
   }
-  int node = addNode(entry ? "^entry" : blockLabel(block), OpKind::Block,
-                     line, -1);
+  int node =
+      addNode(entry ? "^entry" : blockLabel(block), OpKind::Block, line, -1);
   blockNode[&block] = node;
   localFingerprints[node] = blockFingerprint(block, cfgCollapsed);
   if (!entry)
@@ -310,8 +309,9 @@ void FunctionGrapher::visitOp(Operation *op, int cluster, int target) {
       addNode(op->getName().getStringRef().str(), kind, ir.lineOf(op), cluster);
   Node &n = graph.nodes[node];
   n.results = resultNames(op);
-  n.type = typeSummary(op->getNumResults() > 0 ? TypeRange(op->getResultTypes())
-                                               : TypeRange(op->getOperandTypes()));
+  n.type =
+      typeSummary(op->getNumResults() > 0 ? TypeRange(op->getResultTypes())
+                                          : TypeRange(op->getOperandTypes()));
   describeLocation(op->getLoc(), n.loc, n.locName);
   localFingerprints[node] = opFingerprint(op);
   for (Value result : op->getResults())

@@ -47,15 +47,14 @@ std::optional<OpKind> cuvilKind(Operation *op) {
   if (isa<cv::MatmulOp, cv::Conv2dOp>(op))
     return OpKind::Contraction;
   if (isa<cv::ReduceSumOp, cv::ReduceMeanOp, cv::ReduceMaxOp, cv::ReduceMinOp,
-          cv::SoftmaxOp, cv::LayerNormOp, cv::MaxPool2dOp, cv::AvgPool2dOp>(
-          op))
+          cv::SoftmaxOp, cv::LayerNormOp, cv::MaxPool2dOp, cv::AvgPool2dOp>(op))
     return OpKind::Reduction;
   // Inference-time batch norm and dropout act on each element on its own.
   if (isa<cv::AddOp, cv::SubOp, cv::MulOp, cv::DivOp, cv::PowOp, cv::MaxOp,
           cv::MinOp, cv::CompareOp, cv::WhereOp, cv::NegOp, cv::AbsOp,
-          cv::ExpOp, cv::LogOp, cv::TanhOp, cv::SqrtOp, cv::RsqrtOp,
-          cv::ErfOp, cv::SigmoidOp, cv::ReluOp, cv::GeluOp, cv::CastOp,
-          cv::BatchNormOp, cv::DropoutOp>(op))
+          cv::ExpOp, cv::LogOp, cv::TanhOp, cv::SqrtOp, cv::RsqrtOp, cv::ErfOp,
+          cv::SigmoidOp, cv::ReluOp, cv::GeluOp, cv::CastOp, cv::BatchNormOp,
+          cv::DropoutOp>(op))
     return OpKind::Elementwise;
   if (isa<cv::ReshapeOp, cv::TransposeOp, cv::BroadcastToOp, cv::ConcatOp,
           cv::SliceOp>(op))
@@ -128,8 +127,8 @@ bool isScalar(Type type) { return type.isIntOrIndexOrFloat(); }
 
 /// Pointers and aggregates (memref descriptors) of lowered IR.
 bool isAddressOrAggregate(Type type) {
-  return isa<LLVM::LLVMPointerType, LLVM::LLVMStructType,
-             LLVM::LLVMArrayType>(type);
+  return isa<LLVM::LLVMPointerType, LLVM::LLVMStructType, LLVM::LLVMArrayType>(
+      type);
 }
 
 /// Scalar or vector operands and results, the vectors all of one shape:
@@ -172,8 +171,8 @@ OpKind interfaceKind(Operation *op) {
     return OpKind::Elementwise;
   if (hasMemoryEffects(op) || anyTypeIs(op, isAddressOrAggregate))
     return OpKind::Memory;
-  if (isa<ViewLikeOpInterface, OffsetSizeAndStrideOpInterface,
-          CastOpInterface>(op))
+  if (isa<ViewLikeOpInterface, OffsetSizeAndStrideOpInterface, CastOpInterface>(
+          op))
     return OpKind::Shape;
   // EmitC's C expressions declare no effects; all but opaque calls compute.
   if (op->hasTrait<OpTrait::emitc::CExpression>() &&

@@ -28,8 +28,8 @@ static cl::opt<std::string>
 static cl::opt<std::string>
     function("function", cl::desc("Function to graph (\"f\" or \"k::f\")"),
              cl::value_desc("name"));
-static cl::opt<bool> collapse("collapse",
-                              cl::desc("Draw each op with regions as one node"));
+static cl::opt<bool>
+    collapse("collapse", cl::desc("Draw each op with regions as one node"));
 static cl::opt<bool> hideConstants("hide-constants",
                                    cl::desc("Leave out constants"));
 static cl::opt<bool> listFunctionsFlag("list-functions",

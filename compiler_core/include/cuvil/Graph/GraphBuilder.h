@@ -1,4 +1,4 @@
-//===- GraphBuilder.h - IR graphs from MLIR's parser -------------*- C++ -*-===//
+//===- GraphBuilder.h - IR graphs from MLIR's parser ------------*- C++ -*-===//
 //
 // Builds the plain-data graph of cuvil/Graph/IRGraph.h from IR text with
 // MLIR's own parser: use-def edges come from the IR, op kinds from op

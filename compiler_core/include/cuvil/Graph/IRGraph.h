@@ -1,4 +1,4 @@
-//===- IRGraph.h - Dataflow graphs of IR, as plain data ----------*- C++ -*-===//
+//===- IRGraph.h - Dataflow graphs of IR, as plain data ---------*- C++ -*-===//
 //
 // The graph of one function of a pipeline snapshot as plain data: ops are
 // nodes, SSA use-def chains are edges, ops with regions are clusters. The
@@ -47,8 +47,8 @@ struct SourceLoc {
 };
 
 struct Node {
-  int id = 0;          ///< index into IRGraph::nodes; "n<id>" in DOT
-  std::string opName;  ///< "linalg.matmul", "%arg0" for arguments, "^bb3"
+  int id = 0;         ///< index into IRGraph::nodes; "n<id>" in DOT
+  std::string opName; ///< "linalg.matmul", "%arg0" for arguments, "^bb3"
   OpKind kind = OpKind::Other;
   std::string results; ///< printed result names, "%3" or "%4:2"
   std::string type;    ///< result type summary, may be empty
@@ -57,7 +57,7 @@ struct Node {
   /// The name of the op's NameLoc, when it has one: the node name of an
   /// imported model ("node_7"), an FX node, an nn.Module path.
   std::string locName;
-  int cluster = -1;    ///< innermost cluster containing the node, or -1
+  int cluster = -1;     ///< innermost cluster containing the node, or -1
   int ownsCluster = -1; ///< cluster of this op's regions, or -1
   int collapsedOps = 0; ///< ops folded into this node when collapsed
   bool changed = false; ///< set by markChanged()
@@ -68,8 +68,8 @@ struct Node {
 };
 
 struct Edge {
-  int from = 0; ///< defining node
-  int to = 0;   ///< using node
+  int from = 0;      ///< defining node
+  int to = 0;        ///< using node
   std::string value; ///< SSA name of the value, "%2", or a block, "^bb1"
 };
 

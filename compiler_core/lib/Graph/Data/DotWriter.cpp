@@ -96,9 +96,8 @@ private:
     if (!node.type.empty())
       label += "\n" + node.type;
     out << indent << "n" << node.id << " [label=" << quote(label)
-        << ", op=" << quote(node.opName) << ", kind=\""
-        << opKindName(node.kind) << "\", irline=" << node.irLine
-        << ", loc=" << quote(locText(node.loc))
+        << ", op=" << quote(node.opName) << ", kind=\"" << opKindName(node.kind)
+        << "\", irline=" << node.irLine << ", loc=" << quote(locText(node.loc))
         << ", changed=" << (node.changed ? "true" : "false")
         << ", locname=" << quote(node.locName);
     if (options.colorByKind)

@@ -1,4 +1,5 @@
-//===- GraphJson.cpp - IR graphs as JSON, read back with every field checked ===//
+//===- GraphJson.cpp - IR graphs as JSON, read back with every field checked
+//===//
 //
 // cuvil-graph writes the graph of a snapshot as JSON; the Workbench reads it
 // in another process. The reader trusts nothing: each field must have its
@@ -65,8 +66,8 @@ public:
       return fail(key, "is not a string");
     const std::string &text = value->get_ref<const std::string &>();
     if (text.size() > kMaxString)
-      return fail(key, "is longer than " + std::to_string(kMaxString) +
-                           " bytes");
+      return fail(key,
+                  "is longer than " + std::to_string(kMaxString) + " bytes");
     for (char c : text)
       if (static_cast<unsigned char>(c) < 0x20)
         return fail(key, "contains a control character");
@@ -237,7 +238,8 @@ std::string toJson(const IRGraph &graph) {
     nodes.push_back(nodeJson(node));
   json edges = json::array();
   for (const Edge &edge : graph.edges)
-    edges.push_back({{"from", edge.from}, {"to", edge.to}, {"value", edge.value}});
+    edges.push_back(
+        {{"from", edge.from}, {"to", edge.to}, {"value", edge.value}});
   json clusters = json::array();
   for (const Cluster &cluster : graph.clusters)
     clusters.push_back({{"id", cluster.id},

@@ -2,7 +2,6 @@
 
 #include "cuvil/Graph/IRGraph.h"
 
-
 namespace cuvil::graph {
 
 const char *opKindName(OpKind kind) {
