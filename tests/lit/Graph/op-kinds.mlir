@@ -1,7 +1,8 @@
 // Op kinds come from the ops' interfaces and traits: cuvil.where is
 // elementwise (not a shape op), linalg's named and generic ops by their
 // contraction interface and iterator types, views and casts are shape ops,
-// scalar LLVM arithmetic elementwise, loads and pointers memory.
+// scalar LLVM arithmetic elementwise, loads and pointers memory; ops of
+// dialects cuvil-graph does not know are graphed as "other".
 // RUN: %cuvil_graph --function=cuvil_ops %s | FileCheck %s --check-prefix=CUVIL
 // RUN: %cuvil_graph --function=linalg_ops %s | FileCheck %s --check-prefix=LINALG
 // RUN: %cuvil_graph --function=linalg_ops %s | FileCheck %s --check-prefix=CLUSTERS
@@ -47,7 +48,8 @@ module {
     %v = llvm.load %q : !llvm.ptr -> f32
     %w = llvm.fmul %v, %v : f32
     %x = llvm.intr.fmuladd(%v, %w, %v) : (f32, f32, f32) -> f32
-    llvm.return %x : f32
+    %y = "foreign.op"(%x) : (f32) -> f32
+    llvm.return %y : f32
   }
 }
 
@@ -61,8 +63,8 @@ module {
 // LINALG-DAG: op="tensor.empty", kind="memory"
 // LINALG-DAG: n{{[0-9]+}} [label="linalg.fill\ntensor<4x2xf32>", op="linalg.fill", kind="memory"
 // LINALG-DAG: n{{[0-9]+}} [label="linalg.matmul\ntensor<4x2xf32>", op="linalg.matmul", kind="contraction"
-// LINALG-DAG: op="linalg.generic", kind="contraction", irline=29
-// LINALG-DAG: op="linalg.generic", kind="reduction", irline=36
+// LINALG-DAG: op="linalg.generic", kind="contraction", irline=30
+// LINALG-DAG: op="linalg.generic", kind="reduction", irline=37
 // LINALG-DAG: op="tensor.collapse_shape", kind="shape"
 // CLUSTERS-COUNT-2: subgraph cluster_
 // CLUSTERS-NOT: subgraph cluster_
@@ -71,4 +73,5 @@ module {
 // LOWERED-DAG: op="llvm.load", kind="memory"
 // LOWERED-DAG: op="llvm.fmul", kind="elementwise"
 // LOWERED-DAG: op="llvm.intr.fmuladd", kind="contraction"
+// LOWERED-DAG: op="foreign.op", kind="other"
 // LOWERED-DAG: op="llvm.return", kind="control"
