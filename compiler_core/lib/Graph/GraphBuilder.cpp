@@ -96,14 +96,19 @@ bool verifyIR(MLIRContext &context, ParsedIR &ir, std::string &error) {
   Operation *culprit = nullptr;
   for (Operation &top : ir.top) {
     top.walk([&](Operation *op) {
-      if (!culprit && failed(verify(op, /*verifyRecursively=*/false)))
+      if (failed(verify(op, /*verifyRecursively=*/false))) {
         culprit = op;
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
     });
+    if (culprit)
+      break;
   }
   int line = culprit ? ir.lineOf(culprit) : 0;
   error = "line " + std::to_string(std::max(line, 1)) +
           ": the IR does not verify: " + message +
-          "; graph IR that mlir-opt/cuvil-opt accepts";
+          "; fix the IR so that cuvil-opt accepts it";
   return false;
 }
 

@@ -27,7 +27,8 @@ class Operation;
 namespace cuvil::graph {
 
 /// Parses and verifies `irText` in `context` (which must have the dialects
-/// of the IR loaded or registered) and builds the graph of one function.
+/// of the IR loaded or registered; ops of other dialects are allowed in it
+/// from then on, as unregistered ops) and builds the graph of one function.
 /// On failure (the IR does not parse or verify, no such function) returns
 /// false and sets `error` to "line N: what went wrong".
 bool buildGraph(mlir::MLIRContext &context, const std::string &irText,
