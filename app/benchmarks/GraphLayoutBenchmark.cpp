@@ -2,8 +2,9 @@
 //
 // Builds the IR of a synthetic 2,000-op function (elementwise chains with
 // fan-in, GEMMs and fused linalg.generic regions, as a big transformer's
-// snapshots look), then times graph building, Graphviz layout and drawing
-// into a GraphView (rendered once into an image, offscreen). Prints the best
+// snapshots look), then times graph building (cuvil-graph, MLIR's parser, in
+// a child process), Graphviz layout and drawing into a GraphView (rendered
+// once into an image, offscreen). Prints the best
 // of five runs. Usage: bench-graph-layout [OPS | SNAPSHOT.mlir [--collapse]
 // [--hide-constants]]
 // (a snapshot's IR, e.g. one saved with File > Export > MLIR of this step).
@@ -21,54 +22,60 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <string>
 
 using namespace cuvil::workbench;
 
+/// `loc("/bench.py":LINE:5)`, as snapshots print source locations.
+static std::string benchLoc(int line) {
+  return "loc(\"/bench.py\":" + std::to_string(line) + ":5)";
+}
+
 static QString syntheticIr(int ops) {
-  QString ir = "module {\n  func.func @big(%arg0: tensor<64x64xf32> /bench.py:1:1, "
-               "%arg1: tensor<64x64xf32> /bench.py:1:1) -> tensor<64x64xf32> {\n";
+  const std::string t = "tensor<64x64xf32>";
+  std::string ir = "#map = affine_map<(d0, d1) -> (d0, d1)>\nmodule {\n"
+                   "  func.func @big(%arg0: " +
+                   t + " " + benchLoc(1) + ", %arg1: " + t + " " + benchLoc(1) +
+                   ") -> " + t + " {\n";
   const char *unary[] = {"cuvil.exp", "cuvil.tanh", "cuvil.gelu", "cuvil.neg"};
-  const char *binary[] = {"cuvil.add", "cuvil.mul", "cuvil.sub", "cuvil.matmul"};
+  const char *binary[] = {"cuvil.add", "cuvil.mul", "cuvil.sub",
+                          "cuvil.matmul"};
   int emitted = 0, value = 0;
   auto operand = [&](int back) {
     int v = value - back;
-    return v < 0 ? QString("%arg%1").arg(-v % 2) : QString("%%1").arg(v);
+    return v < 0 ? "%arg" + std::to_string(-v % 2) : "%" + std::to_string(v);
   };
   while (emitted < ops) {
-    int line = 10 + emitted / 3;
+    std::string result = "    %" + std::to_string(value) + " = ";
+    std::string loc = benchLoc(10 + emitted / 3);
     if (emitted % 25 == 24 && emitted + 4 <= ops) {
       // A fused region: the generic op and three body ops.
-      ir += QString("    %%1 = linalg.generic {iterator_types = [\"parallel\"]} "
-                    "ins(%2, %3 : tensor<64x64xf32>, tensor<64x64xf32>) "
-                    "outs(%2 : tensor<64x64xf32>) {\n"
-                    "    ^bb0(%in: f32 /bench.py:%4:5, %in_0: f32 /bench.py:%4:5, "
-                    "%out: f32 /bench.py:%4:5):\n"
-                    "      %r0 = arith.addf %in, %in_0 : f32 /bench.py:%4:5\n"
-                    "      %r1 = math.exp %r0 : f32 /bench.py:%4:5\n"
-                    "      linalg.yield %r1 : f32 /bench.py:%4:5\n"
-                    "    } -> tensor<64x64xf32> /bench.py:%4:5\n")
-                .arg(value)
-                .arg(operand(1), operand(7))
-                .arg(line);
+      ir += result +
+            "linalg.generic {indexing_maps = [#map, #map, #map], "
+            "iterator_types = [\"parallel\", \"parallel\"]} ins(" +
+            operand(1) + ", " + operand(7) + " : " + t + ", " + t + ") outs(" +
+            operand(1) + " : " + t + ") {\n" + "    ^bb0(%in: f32 " + loc +
+            ", %in_0: f32 " + loc + ", %out: f32 " + loc + "):\n" +
+            "      %r0 = arith.addf %in, %in_0 : f32 " + loc + "\n" +
+            "      %r1 = math.exp %r0 : f32 " + loc + "\n" +
+            "      linalg.yield %r1 : f32 " + loc + "\n" + "    } -> " + t +
+            " " + loc + "\n";
       emitted += 4;
     } else if (emitted % 3 == 0) {
-      ir += QString("    %%1 = %2 %3 : tensor<64x64xf32> /bench.py:%4:5\n")
-                .arg(value)
-                .arg(unary[emitted % 4], operand(1))
-                .arg(line);
+      ir += result + unary[emitted % 4] + " " + operand(1) + " : " + t + " " +
+            loc + "\n";
       ++emitted;
     } else {
-      ir += QString("    %%1 = %2 %3, %4 : (tensor<64x64xf32>, tensor<64x64xf32>) "
-                    "-> tensor<64x64xf32> /bench.py:%5:5\n")
-                .arg(value)
-                .arg(binary[emitted % 4], operand(1), operand(2 + value % 13))
-                .arg(line);
+      ir += result + binary[emitted % 4] + " " + operand(1) + ", " +
+            operand(2 + value % 13) + " : (" + t + ", " + t + ") -> " + t +
+            " " + loc + "\n";
       ++emitted;
     }
     ++value;
   }
-  ir += QString("    return %%1 : tensor<64x64xf32> /bench.py:2:1\n  }\n}\n").arg(value - 1);
-  return ir;
+  ir += "    return %" + std::to_string(value - 1) + " : " + t + " " +
+        benchLoc(2) + "\n  }\n}\n";
+  return QString::fromStdString(ir);
 }
 
 int main(int argc, char **argv) {
@@ -144,6 +151,7 @@ int main(int argc, char **argv) {
   std::printf("build + DOT %8.1f ms\n", best[0]);
   std::printf("layout      %8.1f ms (Graphviz dot)\n", best[1]);
   std::printf("draw        %8.1f ms (GraphView items + one render)\n", best[2]);
-  std::printf("total       %8.1f ms (best of %d)\n", best[3], runs > 0 ? runs : 5);
+  std::printf("total       %8.1f ms (best of %d)\n", best[3],
+              runs > 0 ? runs : 5);
   return 0;
 }

@@ -2,25 +2,37 @@
 
 #include "IrOpModel.h"
 
+#include "GraphTool.h"
+
 #include <QBrush>
 #include <QColor>
 #include <QFileInfo>
 
 namespace cuvil::workbench {
+namespace {
+
+/// "m.py:12"; with a NameLoc (an imported model's node) "node_7 (m.py:12)",
+/// or the name alone.
+QString sourceText(const graph::Node &node) {
+  QString where;
+  if (node.loc.valid())
+    where =
+        QString("%1:%2")
+            .arg(QFileInfo(QString::fromStdString(node.loc.file)).fileName())
+            .arg(node.loc.line);
+  if (node.locName.empty())
+    return where;
+  QString name = QString::fromStdString(node.locName);
+  return where.isEmpty() ? name : QString("%1 (%2)").arg(name, where);
+}
+
+} // namespace
 
 StepGraph buildStepGraph(const QString &ir, const QString &previousIr,
                          const graph::GraphOptions &options) {
   StepGraph result;
-  std::string error;
-  if (!graph::buildGraph(ir.toStdString(), options, result.graph, error)) {
-    result.error = QString::fromStdString(error);
+  if (!runGraphTool(ir, previousIr, options, result.graph, result.error))
     return result;
-  }
-  if (!previousIr.isEmpty()) {
-    graph::IRGraph before;
-    if (graph::buildGraph(previousIr.toStdString(), options, before, error))
-      graph::markChanged(before, result.graph);
-  }
   graph::DotOptions dotOptions;
   // Crossing minimization and curved routing explode on big or edge-dense
   // graphs (minutes for a 400-block CFG); bounded, they take a second.
@@ -93,9 +105,7 @@ QVariant IrOpModel::data(const QModelIndex &index, int role) const {
     case IrLine:
       return n.irLine;
     case Source:
-      return n.loc.valid()
-                 ? QString("%1:%2").arg(QFileInfo(file).fileName()).arg(n.loc.line)
-                 : QString();
+      return sourceText(n);
     case Changed:
       return n.changed ? tr("changed") : QString();
     }
@@ -116,6 +126,8 @@ QVariant IrOpModel::data(const QModelIndex &index, int role) const {
     return file;
   case SourceLineRole:
     return n.loc.line;
+  case LocNameRole:
+    return QString::fromStdString(n.locName);
   case ChangedRole:
     return n.changed;
   }

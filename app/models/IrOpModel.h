@@ -1,4 +1,4 @@
-//===- IrOpModel.h - The ops of one IR graph, for lists and cross-links -*- C++ -*-===//
+//===- IrOpModel.h - The ops of one IR graph, for lists ---------*- C++ -*-===//
 #ifndef CUVIL_WORKBENCH_IROPMODEL_H
 #define CUVIL_WORKBENCH_IROPMODEL_H
 
@@ -18,12 +18,14 @@ struct StepGraph {
 };
 
 /// Builds the graph of `ir` (the first function with a body), marking what
-/// changed since `previousIr` (empty: nothing marked).
+/// changed since `previousIr` (empty: nothing marked). Runs cuvil-graph in a
+/// child process and waits for it: call it off the GUI thread.
 StepGraph buildStepGraph(const QString &ir, const QString &previousIr,
                          const graph::GraphOptions &options);
 
 /// One row per graph node: op, kind, results, type, IR line, source
-/// location, changed. Rows are in IR order, so a node's id is its row.
+/// location (with the NameLoc's name, "node_7 (m.py:12)"), changed. Rows
+/// are in IR order, so a node's id is its row.
 class IrOpModel : public QAbstractTableModel {
   Q_OBJECT
 public:
@@ -34,6 +36,7 @@ public:
     SourceFileRole,
     SourceLineRole,
     ChangedRole,
+    LocNameRole, ///< the op's NameLoc name (an imported model's node)
   };
 
   using QAbstractTableModel::QAbstractTableModel;

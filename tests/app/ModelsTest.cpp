@@ -62,6 +62,8 @@ private slots:
   void compilationListModel();
   void passStepModelAndUnchangedFilter();
   void irOpModelOfTheFusedStep();
+  void irOpModelShowsNodeNames();
+  void graphToolFailuresAreExplained();
   void diffModelOfTheFusionPass();
   void diffLinesEditScripts();
   void graphLayoutOfTheFusedStep();
@@ -151,6 +153,60 @@ void ModelsTest::irOpModelOfTheFusedStep() {
 
   StepGraph broken = buildStepGraph("module {\n}\n", {}, {});
   QVERIFY(broken.error.contains("no function with a body"));
+}
+
+void ModelsTest::irOpModelShowsNodeNames() {
+  // An imported model's ops carry their node names as NameLocs.
+  QString ir = R"(module {
+  func.func @model(%x: tensor<4xf32> loc("input_0")) -> tensor<4xf32> {
+    %0 = cuvil.relu %x : tensor<4xf32> loc("node_7"("/model.onnx":7:1))
+    %1 = cuvil.exp %0 : tensor<4xf32> loc("node_8")
+    return %1 : tensor<4xf32> loc("/m.py":3:1)
+  }
+}
+)";
+  StepGraph step = buildStepGraph(ir, {}, {});
+  QVERIFY2(step.error.isEmpty(), qPrintable(step.error));
+  IrOpModel model;
+  QAbstractItemModelTester tester(&model,
+                                  QAbstractItemModelTester::FailureReportingMode::QtTest);
+  model.setGraph(step.graph);
+  QCOMPARE(model.rowCount(), 4);
+  auto source = [&](int row) {
+    return model.index(row, IrOpModel::Source).data().toString();
+  };
+  QCOMPARE(source(0), QString("input_0"));
+  QCOMPARE(source(1), QString("node_7 (model.onnx:7)"));
+  QCOMPARE(source(2), QString("node_8"));
+  QCOMPARE(source(3), QString("m.py:3"));
+  QCOMPARE(model.index(1, 0).data(IrOpModel::LocNameRole).toString(),
+           QString("node_7"));
+  QCOMPARE(model.index(1, 0).data(IrOpModel::SourceLineRole).toInt(), 7);
+  QVERIFY(QString::fromStdString(step.dot).contains("locname=\"node_7\""));
+}
+
+void ModelsTest::graphToolFailuresAreExplained() {
+  QString ir = "func.func @f() {\n  return\n}\n";
+  QByteArray saved = qgetenv("CUVIL_GRAPH");
+  qputenv("CUVIL_GRAPH", "/nonexistent/cuvil-graph");
+  StepGraph missing = buildStepGraph(ir, {}, {});
+  QVERIFY2(missing.error.startsWith("Cannot start cuvil-graph (/nonexistent/"),
+           qPrintable(missing.error));
+  QVERIFY(missing.error.contains("CUVIL_GRAPH"));
+  // A program that prints something else than a graph.
+  qputenv("CUVIL_GRAPH", "/bin/echo");
+  StepGraph garbage = buildStepGraph(ir, {}, {});
+  QVERIFY2(garbage.error.contains("printed a graph the Workbench cannot read"),
+           qPrintable(garbage.error));
+  QVERIFY(garbage.graph.nodes.empty());
+  if (saved.isEmpty())
+    qunsetenv("CUVIL_GRAPH");
+  else
+    qputenv("CUVIL_GRAPH", saved);
+  // The IR's own problem, at its line.
+  StepGraph broken = buildStepGraph("func.func @f() {\n  %0 = arith.addi\n}\n", {}, {});
+  QVERIFY2(broken.error.startsWith("line 2: expected SSA operand"),
+           qPrintable(broken.error));
 }
 
 void ModelsTest::diffModelOfTheFusionPass() {

@@ -24,7 +24,7 @@ module {
 
 // CHECK: digraph "loop" {
 // CHECK-DAG: n4 [label="^bb1", op="^bb1", kind="block", irline=14
-// CHECK-DAG: n5 [label="llvm.icmp\ni64", op="llvm.icmp"
+// CHECK-DAG: n5 [label="llvm.icmp\ni1", op="llvm.icmp", kind="elementwise"
 // CHECK-DAG: n8 [label="llvm.add\ni64", op="llvm.add", kind="elementwise", irline=18, loc="/m.py:5"
 // CHECK: n0 -> n5 [tooltip="%arg0"];
 // CHECK: n8 -> n9 [tooltip="%4"];

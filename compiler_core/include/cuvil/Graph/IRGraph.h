@@ -1,14 +1,11 @@
-//===- IRGraph.h - Dataflow graphs of printed IR, as plain data -*- C++ -*-===//
+//===- IRGraph.h - Dataflow graphs of IR, as plain data ---------*- C++ -*-===//
 //
-// The narrow public interface the Workbench and cuvil-graph use to turn the
-// printed IR of one pipeline snapshot into a graph: ops are nodes, SSA
-// use-def chains are edges, ops with regions are clusters. Text in, plain
-// data and DOT out; no MLIR headers here.
-//
-// Snapshot IR is printed with pretty debug locations ("file:line:col"),
-// which MLIR's parser does not read back, so the graph is recovered from the
-// printed form directly: one op per line, regions delimited by braces,
-// SSA names scoped per region as MLIR's printer scopes them.
+// The graph of one function of a pipeline snapshot as plain data: ops are
+// nodes, SSA use-def chains are edges, ops with regions are clusters. The
+// graph is built where MLIR is loaded (cuvil/Graph/GraphBuilder.h, used by
+// cuvil-graph) and crosses to the Workbench as JSON, so this header and its
+// library (CuvilGraphData) have no MLIR dependency: the GUI links them
+// without linking MLIR.
 //
 //===----------------------------------------------------------------------===//
 #ifndef CUVIL_GRAPH_IRGRAPH_H
@@ -36,8 +33,9 @@ enum class OpKind {
 
 /// Lower-case kind name ("contraction", "elementwise", ...).
 const char *opKindName(OpKind kind);
-/// The kind of an op by its name ("linalg.matmul" -> Contraction).
-OpKind classifyOp(const std::string &opName);
+/// The kind named `name` (the inverse of opKindName); false when no kind
+/// has that name.
+bool opKindFromName(const std::string &name, OpKind &kind);
 /// Fill colour for a kind, "#rrggbb".
 const char *opKindColor(OpKind kind);
 
@@ -49,32 +47,36 @@ struct SourceLoc {
 };
 
 struct Node {
-  int id = 0;          ///< index into IRGraph::nodes; "n<id>" in DOT
-  std::string opName;  ///< "linalg.matmul", "%arg0" for arguments, "^bb3"
+  int id = 0;         ///< index into IRGraph::nodes; "n<id>" in DOT
+  std::string opName; ///< "linalg.matmul", "%arg0" for arguments, "^bb3"
   OpKind kind = OpKind::Other;
   std::string results; ///< printed result names, "%3" or "%4:2"
   std::string type;    ///< result type summary, may be empty
   int irLine = 0;      ///< 1-based line of the op in the printed IR
   SourceLoc loc;       ///< the op's source location, when it has one
-  int cluster = -1;    ///< innermost cluster containing the node, or -1
+  /// The name of the op's NameLoc, when it has one: the node name of an
+  /// imported model ("node_7"), an FX node, an nn.Module path.
+  std::string locName;
+  int cluster = -1;     ///< innermost cluster containing the node, or -1
   int ownsCluster = -1; ///< cluster of this op's regions, or -1
   int collapsedOps = 0; ///< ops folded into this node when collapsed
   bool changed = false; ///< set by markChanged()
-  /// What markChanged() compares: the op's text up to SSA names, its
-  /// location, the ops producing its operands and the ops of its body.
-  std::string signature;
+  /// Structural hash of the op (name, attributes, types, location, the ops
+  /// producing its operands, the ops of its body), as hex; equal across
+  /// snapshots for an op a pass left alone. What markChanged() compares.
+  std::string fingerprint;
 };
 
 struct Edge {
-  int from = 0; ///< defining node
-  int to = 0;   ///< using node
-  std::string value; ///< SSA name of the value, "%2"
+  int from = 0;      ///< defining node
+  int to = 0;        ///< using node
+  std::string value; ///< SSA name of the value, "%2", or a block, "^bb1"
 };
 
 /// The body of an op with regions (a fused linalg.generic, a loop nest).
 struct Cluster {
   int id = 0;
-  int parent = -1; ///< enclosing cluster, or -1
+  int parent = -1; ///< enclosing cluster (always < id), or -1
   int owner = 0;   ///< node of the op that owns the regions
   std::string label;
 };
@@ -90,29 +92,21 @@ struct IRGraph {
 };
 
 struct GraphOptions {
-  /// Function to graph; empty picks the first function with a body.
+  /// Function to graph; empty picks the first function with a body. A
+  /// function nested in another symbol table is named "k::f" (gpu.func @f
+  /// in gpu.module @k); its plain name also selects it.
   std::string function;
   /// Draw each op with regions as one node instead of a cluster of its body
   /// (for big graphs: one node per fused region or loop nest).
   bool collapseRegions = false;
-  /// Leave out scalar and index constants (they clutter lowered IR).
+  /// Leave out constants (they clutter lowered IR).
   bool hideConstants = false;
 };
 
-/// Builds the graph of one function of the printed IR in `irText`. On
-/// failure (no function found, unbalanced regions) returns false and sets
-/// `error` to "line N: what went wrong".
-bool buildGraph(const std::string &irText, const GraphOptions &options,
-                IRGraph &graph, std::string &error);
-
 /// Marks the nodes of `after` that have no counterpart in `before` (equal
-/// Node::signature: same op text up to SSA names, same location, same
-/// producing ops, same body) as changed and counts the ops of `before` that
-/// disappeared.
+/// Node::fingerprint) as changed and counts the ops of `before` that
+/// disappeared. Arguments are never marked.
 void markChanged(const IRGraph &before, IRGraph &after);
-
-/// Names of the functions with a body in `irText`, in order.
-std::vector<std::string> listFunctions(const std::string &irText);
 
 struct DotOptions {
   bool colorByKind = true;
@@ -128,9 +122,20 @@ struct DotOptions {
 };
 
 /// The graph as Graphviz DOT. Every node carries `op`, `kind`, `irline`,
-/// `loc` (file:line) and `changed` attributes so that a viewer can link a
-/// drawn node back to the IR and the Python source.
+/// `loc` (file:line), `locname` and `changed` attributes so that a viewer
+/// can link a drawn node back to the IR and the Python source.
 std::string toDot(const IRGraph &graph, const DotOptions &options = {});
+
+/// The graph as one JSON object (the format cuvil-graph --json prints).
+std::string toJson(const IRGraph &graph);
+
+/// Reads a graph written by toJson(), typically by another process: every
+/// field is type- and bounds-checked (node, edge and cluster references in
+/// range, cluster nesting acyclic and shallow, sizes bounded), so a
+/// malformed or hostile document yields an error, never a graph that
+/// crashes its users. On failure returns false and sets `error` to what is
+/// wrong and where ("nodes[3].cluster: 7 is not a cluster index ...").
+bool fromJson(const std::string &json, IRGraph &graph, std::string &error);
 
 } // namespace cuvil::graph
 

@@ -21,6 +21,16 @@ std::string quote(const std::string &text) {
   return out + "\"";
 }
 
+/// `text` cut to at most `size` bytes at a UTF-8 character boundary.
+std::string shorten(const std::string &text, size_t size) {
+  if (text.size() <= size)
+    return text;
+  size_t end = size - 3;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80)
+    --end;
+  return text.substr(0, end) + "...";
+}
+
 std::string locText(const SourceLoc &loc) {
   return loc.valid() ? loc.file + ":" + std::to_string(loc.line) : "";
 }
@@ -79,13 +89,17 @@ private:
     if (node.collapsedOps > 0)
       label += " (" + std::to_string(node.collapsedOps) +
                (node.collapsedOps == 1 ? " op)" : " ops)");
+    // An imported model's node name says which layer this is; long module
+    // paths are shortened to keep boxes narrow.
+    if (!node.locName.empty())
+      label += "\n" + shorten(node.locName, 32);
     if (!node.type.empty())
       label += "\n" + node.type;
     out << indent << "n" << node.id << " [label=" << quote(label)
-        << ", op=" << quote(node.opName) << ", kind=\""
-        << opKindName(node.kind) << "\", irline=" << node.irLine
-        << ", loc=" << quote(locText(node.loc))
-        << ", changed=" << (node.changed ? "true" : "false");
+        << ", op=" << quote(node.opName) << ", kind=\"" << opKindName(node.kind)
+        << "\", irline=" << node.irLine << ", loc=" << quote(locText(node.loc))
+        << ", changed=" << (node.changed ? "true" : "false")
+        << ", locname=" << quote(node.locName);
     if (options.colorByKind)
       out << ", fillcolor=\"" << opKindColor(node.kind) << "\"";
     if (node.kind == OpKind::Argument)
