@@ -122,7 +122,9 @@ void MainWindow::runCompiled() {
   }
   appendConsole(tr("Running the compiled function on the recorded inputs\n"),
                 kInfo);
-  client.execute(compilations.record(compilation)->index);
+  // The record's own target: the worker runs what it compiled.
+  const CompilationRecord *record = compilations.record(compilation);
+  client.execute(record->index, record->target);
 }
 
 void MainWindow::stopRun() {
@@ -176,7 +178,8 @@ void MainWindow::exportArtifact(const QString &kind, const QString &path) {
   if (kind == "llvm" || kind == "asm" || kind == "obj" || kind == "so") {
     pendingExportKind = kind;
     pendingExportPath = QFileInfo(path).absoluteFilePath();
-    if (!client.exportArtifact(record->index, kind, pendingExportPath))
+    if (!client.exportArtifact(record->index, record->target, kind,
+                               pendingExportPath))
       pendingExportKind.clear();
     return;
   }
