@@ -69,7 +69,15 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent) {
   updateActions();
 }
 
-MainWindow::~MainWindow() = default;
+MainWindow::~MainWindow() {
+  // Pages listen to the context: they go before it, and the worker ends
+  // with nobody here listening.
+  delete tabs;
+  tabs = nullptr;
+  pageList.clear();
+  context.worker().disconnect(this);
+  context.worker().shutdown(1000);
+}
 
 void MainWindow::buildPages() {
   tabs = new QTabWidget(this);

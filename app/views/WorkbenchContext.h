@@ -70,11 +70,11 @@ signals:
   void locationRequested(const QString &loc);
 
 private:
-  WorkerClient client;
   CompilationListModel records;
   QString openFile;
   int current = -1;
   LatencyHeatIndex heat;
+  WorkerClient client; ///< last, so it ends first (its signals use the rest)
 };
 
 } // namespace cuvil::workbench

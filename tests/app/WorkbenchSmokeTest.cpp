@@ -6,7 +6,8 @@
 // pass, runs the compiled function (the profile page comes to the front;
 // a picked kernel brings back the compile page at its Python line), exports
 // every artifact kind, steps with the keyboard, switches pages with Ctrl+1/2,
-// stops a hanging file, opens a dropped file and saves its layout.
+// stops a hanging file, opens a dropped file and saves its layout. A window
+// destroyed while its file runs ends its worker.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +32,8 @@
 #include <QUrl>
 #include <QtTest>
 
+#include <csignal>
+
 using namespace cuvil::workbench;
 using namespace cuvil::workbench::test;
 
@@ -39,6 +42,7 @@ class WorkbenchSmokeTest : public QObject {
 private slots:
   void initTestCase();
   void opensStepsLinksRunsAndExports();
+  void destroyedWhileRunningEndsItsWorker();
 
 private:
   QTemporaryDir settingsDir;
@@ -290,6 +294,21 @@ void WorkbenchSmokeTest::opensStepsLinksRunsAndExports() {
   window.close();
   QVERIFY(!QSettings().value("window/state").toByteArray().isEmpty());
   QVERIFY(!QSettings().value("window/geometry").toByteArray().isEmpty());
+  QVERIFY(!QSettings().value("pages/compile/state").toByteArray().isEmpty());
+}
+
+void WorkbenchSmokeTest::destroyedWhileRunningEndsItsWorker() {
+  qint64 pid = 0;
+  {
+    MainWindow window;
+    window.openFile(testData("fixtures/hangs.py"));
+    QTRY_VERIFY_WITH_TIMEOUT(
+        window.consoleView()->toPlainText().contains("looping"), 30000);
+    pid = window.workerClient().workerPid();
+    QVERIFY(pid > 0);
+  }
+  // Ended and reaped: the pid names no process.
+  QCOMPARE(::kill(static_cast<pid_t>(pid), 0), -1);
 }
 
 QTEST_MAIN(WorkbenchSmokeTest)
