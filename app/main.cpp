@@ -1,7 +1,7 @@
-//===- main.cpp - cuvil-workbench [FILE.py]
-//--------------------------------===//
+//===- main.cpp - cuvil-workbench [FILE.py] -------------------------------===//
 
 #include "MainWindow.h"
+#include "PassExplorerPage.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -9,6 +9,88 @@
 #include <QSettings>
 
 #include <cstdio>
+
+using cuvil::workbench::MainWindow;
+using cuvil::workbench::PassExplorerPage;
+
+namespace {
+
+struct Options {
+  QCommandLineOption pass{
+      "pass",
+      "Show the IR after the first run of pass <name> (e.g. "
+      "cuvil-fuse-elementwise) once the file has compiled.",
+      "name"};
+  QCommandLineOption runCompiled{
+      "run-compiled",
+      "Once the file has run, run (and profile) the compiled function on its "
+      "inputs, as Run > Run Compiled Function."};
+  QCommandLineOption page{
+      "page",
+      "Bring page <id> to the front once the file has run (with "
+      "--run-compiled, once its profile has opened): compile or profile.",
+      "id"};
+};
+
+/// The file to open: the argument, else the last file, else the example;
+/// empty with a message when the argument names no file.
+bool chooseFile(const QCommandLineParser &parser, QString &file) {
+  if (parser.positionalArguments().isEmpty()) {
+    QString last = QSettings().value("lastFile").toString();
+    file = QFileInfo(last).isFile() ? last : MainWindow::bundledExample();
+    return true;
+  }
+  file = parser.positionalArguments().first();
+  if (QFileInfo(file).isFile())
+    return true;
+  std::fprintf(stderr,
+               "cuvil-workbench: %s: no such file; pass the path of a "
+               "Python model file, e.g. resources/examples/mlp.py\n",
+               qPrintable(file));
+  return false;
+}
+
+/// Connects what --pass, --run-compiled and --page ask for; false with a
+/// message for an unknown page.
+bool applyOptions(const QCommandLineParser &parser, const Options &options,
+                  MainWindow &window) {
+  if (parser.isSet(options.pass))
+    window.page<PassExplorerPage>()->showPassOnOpen(parser.value(options.pass));
+  bool run = parser.isSet(options.runCompiled);
+  if (run)
+    QObject::connect(
+        &window, &MainWindow::runFinished, &window,
+        [&window](bool ok) {
+          if (ok && window.currentCompilation() >= 0)
+            window.runCompiled();
+        },
+        Qt::SingleShotConnection);
+  if (!parser.isSet(options.page))
+    return true;
+  QString id = parser.value(options.page);
+  QStringList ids;
+  for (const auto *page : window.pages())
+    ids << page->pageId();
+  if (!ids.contains(id)) {
+    std::fprintf(stderr,
+                 "cuvil-workbench: --page %s: no such page; use one of %s\n",
+                 qPrintable(id), qPrintable(ids.join(", ")));
+    return false;
+  }
+  // Queued: after the pages' own reactions (a new profile shows its page).
+  auto show = [&window, id] { window.showPage(id); };
+  if (run)
+    QObject::connect(
+        &window, &MainWindow::executedCompiled, &window, show,
+        Qt::ConnectionType(Qt::QueuedConnection | Qt::SingleShotConnection));
+  else
+    QObject::connect(
+        &window, &MainWindow::runFinished, &window, show,
+        Qt::ConnectionType(Qt::QueuedConnection | Qt::SingleShotConnection));
+  return true;
+}
+
+} // namespace
 
 int main(int argc, char **argv) {
   QApplication app(argc, argv);
@@ -27,48 +109,17 @@ int main(int argc, char **argv) {
       "Python model file to open (default: the last file opened, "
       "else the bundled MLP example).",
       "[FILE.py]");
-  QCommandLineOption passOption(
-      "pass",
-      "Show the IR after the first run of pass <name> (e.g. "
-      "cuvil-fuse-elementwise) once the file has compiled.",
-      "name");
-  parser.addOption(passOption);
-  QCommandLineOption runOption(
-      "run-compiled",
-      "Once the file has run, run (and profile) the compiled "
-      "function on its inputs, as Run > Run Compiled Function.");
-  parser.addOption(runOption);
+  Options options;
+  parser.addOptions({options.pass, options.runCompiled, options.page});
   parser.process(app);
 
   QString file;
-  if (!parser.positionalArguments().isEmpty()) {
-    file = parser.positionalArguments().first();
-    if (!QFileInfo(file).isFile()) {
-      std::fprintf(stderr,
-                   "cuvil-workbench: %s: no such file; pass the path of a "
-                   "Python model file, e.g. resources/examples/mlp.py\n",
-                   qPrintable(file));
-      return 2;
-    }
-  } else {
-    QString last = QSettings().value("lastFile").toString();
-    file = QFileInfo(last).isFile()
-               ? last
-               : cuvil::workbench::MainWindow::bundledExample();
-  }
-
-  cuvil::workbench::MainWindow window;
+  if (!chooseFile(parser, file))
+    return 2;
+  MainWindow window;
+  if (!applyOptions(parser, options, window))
+    return 2;
   window.show();
-  if (parser.isSet(passOption))
-    window.showPassOnOpen(parser.value(passOption));
-  if (parser.isSet(runOption))
-    QObject::connect(
-        &window, &cuvil::workbench::MainWindow::runFinished, &window,
-        [&window](bool ok) {
-          if (ok && window.currentCompilation() >= 0)
-            window.runCompiled();
-        },
-        Qt::SingleShotConnection);
   if (!file.isEmpty())
     window.openFile(file);
   return app.exec();

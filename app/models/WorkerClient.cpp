@@ -74,7 +74,9 @@ WorkerClient::WorkerClient(QObject *parent) : QObject(parent) {
           &WorkerClient::handleEnd, Qt::QueuedConnection);
   connect(
       decoder, &WorkerMessageDecoder::malformed, this,
-      [this](quint64, const QString &error) { emit consoleOutput(error + "\n", true); },
+      [this](quint64, const QString &error) {
+        emit consoleOutput(error + "\n", true);
+      },
       Qt::QueuedConnection);
   decoderThread.setObjectName("cuvil-worker-decoder");
   decoderThread.start();
@@ -105,8 +107,7 @@ QString WorkerClient::defaultWorkerPath() {
   QString fromEnv = qEnvironmentVariable("CUVIL_WORKER");
   if (!fromEnv.isEmpty())
     return fromEnv;
-  QString beside =
-      QCoreApplication::applicationDirPath() + "/cuvil-worker";
+  QString beside = QCoreApplication::applicationDirPath() + "/cuvil-worker";
   if (QFileInfo(beside).isExecutable())
     return beside;
 #ifdef CUVIL_BUILD_WORKER_PATH
@@ -293,15 +294,29 @@ void WorkerClient::retireWorker() {
   }
 }
 
+void WorkerClient::refuseWorker(const QString &description) {
+  ++generation; // whatever else it sent is not understood either
+  quitRequested = true;
+  if (process)
+    process->kill();
+  retireWorker();
+  setState(State::NotRunning);
+  emit workerEnded(description, true);
+}
+
 void WorkerClient::handleMessage(quint64 gen, const WorkerMessage &message) {
   if (gen != generation)
     return;
   const QString &type = message.type;
   if (type == "ready") {
+    QString mismatch = workerProtocolMismatch(message.fields, workerPath);
+    if (!mismatch.isEmpty())
+      return refuseWorker(mismatch);
     sawReady = true;
     if (currentState == State::Starting)
       setState(State::Busy);
-    emit ready(message.fields.value("python").toString());
+    emit ready(message.fields.value("python").toString(),
+               message.fields.value("protocol").toInt());
   } else if (type == "started") {
     emit runStarted(message.fields.value("file").toString());
   } else if (type == "compilation") {
@@ -324,9 +339,10 @@ void WorkerClient::handleMessage(quint64 gen, const WorkerMessage &message) {
     emit executed(message.run);
   } else if (type == "exported") {
     setState(State::Idle);
-    emit exported(message.fields.value("kind").toString(),
-                  message.fields.value("path").toString(),
-                  static_cast<qint64>(message.fields.value("bytes").toDouble()));
+    emit exported(
+        message.fields.value("kind").toString(),
+        message.fields.value("path").toString(),
+        static_cast<qint64>(message.fields.value("bytes").toDouble()));
   } else if (type == "ir") {
     setState(State::Idle);
     emit irReady(message.fields.value("index").toInt(),
@@ -365,7 +381,7 @@ bool WorkerClient::send(const QByteArray &json, const QString &request) {
   return true;
 }
 
-bool WorkerClient::execute(int index) {
+bool WorkerClient::execute(int index, const QString &target) {
   if (currentState != State::Idle) {
     emit requestFailed("execute", currentState == State::NotRunning
                                       ? "there is no worker (the last run "
@@ -375,13 +391,15 @@ bool WorkerClient::execute(int index) {
     return false;
   }
   setState(State::Busy);
-  return send(QJsonDocument(QJsonObject{{"cmd", "execute"}, {"index", index}})
-                  .toJson(QJsonDocument::Compact),
-              "execute");
+  return send(
+      QJsonDocument(
+          QJsonObject{{"cmd", "execute"}, {"index", index}, {"target", target}})
+          .toJson(QJsonDocument::Compact),
+      "execute");
 }
 
-bool WorkerClient::exportArtifact(int index, const QString &kind,
-                                  const QString &path) {
+bool WorkerClient::exportArtifact(int index, const QString &target,
+                                  const QString &kind, const QString &path) {
   if (currentState != State::Idle) {
     emit requestFailed("export", "the worker is not ready; run the model "
                                  "file and wait for it to finish");
@@ -390,21 +408,25 @@ bool WorkerClient::exportArtifact(int index, const QString &kind,
   setState(State::Busy);
   return send(QJsonDocument(QJsonObject{{"cmd", "export"},
                                         {"index", index},
+                                        {"target", target},
                                         {"kind", kind},
                                         {"path", path}})
                   .toJson(QJsonDocument::Compact),
               "export");
 }
 
-bool WorkerClient::requestIr(int index, const QString &stage) {
+bool WorkerClient::requestIr(int index, const QString &target,
+                             const QString &stage) {
   if (currentState != State::Idle) {
     emit requestFailed("ir", "the worker is not ready; run the model file "
                              "and wait for it to finish");
     return false;
   }
   setState(State::Busy);
-  return send(QJsonDocument(QJsonObject{
-                                {"cmd", "ir"}, {"index", index}, {"stage", stage}})
+  return send(QJsonDocument(QJsonObject{{"cmd", "ir"},
+                                        {"index", index},
+                                        {"target", target},
+                                        {"stage", stage}})
                   .toJson(QJsonDocument::Compact),
               "ir");
 }

@@ -1,4 +1,5 @@
-//===- WorkerClient.h - Runs user code in a cuvil-worker process -*- C++ -*-===//
+//===- WorkerClient.h - Runs user code in a cuvil-worker process -*- C++
+//-*-===//
 //
 // The Workbench never runs user code itself: each run starts a fresh
 // cuvil-worker, sends it requests on stdin and reads replies from a pipe on
@@ -46,10 +47,13 @@ public:
   /// Starts a fresh worker (ending any previous one) and runs `file` in it.
   void runFile(const QString &file);
   /// Requests on the current worker's compilations; false (and
-  /// requestFailed) when there is no worker or it is busy.
-  bool execute(int index);
-  bool exportArtifact(int index, const QString &kind, const QString &path);
-  bool requestIr(int index, const QString &stage);
+  /// requestFailed) when there is no worker or it is busy. `target` is the
+  /// compilation record's, passed through unchanged (the worker refuses a
+  /// request for another target than the compilation's).
+  bool execute(int index, const QString &target);
+  bool exportArtifact(int index, const QString &target, const QString &kind,
+                      const QString &path);
+  bool requestIr(int index, const QString &target, const QString &stage);
   /// Ends the current run: SIGINT, then SIGTERM after 300 ms, then SIGKILL
   /// after 600 ms.
   void stop();
@@ -58,7 +62,9 @@ public:
 
 signals:
   void stateChanged(cuvil::workbench::WorkerClient::State state);
-  void ready(const QString &python);
+  /// The worker's Python started and speaks kWorkerProtocolVersion (a
+  /// worker of another protocol ends with workerEnded instead).
+  void ready(const QString &python, int protocol);
   void runStarted(const QString &file);
   void compilationReported(const cuvil::workbench::CompilationRecord &record);
   void runFinished(bool ok, double seconds);
@@ -81,6 +87,8 @@ private:
   void setState(State state);
   bool startWorker();
   void retireWorker();
+  /// Ends a worker that cannot be talked to (another protocol version).
+  void refuseWorker(const QString &description);
   bool send(const QByteArray &json, const QString &request);
   void readProtocol();
   void handleMessage(quint64 generation, const WorkerMessage &message);

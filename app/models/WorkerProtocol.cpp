@@ -54,6 +54,29 @@ CompilationRecord compilation(const QJsonObject &o) {
 
 } // namespace
 
+QString workerProtocolMismatch(const QJsonObject &ready,
+                               const QString &workerPath) {
+  QJsonValue version = ready.value("protocol");
+  if (version.isDouble() && version.toInt() == kWorkerProtocolVersion)
+    return {};
+  QString theirs =
+      version.isDouble()
+          ? QString("worker protocol %1").arg(version.toInt())
+          : QString("an unversioned worker protocol (older than 2)");
+  QString package = ready.value("package").toString();
+  return QString("The worker %1%2 speaks %3, but this Workbench speaks "
+                 "worker protocol %4: they come from different builds. "
+                 "Rebuild both (`make`, or `ninja -C build cuvil-workbench "
+                 "cuvil-worker`), or set CUVIL_WORKER to the cuvil-worker "
+                 "built with this Workbench (and CUVIL_SOURCE_DIR to its "
+                 "source tree).")
+      .arg(workerPath,
+           package.isEmpty() ? QString()
+                             : QString(" (cuvil package %1)").arg(package),
+           theirs)
+      .arg(kWorkerProtocolVersion);
+}
+
 bool decodeWorkerMessage(const QByteArray &line, WorkerMessage &message,
                          QString &error) {
   QJsonParseError parseError;

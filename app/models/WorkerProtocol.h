@@ -1,4 +1,4 @@
-//===- WorkerProtocol.h - Decoding cuvil-worker's JSON lines -----*- C++ -*-===//
+//===- WorkerProtocol.h - Decoding cuvil-worker's JSON lines ----*- C++ -*-===//
 //
 // cuvil-worker replies with one JSON object per line; decoding a compilation
 // (its IR after every pass, megabytes) runs on a parser thread, so the GUI
@@ -15,6 +15,18 @@
 #include <QObject>
 
 namespace cuvil::workbench {
+
+/// The version of the protocol this client speaks. cuvil-worker sends its
+/// own in `ready` (PROTOCOL_VERSION in embedded_python/cuvil/_worker.py);
+/// bump both together with every change a client must know about.
+/// 1: unversioned; 2: `protocol` in `ready`, `target` in requests.
+constexpr int kWorkerProtocolVersion = 2;
+
+/// Empty when the `ready` reply `fields` of the worker at `workerPath`
+/// speaks kWorkerProtocolVersion; else what is wrong and how to fix it, for
+/// the user.
+QString workerProtocolMismatch(const QJsonObject &ready,
+                               const QString &workerPath);
 
 /// One decoded reply. `type` is the worker's message type ("ready",
 /// "started", "compilation", "finished", "exception", "interrupted",
@@ -41,7 +53,8 @@ public slots:
   void decode(quint64 generation, const QByteArray &line);
   void finish(quint64 generation, int exitCode, int exitStatus);
 signals:
-  void decoded(quint64 generation, const cuvil::workbench::WorkerMessage &message);
+  void decoded(quint64 generation,
+               const cuvil::workbench::WorkerMessage &message);
   void malformed(quint64 generation, const QString &error);
   void finished(quint64 generation, int exitCode, int exitStatus);
 };

@@ -5,11 +5,16 @@ JSON lines on stdin and replies leave as JSON lines on the file descriptor
 given to :func:`serve`; the user's prints and tracebacks stay on stdout and
 stderr, which the Workbench shows in its console.
 
+The first reply is ``ready``; its ``protocol`` field is :data:`PROTOCOL_VERSION`,
+which the Workbench compares with its own before sending anything else.
+
 Requests (``cmd``): ``run`` (``file``), ``execute`` (``index``; the reply
 also names a Chrome trace of profiled runs, ``trace``), ``export``
 (``index``, ``kind`` in mlir/llvm/asm/obj/so, ``path``), ``ir`` (``index``,
-``stage``), ``quit``. Every compilation is reported as it happens with its
-per-pass snapshots.
+``stage``), ``quit``. ``execute``, ``export`` and ``ir`` may carry the
+compilation record's ``target`` unchanged; a request whose target is not the
+one the compilation was made for is refused. Every compilation is reported as
+it happens with its per-pass snapshots and its ``target``.
 """
 
 from __future__ import annotations
@@ -27,6 +32,12 @@ import traceback
 import numpy as np
 
 from . import _jit
+
+#: The version of the protocol this module speaks, sent in ``ready``. Bump it with
+#: every change a client must know about, together with kWorkerProtocolVersion in
+#: app/models/WorkerProtocol.h (the Workbench refuses a worker of another version).
+#: 1: unversioned; 2: ``protocol`` in ``ready``, ``target`` in requests.
+PROTOCOL_VERSION = 2
 
 _MAX_TIMED_RUNS = 200
 _PROFILED_RUNS = 20
@@ -182,7 +193,15 @@ class Worker:
                 f"no compilation #{index}; this worker has {len(self.recorded)} "
                 "(run the model file first)"
             )
-        return self.recorded[index]
+        rec = self.recorded[index]
+        target = request.get("target")
+        if target is not None and target != rec.record.target:
+            raise ValueError(
+                f"compilation #{index} ({rec.record.function}) was compiled for target "
+                f"{rec.record.target!r}, not {target!r}; send the target of its "
+                "compilation record unchanged"
+            )
+        return rec
 
     def execute(self, request) -> None:
         """Time the compiled code on the recorded inputs and compare with the Python function."""
@@ -312,11 +331,13 @@ def serve(fd: int) -> int:
     faulthandler.enable(file=sys.stderr, all_threads=False)
     worker = Worker(out)
     worker.install_hooks()
-    import cuvil  # noqa: F401  (the version and the extension load up front)
+    import cuvil  # the version and the extension load up front
 
     worker.send(
         {
             "type": "ready",
+            "protocol": PROTOCOL_VERSION,
+            "package": os.path.dirname(os.path.abspath(cuvil.__file__)),
             "pid": os.getpid(),
             "python": sys.version.split()[0],
             "prefix": sys.prefix,

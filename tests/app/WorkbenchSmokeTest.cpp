@@ -1,20 +1,26 @@
 //===- WorkbenchSmokeTest.cpp - Open the example, step, link, export ------===//
 //
 // The main window, offscreen: opens the bundled MLP example (run by a real
-// worker), steps through every pass waiting for each graph, checks the
-// cross-links between graph, IR and source at the fusion pass, runs the
-// compiled function, exports every artifact kind, steps with the keyboard,
-// stops a hanging file, opens a dropped file and saves its layout.
+// worker), steps through every pass of the compile page waiting for each
+// graph, checks the cross-links between graph, IR and source at the fusion
+// pass, runs the compiled function (the profile page comes to the front;
+// a picked kernel brings back the compile page at its Python line), exports
+// every artifact kind, steps with the keyboard, switches pages with Ctrl+1/2,
+// stops a hanging file, opens a dropped file and saves its layout. A window
+// destroyed while its file runs ends its worker.
 //
 //===----------------------------------------------------------------------===//
 
 #include "GraphView.h"
 #include "MainWindow.h"
+#include "PassExplorerPage.h"
+#include "ProfilePage.h"
 #include "ProfilerPage.h"
 #include "SourceEditor.h"
 #include "TestData.h"
 
 #include <QApplication>
+#include <QDockWidget>
 #include <QDropEvent>
 #include <QFileInfo>
 #include <QMimeData>
@@ -26,6 +32,8 @@
 #include <QUrl>
 #include <QtTest>
 
+#include <csignal>
+
 using namespace cuvil::workbench;
 using namespace cuvil::workbench::test;
 
@@ -34,6 +42,7 @@ class WorkbenchSmokeTest : public QObject {
 private slots:
   void initTestCase();
   void opensStepsLinksRunsAndExports();
+  void destroyedWhileRunningEndsItsWorker();
 
 private:
   QTemporaryDir settingsDir;
@@ -48,7 +57,7 @@ void WorkbenchSmokeTest::initTestCase() {
 }
 
 /// Waits for the graph of `step` to be shown; returns its node count.
-static int waitForStep(MainWindow &window, QSignalSpy &shown, int step) {
+static int waitForStep(QSignalSpy &shown, int step) {
   for (int tries = 0; tries < 3; ++tries) {
     for (const QList<QVariant> &args : shown)
       if (args.at(0).toInt() == step)
@@ -68,50 +77,68 @@ void WorkbenchSmokeTest::opensStepsLinksRunsAndExports() {
   QString example = MainWindow::bundledExample();
   QVERIFY2(example.endsWith("resources/examples/mlp.py"), qPrintable(example));
 
+  // The shell hosts the pages; the compile page comes first.
+  PassExplorerPage *explorer = window.page<PassExplorerPage>();
+  ProfilePage *profilePage = window.page<ProfilePage>();
+  QVERIFY(explorer && profilePage);
+  QCOMPARE(window.pages().first(), explorer);
+  QCOMPARE(window.currentPage(), explorer);
+  QVERIFY(explorer->findChild<QDockWidget *>("sourceDock"));
+
   QSignalSpy finished(&window, &MainWindow::runFinished);
-  QSignalSpy shown(&window, &MainWindow::stepShown);
+  QSignalSpy shown(explorer, &PassExplorerPage::stepShown);
   window.openFile(example);
   QVERIFY(finished.wait(60000));
   QCOMPARE(finished.first().at(0).toBool(), true);
   QCOMPARE(window.compilationModel().rowCount(), 1);
   QCOMPARE(window.currentCompilation(), 0);
   QCOMPARE(QSettings().value("lastFile").toString(), example);
+  // The page's header names the compilation and its target.
+  QString header = explorer->headerText();
+  QVERIFY2(header.contains("<b>mlp</b>(float32[64, 256]") &&
+               header.contains("for target <b>cpu</b>"),
+           qPrintable(header));
+  QCOMPARE(window.compilationModel()
+               .index(0, CompilationListModel::Target)
+               .data()
+               .toString(),
+           QString("cpu"));
 
   // Step through the whole pipeline; every step gets a graph.
-  QCOMPARE(waitForStep(window, shown, 0) > 5, true);
-  int steps = window.stepCount();
+  QCOMPARE(waitForStep(shown, 0) > 5, true);
+  int steps = explorer->stepCount();
   QVERIFY(steps > 30);
   int fusionStep = -1;
-  while (window.stepForward()) {
-    int step = window.currentStep();
-    int nodes = waitForStep(window, shown, step);
+  while (explorer->stepForward()) {
+    int step = explorer->currentStep();
+    int nodes = waitForStep(shown, step);
     QVERIFY2(nodes > 0,
              qPrintable(QString("step %1 (%2) has no graph: %3")
                             .arg(step)
-                            .arg(window.stepModel().steps()[step].name,
-                                 window.currentGraph().error)));
-    if (window.stepModel().steps()[step].name == "cuvil-fuse-elementwise")
+                            .arg(explorer->stepModel().steps()[step].name,
+                                 explorer->currentGraph().error)));
+    if (explorer->stepModel().steps()[step].name == "cuvil-fuse-elementwise")
       fusionStep = step;
   }
-  QCOMPARE(window.currentStep(), steps - 1);
-  QVERIFY(window.stepBack());
-  QCOMPARE(window.currentStep(), steps - 2);
+  QCOMPARE(explorer->currentStep(), steps - 1);
+  QVERIFY(explorer->stepBack());
+  QCOMPARE(explorer->currentStep(), steps - 2);
 
   // Hiding unchanged passes skips them when stepping.
-  window.setHideUnchanged(true);
-  window.selectStep(0);
-  QVERIFY(waitForStep(window, shown, 0) > 0);
-  while (window.stepForward())
-    QVERIFY(window.stepModel().steps()[window.currentStep()].changed);
-  window.setHideUnchanged(false);
+  explorer->setHideUnchanged(true);
+  explorer->selectStep(0);
+  QVERIFY(waitForStep(shown, 0) > 0);
+  while (explorer->stepForward())
+    QVERIFY(explorer->stepModel().steps()[explorer->currentStep()].changed);
+  explorer->setHideUnchanged(false);
 
   // At the fusion pass: the fused generic is a cluster, changed nodes are
   // marked, and a node links to its IR line and Python line.
   QVERIFY(fusionStep > 0);
   shown.clear();
-  window.selectStep(fusionStep);
-  QVERIFY(waitForStep(window, shown, fusionStep) > 0);
-  const GraphJob &job = window.currentGraph();
+  explorer->selectStep(fusionStep);
+  QVERIFY(waitForStep(shown, fusionStep) > 0);
+  const GraphJob &job = explorer->currentGraph();
   QVERIFY(!job.layout.clusters.isEmpty());
   QVERIFY(job.stepGraph.graph.changedCount > 0);
   int matmul = -1;
@@ -119,40 +146,40 @@ void WorkbenchSmokeTest::opensStepsLinksRunsAndExports() {
     if (node.opName == "linalg.matmul" && matmul < 0)
       matmul = node.id;
   QVERIFY(matmul >= 0);
-  window.selectNode(matmul);
+  explorer->selectNode(matmul);
   const auto &node = job.stepGraph.graph.nodes[matmul];
-  QCOMPARE(window.irView()->textCursor().blockNumber() + 1, node.irLine);
-  QVERIFY(
-      window.irView()->textCursor().block().text().contains("linalg.matmul"));
-  QCOMPARE(window.sourceEditor()->markedLine(), 14); // x @ w1 + b1
-  QCOMPARE(window.graphView()->selectedNodes(), QList<int>{matmul});
+  QCOMPARE(explorer->irView()->textCursor().blockNumber() + 1, node.irLine);
+  QVERIFY(explorer->irView()->textCursor().block().text().contains(
+      "linalg.matmul"));
+  QCOMPARE(explorer->sourceEditor()->markedLine(), 14); // x @ w1 + b1
+  QCOMPARE(explorer->graphView()->selectedNodes(), QList<int>{matmul});
 
   // Source line 15 (hidden @ w2 + b2) selects its ops in the graph.
-  window.selectSourceLine(15);
-  QList<int> selected = window.graphView()->selectedNodes();
+  explorer->selectSourceLine(15);
+  QList<int> selected = explorer->graphView()->selectedNodes();
   QVERIFY(!selected.isEmpty());
   for (int id : selected)
     QCOMPARE(job.stepGraph.graph.nodes[id].loc.line, 15);
   // An IR line selects the op on it.
-  window.selectIrLine(node.irLine);
-  QCOMPARE(window.graphView()->selectedNodes(), QList<int>{matmul});
-  QCOMPARE(window.graphView()->search("matmul"), 2);
+  explorer->selectIrLine(node.irLine);
+  QCOMPARE(explorer->graphView()->selectedNodes(), QList<int>{matmul});
+  QCOMPARE(explorer->graphView()->search("matmul"), 2);
 
   // Before the fusion pass: the previous step's IR and graph, with the ops
   // the pass replaces marked.
   shown.clear();
-  window.setShowBefore(true);
-  QVERIFY(waitForStep(window, shown, fusionStep) > 0);
-  QVERIFY(window.currentGraph().before);
-  QVERIFY(window.currentGraph().stepGraph.graph.changedCount > 0);
-  QCOMPARE(window.irView()->toPlainText(),
-           window.stepModel().steps()[fusionStep - 1].ir);
+  explorer->setShowBefore(true);
+  QVERIFY(waitForStep(shown, fusionStep) > 0);
+  QVERIFY(explorer->currentGraph().before);
+  QVERIFY(explorer->currentGraph().stepGraph.graph.changedCount > 0);
+  QCOMPARE(explorer->irView()->toPlainText(),
+           explorer->stepModel().steps()[fusionStep - 1].ir);
   shown.clear();
-  window.setShowBefore(false);
-  QVERIFY(waitForStep(window, shown, fusionStep) > 0);
-  QVERIFY(!window.currentGraph().before);
-  QCOMPARE(window.irView()->toPlainText(),
-           window.stepModel().steps()[fusionStep].ir);
+  explorer->setShowBefore(false);
+  QVERIFY(waitForStep(shown, fusionStep) > 0);
+  QVERIFY(!explorer->currentGraph().before);
+  QCOMPARE(explorer->irView()->toPlainText(),
+           explorer->stepModel().steps()[fusionStep].ir);
 
   // Run the compiled function against NumPy.
   QSignalSpy executed(&window, &MainWindow::executedCompiled);
@@ -165,7 +192,8 @@ void WorkbenchSmokeTest::opensStepsLinksRunsAndExports() {
   // The run was also profiled: the Profile dock loads its trace, and the
   // graph's ops on the hot lines (14 and 15 of mlp.py) get latency heat.
   QVERIFY2(!run.tracePath.isEmpty(), "the worker reported no profile trace");
-  ProfilerPage *profile = window.profilerPage();
+  ProfilerPage *profile = profilePage->profiler();
+  QCOMPARE(window.currentPage(), profilePage);
   if (!profile->profile() || profile->isBusy()) {
     QSignalSpy loaded(profile, &ProfilerPage::traceLoaded);
     QVERIFY(loaded.wait(30000));
@@ -173,14 +201,15 @@ void WorkbenchSmokeTest::opensStepsLinksRunsAndExports() {
   QTRY_VERIFY_WITH_TIMEOUT(!profile->isBusy(), 30000);
   QVERIFY(!profile->heatIndex().isEmpty());
   QVERIFY(profile->heatIndex().latencyNs(window.currentFile(), 14) > 0);
-  QVERIFY(window.graphView()->heatedNodeCount() > 0);
-  QVERIFY(window.graphView()->heatedNodeCount() <
-          window.graphView()->nodeCount());
+  QVERIFY(explorer->graphView()->heatedNodeCount() > 0);
+  QVERIFY(explorer->graphView()->heatedNodeCount() <
+          explorer->graphView()->nodeCount());
   // Picking a kernel in the profile shows its Python line.
-  window.sourceEditor()->markLine(1);
+  explorer->sourceEditor()->markLine(1);
   emit profile->opActivated(window.currentFile() + ":15:12", 1,
                             "linalg.matmul");
-  QCOMPARE(window.sourceEditor()->markedLine(), 15);
+  QCOMPARE(explorer->sourceEditor()->markedLine(), 15);
+  QCOMPARE(window.currentPage(), explorer);
 
   // Export every artifact kind.
   QTemporaryDir out;
@@ -194,11 +223,11 @@ void WorkbenchSmokeTest::opensStepsLinksRunsAndExports() {
                                                    {"dot", "digraph"},
                                                    {"svg", "<svg"},
                                                    {"png", "\x89PNG"}};
-  QSignalSpy exported(&window, &MainWindow::exportFinished);
+  QSignalSpy exported(explorer, &PassExplorerPage::exportFinished);
   for (const auto &[kind, marker] : kinds) {
     QString path = out.filePath("artifact." + kind);
     exported.clear();
-    window.exportArtifact(kind, path);
+    explorer->exportArtifact(kind, path);
     if (exported.isEmpty())
       QVERIFY(exported.wait(60000));
     QVERIFY2(exported.first().at(2).toBool(),
@@ -212,12 +241,20 @@ void WorkbenchSmokeTest::opensStepsLinksRunsAndExports() {
   // Keyboard stepping (with focus away from the editors).
   QApplication::setActiveWindow(&window);
   QVERIFY(QTest::qWaitForWindowActive(&window));
-  window.graphView()->setFocus();
-  int before = window.currentStep();
-  QTest::keyClick(window.graphView(), Qt::Key_Left, Qt::AltModifier);
-  QCOMPARE(window.currentStep(), before - 1);
-  QTest::keyClick(window.graphView(), Qt::Key_Right, Qt::AltModifier);
-  QCOMPARE(window.currentStep(), before);
+  explorer->graphView()->setFocus();
+  int before = explorer->currentStep();
+  QTest::keyClick(explorer->graphView(), Qt::Key_Left, Qt::AltModifier);
+  QCOMPARE(explorer->currentStep(), before - 1);
+  QTest::keyClick(explorer->graphView(), Qt::Key_Right, Qt::AltModifier);
+  QCOMPARE(explorer->currentStep(), before);
+  // Ctrl+2 and Ctrl+1 switch pages; stepping works from any page.
+  QTest::keyClick(explorer->graphView(), Qt::Key_2, Qt::ControlModifier);
+  QCOMPARE(window.currentPage(), profilePage);
+  profilePage->setFocus();
+  QTest::keyClick(profilePage, Qt::Key_Left, Qt::AltModifier);
+  QCOMPARE(explorer->currentStep(), before - 1);
+  QTest::keyClick(profilePage, Qt::Key_1, Qt::ControlModifier);
+  QCOMPARE(window.currentPage(), explorer);
 
   // A hanging file is stopped from the window; the window stays usable.
   finished.clear();
@@ -257,6 +294,21 @@ void WorkbenchSmokeTest::opensStepsLinksRunsAndExports() {
   window.close();
   QVERIFY(!QSettings().value("window/state").toByteArray().isEmpty());
   QVERIFY(!QSettings().value("window/geometry").toByteArray().isEmpty());
+  QVERIFY(!QSettings().value("pages/compile/state").toByteArray().isEmpty());
+}
+
+void WorkbenchSmokeTest::destroyedWhileRunningEndsItsWorker() {
+  qint64 pid = 0;
+  {
+    MainWindow window;
+    window.openFile(testData("fixtures/hangs.py"));
+    QTRY_VERIFY_WITH_TIMEOUT(
+        window.consoleView()->toPlainText().contains("looping"), 30000);
+    pid = window.workerClient().workerPid();
+    QVERIFY(pid > 0);
+  }
+  // Ended and reaped: the pid names no process.
+  QCOMPARE(::kill(static_cast<pid_t>(pid), 0), -1);
 }
 
 QTEST_MAIN(WorkbenchSmokeTest)

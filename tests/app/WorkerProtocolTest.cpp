@@ -4,7 +4,8 @@
 // execution and export; an exception with the user's file:line; an endless
 // loop stopped within a second (also when it ignores SIGINT and SIGTERM);
 // a segfault and os._exit, each followed by a working fresh worker; a
-// Python that cannot start and a missing worker binary.
+// Python that cannot start and a missing worker binary. A worker of another
+// protocol version (a fake one) is refused with both versions named.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,17 +44,23 @@ private slots:
   void osExitIsReported();
   void brokenPythonIsReported();
   void missingWorkerIsReported();
+  void otherProtocolVersionIsRefused_data();
+  void otherProtocolVersionIsRefused();
 };
 
 void WorkerProtocolTest::normalRunReportsCompilationsExecutesAndExports() {
   WorkerClient client;
   Console console;
   console.attach(client);
+  QSignalSpy ready(&client, &WorkerClient::ready);
   QSignalSpy compiled(&client, &WorkerClient::compilationReported);
   QSignalSpy finished(&client, &WorkerClient::runFinished);
   client.runFile(testData("fixtures/tiny_model.py"));
   QVERIFY(finished.wait(60000));
   QCOMPARE(finished.first().at(0).toBool(), true);
+  // The Python worker speaks the protocol version this client does.
+  QCOMPARE(ready.size(), 1);
+  QCOMPARE(ready.first().at(1).toInt(), kWorkerProtocolVersion);
   QCOMPARE(client.state(), WorkerClient::State::Idle);
   QCOMPARE(compiled.size(), 1);
   auto record = compiled.first().at(0).value<CompilationRecord>();
@@ -61,7 +68,8 @@ void WorkerProtocolTest::normalRunReportsCompilationsExecutesAndExports() {
   QCOMPARE(record.target, QString("cpu"));
   QCOMPARE(record.inputSummary(),
            QString("float32[8, 16], float32[16, 4], float32[4]"));
-  QVERIFY2(record.source.endsWith("tiny_model.py:8"), qPrintable(record.source));
+  QVERIFY2(record.source.endsWith("tiny_model.py:8"),
+           qPrintable(record.source));
   QVERIFY(record.steps.size() > 10);
   QCOMPARE(record.steps.first().name, QString("input"));
   QVERIFY(record.steps.first().ir.contains("cuvil.matmul"));
@@ -69,10 +77,11 @@ void WorkerProtocolTest::normalRunReportsCompilationsExecutesAndExports() {
   for (const PassStep &s : record.steps)
     fused |= s.name == "cuvil-fuse-elementwise" && s.changed;
   QVERIFY(fused);
-  QVERIFY2(console.out.contains("result [16. 18. 20. 22.]"), qPrintable(console.out));
+  QVERIFY2(console.out.contains("result [16. 18. 20. 22.]"),
+           qPrintable(console.out));
 
   QSignalSpy executed(&client, &WorkerClient::executed);
-  QVERIFY(client.execute(0));
+  QVERIFY(client.execute(0, record.target));
   QVERIFY(executed.wait(30000));
   auto run = executed.first().at(0).value<RunResult>();
   QVERIFY(run.latencyMs > 0);
@@ -81,22 +90,35 @@ void WorkerProtocolTest::normalRunReportsCompilationsExecutesAndExports() {
 
   QTemporaryDir dir;
   QSignalSpy exported(&client, &WorkerClient::exported);
-  QVERIFY(client.exportArtifact(0, "obj", dir.filePath("f.o")));
+  QVERIFY(client.exportArtifact(0, record.target, "obj", dir.filePath("f.o")));
   QVERIFY(exported.wait(30000));
   QFile object(dir.filePath("f.o"));
   QVERIFY(object.open(QIODevice::ReadOnly));
-  QCOMPARE(object.read(4), QByteArray("\x7f" "ELF"));
+  QCOMPARE(object.read(4), QByteArray("\x7f"
+                                      "ELF"));
 
   QSignalSpy ir(&client, &WorkerClient::irReady);
-  QVERIFY(client.requestIr(0, "llvm"));
+  QVERIFY(client.requestIr(0, record.target, "llvm"));
   QVERIFY(ir.wait(30000));
   QCOMPARE(ir.first().at(1).toString(), QString("llvm"));
   QVERIFY(ir.first().at(2).toString().contains("define"));
 
   QSignalSpy failed(&client, &WorkerClient::requestFailed);
-  QVERIFY(client.execute(5));
+  QVERIFY(client.execute(5, record.target));
   QVERIFY(failed.wait(10000));
   QVERIFY(failed.first().at(1).toString().contains("no compilation #5"));
+
+  // The target travels with the request: one that is not the compilation's
+  // is refused, naming both.
+  failed.clear();
+  QVERIFY(client.exportArtifact(0, "wasm", "obj", dir.filePath("g.o")));
+  QVERIFY(failed.wait(10000));
+  QCOMPARE(failed.first().at(0).toString(), QString("export"));
+  QString message = failed.first().at(1).toString();
+  QVERIFY2(message.contains("compiled for target 'cpu', not 'wasm'"),
+           qPrintable(message));
+  QVERIFY(!QFileInfo::exists(dir.filePath("g.o")));
+  QCOMPARE(client.state(), WorkerClient::State::Idle);
 }
 
 void WorkerProtocolTest::exceptionNamesTheUsersLine() {
@@ -113,7 +135,8 @@ void WorkerProtocolTest::exceptionNamesTheUsersLine() {
   QCOMPARE(e.type, QString("ZeroDivisionError"));
   QCOMPARE(e.line, 7);
   QVERIFY(e.file.endsWith("raises.py"));
-  QCOMPARE(e.summary(), QString("ZeroDivisionError: division by zero (raises.py:7)"));
+  QCOMPARE(e.summary(),
+           QString("ZeroDivisionError: division by zero (raises.py:7)"));
   // The worker survives a user exception and stays usable.
   QCOMPARE(client.state(), WorkerClient::State::Idle);
   QTRY_VERIFY(console.out.contains("about to divide"));
@@ -154,7 +177,8 @@ void WorkerProtocolTest::loopIgnoringSignalsIsKilledWithinASecond() {
   QVERIFY(ended.wait(2000));
   qint64 ms = clock.elapsed();
   // SIGINT and SIGTERM were ignored: only the kill at 600 ms ended it.
-  QVERIFY2(ms >= 590 && ms < 1000, qPrintable(QString("stop took %1 ms").arg(ms)));
+  QVERIFY2(ms >= 590 && ms < 1000,
+           qPrintable(QString("stop took %1 ms").arg(ms)));
 }
 
 void WorkerProtocolTest::segfaultIsReportedAndNextRunGetsAFreshWorker() {
@@ -201,7 +225,8 @@ void WorkerProtocolTest::brokenPythonIsReported() {
   qunsetenv("PYTHONHOME");
   QCOMPARE(ended.first().at(1).toBool(), true);
   QString description = ended.first().at(0).toString();
-  QVERIFY2(description.contains("could not start Python"), qPrintable(description));
+  QVERIFY2(description.contains("could not start Python"),
+           qPrintable(description));
   QTRY_VERIFY(console.err.contains("Python did not start"));
 }
 
@@ -212,10 +237,55 @@ void WorkerProtocolTest::missingWorkerIsReported() {
   client.runFile(testData("fixtures/tiny_model.py"));
   QTRY_VERIFY(!ended.isEmpty());
   QString description = ended.first().at(0).toString();
-  QVERIFY2(description.startsWith("Cannot start the worker /nonexistent/cuvil-worker"),
+  QVERIFY2(description.startsWith(
+               "Cannot start the worker /nonexistent/cuvil-worker"),
            qPrintable(description));
   QVERIFY(description.contains("set CUVIL_WORKER"));
   QCOMPARE(client.state(), WorkerClient::State::NotRunning);
+}
+
+void WorkerProtocolTest::otherProtocolVersionIsRefused_data() {
+  QTest::addColumn<QByteArray>("protocol");
+  QTest::addColumn<QString>("theirs");
+  QTest::newRow("older") << QByteArray("1") << QString("worker protocol 1");
+  QTest::newRow("newer")
+      << QByteArray::number(kWorkerProtocolVersion + 1)
+      << QString("worker protocol %1").arg(kWorkerProtocolVersion + 1);
+  QTest::newRow("unversioned")
+      << QByteArray() << QString("an unversioned worker protocol");
+}
+
+void WorkerProtocolTest::otherProtocolVersionIsRefused() {
+  QFETCH(QByteArray, protocol);
+  QFETCH(QString, theirs);
+  qputenv("CUVIL_TEST_WORKER_PROTOCOL", protocol);
+  QString fake = testData("fixtures/other_protocol_worker.sh");
+  WorkerClient client;
+  client.setWorkerPath(fake);
+  QSignalSpy ready(&client, &WorkerClient::ready);
+  QSignalSpy started(&client, &WorkerClient::runStarted);
+  QSignalSpy ended(&client, &WorkerClient::workerEnded);
+  client.runFile(testData("fixtures/tiny_model.py"));
+  QVERIFY(ended.wait(30000));
+  qunsetenv("CUVIL_TEST_WORKER_PROTOCOL");
+  QCOMPARE(ended.first().at(1).toBool(), true);
+  QString description = ended.first().at(0).toString();
+  QVERIFY2(description.startsWith("The worker " + fake),
+           qPrintable(description));
+  QVERIFY2(description.contains("(cuvil package /old/cuvil) speaks " + theirs),
+           qPrintable(description));
+  QVERIFY2(
+      description.contains(QString("this Workbench speaks worker protocol %1")
+                               .arg(kWorkerProtocolVersion)),
+      qPrintable(description));
+  QVERIFY(description.contains("Rebuild both"));
+  QVERIFY(description.contains("set CUVIL_WORKER"));
+  QCOMPARE(client.state(), WorkerClient::State::NotRunning);
+  // Nothing it said after `ready` is believed.
+  QTest::qWait(200);
+  QVERIFY(ready.isEmpty());
+  QVERIFY(started.isEmpty());
+  QCOMPARE(ended.size(), 1);
 }
 
 QTEST_GUILESS_MAIN(WorkerProtocolTest)

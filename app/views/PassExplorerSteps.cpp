@@ -1,24 +1,16 @@
-//===- MainWindowSteps.cpp - Stepping through passes and cross-links ------===//
+//===- PassExplorerSteps.cpp - Compilations, pass steps and their graphs --===//
 
-#include "MainWindow.h"
-
-#include "LatencyHeat.h"
-#include "ProfilerPage.h"
+#include "PassExplorerPage.h"
 
 #include "GraphView.h"
-#include "SourceEditor.h"
+#include "WorkbenchContext.h"
 
 #include <QCheckBox>
-#include <QDockWidget>
-#include <QFileInfo>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
-#include <QRegularExpression>
-#include <QSortFilterProxyModel>
-#include <QStatusBar>
+#include <QSettings>
 #include <QTableView>
-#include <QTextBlock>
 #include <QtConcurrent/QtConcurrentRun>
 
 namespace cuvil::workbench {
@@ -50,14 +42,15 @@ GraphJob buildJob(int sequence, int step, const QString &ir,
 
 } // namespace
 
-void MainWindow::showCompilation(int row) {
+void PassExplorerPage::showCompilation(int row) {
   const CompilationRecord *record = compilations.record(row);
   if (!record || row == compilation)
     return;
   compilation = row;
   step = -1;
   steps.setSteps(record->steps);
-  updateActions();
+  showHeader(record);
+  context.setCurrentCompilation(row);
   int first = 0;
   if (!initialPass.isEmpty()) {
     for (int i = 0; i < record->steps.size(); ++i)
@@ -66,15 +59,15 @@ void MainWindow::showCompilation(int row) {
         break;
       }
     if (first == 0)
-      appendConsole(tr("No pass named %1 in %2; showing the input IR.\n")
-                        .arg(initialPass, record->function),
-                    QColor(0xc0, 0x20, 0x20));
+      context.console(tr("No pass named %1 in %2; showing the input IR.\n")
+                          .arg(initialPass, record->function),
+                      WorkbenchContext::Tone::Error);
     initialPass.clear();
   }
   selectStep(first);
 }
 
-void MainWindow::selectStep(int index) {
+void PassExplorerPage::selectStep(int index) {
   if (index < 0 || index >= steps.rowCount())
     return;
   QModelIndex visible = visibleSteps.mapFromSource(steps.index(index, 0));
@@ -87,7 +80,7 @@ void MainWindow::selectStep(int index) {
   QString previous = index > 0 ? steps.steps()[index - 1].ir : QString();
   showShownIr();
   diff.setTexts(previous, current.ir);
-  statusBar()->showMessage(
+  context.status(
       tr("Step %1 of %2: %3 (%4, %5 ms)%6")
           .arg(index)
           .arg(steps.rowCount() - 1)
@@ -97,7 +90,7 @@ void MainWindow::selectStep(int index) {
   requestGraph();
 }
 
-bool MainWindow::stepForward() {
+bool PassExplorerPage::stepForward() {
   QModelIndex next = visibleSteps.mapFromSource(steps.index(step, 0));
   int row = next.isValid() ? next.row() + 1 : 0;
   if (row >= visibleSteps.rowCount())
@@ -106,7 +99,7 @@ bool MainWindow::stepForward() {
   return true;
 }
 
-bool MainWindow::stepBack() {
+bool PassExplorerPage::stepBack() {
   QModelIndex current = visibleSteps.mapFromSource(steps.index(step, 0));
   if (!current.isValid() || current.row() == 0)
     return false;
@@ -115,18 +108,39 @@ bool MainWindow::stepBack() {
   return true;
 }
 
-bool MainWindow::showingBefore() const {
+void PassExplorerPage::setHideUnchanged(bool hide) {
+  if (hideUnchangedBox->isChecked() != hide)
+    hideUnchangedBox->setChecked(hide);
+  visibleSteps.setHideUnchanged(hide);
+  QSettings().setValue("passes/hideUnchanged", hide);
+  if (step >= 0) {
+    QModelIndex index = visibleSteps.mapFromSource(steps.index(step, 0));
+    if (index.isValid())
+      stepTable->setCurrentIndex(index);
+  }
+}
+
+void PassExplorerPage::setShowBefore(bool before) {
+  if (beforeBox->isChecked() != before)
+    beforeBox->setChecked(before); // re-enters through toggled()
+  if (step < 0)
+    return;
+  showShownIr();
+  requestGraph();
+}
+
+bool PassExplorerPage::showingBefore() const {
   return beforeBox->isChecked() && step > 0;
 }
 
-void MainWindow::showShownIr() {
+void PassExplorerPage::showShownIr() {
   const QVector<PassStep> &all = steps.steps();
   linking = true;
   irText->setPlainText(all[showingBefore() ? step - 1 : step].ir);
   linking = false;
 }
 
-void MainWindow::requestGraph() {
+void PassExplorerPage::requestGraph() {
   if (step < 0 || step >= steps.rowCount())
     return;
   const QVector<PassStep> &all = steps.steps();
@@ -147,7 +161,7 @@ void MainWindow::requestGraph() {
       [=] { return buildJob(sequence, s, ir, previous, collapse, before); }));
 }
 
-void MainWindow::graphReady() {
+void PassExplorerPage::graphReady() {
   GraphJob job = graphWatcher.result();
   if (job.sequence != graphSequence) {
     // The user moved on while this one was laid out: lay out the latest.
@@ -189,83 +203,8 @@ void MainWindow::graphReady() {
   emit stepShown(job.step, static_cast<int>(g.nodes.size()));
 }
 
-void MainWindow::markIrLine(int line) {
-  QList<QTextEdit::ExtraSelection> selections;
-  QTextBlock block = irText->document()->findBlockByNumber(line - 1);
-  if (line > 0 && block.isValid()) {
-    QTextEdit::ExtraSelection sel;
-    sel.format.setBackground(QColor(0xcc, 0xdd, 0xff));
-    sel.format.setProperty(QTextFormat::FullWidthSelection, true);
-    sel.cursor = QTextCursor(block);
-    selections << sel;
-    linking = true;
-    irText->setTextCursor(sel.cursor);
-    irText->centerCursor();
-    linking = false;
-  }
-  irText->setExtraSelections(selections);
-}
-
-void MainWindow::selectNode(int id) {
-  const graph::IRGraph &g = ops.graph();
-  if (id < 0 || id >= static_cast<int>(g.nodes.size()) || linking)
-    return;
-  const graph::Node &node = g.nodes[id];
-  graph->selectNodes({id});
-  QModelIndex row = opFilter->mapFromSource(ops.index(id, 0));
-  if (row.isValid())
-    opTable->setCurrentIndex(row);
-  markIrLine(node.irLine);
-  QString nodeFile = QString::fromStdString(node.loc.file);
-  if (node.loc.valid() &&
-      (nodeFile == file ||
-       QFileInfo(nodeFile).fileName() == QFileInfo(file).fileName())) {
-    linking = true;
-    source->markLine(node.loc.line);
-    linking = false;
-  }
-  statusBar()->showMessage(
-      tr("%1 %2 at IR line %3%4")
-          .arg(QString::fromStdString(node.opName),
-               QString::fromStdString(node.results))
-          .arg(node.irLine)
-          .arg(node.loc.valid() ? tr(", %1:%2")
-                                      .arg(QFileInfo(nodeFile).fileName())
-                                      .arg(node.loc.line)
-                                : QString()));
-}
-
-void MainWindow::selectIrLine(int line) {
-  if (linking)
-    return;
-  int id = ops.nodeForIrLine(line);
-  if (id < 0)
-    return;
-  const graph::Node &node = ops.graph().nodes[id];
-  graph->selectNodes({id});
-  linking = true;
-  if (node.loc.valid())
-    source->markLine(node.loc.line);
-  linking = false;
-}
-
-void MainWindow::selectSourceLine(int line) {
-  if (linking)
-    return;
-  QList<int> ids = ops.nodesForSourceLine(file, line);
-  graph->selectNodes(ids);
-  if (!ids.isEmpty())
-    markIrLine(ops.graph().nodes[ids.first()].irLine);
-  linking = true;
-  source->markLine(line);
-  linking = false;
-  statusBar()->showMessage(tr("%1:%2 - %n op(s) in this step", "", ids.size())
-                               .arg(QFileInfo(file).fileName())
-                               .arg(line));
-}
-
-void MainWindow::applyHeat() {
-  const LatencyHeatIndex &index = profiler->heatIndex();
+void PassExplorerPage::applyHeat() {
+  const LatencyHeatIndex &index = context.latencyHeat();
   heatBox->setEnabled(!index.isEmpty());
   QHash<int, QPair<double, qint64>> heat;
   if (heatBox->isChecked() && !index.isEmpty()) {
@@ -282,24 +221,6 @@ void MainWindow::applyHeat() {
     }
   }
   graph->setHeat(heat);
-}
-
-void MainWindow::showProfiledLocation(const QString &loc) {
-  // "file:line:col" of a kernel or "file:line" of a Python frame.
-  static const QRegularExpression pattern("^(.+?):(\\d+)(?::\\d+)?$");
-  QRegularExpressionMatch match = pattern.match(loc);
-  if (!match.hasMatch())
-    return;
-  QString path = match.captured(1);
-  int line = match.captured(2).toInt();
-  if (QFileInfo(path).fileName() != QFileInfo(file).fileName()) {
-    statusBar()->showMessage(
-        tr("%1 is in %2, not in the open file").arg(loc, path));
-    return;
-  }
-  selectSourceLine(line);
-  if (auto *sourceDock = findChild<QDockWidget *>("sourceDock"))
-    sourceDock->raise();
 }
 
 } // namespace cuvil::workbench

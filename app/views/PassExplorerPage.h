@@ -1,0 +1,165 @@
+//===- PassExplorerPage.h - Compilations, passes, IR and graph --*- C++ -*-===//
+//
+// The Workbench's compile page: the compilations of the run, the selected
+// one's pass steps, each step's IR, diff and graph, and the model's source,
+// all cross-linked (a graph node selects its IR line and Python line, and
+// the reverse). It owns that link state; the shell only hosts it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef CUVIL_WORKBENCH_PASSEXPLORERPAGE_H
+#define CUVIL_WORKBENCH_PASSEXPLORERPAGE_H
+
+#include "DiffModel.h"
+#include "GraphLayout.h"
+#include "IrOpModel.h"
+#include "PassStepModel.h"
+#include "WorkbenchPage.h"
+
+#include <QFutureWatcher>
+
+class QCheckBox;
+class QDockWidget;
+class QLabel;
+class QLineEdit;
+class QMainWindow;
+class QPlainTextEdit;
+class QSortFilterProxyModel;
+class QTableView;
+
+namespace cuvil::workbench {
+
+class CompilationListModel;
+struct CompilationRecord;
+class GraphView;
+class SourceEditor;
+
+/// The graph of one step, built and laid out off the GUI thread.
+struct GraphJob {
+  int sequence = 0;
+  int step = 0;
+  StepGraph stepGraph;
+  GraphLayout layout;
+  QString error;
+  bool collapsed = false;
+  bool before =
+      false; ///< the previous step's graph, marking what the pass replaces
+};
+
+class PassExplorerPage : public WorkbenchPage {
+  Q_OBJECT
+public:
+  PassExplorerPage(WorkbenchContext &context, QWidget *parent);
+  ~PassExplorerPage() override;
+
+  QString pageId() const override { return "compile"; }
+  QString title() const override { return tr("Compiler"); }
+  void addMenuActions(const WorkbenchMenus &menus) override;
+  QList<QAction *> viewActions() const override;
+  void saveLayout(QSettings &settings) const override;
+  void restoreLayout(QSettings &settings) override;
+
+  /// Shows the first step of pass `name` (e.g. "cuvil-fuse-elementwise")
+  /// when the next run's first compilation arrives.
+  void showPassOnOpen(const QString &name) { initialPass = name; }
+
+  /// Step navigation over the visible (filtered) pass list; the step index
+  /// is the row of the full pipeline.
+  void selectStep(int step);
+  bool stepForward();
+  bool stepBack();
+  int currentStep() const { return step; }
+  int stepCount() const { return steps.rowCount(); }
+  void setHideUnchanged(bool hide);
+  /// Shows the graph and IR before the selected pass, marking the ops it
+  /// replaces or removes, instead of after it.
+  void setShowBefore(bool before);
+
+  /// Exports the current compilation: "mlir" (IR of the current step),
+  /// "llvm", "asm", "obj", "so" (from the worker), "dot", "svg", "png" (the
+  /// current step's graph). Ends with exportFinished.
+  void exportArtifact(const QString &kind, const QString &path);
+
+  /// Cross-links: a node of the current graph selects its IR line and
+  /// Python line; an IR line or Python line selects its nodes.
+  void selectNode(int id);
+  void selectIrLine(int line);
+  void selectSourceLine(int line);
+
+  PassStepModel &stepModel() { return steps; }
+  IrOpModel &opModel() { return ops; }
+  DiffModel &diffModel() { return diff; }
+  GraphView *graphView() const { return graph; }
+  SourceEditor *sourceEditor() const { return source; }
+  QPlainTextEdit *irView() const { return irText; }
+  /// "mlp(float32[64, 256], ...) for cpu: 47 passes, ..." of the shown
+  /// compilation.
+  QString headerText() const;
+  const GraphJob &currentGraph() const { return shownGraph; }
+
+signals:
+  void stepShown(int step, int nodes);
+  void exportFinished(const QString &kind, const QString &path, bool ok,
+                      const QString &message);
+
+private:
+  // PassExplorerPage.cpp: widgets, the context's and worker's events.
+  void buildGraphPanel();
+  void buildDocks();
+  void connectContext();
+  void clearRun(const QString &source);
+  void showHeader(const CompilationRecord *record);
+  QDockWidget *dock(const QString &title, const QString &name, QWidget *widget,
+                    Qt::DockWidgetArea area);
+  // PassExplorerSteps.cpp: compilations, steps, graphs.
+  void showCompilation(int row);
+  void requestGraph();
+  bool showingBefore() const;
+  void showShownIr();
+  void graphReady();
+  void applyHeat();
+  // PassExplorerLinks.cpp: cross-links, exports.
+  void markIrLine(int line);
+  void showLocation(const QString &loc);
+  void exportDialog(const QString &kind);
+  void writeFile(const QString &kind, const QString &path,
+                 const QByteArray &data);
+  void failExport(const QString &kind, const QString &path,
+                  const QString &message);
+  void finishWorkerExport(bool ok, const QString &message);
+
+  CompilationListModel &compilations;
+  PassStepModel steps;
+  ChangedStepFilter visibleSteps;
+  IrOpModel ops;
+  QSortFilterProxyModel *opFilter = nullptr;
+  DiffModel diff;
+
+  QMainWindow *area = nullptr; ///< hosts the page's docks
+  QLabel *header = nullptr;
+  GraphView *graph = nullptr;
+  SourceEditor *source = nullptr;
+  QPlainTextEdit *irText = nullptr;
+  QTableView *compilationTable = nullptr;
+  QTableView *stepTable = nullptr;
+  QTableView *opTable = nullptr;
+  QTableView *diffTable = nullptr;
+  QCheckBox *hideUnchangedBox = nullptr;
+  QCheckBox *collapseBox = nullptr;
+  QCheckBox *beforeBox = nullptr;
+  QCheckBox *heatBox = nullptr;
+  QLineEdit *searchEdit = nullptr;
+  QLabel *graphStatus = nullptr;
+
+  int compilation = -1;
+  int step = -1;
+  int graphSequence = 0;
+  bool linking = false; ///< guards cross-link feedback loops
+  QString pendingExportKind, pendingExportPath;
+  QString initialPass;
+  QFutureWatcher<GraphJob> graphWatcher;
+  GraphJob shownGraph;
+};
+
+} // namespace cuvil::workbench
+
+#endif // CUVIL_WORKBENCH_PASSEXPLORERPAGE_H

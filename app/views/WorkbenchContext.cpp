@@ -1,0 +1,51 @@
+//===- WorkbenchContext.cpp - What the Workbench's pages share ------------===//
+
+#include "WorkbenchContext.h"
+
+namespace cuvil::workbench {
+
+WorkbenchContext::WorkbenchContext(QObject *parent) : QObject(parent) {
+  // Connected before any page's handlers, so pages see the new row.
+  connect(&client, &WorkerClient::compilationReported, this,
+          [this](const CompilationRecord &record) { records.add(record); });
+}
+
+void WorkbenchContext::beginFile(const QString &file, const QString &source) {
+  openFile = file;
+  records.clear();
+  setCurrentCompilation(-1);
+  emit fileOpened(file, source);
+}
+
+const CompilationRecord *WorkbenchContext::currentRecord() const {
+  return records.record(current);
+}
+
+void WorkbenchContext::setCurrentCompilation(int row) {
+  if (!records.record(row))
+    row = -1;
+  if (row == current)
+    return;
+  current = row;
+  emit currentCompilationChanged(row);
+}
+
+void WorkbenchContext::setLatencyHeat(const LatencyHeatIndex &index) {
+  heat = index;
+  emit latencyHeatChanged();
+}
+
+void WorkbenchContext::console(const QString &text, Tone tone) {
+  if (!text.isEmpty())
+    emit consoleText(text, tone);
+}
+
+void WorkbenchContext::status(const QString &text) { emit statusText(text); }
+
+void WorkbenchContext::showPage(const QString &id) { emit pageRequested(id); }
+
+void WorkbenchContext::showLocation(const QString &loc) {
+  emit locationRequested(loc);
+}
+
+} // namespace cuvil::workbench
