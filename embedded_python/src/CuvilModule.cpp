@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "DialectBindings.h"
 #include "PipelineBindings.h"
 #include "ProfilingBindings.h"
 #include "ProfilerBindings.h"
@@ -236,4 +237,5 @@ PYBIND11_MODULE(_cuvil, m) {
       "Structural SHA-256 of the IR (locations and SSA names ignored).");
 
   cuvil::python::bindProfiler(m);
+  cuvil::python::bindDialect(m);
 }
