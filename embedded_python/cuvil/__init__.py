@@ -31,7 +31,7 @@ from ._logging import LogLevel, set_log_level
 from ._passes import LEVELS, Pass, PassError, PassInfo, PipelineBuilder
 from ._profile import OpStats, Profile, profile
 from ._program import trace_to_mlir
-from ._tracer import Tracer
+from .frontends.numpy_tracer.tracer import Tracer
 from . import frontend
 from .frontend import InputSpecError, IRModule, ShapeSpecError, TensorSpec
 
