@@ -106,7 +106,9 @@ def is_supported(dtype) -> bool:
 
 
 def mlir_element_type(dtype) -> str:
-    """MLIR element type (``f32``, ``i1``, ...) of a NumPy dtype in the table."""
+    """MLIR element type (``f32``, ``i1``, ...) of a dtype in the table (a name or NumPy dtype)."""
+    if isinstance(dtype, str) and dtype in _by_name():
+        return _by_name()[dtype].mlir
     return by_name(np.dtype(dtype).name).mlir
 
 
