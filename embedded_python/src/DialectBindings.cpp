@@ -21,6 +21,12 @@ struct TypeInferenceError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// One inference context for the process; the GIL serializes calls.
+cuvil::ResultTypeInference &inference() {
+  static cuvil::ResultTypeInference instance;
+  return instance;
+}
+
 } // namespace
 
 void cuvil::python::bindDialect(py::module_ &m) {
@@ -57,10 +63,8 @@ void cuvil::python::bindDialect(py::module_ &m) {
       "infer_result_type",
       [](const std::string &op, const std::vector<std::string> &operandTypes,
          const std::string &attributes) {
-        // One inference context for the process; the GIL serializes calls.
-        static cuvil::ResultTypeInference inference;
         std::string result, error;
-        if (!inference.infer(op, operandTypes, attributes, result, error))
+        if (!inference().infer(op, operandTypes, attributes, result, error))
           throw TypeInferenceError(error);
         return result;
       },
@@ -68,4 +72,18 @@ void cuvil::python::bindDialect(py::module_ &m) {
       "The result type (MLIR text) of `op_name` on operands of these types "
       "with this attribute dictionary ('{axis = 1 : i64}'), from the op's "
       "shape rule; raises TypeInferenceError with the op's diagnostic.");
+
+  m.def(
+      "check_op",
+      [](const std::string &op, const std::vector<std::string> &operandTypes,
+         const std::string &attributes, const std::string &resultType) {
+        std::string error;
+        if (!inference().check(op, operandTypes, attributes, resultType, error))
+          throw TypeInferenceError(error);
+      },
+      py::arg("op_name"), py::arg("operand_types"), py::arg("attributes"),
+      py::arg("result_type"),
+      "Runs the op's verifier on these operand types, attributes and result "
+      "type (for ops that take their result type as a parameter); raises "
+      "TypeInferenceError with its diagnostic.");
 }

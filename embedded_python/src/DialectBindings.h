@@ -6,7 +6,7 @@
 
 namespace cuvil::python {
 
-/// Binds dtypes(), infer_result_type() and TypeInferenceError.
+/// Binds dtypes(), infer_result_type(), check_op() and TypeInferenceError.
 void bindDialect(pybind11::module_ &m);
 
 } // namespace cuvil::python

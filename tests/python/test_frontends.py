@@ -272,3 +272,33 @@ def test_numpy_front_end_imports_a_model_by_input_spec():
     assert program.input_names == ["x", "w"]
     assert program.outputs == [(np.dtype(np.float32), (2, 5))]
     assert '"cuvil.matmul"' in program.mlir
+
+
+def test_eager_nn_ops_check_shapes_with_the_same_rules():
+    x, w = np.ones((1, 3, 8, 8), np.float32), np.ones((4, 2, 3, 3), np.float32)
+    with pytest.raises(cuvil.TraceError, match="weight shape \\[4, 2, 3, 3\\] expects 2 input"):
+        cuvil.conv2d(x, w)
+    with pytest.raises(cuvil.TraceError, match="cuvil.avg_pool2d: expects an NCHW input"):
+        cuvil.avg_pool2d(np.ones((3, 8, 8), np.float32), 2)
+    assert cuvil.max_pool2d(x, 2).shape == (1, 3, 4, 4)
+
+
+def test_ops_with_a_given_result_type_are_checked_by_their_verifier(ext):
+    ext.check_op("cuvil.reshape", ["tensor<4x3xf32>"], "", "tensor<2x6xf32>")
+    ext.check_op("cuvil.broadcast_to", ["tensor<1x3xf32>"], "", "tensor<5x4x3xf32>")
+    ext.check_op("cuvil.cast", ["tensor<3xf32>"], "", "tensor<3xi1>")
+    with pytest.raises(ext.TypeInferenceError, match=r"cannot reshape \[4, 3\] \(12 elements\)"):
+        ext.check_op("cuvil.reshape", ["tensor<4x3xf32>"], "", "tensor<5x2xf32>")
+    with pytest.raises(
+        ext.TypeInferenceError, match=r"cannot broadcast shape \[2, 3\] to \[4, 3\]"
+    ):
+        ext.check_op("cuvil.broadcast_to", ["tensor<2x3xf32>"], "", "tensor<4x3xf32>")
+    b = IRBuilder("given")
+    x = b.argument(TensorType((2, 3), "float32"))
+    with pytest.raises(cuvil.TraceError, match="cuvil.broadcast_to: cannot broadcast"):
+        b.op("cuvil.broadcast_to", [x], result_type=TensorType((4, 3), "float32"))
+
+
+def test_numpy_broadcast_to_errors_come_from_the_verifier():
+    with pytest.raises(cuvil.TraceError, match=r"cannot broadcast shape \[2, 3\] to \[4, 3\]"):
+        cuvil.trace_to_mlir(lambda x: np.broadcast_to(x, (4, 3)) + 0, np.ones((2, 3), np.float32))

@@ -3,9 +3,10 @@
 Result types come from the ops themselves: :meth:`IRBuilder.op` asks the
 cuvil dialect's shape rules (``InferTypeOpInterface``, through the compiled
 extension) for every op except ``cuvil.reshape``, ``cuvil.broadcast_to`` and
-``cuvil.cast``, whose result type is their parameter. An op the rules reject
-raises :class:`cuvil.TraceError` naming the op, the operand shapes, the rule's
-reason and the op's location.
+``cuvil.cast``, whose result type is their parameter and is checked by the
+op's verifier instead. An op the dialect rejects raises
+:class:`cuvil.TraceError` naming the op, the operand shapes, the reason and
+the op's location.
 """
 
 from __future__ import annotations
@@ -72,22 +73,32 @@ class Value:
         return f"Value({self.name}: {self.type})"
 
 
+def _ask(question, name: str, operand_types: Sequence[TensorType], loc):
+    """Run a dialect query; its diagnostic becomes a TraceError naming the op, shapes and loc."""
+    ext = _dtypes.extension()
+    try:
+        return question(ext)
+    except ext.TypeInferenceError as error:
+        reason = str(error).replace(f"'{name}' op ", "")
+        shapes = " and ".join(str(tuple(t.shape)) for t in operand_types) or "none"
+        raise TraceError(f"{name}: {reason}; operand shapes {shapes}, at {loc}.") from None
+
+
 def infer_result_type(name: str, operand_types: Sequence[TensorType], attributes: Mapping, loc):
     """The result type of op ``name`` on operands of these types, from the op's shape rule.
 
     Raises :class:`cuvil.TraceError` naming the op, the rule's reason, the
     operand shapes and ``loc`` when the rule rejects them.
     """
-    ext = _dtypes.extension()
-    try:
-        text = ext.infer_result_type(
-            name, [str(t) for t in operand_types], _mlir.format_attributes(attributes)
-        )
-    except ext.TypeInferenceError as error:
-        reason = str(error).replace(f"'{name}' op ", "")
-        shapes = " and ".join(str(tuple(t.shape)) for t in operand_types) or "none"
-        raise TraceError(f"{name}: {reason}; operand shapes {shapes}, at {loc}.") from None
+    types, attrs = [str(t) for t in operand_types], _mlir.format_attributes(attributes)
+    text = _ask(lambda ext: ext.infer_result_type(name, types, attrs), name, operand_types, loc)
     return TensorType.parse(text)
+
+
+def check_op(name, operand_types, attributes, result_type: TensorType, loc) -> None:
+    """Check an op whose result type is given with the op's verifier (TraceError if invalid)."""
+    types, attrs = [str(t) for t in operand_types], _mlir.format_attributes(attributes)
+    _ask(lambda ext: ext.check_op(name, types, attrs, str(result_type)), name, operand_types, loc)
 
 
 class IRBuilder:
@@ -159,6 +170,7 @@ class IRBuilder:
         if name in GIVEN_RESULT_TYPE_OPS:
             if result_type is None:
                 raise TypeError(f"{name} takes its result type as a parameter: pass result_type")
+            check_op(name, [v.type for v in operands], attributes, result_type, loc)
         else:
             result_type = self.infer(name, operands, attributes, loc)
         return self._append(name, operands, attributes, result_type, loc)

@@ -467,17 +467,6 @@ def broadcast_to(x, shape) -> Tracer:
     loc = user_location()
     t = lift(ctx, x, None, loc)
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
-    ok = len(shape) >= t.ndim
-    if ok:
-        try:
-            ok = tuple(np.broadcast_shapes(t.shape, shape)) == shape
-        except ValueError:
-            ok = False
-    if not ok:
-        raise TraceError(
-            f"cuvil.broadcast_to: cannot broadcast shape {t.shape} to shape {shape} at {loc}. "
-            "Fix: every input dimension must equal the target's or be 1."
-        )
     if shape == t.shape:
         return t._alias()
     result = ctx.emit("cuvil.broadcast_to", [t], None, loc, result=(shape, t.dtype))

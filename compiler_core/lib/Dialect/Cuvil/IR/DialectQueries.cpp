@@ -14,6 +14,7 @@
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -61,10 +62,14 @@ struct ResultTypeInference::Impl {
     return it->second;
   }
 
-  bool infer(const std::string &opName, const std::vector<std::string> &types,
-             const std::string &attrs, std::string &result);
-  bool createAndInfer(OperationName name, ArrayRef<Type> operandTypes,
-                      DictionaryAttr attrs, std::string &result);
+  bool answer(const std::string &opName, const std::vector<std::string> &types,
+              const std::string &attrs, const std::string &given,
+              std::string &result, std::string &error);
+  bool compute(const std::string &opName, const std::vector<std::string> &types,
+               const std::string &attrs, const std::string &given,
+               std::string &result);
+  bool inferOrVerify(OperationName name, ArrayRef<Type> operandTypes,
+                     DictionaryAttr attrs, Type given, std::string &result);
 };
 
 ResultTypeInference::ResultTypeInference() : impl(std::make_unique<Impl>()) {}
@@ -74,25 +79,43 @@ bool ResultTypeInference::infer(const std::string &opName,
                                 const std::vector<std::string> &operandTypes,
                                 const std::string &attributes,
                                 std::string &resultType, std::string &error) {
-  std::string key = opName + '\n' + attributes;
-  for (const std::string &t : operandTypes)
+  return impl->answer(opName, operandTypes, attributes, "", resultType, error);
+}
+
+bool ResultTypeInference::check(const std::string &opName,
+                                const std::vector<std::string> &operandTypes,
+                                const std::string &attributes,
+                                const std::string &resultType,
+                                std::string &error) {
+  std::string checked;
+  return impl->answer(opName, operandTypes, attributes, resultType, checked,
+                      error);
+}
+
+bool ResultTypeInference::Impl::answer(const std::string &opName,
+                                       const std::vector<std::string> &types,
+                                       const std::string &attrs,
+                                       const std::string &given,
+                                       std::string &result,
+                                       std::string &error) {
+  std::string key = opName + '\n' + attrs + '\n' + given;
+  for (const std::string &t : types)
     key += '\n' + t;
-  auto found = impl->answers.find(key);
-  if (found == impl->answers.end()) {
-    if (impl->answers.size() >= kMaxCachedAnswers)
-      impl->answers.clear();
+  auto found = answers.find(key);
+  if (found == answers.end()) {
+    if (answers.size() >= kMaxCachedAnswers)
+      answers.clear();
     std::string text;
-    bool ok = impl->infer(opName, operandTypes, attributes, text);
-    found = impl->answers.try_emplace(key, ok, std::move(text)).first;
+    bool ok = compute(opName, types, attrs, given, text);
+    found = answers.try_emplace(key, ok, std::move(text)).first;
   }
-  (found->second.first ? resultType : error) = found->second.second;
+  (found->second.first ? result : error) = found->second.second;
   return found->second.first;
 }
 
-bool ResultTypeInference::Impl::infer(const std::string &opName,
-                                      const std::vector<std::string> &typeTexts,
-                                      const std::string &attrs,
-                                      std::string &result) {
+bool ResultTypeInference::Impl::compute(
+    const std::string &opName, const std::vector<std::string> &typeTexts,
+    const std::string &attrs, const std::string &given, std::string &result) {
   diagnostics.clear();
   ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
     diagnostics += (diagnostics.empty() ? "" : "\n") + d.str();
@@ -107,7 +130,10 @@ bool ResultTypeInference::Impl::infer(const std::string &opName,
       RegisteredOperationName::lookup(opName, &context);
   if (!name)
     return fail("unknown op '" + opName + "'");
-  if (!name->hasInterface<InferTypeOpInterface>())
+  Type givenType = given.empty() ? Type() : type(given);
+  if (!given.empty() && !givenType)
+    return fail("cannot parse result type '" + given + "'");
+  if (!givenType && !name->hasInterface<InferTypeOpInterface>())
     return fail("'" + opName +
                 "' takes its result type as a parameter; give it explicitly");
   SmallVector<Type> operandTypes;
@@ -120,20 +146,27 @@ bool ResultTypeInference::Impl::infer(const std::string &opName,
   DictionaryAttr dict = dictionary(attrs);
   if (!dict)
     return fail("cannot parse attribute dictionary '" + attrs + "'");
-  return createAndInfer(*name, operandTypes, dict, result);
+  return inferOrVerify(*name, operandTypes, dict, givenType, result);
 }
 
-bool ResultTypeInference::Impl::createAndInfer(OperationName name,
-                                               ArrayRef<Type> operandTypes,
-                                               DictionaryAttr dict,
-                                               std::string &result) {
+/// Builds the op detached, with scratch block arguments as operands. Without a
+/// `given` result type it asks the op's shape rule; with one it runs the op's
+/// verifier, so ops that take their result type as a parameter are checked by
+/// the same code as in a module.
+bool ResultTypeInference::Impl::inferOrVerify(OperationName name,
+                                              ArrayRef<Type> operandTypes,
+                                              DictionaryAttr dict, Type given,
+                                              std::string &result) {
   Location loc = UnknownLoc::get(&context);
   NamedAttrList attrs(dict);
   name.populateDefaultAttrs(attrs);
   SmallVector<Value> operands;
   for (Type t : operandTypes)
     operands.push_back(scratch.addArgument(t, loc));
-  Operation *op = Operation::create(loc, name, TypeRange(), operands,
+  SmallVector<Type, 1> resultTypes;
+  if (given)
+    resultTypes.push_back(given);
+  Operation *op = Operation::create(loc, name, resultTypes, operands,
                                     NamedAttrList(), nullptr, BlockRange(), 0);
   op->setAttrs(attrs.getDictionary(&context));
   std::string missing;
@@ -147,6 +180,9 @@ bool ResultTypeInference::Impl::createAndInfer(OperationName name,
   if (!missing.empty()) {
     result = "'" + name.getStringRef().str() + "' op requires attribute '" +
              missing + "' of the right kind";
+  } else if (given) {
+    ok = succeeded(mlir::verify(op));
+    result = ok ? "" : diagnostics;
   } else if (succeeded(cast<InferTypeOpInterface>(op).inferReturnTypes(
                  &context, loc, op->getOperands(), op->getRawDictionaryAttrs(),
                  op->getPropertiesStorage(), op->getRegions(), inferred))) {

@@ -4,8 +4,9 @@
 // follows `@`, reductions take sorted non-negative axes. Every op whose result
 // type follows from its operands and attributes implements
 // InferTypeOpInterface: that one rule serves the verifier, the builders and
-// the Python front ends (which ask it for result types while tracing). Only
-// reshape, broadcast_to and cast take their result type as their parameter.
+// the Python front ends (which ask it for result types while tracing).
+// reshape, broadcast_to and cast take their result type as their parameter;
+// a constant's type is its value's.
 // Cuvil_Element lists the types of the dtype table (DTypes.h); a test keeps
 // the two in step.
 //

@@ -26,10 +26,11 @@ struct DTypeRow {
 /// The dtype table, in its fixed order.
 std::vector<DTypeRow> dtypeTable();
 
-/// Infers result types of cuvil ops from operand types and attributes given as
-/// MLIR text, in a private MLIRContext. Parsed types and attributes and whole
-/// answers are cached, so asking again for a repeated layer is a lookup. Not
-/// thread-safe: callers serialize (the Python bindings hold the GIL).
+/// Infers (or checks) result types of cuvil ops from operand types and
+/// attributes given as MLIR text, in a private MLIRContext. Parsed types and
+/// attributes and whole answers are cached, so asking again for a repeated
+/// layer is a lookup. Not thread-safe: callers serialize (the Python bindings
+/// hold the GIL).
 class ResultTypeInference {
 public:
   ResultTypeInference();
@@ -43,6 +44,14 @@ public:
   bool infer(const std::string &opName,
              const std::vector<std::string> &operandTypes,
              const std::string &attributes, std::string &resultType,
+             std::string &error);
+
+  /// Checks `opName` on these operands with the given `resultType` using the
+  /// op's verifier: how ops that take their result type as a parameter
+  /// (reshape, broadcast_to, cast) are checked. Errors as for infer().
+  bool check(const std::string &opName,
+             const std::vector<std::string> &operandTypes,
+             const std::string &attributes, const std::string &resultType,
              std::string &error);
 
 private:
