@@ -16,6 +16,7 @@ Op attributes are plain Python values and map to MLIR attributes as follows:
 
 from __future__ import annotations
 
+import functools
 import math
 import struct
 from dataclasses import dataclass
@@ -45,6 +46,7 @@ def tensor_type(shape: Sequence[int], dtype) -> str:
     return f"tensor<{dims}{element}>"
 
 
+@functools.lru_cache(maxsize=4096)
 def escape_string(text: str) -> str:
     """An MLIR string literal: quotes, backslashes and non-ASCII bytes as ``\\XX``."""
     out = []
