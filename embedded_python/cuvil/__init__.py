@@ -38,7 +38,7 @@ from ._targets import (
     phases,
     set_default_target,
 )
-from ._tracer import Tracer
+from .frontends.numpy_tracer.tracer import Tracer
 from . import frontend
 from .frontend import InputSpecError, IRModule, ShapeSpecError, TensorSpec
 

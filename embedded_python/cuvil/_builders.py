@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from . import _eager, _nn, _ops
-from ._tracer import Tracer
+from . import _eager
+from .frontends.numpy_tracer import nn as _nn
+from .frontends.numpy_tracer import ops as _ops
+from .frontends.numpy_tracer.tracer import Tracer
 
 __all__ = [
     "conv2d",

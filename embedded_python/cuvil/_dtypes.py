@@ -1,27 +1,95 @@
-"""The element types Cuvil compiles, their MLIR names and NumPy promotion helpers."""
+"""Cuvil's element types, read from the compiler's one dtype table, and NumPy promotion helpers.
+
+The table lives in C++ (``mlir::cuvil::dtypes()``, DTypes.h); every list here
+is derived from it. Front ends accept the dtypes the table marks ``compiled``
+that NumPy has: float32, float64, int32, int64 and bool today.
+"""
 
 from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
 
 import numpy as np
 
 __all__ = [
-    "SUPPORTED_DTYPES",
+    "DType",
+    "table",
+    "by_name",
+    "by_mlir",
+    "supported_dtypes",
+    "supported_names",
     "is_supported",
     "mlir_element_type",
     "dtype_from_name",
     "ufunc_loop_dtypes",
 ]
 
-# Keyed by the native-byte-order dtype; the value is the MLIR element type.
-SUPPORTED_DTYPES: dict[np.dtype, str] = {
-    np.dtype(np.float32): "f32",
-    np.dtype(np.float64): "f64",
-    np.dtype(np.int32): "i32",
-    np.dtype(np.int64): "i64",
-    np.dtype(np.bool_): "i1",
-}
 
-_BY_NAME = {dtype.name: dtype for dtype in SUPPORTED_DTYPES}
+def extension():
+    """The compiled ``cuvil._cuvil`` module, which holds the dtype table and the shape rules."""
+    try:
+        from . import _cuvil
+    except ImportError as error:
+        raise ImportError(
+            f"cuvil: the compiler extension cuvil._cuvil is not available ({error}). "
+            "Build it by running `make` at the root of the Cuvil source tree."
+        ) from error
+    return _cuvil
+
+
+@dataclass(frozen=True)
+class DType:
+    """One row of the dtype table."""
+
+    name: str  # "float32"; NumPy's name where NumPy has the type
+    mlir: str  # "f32"
+    itemsize: int
+    in_numpy: bool
+    compiled: bool  # front ends may produce it; the CPU pipeline compiles it
+
+    @property
+    def numpy(self) -> np.dtype | None:
+        return np.dtype(self.name) if self.in_numpy else None
+
+
+@functools.cache
+def table() -> tuple[DType, ...]:
+    """Every element type of Cuvil IR, in the compiler's order."""
+    return tuple(DType(**row) for row in extension().dtypes())
+
+
+@functools.cache
+def _by_name() -> dict[str, DType]:
+    return {d.name: d for d in table()}
+
+
+@functools.cache
+def _by_mlir() -> dict[str, DType]:
+    return {d.mlir: d for d in table()}
+
+
+def by_name(name: str) -> DType:
+    """The table row named ``name`` ("float32"); ``KeyError`` for unknown names."""
+    return _by_name()[name]
+
+
+def by_mlir(element: str) -> DType:
+    """The table row of an MLIR element type ("f32")."""
+    return _by_mlir()[element]
+
+
+@functools.cache
+def supported_dtypes() -> dict[np.dtype, str]:
+    """NumPy dtype -> MLIR element type, for the dtypes front ends accept."""
+    return {d.numpy: d.mlir for d in table() if d.compiled and d.in_numpy}
+
+
+@functools.cache
+def supported_names() -> str:
+    """``"float32, float64, int32, int64, bool"``: the accepted dtypes, for messages."""
+    return ", ".join(d.name for d in supported_dtypes())
+
 
 BOOL = np.dtype(np.bool_)
 FLOAT64 = np.dtype(np.float64)
@@ -29,22 +97,27 @@ INT64 = np.dtype(np.int64)
 
 
 def is_supported(dtype) -> bool:
-    """True for float32/float64/int32/int64/bool in native byte order."""
+    """True for the accepted dtypes (:func:`supported_dtypes`) in native byte order."""
     try:
         dtype = np.dtype(dtype)
     except TypeError:
         return False
-    return dtype.isnative and dtype in SUPPORTED_DTYPES
+    return dtype.isnative and dtype in supported_dtypes()
 
 
 def mlir_element_type(dtype) -> str:
-    """MLIR element type (``f32``, ``i1``, ...) of a supported NumPy dtype."""
-    return SUPPORTED_DTYPES[np.dtype(dtype)]
+    """MLIR element type (``f32``, ``i1``, ...) of a dtype in the table (a name or NumPy dtype)."""
+    if isinstance(dtype, str) and dtype in _by_name():
+        return _by_name()[dtype].mlir
+    return by_name(np.dtype(dtype).name).mlir
 
 
 def dtype_from_name(name: str) -> np.dtype:
     """NumPy dtype from a name used by the compiled-function signature ("float32", "bool", ...)."""
-    return _BY_NAME[name]
+    numpy = by_name(name).numpy
+    if numpy is None:
+        raise KeyError(f"{name} has no NumPy dtype")
+    return numpy
 
 
 def is_float(dtype) -> bool:

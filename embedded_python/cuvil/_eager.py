@@ -7,7 +7,7 @@ import math
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from . import _nn
+from .frontends.numpy_tracer import nn as _nn
 
 _SQRT_PI = math.sqrt(math.pi)
 
@@ -130,8 +130,8 @@ def conv2d(x, weight, strides=(1, 1), padding=(0, 0, 0, 0), dilations=(1, 1), gr
     x, weight = _common_float(x, weight)
     strides, dilations = _nn.pair(strides, "strides"), _nn.pair(dilations, "dilations")
     padding = _nn.padding4(padding)
-    _nn.check_conv2d("conv2d", x.shape, weight.shape, groups)
-    _nn.window_output("conv2d", x.shape[2:], weight.shape[2:], strides, padding, dilations)
+    attributes = {"strides": strides, "padding": padding, "dilations": dilations}
+    _nn.check_shapes("cuvil.conv2d", [x, weight], {**attributes, "groups": int(groups)})
     n, c = x.shape[:2]
     f, cg, kh, kw = weight.shape
     top, left, bottom, right = padding
@@ -146,14 +146,13 @@ def conv2d(x, weight, strides=(1, 1), padding=(0, 0, 0, 0), dilations=(1, 1), gr
     return np.ascontiguousarray(out.reshape(n, f, ho, wo))
 
 
-def _pool_windows(x, kernel, strides, padding, fill):
+def _pool_windows(op, x, kernel, strides, padding, fill):
     kernel = _nn.pair(kernel, "kernel")
     strides = kernel if strides is None else _nn.pair(strides, "strides")
     padding = _nn.padding4(padding)
     _nn.check_pool_padding("pool2d", kernel, padding)
-    if x.ndim != 4:
-        raise ValueError(f"pool2d expects a 4-D NCHW input, got shape {x.shape}")
-    _nn.window_output("pool2d", x.shape[2:], kernel, strides, padding)
+    attributes = {"kernel": kernel, "strides": strides, "padding": padding}
+    _nn.check_shapes(op, [x], attributes)
     top, left, bottom, right = padding
     padded = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)), constant_values=fill)
     windows = sliding_window_view(padded, kernel, axis=(2, 3))
@@ -163,19 +162,21 @@ def _pool_windows(x, kernel, strides, padding, fill):
 def max_pool2d(x, kernel, strides=None, padding=(0, 0, 0, 0)):
     """Max pooling over NCHW input; padding never wins the max."""
     (x,) = _common_float(x)
-    windows, *_ = _pool_windows(x, kernel, strides, padding, -np.inf)
+    windows, *_ = _pool_windows("cuvil.max_pool2d", x, kernel, strides, padding, -np.inf)
     return windows.max(axis=(-2, -1))
 
 
 def avg_pool2d(x, kernel, strides=None, padding=(0, 0, 0, 0), count_include_pad=True):
     """Average pooling over NCHW input; padding counts in the divisor if ``count_include_pad``."""
     (x,) = _common_float(x)
-    windows, kernel, strides, padding = _pool_windows(x, kernel, strides, padding, 0.0)
+    windows, kernel, strides, padding = _pool_windows(
+        "cuvil.avg_pool2d", x, kernel, strides, padding, 0.0
+    )
     sums = windows.sum(axis=(-2, -1))
     if count_include_pad:
         return (sums / x.dtype.type(kernel[0] * kernel[1])).astype(x.dtype)
     ones = np.ones((1, 1) + x.shape[2:], x.dtype)
-    counts, *_ = _pool_windows(ones, kernel, strides, padding, 0.0)
+    counts, *_ = _pool_windows("cuvil.avg_pool2d", ones, kernel, strides, padding, 0.0)
     return (sums / counts.sum(axis=(-2, -1))).astype(x.dtype)
 
 

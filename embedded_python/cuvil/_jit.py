@@ -27,7 +27,7 @@ from ._program import (
     trace_function,
 )
 from ._source import function_location, user_location
-from ._tracer import Tracer
+from .frontends.numpy_tracer.tracer import Tracer
 
 __all__ = [
     "jit",
@@ -57,8 +57,7 @@ def _extension():
         except ImportError as error:
             raise ImportError(
                 f"cuvil: the compiler extension cuvil._cuvil is not available ({error}). "
-                "Build it by running `make` at the root of the Cuvil source tree. "
-                "Tracing-only helpers such as cuvil.trace_to_mlir work without it."
+                "Build it by running `make` at the root of the Cuvil source tree."
             ) from error
         _extension_module = _cuvil
     return _extension_module

@@ -16,6 +16,7 @@ Op attributes are plain Python values and map to MLIR attributes as follows:
 
 from __future__ import annotations
 
+import functools
 import math
 import struct
 from dataclasses import dataclass
@@ -27,8 +28,10 @@ from ._dtypes import mlir_element_type
 
 __all__ = [
     "tensor_type",
+    "escape_string",
     "format_loc",
     "format_attribute",
+    "format_attributes",
     "OpRecord",
     "ArgRecord",
     "format_module",
@@ -43,7 +46,9 @@ def tensor_type(shape: Sequence[int], dtype) -> str:
     return f"tensor<{dims}{element}>"
 
 
-def _escape_string(text: str) -> str:
+@functools.lru_cache(maxsize=4096)
+def escape_string(text: str) -> str:
+    """An MLIR string literal: quotes, backslashes and non-ASCII bytes as ``\\XX``."""
     out = []
     for byte in text.encode("utf-8"):
         char = chr(byte)
@@ -55,8 +60,8 @@ def _escape_string(text: str) -> str:
 
 
 def format_loc(loc) -> str:
-    """``loc("FILE":LINE:COL)`` for a :class:`cuvil._source.SourceLoc`."""
-    return f"loc({_escape_string(loc.file)}:{int(loc.line)}:{int(loc.col)})"
+    """``loc(...)`` for any structured location (:mod:`cuvil.frontends.locations`)."""
+    return f"loc({loc.to_mlir()})"
 
 
 def sanitize_symbol(name: str) -> str:
@@ -129,7 +134,7 @@ def format_attribute(value) -> str:
     if isinstance(value, (float, np.floating)):
         return f"{_format_float(float(value))} : f64"
     if isinstance(value, str):
-        return _escape_string(value)
+        return escape_string(value)
     if isinstance(value, np.ndarray):
         return format_dense(value)
     if isinstance(value, (tuple, list)):
@@ -137,6 +142,13 @@ def format_attribute(value) -> str:
             return "array<i64>"
         return "array<i64: " + ", ".join(str(int(v)) for v in value) + ">"
     raise TypeError(f"no MLIR attribute form for {type(value).__name__}")
+
+
+def format_attributes(attributes) -> str:
+    """``{a = 1 : i64, b = true}`` for a dict of op attributes; ``""`` when there are none."""
+    if not attributes:
+        return ""
+    return "{" + ", ".join(f"{k} = {format_attribute(v)}" for k, v in attributes.items()) + "}"
 
 
 @dataclass
@@ -163,17 +175,10 @@ class OpRecord:
     def format(self) -> str:
         """The op as one line of generic MLIR syntax."""
         operands = ", ".join(self.operands)
-        props = ""
-        if self.attributes:
-            props = (
-                " <{"
-                + ", ".join(f"{k} = {format_attribute(v)}" for k, v in self.attributes.items())
-                + "}>"
-            )
+        props = f" <{format_attributes(self.attributes)}>" if self.attributes else ""
         signature = f"({', '.join(self.operand_types)}) -> {self.result_type}"
         return (
-            f'{self.result} = "{self.name}"({operands}){props} : {signature} '
-            f"{format_loc(self.loc)}"
+            f'{self.result} = "{self.name}"({operands}){props} : {signature} {format_loc(self.loc)}'
         )
 
 

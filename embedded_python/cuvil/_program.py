@@ -10,10 +10,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ._dtypes import is_supported
+from ._dtypes import is_supported, supported_names
 from ._mlir import sanitize_symbol
 from ._source import function_location
-from ._tracer import TraceContext, Tracer, unsupported
+from .frontends.numpy_tracer.tracer import TraceContext, Tracer, unsupported
 
 __all__ = [
     "ArgumentList",
@@ -26,7 +26,8 @@ __all__ = [
     "unwrap_jit",
 ]
 
-SUPPORTED_NAMES = "float32, float64, int32, int64, bool"
+# Read from the compiler's dtype table (loads the extension with the package).
+SUPPORTED_NAMES = supported_names()
 
 
 @dataclass

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._mlir import escape_string
+
 __all__ = ["SourceLoc", "user_location", "function_location"]
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -30,6 +32,10 @@ class SourceLoc:
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}"
+
+    def to_mlir(self) -> str:
+        """MLIR's ``FileLineColLoc`` syntax, ``"FILE":LINE:COL``."""
+        return f"{escape_string(self.file)}:{int(self.line)}:{int(self.col)}"
 
 
 UNKNOWN_LOC = SourceLoc("<unknown>", 0, 0)

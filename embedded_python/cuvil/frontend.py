@@ -10,10 +10,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._dtypes import is_supported
-from ._errors import CompileError, UnsupportedConstructError
-from ._jit import CompiledProgram, _extension, check_ir_stage, compile_program
+from . import frontends
+from ._errors import CompileError
+from ._jit import CompiledProgram, check_ir_stage, compile_program
+from ._program import SUPPORTED_NAMES, _python_name, signature_of, unwrap_jit
 from ._targets import resolve_target
-from ._program import SUPPORTED_NAMES, _python_name, signature_of, trace_examples, unwrap_jit
 from ._source import function_location
 
 __all__ = [
@@ -254,31 +255,14 @@ def build_ir(
     specs = {key: _normalize_spec(key, value, default_dtype) for key, value in input_spec.items()}
     fn = unwrap_jit(model)
     name = _python_name(fn)
-    examples = {
-        key: np.broadcast_to(np.zeros((), spec.dtype), spec.shape) for key, spec in specs.items()
-    }
-    args, kwargs = _example_call(fn, name, examples)
-    try:
-        program = trace_examples(fn, args, kwargs, _API)
-    except UnsupportedConstructError as error:
-        error.add_note(
-            f"{_API} traces {name} once into Cuvil IR and has no Python fallback: rewrite that "
-            "code with operations Cuvil supports, or compute it outside the model."
-        )
-        raise
-    ext = _extension()
-    try:
-        ext.verify(program.mlir)
-    except ext.CompileError as error:
-        raise CompileError(f"{_API}: the IR traced from {name} is invalid:\n{error}") from error
-    return IRModule(
-        program=program,
+    program = frontends.get("numpy").import_model(fn, specs, mode)
+    return frontends.to_ir_module(
+        program,
         name=name,
         source=str(function_location(fn)),
-        input_spec={key: specs[key] for key in program.input_names},
+        input_spec=specs,
         target=target,
         mode=mode,
-        fingerprint=ext.fingerprint(program.mlir),
         device=device,
     )
 
@@ -435,8 +419,7 @@ class CompiledModel:
         names, label = self._names, f"compiled {self.module.name}"
         if len(args) > len(names):
             raise TypeError(
-                f"{label} takes {len(names)} input(s) ({_quoted(names)}) but {len(args)} "
-                "were given"
+                f"{label} takes {len(names)} input(s) ({_quoted(names)}) but {len(args)} were given"
             )
         given = dict(zip(names, args))
         for key, value in kwargs.items():

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "DialectBindings.h"
 #include "PipelineBindings.h"
 #include "TargetBindings.h"
 #include "ProfilingBindings.h"
@@ -296,4 +297,5 @@ PYBIND11_MODULE(_cuvil, m) {
       "Structural SHA-256 of the IR (locations and SSA names ignored).");
 
   cuvil::python::bindProfiler(m);
+  cuvil::python::bindDialect(m);
 }

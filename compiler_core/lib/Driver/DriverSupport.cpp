@@ -2,6 +2,7 @@
 
 #include "DriverSupport.h"
 
+#include "cuvil/Dialect/Cuvil/IR/DTypes.h"
 #include "cuvil/Pipelines/Pipelines.h"
 #include "cuvil/Target/TargetBackend.h"
 
@@ -145,24 +146,12 @@ OwningOpRef<ModuleOp> cuvil::detail::parseModule(const std::string &text,
 }
 
 namespace {
-std::optional<std::string> dtypeName(Type type) {
-  if (type.isF32())
-    return "float32";
-  if (type.isF64())
-    return "float64";
-  if (type.isF16())
-    return "float16";
-  if (type.isBF16())
-    return "bfloat16";
-  if (type.isInteger(1))
-    return "bool";
-  if (type.isInteger(8))
-    return "int8";
-  if (type.isInteger(32))
-    return "int32";
-  if (type.isInteger(64))
-    return "int64";
-  return std::nullopt;
+/// "f16, bf16, f32, ..." from the dtype table, for messages.
+std::string dtypeList() {
+  std::string text;
+  for (const mlir::cuvil::DType &dtype : mlir::cuvil::dtypes())
+    text += (text.empty() ? "" : ", ") + dtype.mlirName.str();
+  return text;
 }
 } // namespace
 
@@ -171,14 +160,15 @@ cuvil::detail::signatureOf(TypeRange types, Location loc, const char *what,
                            std::vector<TensorSignature> &out) {
   for (Type type : types) {
     auto tensor = dyn_cast<RankedTensorType>(type);
-    std::optional<std::string> dtype =
-        tensor ? dtypeName(tensor.getElementType()) : std::nullopt;
+    std::optional<llvm::StringRef> dtype =
+        tensor ? mlir::cuvil::dtypeName(tensor.getElementType())
+               : std::nullopt;
     if (!tensor || !tensor.hasStaticShape() || !dtype)
       return emitError(loc) << "unsupported " << what << " type " << type
                             << ": compiled functions take and return "
-                               "statically shaped tensors of f16, bf16, f32, "
-                               "f64, i1, i8, i32 or i64";
-    out.push_back({*dtype, std::vector<int64_t>(tensor.getShape().begin(),
+                               "statically shaped tensors of "
+                            << dtypeList();
+    out.push_back({dtype->str(), std::vector<int64_t>(tensor.getShape().begin(),
                                                 tensor.getShape().end())});
   }
   return success();

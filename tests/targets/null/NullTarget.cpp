@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "cuvil/Dialect/Cuvil/IR/DTypes.h"
 #include "cuvil/Pipelines/Pipelines.h"
 #include "cuvil/Target/TargetPlugin.h"
 
@@ -23,13 +24,8 @@ using namespace mlir::cuvil;
 namespace {
 
 int64_t elementBytes(const std::string &dtype) {
-  if (dtype == "float64" || dtype == "int64")
-    return 8;
-  if (dtype == "float32" || dtype == "int32")
-    return 4;
-  if (dtype == "float16" || dtype == "bfloat16")
-    return 2;
-  return 1;
+  const DType *entry = lookupDType(dtype);
+  return entry ? entry->byteSize : 1;
 }
 
 /// Writes zeros to every output: enough to see a call go through.

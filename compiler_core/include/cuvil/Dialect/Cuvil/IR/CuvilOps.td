@@ -1,7 +1,14 @@
 //===- CuvilOps.td - Operations of the cuvil dialect -------*- tablegen -*-===//
 //
 // Tensor ops of Cuvil IR. Shapes follow NumPy: binary ops broadcast, matmul
-// follows `@`, reductions take sorted non-negative axes.
+// follows `@`, reductions take sorted non-negative axes. Every op whose result
+// type follows from its operands and attributes implements
+// InferTypeOpInterface: that one rule serves the verifier, the builders and
+// the Python front ends (which ask it for result types while tracing).
+// reshape, broadcast_to and cast take their result type as their parameter;
+// a constant's type is its value's.
+// Cuvil_Element lists the types of the dtype table (DTypes.h); a test keeps
+// the two in step.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,7 +48,7 @@ def Cuvil_ConstantOp : Cuvil_Op<"constant", [ConstantLike, Pure,
 //===----------------------------------------------------------------------===//
 
 class Cuvil_BinaryOp<string mnemonic, list<Trait> traits = []>
-    : Cuvil_Op<mnemonic, !listconcat(traits, [Pure])> {
+    : Cuvil_Op<mnemonic, !listconcat(traits, [Pure, InferTypeOpAdaptor])> {
   let description = [{
     Elementwise with NumPy broadcasting: shapes are aligned on the right and
     each pair of dimensions must be equal or one of them 1. Both operands
@@ -81,7 +88,7 @@ def Cuvil_MinOp : Cuvil_BinaryOp<"min", [Commutative]> {
   let summary = "Elementwise minimum (NaN-propagating, like np.minimum)";
 }
 
-def Cuvil_CompareOp : Cuvil_Op<"compare", [Pure]> {
+def Cuvil_CompareOp : Cuvil_Op<"compare", [Pure, InferTypeOpAdaptor]> {
   let summary = "Elementwise comparison producing a boolean tensor";
   let description = [{
     `predicate` is one of `eq`, `ne`, `lt`, `le`, `gt`, `ge`. Broadcasts
@@ -98,7 +105,7 @@ def Cuvil_CompareOp : Cuvil_Op<"compare", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Cuvil_WhereOp : Cuvil_Op<"where", [Pure]> {
+def Cuvil_WhereOp : Cuvil_Op<"where", [Pure, InferTypeOpAdaptor]> {
   let summary = "Elementwise select: cond ? x : y, broadcasting all three";
   let description = [{
     ```mlir
@@ -118,7 +125,7 @@ def Cuvil_WhereOp : Cuvil_Op<"where", [Pure]> {
 //===----------------------------------------------------------------------===//
 
 class Cuvil_UnaryOp<string mnemonic, Type operandType = Cuvil_Tensor>
-    : Cuvil_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+    : Cuvil_Op<mnemonic, [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
   let description = [{
     ```mlir
     %1 = cuvil.}] # mnemonic # [{ %0 : tensor<4x8xf32>
@@ -147,7 +154,7 @@ def Cuvil_GeluOp : Cuvil_UnaryOp<"gelu", Cuvil_FloatTensor> {
 // Contractions and convolutions
 //===----------------------------------------------------------------------===//
 
-def Cuvil_MatmulOp : Cuvil_Op<"matmul", [Pure]> {
+def Cuvil_MatmulOp : Cuvil_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
   let summary = "Matrix product with NumPy `@` semantics on rank >= 2";
   let description = [{
     The last two dimensions are contracted as (M x K) @ (K x N); leading batch
@@ -164,7 +171,7 @@ def Cuvil_MatmulOp : Cuvil_Op<"matmul", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Cuvil_Conv2dOp : Cuvil_Op<"conv2d", [Pure]> {
+def Cuvil_Conv2dOp : Cuvil_Op<"conv2d", [Pure, InferTypeOpAdaptor]> {
   let summary = "2-D convolution, NCHW input and FCHW weights";
   let description = [{
     `padding` is (top, left, bottom, right); weights have C/groups channels.
@@ -184,7 +191,8 @@ def Cuvil_Conv2dOp : Cuvil_Op<"conv2d", [Pure]> {
   let hasVerifier = 1;
 }
 
-class Cuvil_Pool2dOp<string mnemonic> : Cuvil_Op<mnemonic, [Pure]> {
+class Cuvil_Pool2dOp<string mnemonic>
+    : Cuvil_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
   let description = [{
     Pooling over the two trailing dimensions of an NCHW tensor; `padding`
     is (top, left, bottom, right).
@@ -211,7 +219,8 @@ def Cuvil_AvgPool2dOp : Cuvil_Pool2dOp<"avg_pool2d"> {
 // Reductions and normalizations
 //===----------------------------------------------------------------------===//
 
-class Cuvil_ReduceOp<string mnemonic> : Cuvil_Op<mnemonic, [Pure]> {
+class Cuvil_ReduceOp<string mnemonic>
+    : Cuvil_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
   let description = [{
     Reduces over `axes` (sorted, non-negative, unique). With `keepdims` the
     reduced dimensions stay with size 1.
@@ -232,7 +241,8 @@ def Cuvil_ReduceMeanOp : Cuvil_ReduceOp<"reduce_mean"> { let summary = "Mean ove
 def Cuvil_ReduceMaxOp : Cuvil_ReduceOp<"reduce_max"> { let summary = "Maximum over axes"; }
 def Cuvil_ReduceMinOp : Cuvil_ReduceOp<"reduce_min"> { let summary = "Minimum over axes"; }
 
-def Cuvil_SoftmaxOp : Cuvil_Op<"softmax", [Pure, SameOperandsAndResultType]> {
+def Cuvil_SoftmaxOp : Cuvil_Op<"softmax",
+    [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
   let summary = "Numerically stable softmax along one axis";
   let description = [{
     ```mlir
@@ -245,7 +255,7 @@ def Cuvil_SoftmaxOp : Cuvil_Op<"softmax", [Pure, SameOperandsAndResultType]> {
   let hasVerifier = 1;
 }
 
-def Cuvil_LayerNormOp : Cuvil_Op<"layer_norm", [Pure]> {
+def Cuvil_LayerNormOp : Cuvil_Op<"layer_norm", [Pure, InferTypeOpAdaptor]> {
   let summary = "Layer normalization over the dimensions [axis, rank)";
   let description = [{
     `gamma` and `beta` have the normalized (trailing) shape.
@@ -263,7 +273,7 @@ def Cuvil_LayerNormOp : Cuvil_Op<"layer_norm", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Cuvil_BatchNormOp : Cuvil_Op<"batch_norm", [Pure]> {
+def Cuvil_BatchNormOp : Cuvil_Op<"batch_norm", [Pure, InferTypeOpAdaptor]> {
   let summary = "Batch normalization in inference form over channel axis 1";
   let description = [{
     y = (x - mean) / sqrt(var + epsilon) * scale + bias, with per-channel
@@ -283,7 +293,8 @@ def Cuvil_BatchNormOp : Cuvil_Op<"batch_norm", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Cuvil_DropoutOp : Cuvil_Op<"dropout", [Pure, SameOperandsAndResultType]> {
+def Cuvil_DropoutOp : Cuvil_Op<"dropout",
+    [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
   let summary = "Dropout (training only; the identity in inference)";
   let description = [{
     Present only in graphs imported in training mode. Inference pipelines
@@ -317,7 +328,7 @@ def Cuvil_ReshapeOp : Cuvil_Op<"reshape", [Pure]> {
   let hasFolder = 1;
 }
 
-def Cuvil_TransposeOp : Cuvil_Op<"transpose", [Pure]> {
+def Cuvil_TransposeOp : Cuvil_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
   let summary = "Permute dimensions";
   let description = [{
     ```mlir
@@ -345,7 +356,7 @@ def Cuvil_BroadcastToOp : Cuvil_Op<"broadcast_to", [Pure]> {
   let hasFolder = 1;
 }
 
-def Cuvil_ConcatOp : Cuvil_Op<"concat", [Pure]> {
+def Cuvil_ConcatOp : Cuvil_Op<"concat", [Pure, InferTypeOpAdaptor]> {
   let summary = "Concatenate tensors along an axis";
   let description = [{
     ```mlir
@@ -358,7 +369,7 @@ def Cuvil_ConcatOp : Cuvil_Op<"concat", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Cuvil_SliceOp : Cuvil_Op<"slice", [Pure]> {
+def Cuvil_SliceOp : Cuvil_Op<"slice", [Pure, InferTypeOpAdaptor]> {
   let summary = "Strided slice [start, limit) with positive steps";
   let description = [{
     ```mlir

@@ -1,16 +1,20 @@
-"""Shape and dtype inference (NumPy semantics) and construction of Cuvil IR ops."""
+"""NumPy semantics (dtype promotion, axes, indexing, 1-D matmul) mapped onto Cuvil IR ops.
+
+Result shapes are not computed here: each op's shape rule in the dialect
+(``InferTypeOpInterface``) gives them, and rejects invalid operands with a
+:class:`cuvil.TraceError`. This module decides which ops NumPy's API means.
+"""
 
 from __future__ import annotations
 
 import operator
-from collections.abc import Sequence
 
 import numpy as np
 
-from ._dtypes import BOOL, FLOAT64, INT64, is_float, is_supported, ufunc_loop_dtypes, weak_token
-from ._errors import TraceError
-from ._source import SourceLoc, user_location
-from ._tracer import Tracer, check_context, unsupported
+from ..._dtypes import BOOL, FLOAT64, INT64, is_float, is_supported, ufunc_loop_dtypes, weak_token
+from ..._errors import TraceError
+from ..._source import SourceLoc, user_location
+from .tracer import Tracer, check_context, unsupported
 
 AxisError = np.exceptions.AxisError
 
@@ -73,18 +77,6 @@ def _normalize_axes(axis, ndim: int) -> tuple[int, ...]:
     return tuple(sorted(axes))
 
 
-def broadcast_shapes(op: str, shapes: Sequence[tuple], loc: SourceLoc) -> tuple:
-    """NumPy broadcast of ``shapes``, or a TraceError naming the op, the shapes and the line."""
-    try:
-        return tuple(np.broadcast_shapes(*shapes))
-    except ValueError:
-        listed = " and ".join(str(tuple(s)) for s in shapes)
-        raise TraceError(
-            f"{op}: operands with shapes {listed} cannot be broadcast together at {loc}. "
-            "Fix: make trailing dimensions equal or 1 (NumPy broadcasting rules)."
-        ) from None
-
-
 def _require_float(x: Tracer, loc) -> Tracer:
     """Integer and boolean inputs of float-only ops are promoted to float64, as NumPy does."""
     if is_float(x.dtype):
@@ -134,9 +126,8 @@ def binary_ufunc(ufunc, a, b) -> Tracer:
     if predicate is None and out == BOOL:
         raise unsupported(f"np.{ufunc.__name__} on boolean arrays", loc)
     ta, tb = lift(ctx, a, in_a, loc), lift(ctx, b, in_b, loc)
-    shape = broadcast_shapes(name, [ta.shape, tb.shape], loc)
     attributes = {"predicate": predicate} if predicate else None
-    return ctx.emit(name, [ta, tb], shape, out, attributes, loc)
+    return ctx.emit(name, [ta, tb], attributes, loc)
 
 
 def unary_ufunc(ufunc, x) -> Tracer:
@@ -148,7 +139,7 @@ def unary_ufunc(ufunc, x) -> Tracer:
     if in_dtype == BOOL or not (is_supported(in_dtype) and is_supported(out)):
         raise unsupported(f"np.{ufunc.__name__} on {in_dtype}", loc)
     t = lift(ctx, x, in_dtype, loc)
-    return ctx.emit(_UNARY[ufunc], [t], t.shape, out, None, loc)
+    return ctx.emit(_UNARY[ufunc], [t], None, loc)
 
 
 def float_unary(op: str, x) -> Tracer:
@@ -157,7 +148,7 @@ def float_unary(op: str, x) -> Tracer:
     ctx = check_context((x,))
     loc = user_location()
     t = _require_float(lift(ctx, x, None, loc), loc)
-    return ctx.emit(op, [t], t.shape, t.dtype, None, loc)
+    return ctx.emit(op, [t], None, loc)
 
 
 def relu(x) -> Tracer:
@@ -168,7 +159,7 @@ def relu(x) -> Tracer:
     t = lift(ctx, x, None, loc)
     if t.dtype == BOOL:
         raise unsupported("relu on a boolean array", loc)
-    return ctx.emit("cuvil.relu", [t], t.shape, t.dtype, None, loc)
+    return ctx.emit("cuvil.relu", [t], None, loc)
 
 
 def add(a, b):
@@ -266,13 +257,13 @@ def cast(x, dtype, loc: SourceLoc | None = None) -> Tracer:
         raise unsupported(f"casting to {dtype}", loc)
     if dtype == x.dtype:
         return copy(x)
-    return ctx.emit("cuvil.cast", [x], x.shape, dtype, None, loc)
+    return ctx.emit("cuvil.cast", [x], None, loc, result=(x.shape, dtype))
 
 
 def copy(x: Tracer) -> Tracer:
     """A copy: same value, independent memory (so in-place updates do not alias)."""
     check_context((x,))
-    return Tracer(x._ctx, x._value, x.shape, x.dtype)
+    return Tracer(x._ctx, x._value)
 
 
 def inplace(target: Tracer, result: Tracer, name: str) -> Tracer:
@@ -299,7 +290,7 @@ def inplace(target: Tracer, result: Tracer, name: str) -> Tracer:
                 f"{target.dtype!r} with casting rule 'same_kind'"
             )
         result = cast(result, target.dtype)
-    target._value = result._value
+    target._rebind(result._value)
     return target
 
 
@@ -322,15 +313,8 @@ def matmul(a, b) -> Tracer:
         )
     a2 = ta if ta.ndim >= 2 else reshape(ta, (1, ta.shape[0]), loc=loc)
     b2 = tb if tb.ndim >= 2 else reshape(tb, (tb.shape[0], 1), loc=loc)
-    if a2.shape[-1] != b2.shape[-2]:
-        raise TraceError(
-            f"cuvil.matmul: shapes {ta.shape} and {tb.shape} are not aligned: the contracted "
-            f"dimension is {a2.shape[-1]} on the left and {b2.shape[-2]} on the right, at {loc}. "
-            "Fix: the left operand's last dimension must equal the right's second-to-last."
-        )
-    batch = broadcast_shapes("cuvil.matmul", [a2.shape[:-2], b2.shape[:-2]], loc)
-    shape = batch + (a2.shape[-2], b2.shape[-1])
-    result = ctx.emit("cuvil.matmul", [a2, b2], shape, out, None, loc)
+    result = ctx.emit("cuvil.matmul", [a2, b2], None, loc)
+    shape = result.shape
     final = list(shape)
     if tb.ndim == 1:
         final.pop(-1)
@@ -375,12 +359,8 @@ def reduce(kind: str, x, axis=None, keepdims=False, dtype=None) -> Tracer:
         raise unsupported(f"{kind} with dtype=bool", loc)
     if not axes:
         return copy(t)
-    if keepdims:
-        shape = tuple(1 if i in axes else d for i, d in enumerate(t.shape))
-    else:
-        shape = tuple(d for i, d in enumerate(t.shape) if i not in axes)
     attributes = {"axes": axes, "keepdims": bool(keepdims)}
-    return ctx.emit(f"cuvil.reduce_{kind}", [t], shape, t.dtype, attributes, loc)
+    return ctx.emit(f"cuvil.reduce_{kind}", [t], attributes, loc)
 
 
 def variance(x, axis=None, dtype=None, ddof=0, keepdims=False) -> Tracer:
@@ -421,9 +401,9 @@ def reshape(x, shape, loc: SourceLoc | None = None, copy: bool = False) -> Trace
         )
     shape = tuple(shape)
     if shape == x.shape:
-        return x._alias() if not copy else Tracer(ctx, x._value, x.shape, x.dtype)
-    result = ctx.emit("cuvil.reshape", [x], shape, x.dtype, None, loc)
-    return result if copy else x._alias(result._value, shape)
+        return x._alias() if not copy else Tracer(ctx, x._value)
+    result = ctx.emit("cuvil.reshape", [x], None, loc, result=(shape, x.dtype))
+    return result if copy else x._alias(result._value)
 
 
 def transpose(x, axes=None) -> Tracer:
@@ -438,9 +418,8 @@ def transpose(x, axes=None) -> Tracer:
             raise ValueError("axes don't match array")
     if perm == tuple(range(x.ndim)):
         return x._alias()
-    shape = tuple(x.shape[p] for p in perm)
-    result = ctx.emit("cuvil.transpose", [x], shape, x.dtype, {"permutation": perm}, loc)
-    return x._alias(result._value, shape)
+    result = ctx.emit("cuvil.transpose", [x], {"permutation": perm}, loc)
+    return x._alias(result._value)
 
 
 def swapaxes(x, axis1, axis2) -> Tracer:
@@ -488,21 +467,10 @@ def broadcast_to(x, shape) -> Tracer:
     loc = user_location()
     t = lift(ctx, x, None, loc)
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
-    ok = len(shape) >= t.ndim
-    if ok:
-        try:
-            ok = tuple(np.broadcast_shapes(t.shape, shape)) == shape
-        except ValueError:
-            ok = False
-    if not ok:
-        raise TraceError(
-            f"cuvil.broadcast_to: cannot broadcast shape {t.shape} to shape {shape} at {loc}. "
-            "Fix: every input dimension must equal the target's or be 1."
-        )
     if shape == t.shape:
         return t._alias()
-    result = ctx.emit("cuvil.broadcast_to", [t], shape, t.dtype, None, loc)
-    return t._alias(result._value, shape)
+    result = ctx.emit("cuvil.broadcast_to", [t], None, loc, result=(shape, t.dtype))
+    return t._alias(result._value)
 
 
 def concatenate(arrays, axis=0, dtype=None) -> Tracer:
@@ -525,20 +493,9 @@ def concatenate(arrays, axis=0, dtype=None) -> Tracer:
         axis = 0
     first = tracers[0]
     axis = _normalize_axis(axis, first.ndim)
-    for t in tracers[1:]:
-        if t.ndim != first.ndim or any(
-            d1 != d2 for i, (d1, d2) in enumerate(zip(first.shape, t.shape)) if i != axis
-        ):
-            shapes = ", ".join(str(u.shape) for u in tracers)
-            raise TraceError(
-                f"cuvil.concat: shapes {shapes} do not match outside axis {axis} at {loc}. "
-                "Fix: all dimensions except the concatenation axis must be equal."
-            )
     if len(tracers) == 1:
         return copy(first)
-    shape = list(first.shape)
-    shape[axis] = sum(t.shape[axis] for t in tracers)
-    return ctx.emit("cuvil.concat", tracers, shape, out_dtype, {"axis": axis}, loc)
+    return ctx.emit("cuvil.concat", tracers, {"axis": axis}, loc)
 
 
 def stack(arrays, axis=0) -> Tracer:
@@ -609,10 +566,10 @@ def getitem(x: Tracer, index) -> Tracer:
     result = x
     if tuple(sliced) != x.shape or any(s != 1 for s in steps):
         attributes = {"start": tuple(starts), "limit": tuple(limits), "step": tuple(steps)}
-        result = ctx.emit("cuvil.slice", [x], sliced, x.dtype, attributes, loc)
+        result = ctx.emit("cuvil.slice", [x], attributes, loc)
     if tuple(final) != result.shape:
-        result = ctx.emit("cuvil.reshape", [result], final, x.dtype, None, loc)
-    return x._alias(result._value, tuple(final))
+        result = ctx.emit("cuvil.reshape", [result], None, loc, result=(final, x.dtype))
+    return x._alias(result._value)
 
 
 def where(condition, x, y) -> Tracer:
@@ -628,8 +585,7 @@ def where(condition, x, y) -> Tracer:
     if not is_supported(dtype):
         raise unsupported(f"np.where producing {dtype}", loc)
     tx, ty = lift(ctx, x, dtype, loc), lift(ctx, y, dtype, loc)
-    shape = broadcast_shapes("cuvil.where", [cond.shape, tx.shape, ty.shape], loc)
-    return ctx.emit("cuvil.where", [cond, tx, ty], shape, dtype, None, loc)
+    return ctx.emit("cuvil.where", [cond, tx, ty], None, loc)
 
 
 def full_like(a, fill_value, dtype=None) -> Tracer:

@@ -1,4 +1,9 @@
-"""Parameter checking, shape inference and IR construction for the neural-network ops."""
+"""Parameter normalization and IR construction for the neural-network ops.
+
+Output shapes and shape checks come from the ops' shape rules in the dialect;
+the helpers at the top normalize parameters (shared with the NumPy
+implementations in ``cuvil._eager``).
+"""
 
 from __future__ import annotations
 
@@ -7,11 +12,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ._dtypes import is_float
-from ._errors import TraceError
-from ._ops import _normalize_axis, _operand, _require_float, broadcast_to, lift
-from ._source import user_location
-from ._tracer import Tracer, check_context, unsupported
+from ..._dtypes import is_float
+from ..._errors import TraceError
+from ..._source import user_location
+from ..builder import TensorType, infer_result_type
+from .ops import _normalize_axis, _operand, _require_float, broadcast_to, lift
+from .tracer import Tracer, check_context, unsupported
 
 # ----- parameters (shared with the NumPy implementations) --------------------------
 
@@ -44,47 +50,13 @@ def padding4(value) -> tuple[int, int, int, int]:
     return result
 
 
-def window_output(
-    op: str,
-    spatial: Sequence[int],
-    kernel: Sequence[int],
-    strides: Sequence[int],
-    padding: Sequence[int],
-    dilations: Sequence[int] = (1, 1),
-    loc=None,
-) -> tuple[int, int]:
-    """Output height and width of a 2-D sliding window (convolution or pooling)."""
-    top, left, bottom, right = padding
-    out = []
-    for size, k, s, d, before, after in zip(
-        spatial, kernel, strides, dilations, (top, left), (bottom, right)
-    ):
-        extent = d * (k - 1) + 1
-        padded = size + before + after
-        if padded < extent:
-            raise TraceError(
-                f"{op}: window of extent {extent} does not fit the padded input of size {padded} "
-                f"(input spatial shape {tuple(spatial)}, kernel {tuple(kernel)}) at "
-                f"{loc or user_location()}. Fix: use a smaller kernel or more padding."
-            )
-        out.append((padded - extent) // s + 1)
-    return out[0], out[1]
+def check_shapes(op: str, operands: Sequence[np.ndarray], attributes: dict) -> tuple:
+    """The result shape of ``op`` on these arrays, by the op's shape rule (the eager path).
 
-
-def check_conv2d(op, x_shape, w_shape, groups, loc=None) -> None:
-    """Validate NCHW input and (F, C/groups, KH, KW) weight shapes."""
-    where = loc or user_location()
-    if len(x_shape) != 4 or len(w_shape) != 4:
-        raise TraceError(
-            f"{op}: expected a 4-D NCHW input and a 4-D FCHW weight, got shapes "
-            f"{tuple(x_shape)} and {tuple(w_shape)} at {where}."
-        )
-    if groups < 1 or x_shape[1] != w_shape[1] * groups or w_shape[0] % groups:
-        raise TraceError(
-            f"{op}: input shape {tuple(x_shape)} and weight shape {tuple(w_shape)} do not match "
-            f"with groups={groups} at {where}. Fix: input channels must equal weight.shape[1] * "
-            "groups and weight.shape[0] must be divisible by groups."
-        )
+    Raises :class:`cuvil.TraceError` naming the shapes and the caller's line.
+    """
+    types = [TensorType.of(np.shape(a), np.asarray(a).dtype) for a in operands]
+    return infer_result_type(op, types, attributes, user_location()).shape
 
 
 def check_pool_padding(op, kernel, padding) -> None:
@@ -122,7 +94,7 @@ def softmax(x, axis=-1) -> Tracer:
     loc = user_location()
     t = _require_float(lift(ctx, _operand(x), None, loc), loc)
     axis = _normalize_axis(axis, t.ndim)
-    return ctx.emit("cuvil.softmax", [t], t.shape, t.dtype, {"axis": axis}, loc)
+    return ctx.emit("cuvil.softmax", [t], {"axis": axis}, loc)
 
 
 def layer_norm(x, gamma=None, beta=None, axis=-1, epsilon=1e-5) -> Tracer:
@@ -147,7 +119,7 @@ def layer_norm(x, gamma=None, beta=None, axis=-1, epsilon=1e-5) -> Tracer:
                 ) from None
         params.append(p)
     attributes = {"axis": axis, "epsilon": float(epsilon)}
-    return ctx.emit("cuvil.layer_norm", [t, *params], t.shape, t.dtype, attributes, loc)
+    return ctx.emit("cuvil.layer_norm", [t, *params], attributes, loc)
 
 
 def conv2d(x, weight, strides=(1, 1), padding=(0, 0, 0, 0), dilations=(1, 1), groups=1) -> Tracer:
@@ -157,18 +129,13 @@ def conv2d(x, weight, strides=(1, 1), padding=(0, 0, 0, 0), dilations=(1, 1), gr
     strides, dilations = pair(strides, "strides"), pair(dilations, "dilations")
     padding, groups = padding4(padding), operator.index(groups)
     t, w = _float_operands(ctx, [x, weight], loc)
-    check_conv2d("cuvil.conv2d", t.shape, w.shape, groups, loc)
-    ho, wo = window_output(
-        "cuvil.conv2d", t.shape[2:], w.shape[2:], strides, padding, dilations, loc
-    )
     attributes = {
         "strides": strides,
         "padding": padding,
         "dilations": dilations,
         "groups": groups,
     }
-    shape = (t.shape[0], w.shape[0], ho, wo)
-    return ctx.emit("cuvil.conv2d", [t, w], shape, t.dtype, attributes, loc)
+    return ctx.emit("cuvil.conv2d", [t, w], attributes, loc)
 
 
 def pool2d(kind, x, kernel, strides=None, padding=0, count_include_pad=True) -> Tracer:
@@ -181,13 +148,10 @@ def pool2d(kind, x, kernel, strides=None, padding=0, count_include_pad=True) -> 
     padding = padding4(padding)
     check_pool_padding(op, kernel, padding)
     (t,) = _float_operands(ctx, [x], loc)
-    if t.ndim != 4:
-        raise TraceError(f"{op}: expected a 4-D NCHW input, got shape {t.shape} at {loc}.")
-    ho, wo = window_output(op, t.shape[2:], kernel, strides, padding, loc=loc)
     attributes = {"kernel": kernel, "strides": strides, "padding": padding}
     if kind == "avg":
         attributes["count_include_pad"] = bool(count_include_pad)
-    return ctx.emit(op, [t], t.shape[:2] + (ho, wo), t.dtype, attributes, loc)
+    return ctx.emit(op, [t], attributes, loc)
 
 
 def batch_norm(x, scale, bias, mean, var, epsilon=1e-5) -> Tracer:
@@ -195,20 +159,8 @@ def batch_norm(x, scale, bias, mean, var, epsilon=1e-5) -> Tracer:
     ctx = check_context((x, scale, bias, mean, var))
     loc = user_location()
     operands = _float_operands(ctx, [x, scale, bias, mean, var], loc)
-    t = operands[0]
-    if t.ndim < 2:
-        raise TraceError(
-            f"cuvil.batch_norm: input must have a channel axis 1, got shape {t.shape} at {loc}."
-        )
-    channels = t.shape[1]
-    for name, p in zip(("scale", "bias", "mean", "var"), operands[1:]):
-        if p.shape != (channels,):
-            raise TraceError(
-                f"cuvil.batch_norm: {name} has shape {p.shape} but input {t.shape} has "
-                f"{channels} channels (axis 1) at {loc}. Fix: pass 1-D ({channels},) parameters."
-            )
     attributes = {"epsilon": float(epsilon)}
-    return ctx.emit("cuvil.batch_norm", operands, t.shape, t.dtype, attributes, loc)
+    return ctx.emit("cuvil.batch_norm", operands, attributes, loc)
 
 
 def dropout(x, ratio=0.5) -> Tracer:
@@ -219,4 +171,4 @@ def dropout(x, ratio=0.5) -> Tracer:
     t = lift(ctx, _operand(x), None, loc)
     if not is_float(t.dtype):
         raise unsupported(f"dropout on a {t.dtype} array", loc)
-    return ctx.emit("cuvil.dropout", [t], t.shape, t.dtype, {"ratio": ratio}, loc)
+    return ctx.emit("cuvil.dropout", [t], {"ratio": ratio}, loc)

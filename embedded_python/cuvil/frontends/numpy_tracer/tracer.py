@@ -1,4 +1,9 @@
-"""Tracer objects: NumPy-like stand-ins that record each operation as a Cuvil IR op."""
+"""Tracer objects: NumPy-like stand-ins that record each operation as a Cuvil IR op.
+
+Ops are recorded through the shared :class:`cuvil.frontends.builder.IRBuilder`,
+which asks the dialect's shape rules for each result type and locates each op
+at the user's ``file:line:col``.
+"""
 
 from __future__ import annotations
 
@@ -9,10 +14,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from . import _mlir
-from ._dtypes import is_supported
-from ._errors import TraceError, UnsupportedConstructError
-from ._source import SourceLoc, user_location
+from ..._dtypes import is_supported
+from ..._errors import TraceError, UnsupportedConstructError
+from ..._source import SourceLoc, user_location
+from ..builder import IRBuilder, TensorType, Value
 
 __all__ = ["Tracer", "TraceContext", "current_context", "unsupported"]
 
@@ -49,12 +54,10 @@ class TraceContext:
     """Records the ops of one traced function, in program order."""
 
     def __init__(self, func_name: str, func_loc: SourceLoc):
-        self.func_name = func_name
+        self.builder = IRBuilder(func_name, func_loc)
+        self.func_name = self.builder.func_name
         self.func_loc = func_loc
-        self.args: list[_mlir.ArgRecord] = []
-        self.ops: list[_mlir.OpRecord] = []
         self.unsupported: UnsupportedConstructError | None = None
-        self._next_id = 0
         # id(array) -> (array, Tracer): one constant op per captured array object.
         self._constants: dict[int, tuple[np.ndarray, Tracer]] = {}
 
@@ -70,41 +73,34 @@ class TraceContext:
 
     def new_argument(self, shape: Sequence[int], dtype) -> Tracer:
         """Add a function argument of the given type and return its tracer."""
-        value = f"%arg{len(self.args)}"
-        dtype = np.dtype(dtype)
-        self.args.append(_mlir.ArgRecord(value, _mlir.tensor_type(shape, dtype), self.func_loc))
-        return Tracer(self, value, tuple(int(d) for d in shape), dtype, is_input=True)
+        value = self.builder.argument(TensorType.of(shape, dtype), self.func_loc)
+        return Tracer(self, value, is_input=True)
 
     def emit(
         self,
         name: str,
         operands: Sequence[Tracer],
-        shape: Sequence[int],
-        dtype,
         attributes: dict | None = None,
         loc: SourceLoc | None = None,
+        result: tuple | None = None,
     ) -> Tracer:
-        """Record ``name(operands) {attributes} -> tensor<shape x dtype>`` and return its result."""
-        dtype = np.dtype(dtype)
-        shape = tuple(int(d) for d in shape)
+        """Record ``name(operands) {attributes}`` and return its result.
+
+        The op's shape rule gives the result type; ``result`` is the
+        ``(shape, dtype)`` of the ops that take it as a parameter (reshape,
+        broadcast_to, cast).
+        """
+        loc = loc or user_location()
+        result_type = None if result is None else TensorType.of(*result)
+        value = self.builder.op(
+            name, [t._value for t in operands], attributes, loc=loc, result_type=result_type
+        )
+        dtype, shape = np.dtype(value.type.dtype), value.type.shape
         if not is_supported(dtype):
             raise unsupported(f"{name} producing dtype {dtype}", loc)
         if any(d == 0 for d in shape):
             raise unsupported(f"{name} producing an empty array of shape {shape}", loc)
-        value = f"%{self._next_id}"
-        self._next_id += 1
-        self.ops.append(
-            _mlir.OpRecord(
-                name=name,
-                operands=[t._value for t in operands],
-                operand_types=[t.mlir_type for t in operands],
-                attributes=dict(attributes or {}),
-                result=value,
-                result_type=_mlir.tensor_type(shape, dtype),
-                loc=loc or user_location(),
-            )
-        )
-        return Tracer(self, value, shape, dtype)
+        return Tracer(self, value)
 
     def constant(self, array, dtype=None, loc: SourceLoc | None = None) -> Tracer:
         """A ``cuvil.constant`` holding ``array`` converted to ``dtype``.
@@ -124,20 +120,15 @@ class TraceContext:
         if not is_supported(dtype):
             raise unsupported(f"a constant of dtype {dtype}", loc)
         frozen = np.array(array, dtype=dtype, copy=True)
-        result = self.emit("cuvil.constant", [], frozen.shape, dtype, {"value": frozen}, loc)
+        if any(d == 0 for d in frozen.shape):
+            raise unsupported(f"a constant empty array of shape {frozen.shape}", loc)
+        result = Tracer(self, self.builder.constant(frozen, loc or user_location()))
         self._constants[key] = (original, result)
         return result
 
     def to_mlir(self, outputs: Sequence[Tracer], return_loc: SourceLoc) -> str:
         """The recorded function as MLIR text, returning ``outputs``."""
-        return _mlir.format_module(
-            self.func_name,
-            self.args,
-            self.ops,
-            [(t._value, t.mlir_type) for t in outputs],
-            self.func_loc,
-            return_loc,
-        )
+        return self.builder.module([t._value for t in outputs], return_loc)
 
 
 def _binary(name):
@@ -187,7 +178,7 @@ class _Storage:
 
 
 class Tracer:
-    """A traced array: static shape and dtype plus the SSA value that computes it.
+    """A traced array: static shape and dtype plus the IR value that computes it.
 
     It behaves like a read-only ``numpy.ndarray`` for the operations Cuvil can
     compile (operators, NumPy ufuncs and functions, methods such as ``.sum``).
@@ -198,23 +189,20 @@ class Tracer:
     __slots__ = ("_ctx", "_value", "shape", "dtype", "_storage", "__weakref__")
     __array_priority__ = 1000.0
 
-    def __init__(self, ctx, value, shape, dtype, is_input=False, storage=None):
+    def __init__(self, ctx, value: Value, is_input=False, storage=None):
         self._ctx = ctx
-        self._value = value
-        self.shape = tuple(shape)
-        self.dtype = np.dtype(dtype)
+        self._rebind(value)
         self._storage = storage if storage is not None else _Storage(is_input)
         self._storage.members.add(self)
 
-    def _alias(self, value=None, shape=None) -> Tracer:
-        """A new tracer sharing this one's memory (a NumPy view), optionally reshaped."""
-        return Tracer(
-            self._ctx,
-            self._value if value is None else value,
-            self.shape if shape is None else shape,
-            self.dtype,
-            storage=self._storage,
-        )
+    def _rebind(self, value: Value) -> None:
+        self._value = value
+        self.shape = value.type.shape
+        self.dtype = np.dtype(value.type.dtype)
+
+    def _alias(self, value: Value | None = None) -> Tracer:
+        """A new tracer sharing this one's memory (a NumPy view), optionally another value."""
+        return Tracer(self._ctx, self._value if value is None else value, storage=self._storage)
 
     # ----- metadata -------------------------------------------------------
     @property
@@ -235,7 +223,7 @@ class Tracer:
 
     @property
     def mlir_type(self) -> str:
-        return _mlir.tensor_type(self.shape, self.dtype)
+        return str(self._value.type)
 
     @property
     def T(self) -> Tracer:
@@ -250,7 +238,7 @@ class Tracer:
         return _ops.transpose(self, axes)
 
     def __repr__(self) -> str:
-        return f"Tracer({self._value}, shape={self.shape}, dtype={self.dtype})"
+        return f"Tracer({self._value.name}, shape={self.shape}, dtype={self.dtype})"
 
     def __format__(self, spec: str) -> str:
         if spec:
@@ -437,4 +425,5 @@ def check_context(values) -> TraceContext:
 
 
 # Imported last: these modules use Tracer at call time (circular by design).
-from . import _dispatch, _ops  # noqa: E402
+from . import dispatch as _dispatch  # noqa: E402
+from . import ops as _ops  # noqa: E402

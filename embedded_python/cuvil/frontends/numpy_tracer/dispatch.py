@@ -6,8 +6,8 @@ import functools
 
 import numpy as np
 
-from . import _ops
-from ._tracer import unsupported
+from . import ops as _ops
+from .tracer import unsupported
 
 _REDUCE_UFUNCS = {np.add: "sum", np.maximum: "max", np.minimum: "min"}
 
@@ -100,7 +100,7 @@ def _std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **extra):
 
 
 def _lift(a):
-    from ._tracer import check_context
+    from .tracer import check_context
 
     return _ops.lift(check_context((a,)), _ops._operand(a))
 

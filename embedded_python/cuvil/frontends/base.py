@@ -1,0 +1,105 @@
+"""The contract every front end implements, their registry, and how IR becomes an IRModule."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Mapping
+
+__all__ = ["FrontEnd", "register", "available", "get", "to_ir_module"]
+
+_REGISTRY: dict[str, type[FrontEnd]] = {}
+
+
+class FrontEnd(abc.ABC):
+    """A model importer: NumPy tracing today; PyTorch, ONNX, JAX and TensorFlow to come.
+
+    A subclass sets :attr:`name`, is registered with :func:`register`, and
+    implements :meth:`import_model` by building IR with one
+    :class:`cuvil.frontends.IRBuilder`:
+
+    * values and ops only through the builder, so result types come from the
+      dialect's shape rules and invalid graphs fail with the op and its location;
+    * a structured location on every op: ``FileLineColLoc`` for Python source,
+      ``builder.node(name, source)`` (a ``NameLoc``) around the ops of each model
+      node, ``FusedLoc``/``CallSiteLoc`` where they say more;
+    * training-only nodes (dropout) kept as their cuvil ops: ``mode="inference"``
+      pipelines remove them.
+    """
+
+    #: The registry name, e.g. ``"numpy"``, ``"onnx"``.
+    name: str = ""
+
+    @abc.abstractmethod
+    def import_model(self, model, input_spec: Mapping, mode: str = "inference"):
+        """Build the IR of ``model`` for inputs ``input_spec`` (name -> ``cuvil.TensorSpec``).
+
+        Returns a :class:`cuvil._program.TracedProgram` whose ``input_names``
+        are the keys of ``input_spec`` in the IR's argument order. Raises
+        :class:`cuvil.TraceError` for invalid graphs and
+        :class:`cuvil.UnsupportedConstructError` for what it cannot import.
+        """
+
+
+def register(cls: type[FrontEnd]) -> type[FrontEnd]:
+    """Register a front end under ``cls.name`` (usable as a class decorator)."""
+    if not cls.name:
+        raise ValueError(f"front end {cls.__name__} has no name")
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def available() -> tuple[str, ...]:
+    """The registered front ends' names, sorted."""
+    return tuple(sorted(_REGISTRY))
+
+
+def get(name: str) -> FrontEnd:
+    """A new instance of the front end registered as ``name``."""
+    try:
+        return _REGISTRY[name]()
+    except KeyError:
+        raise ValueError(
+            f"cuvil: no front end named {name!r}; available: {', '.join(available())}"
+        ) from None
+
+
+def to_ir_module(
+    program,
+    *,
+    name: str,
+    source: str,
+    input_spec=None,
+    target="cpu",
+    mode="inference",
+    device: int = 0,
+):
+    """Verify ``program``'s IR and wrap it as a :class:`cuvil.IRModule`.
+
+    ``input_spec`` maps input names to ``cuvil.TensorSpec``; by default it is
+    read from the program's inputs. Raises :class:`cuvil.CompileError` with the
+    verifier's diagnostics (at each op's location) for invalid IR.
+    """
+    from .. import _dtypes
+    from .._errors import CompileError
+    from ..frontend import IRModule, TensorSpec
+
+    ext = _dtypes.extension()
+    try:
+        ext.verify(program.mlir)
+    except ext.CompileError as error:
+        raise CompileError(f"cuvil: the IR built from {name} is invalid:\n{error}") from error
+    if input_spec is None:
+        input_spec = {
+            key: TensorSpec(shape, dtype.name)
+            for key, (dtype, shape) in zip(program.input_names, program.inputs)
+        }
+    return IRModule(
+        program=program,
+        name=name,
+        source=source,
+        input_spec={key: input_spec[key] for key in program.input_names},
+        target=target,
+        mode=mode,
+        fingerprint=ext.fingerprint(program.mlir),
+        device=device,
+    )

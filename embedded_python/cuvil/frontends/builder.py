@@ -1,0 +1,237 @@
+"""The one IR builder of every front end: typed values, ops, structured locations, MLIR text.
+
+Result types come from the ops themselves: :meth:`IRBuilder.op` asks the
+cuvil dialect's shape rules (``InferTypeOpInterface``, through the compiled
+extension) for every op except ``cuvil.reshape``, ``cuvil.broadcast_to`` and
+``cuvil.cast``, whose result type is their parameter and is checked by the
+op's verifier instead. An op the dialect rejects raises
+:class:`cuvil.TraceError` naming the op, the operand shapes, the reason and
+the op's location.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import _dtypes, _mlir
+from .._errors import TraceError
+from .locations import UNKNOWN, NameLoc
+
+__all__ = ["TensorType", "Value", "IRBuilder", "GIVEN_RESULT_TYPE_OPS", "infer_result_type"]
+
+# Ops whose result type is their parameter rather than a rule's answer.
+GIVEN_RESULT_TYPE_OPS = frozenset({"cuvil.reshape", "cuvil.broadcast_to", "cuvil.cast"})
+
+
+@dataclass(frozen=True)
+class TensorType:
+    """A static tensor type: ``shape`` and a dtype-table name (``"float32"``, ``"bfloat16"``)."""
+
+    shape: tuple
+    dtype: str
+
+    def __str__(self) -> str:
+        return self.text
+
+    @functools.cached_property
+    def text(self) -> str:
+        """The MLIR text, e.g. ``tensor<4x3xf32>`` (computed once per type)."""
+        dims = "".join(f"{int(d)}x" for d in self.shape)
+        return f"tensor<{dims}{_dtypes.by_name(self.dtype).mlir}>"
+
+    @staticmethod
+    def of(shape: Sequence[int], dtype) -> TensorType:
+        """From a shape and a dtype name or NumPy dtype."""
+        name = dtype if isinstance(dtype, str) else np.dtype(dtype).name
+        return TensorType(tuple(int(d) for d in shape), name)
+
+    @staticmethod
+    @functools.lru_cache(maxsize=4096)
+    def parse(text: str) -> TensorType:
+        """From MLIR text such as ``tensor<4x3xf32>`` (static shapes only)."""
+        if not (text.startswith("tensor<") and text.endswith(">")):
+            raise ValueError(f"not a tensor type: {text!r}")
+        *dims, element = text[len("tensor<") : -1].split("x")
+        return TensorType(tuple(int(d) for d in dims), _dtypes.by_mlir(element).name)
+
+
+class Value:
+    """An SSA value made by an :class:`IRBuilder`: its name (``%3``) and :class:`TensorType`."""
+
+    __slots__ = ("name", "type")
+
+    def __init__(self, name: str, type: TensorType):
+        self.name = name
+        self.type = type
+
+    def __repr__(self) -> str:
+        return f"Value({self.name}: {self.type})"
+
+
+def _ask(question, name: str, operand_types: Sequence[TensorType], loc):
+    """Run a dialect query; its diagnostic becomes a TraceError naming the op, shapes and loc."""
+    ext = _dtypes.extension()
+    try:
+        return question(ext)
+    except ext.TypeInferenceError as error:
+        reason = str(error).replace(f"'{name}' op ", "")
+        shapes = " and ".join(str(tuple(t.shape)) for t in operand_types) or "none"
+        raise TraceError(f"{name}: {reason}; operand shapes {shapes}, at {loc}.") from None
+
+
+def infer_result_type(name: str, operand_types: Sequence[TensorType], attributes: Mapping, loc):
+    """The result type of op ``name`` on operands of these types, from the op's shape rule.
+
+    Raises :class:`cuvil.TraceError` naming the op, the rule's reason, the
+    operand shapes and ``loc`` when the rule rejects them.
+    """
+    types, attrs = [str(t) for t in operand_types], _mlir.format_attributes(attributes)
+    text = _ask(lambda ext: ext.infer_result_type(name, types, attrs), name, operand_types, loc)
+    return TensorType.parse(text)
+
+
+def check_op(name, operand_types, attributes, result_type: TensorType, loc) -> None:
+    """Check an op whose result type is given with the op's verifier (TraceError if invalid)."""
+    types, attrs = [str(t) for t in operand_types], _mlir.format_attributes(attributes)
+    _ask(lambda ext: ext.check_op(name, types, attrs, str(result_type)), name, operand_types, loc)
+
+
+class IRBuilder:
+    """Builds one ``func.func`` of Cuvil IR, op by op, each op with a structured location.
+
+    Args:
+        func_name: the function's symbol (sanitized for MLIR).
+        loc: the function's location (its ``def`` line, or the model file).
+    """
+
+    def __init__(self, func_name: str, loc=UNKNOWN):
+        self.func_name = _mlir.sanitize_symbol(func_name)
+        self.loc = loc
+        self.arguments: list[_mlir.ArgRecord] = []
+        self.ops: list[_mlir.OpRecord] = []
+        self._next_id = 0
+        self._node: NameLoc | None = None
+
+    # ----- locations ---------------------------------------------------------------
+    @contextlib.contextmanager
+    def node(self, name: str, source=None):
+        """Ops created inside the block carry ``NameLoc(name, ...)``: a model node's name.
+
+        ``source`` is where the node came from (``FileLineColLoc("model.onnx", 0, 0)``);
+        an op's own ``loc`` given inside the block becomes the name's child instead.
+        """
+        outer = self._node
+        self._node = NameLoc(name, source)
+        try:
+            yield self._node
+        finally:
+            self._node = outer
+
+    def location(self, loc=None):
+        """The location an op gets: ``loc``, named after the enclosing :meth:`node`, if any."""
+        if self._node is None:
+            return UNKNOWN if loc is None else loc
+        if loc is None:
+            return self._node
+        return NameLoc(self._node.name, loc)
+
+    # ----- values and ops ----------------------------------------------------------
+    def argument(self, type: TensorType, loc=None) -> Value:
+        """Add a function argument of ``type``."""
+        value = Value(f"%arg{len(self.arguments)}", type)
+        self.arguments.append(
+            _mlir.ArgRecord(value.name, str(type), self.location(loc or self.loc))
+        )
+        return value
+
+    def op(
+        self,
+        name: str,
+        operands: Sequence[Value],
+        attributes: Mapping | None = None,
+        *,
+        loc=None,
+        result_type: TensorType | None = None,
+    ) -> Value:
+        """Append ``name(operands) {attributes}`` and return its result.
+
+        ``attributes`` are plain Python values (see :mod:`cuvil._mlir`). The
+        result type is inferred by the op's shape rule unless the op takes it as
+        its parameter (:data:`GIVEN_RESULT_TYPE_OPS`), where ``result_type`` is
+        required.
+        """
+        loc = self.location(loc)
+        attributes = dict(attributes or {})
+        if name in GIVEN_RESULT_TYPE_OPS:
+            if result_type is None:
+                raise TypeError(f"{name} takes its result type as a parameter: pass result_type")
+            check_op(name, [v.type for v in operands], attributes, result_type, loc)
+        else:
+            result_type = self.infer(name, operands, attributes, loc)
+        return self._append(name, operands, attributes, result_type, loc)
+
+    def infer(self, name: str, operands: Sequence[Value], attributes: Mapping, loc=None):
+        """The result type ``name`` would have on ``operands``, from the op's shape rule."""
+        return infer_result_type(name, [v.type for v in operands], attributes, self.location(loc))
+
+    def constant(self, array: np.ndarray, loc=None) -> Value:
+        """A ``cuvil.constant`` holding ``array`` (its dtype must be in the table)."""
+        array = np.asarray(array)
+        type = TensorType.of(array.shape, array.dtype)
+        return self._append("cuvil.constant", [], {"value": array}, type, self.location(loc))
+
+    def _append(self, name, operands, attributes, result_type: TensorType, loc) -> Value:
+        value = Value(f"%{self._next_id}", result_type)
+        self._next_id += 1
+        self.ops.append(
+            _mlir.OpRecord(
+                name=name,
+                operands=[v.name for v in operands],
+                operand_types=[str(v.type) for v in operands],
+                attributes=attributes,
+                result=value.name,
+                result_type=str(result_type),
+                loc=loc,
+            )
+        )
+        return value
+
+    # ----- the module ------------------------------------------------------------------
+    def module(self, results: Sequence[Value], loc=None) -> str:
+        """The module text: the function returning ``results``; ``loc`` locates the return."""
+        return _mlir.format_module(
+            self.func_name,
+            self.arguments,
+            self.ops,
+            [(v.name, str(v.type)) for v in results],
+            self.loc,
+            self.location(loc or self.loc),
+        )
+
+    def program(self, results: Sequence[Value], input_names=None, loc=None):
+        """The function returning ``results`` as a :class:`cuvil._program.TracedProgram`.
+
+        ``input_names`` name the arguments (default ``arg0``, ``arg1``, ...);
+        :func:`cuvil.frontends.to_ir_module` turns the program into an IRModule.
+        """
+        from .._program import TracedProgram
+
+        args = [TensorType.parse(a.type) for a in self.arguments]
+        names = (
+            list(input_names) if input_names is not None else [f"arg{i}" for i in range(len(args))]
+        )
+        if len(names) != len(args):
+            raise ValueError(f"{len(names)} input names for {len(args)} arguments")
+        return TracedProgram(
+            func_name=self.func_name,
+            mlir=self.module(results, loc),
+            inputs=[(np.dtype(t.dtype), t.shape) for t in args],
+            outputs=[(np.dtype(v.type.dtype), v.type.shape) for v in results],
+            structure="single" if len(results) == 1 else "tuple",
+            input_names=names,
+        )
