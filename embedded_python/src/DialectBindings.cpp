@@ -41,6 +41,8 @@ void cuvil::python::bindDialect(py::module_ &m) {
     }
   });
 
+  m.def("compare_predicates", &cuvil::comparePredicates,
+        "cuvil.compare's predicate names, indexed by their enum value");
   m.def(
       "dtypes",
       []() {

@@ -74,7 +74,12 @@ def test_python_dtype_lists_derive_from_the_table():
     "op, types, attributes, expected",
     [
         ("cuvil.add", ["tensor<4x3xf32>", "tensor<3xf32>"], "", "tensor<4x3xf32>"),
-        ("cuvil.compare", ["tensor<4xi32>", "tensor<i32>"], '{predicate = "lt"}', "tensor<4xi1>"),
+        (
+            "cuvil.compare",
+            ["tensor<4xi32>", "tensor<i32>"],
+            "{predicate = 2 : i64}",
+            "tensor<4xi1>",
+        ),
         ("cuvil.where", ["tensor<4x1xi1>", "tensor<3xf64>", "tensor<f64>"], "", "tensor<4x3xf64>"),
         ("cuvil.matmul", ["tensor<8x4x3xf32>", "tensor<3x5xf32>"], "", "tensor<8x4x5xf32>"),
         ("cuvil.exp", ["tensor<2x2xf32>"], "", "tensor<2x2xf32>"),

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cuvil/Driver/Compiler.h"
+#include "cuvil/Dialect/Cuvil/IR/CuvilDialect.h"
 
 #include "DriverSupport.h"
 #include "IRSession.h"
@@ -152,13 +153,15 @@ void cuvil::CompiledFunction::Impl::readCodegenAttributes() {
   plannedPeakBytes = unplannedBytes = 0;
   planKnown = true;
   lowered->walk([&](func::FuncOp func) {
-    if (auto peak =
-            func->getAttrOfType<mlir::IntegerAttr>("cuvil.planned_peak_bytes"))
+    if (auto peak = func->getAttrOfType<mlir::IntegerAttr>(
+            mlir::cuvil::CuvilDialect::PlannedPeakBytesAttrHelper::
+                getNameStr()))
       plannedPeakBytes += peak.getInt();
-    if (auto total =
-            func->getAttrOfType<mlir::IntegerAttr>("cuvil.unplanned_bytes"))
+    if (auto total = func->getAttrOfType<mlir::IntegerAttr>(
+            mlir::cuvil::CuvilDialect::UnplannedBytesAttrHelper::getNameStr()))
       unplannedBytes += total.getInt();
-    if (auto table = func->getAttrOfType<mlir::ArrayAttr>("cuvil.kernels")) {
+    if (auto table = func->getAttrOfType<mlir::ArrayAttr>(
+            mlir::cuvil::CuvilDialect::KernelsAttrHelper::getNameStr())) {
       kernels.clear();
       for (mlir::Attribute entry : table) {
         auto pair = cast<mlir::ArrayAttr>(entry);
@@ -207,10 +210,9 @@ cuvil::CompiledFunction::Impl::runStep(const PipelineStep &step,
 }
 
 std::string cuvil::CompiledFunction::Impl::cacheKey() const {
-  std::string material = fingerprint + "|" + funcName + "|" + version() +
-                         "|" + options.target + ":" +
-                         std::to_string(options.device) + "|" +
-                         target->cacheKeyMaterial(targetOptions());
+  std::string material = fingerprint + "|" + funcName + "|" + version() + "|" +
+                         options.target + ":" + std::to_string(options.device) +
+                         "|" + target->cacheKeyMaterial(targetOptions());
   // The passes themselves: a cache written by another pipeline (an older
   // build, a custom one) must not be reused.
   for (const PipelineStep &step : options.steps)
@@ -347,8 +349,8 @@ bool cuvil::CompiledFunction::emit(ArtifactKind kind, const std::string &path,
   }
   if (llvm::is_contained(artifacts(), kind) && failed(impl->lower(error)))
     return false;
-  return succeeded(impl->target->emit(*impl->lowered, kind, impl->request,
-                                      path, error));
+  return succeeded(
+      impl->target->emit(*impl->lowered, kind, impl->request, path, error));
 }
 
 void cuvil::CompiledFunction::call(void *const *inputs, void *const *outputs,

@@ -15,7 +15,7 @@
 #mn = affine_map<(m, n, k) -> (m, n)>
 module {
   func.func @cuvil_ops(%x: tensor<4x8xf32>, %w: tensor<8x2xf32>, %s: tensor<f32>) -> tensor<2x4xf32> {
-    %c = cuvil.compare %x, %s {predicate = "lt"} : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xi1>
+    %c = cuvil.compare lt, %x, %s : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xi1>
     %y = cuvil.where %c, %x, %s : (tensor<4x8xi1>, tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
     %m = cuvil.matmul %y, %w : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
     %t = cuvil.transpose %m {permutation = array<i64: 1, 0>} : (tensor<4x2xf32>) -> tensor<2x4xf32>

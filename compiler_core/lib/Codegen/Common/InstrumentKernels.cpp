@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cuvil/Codegen/Common/Passes.h"
+#include "cuvil/Dialect/Cuvil/IR/CuvilDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -59,14 +60,17 @@ struct InstrumentKernelsPass
     // Names recorded by cuvil-tag-kernels, by location; the attribute has
     // served its purpose whether or not this function is instrumented.
     DenseMap<Location, StringAttr> names;
-    if (auto table = func->getAttrOfType<ArrayAttr>("cuvil.kernel_names"))
+    if (auto table = func->getAttrOfType<ArrayAttr>(
+            mlir::cuvil::CuvilDialect::KernelNamesAttrHelper::getNameStr()))
       for (Attribute entry : table) {
         auto pair = cast<ArrayAttr>(entry);
         names[cast<LocationAttr>(pair[0])] = cast<StringAttr>(pair[1]);
       }
-    func->removeAttr("cuvil.kernel_names");
+    func->removeAttr(
+        mlir::cuvil::CuvilDialect::KernelNamesAttrHelper::getNameStr());
     if (func.isDeclaration() || !func->hasAttr("llvm.emit_c_interface") ||
-        func->hasAttr("cuvil.kernels"))
+        func->hasAttr(
+            mlir::cuvil::CuvilDialect::KernelsAttrHelper::getNameStr()))
       return;
 
     // Consecutive kernel ops from one location are one kernel.
@@ -125,7 +129,8 @@ struct InstrumentKernelsPass
       after.setInsertionPointAfter(kernel.last);
       emitHookCall(after, kernel.loc, hooks, on, id, 1);
     }
-    func->setAttr("cuvil.kernels", b.getArrayAttr(table));
+    func->setAttr(mlir::cuvil::CuvilDialect::KernelsAttrHelper::getNameStr(),
+                  b.getArrayAttr(table));
   }
 };
 } // namespace

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cuvil/Codegen/Common/Passes.h"
+#include "cuvil/Dialect/Cuvil/IR/CuvilDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
@@ -30,7 +31,9 @@ struct Buffer {
   SmallVector<Operation *> deallocs;
 };
 
-int64_t alignUp(int64_t v) { return (v + kAlignment - 1) / kAlignment * kAlignment; }
+int64_t alignUp(int64_t v) {
+  return (v + kAlignment - 1) / kAlignment * kAlignment;
+}
 
 /// The ancestor of `op` in `block`.
 Operation *topLevel(Operation *op, Block *block) {
@@ -102,9 +105,9 @@ struct PlanMemoryPass : public cuvil::impl::PlanMemoryBase<PlanMemoryPass> {
         continue;
       Buffer buffer;
       buffer.alloc = alloc;
-      buffer.bytes = alignUp(type.getNumElements() *
-                             std::max<int64_t>(
-                                 1, type.getElementTypeBitWidth() / 8));
+      buffer.bytes =
+          alignUp(type.getNumElements() *
+                  std::max<int64_t>(1, type.getElementTypeBitWidth() / 8));
       buffer.start = buffer.end = index[alloc];
       if (collectUses(alloc.getResult(), block, index, buffer, true))
         buffers.push_back(std::move(buffer));
@@ -115,10 +118,12 @@ struct PlanMemoryPass : public cuvil::impl::PlanMemoryBase<PlanMemoryPass> {
     Builder attrs(func.getContext());
     if (buffers.size() < 2) {
       // Nothing to share: the plan is the buffers as they are.
-      func->setAttr("cuvil.planned_peak_bytes",
-                    attrs.getI64IntegerAttr(unplanned));
-      func->setAttr("cuvil.unplanned_bytes",
-                    attrs.getI64IntegerAttr(unplanned));
+      func->setAttr(
+          mlir::cuvil::CuvilDialect::PlannedPeakBytesAttrHelper::getNameStr(),
+          attrs.getI64IntegerAttr(unplanned));
+      func->setAttr(
+          mlir::cuvil::CuvilDialect::UnplannedBytesAttrHelper::getNameStr(),
+          attrs.getI64IntegerAttr(unplanned));
       return;
     }
 
@@ -128,8 +133,8 @@ struct PlanMemoryPass : public cuvil::impl::PlanMemoryBase<PlanMemoryPass> {
       SmallVector<std::pair<int64_t, int64_t>> busy;
       for (size_t j = 0; j < i; ++j)
         if (buffers[j].end >= buffers[i].start)
-          busy.push_back({buffers[j].offset,
-                          buffers[j].offset + buffers[j].bytes});
+          busy.push_back(
+              {buffers[j].offset, buffers[j].offset + buffers[j].bytes});
       llvm::sort(busy);
       int64_t offset = 0;
       for (auto [lo, hi] : busy) {
@@ -159,9 +164,12 @@ struct PlanMemoryPass : public cuvil::impl::PlanMemoryBase<PlanMemoryPass> {
     }
     builder.setInsertionPoint(block->getTerminator());
     builder.create<memref::DeallocOp>(loc, arena);
-    func->setAttr("cuvil.planned_peak_bytes", builder.getI64IntegerAttr(peak));
-    func->setAttr("cuvil.unplanned_bytes",
-                  builder.getI64IntegerAttr(unplanned));
+    func->setAttr(
+        mlir::cuvil::CuvilDialect::PlannedPeakBytesAttrHelper::getNameStr(),
+        builder.getI64IntegerAttr(peak));
+    func->setAttr(
+        mlir::cuvil::CuvilDialect::UnplannedBytesAttrHelper::getNameStr(),
+        builder.getI64IntegerAttr(unplanned));
   }
 };
 } // namespace

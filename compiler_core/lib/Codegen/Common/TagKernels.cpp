@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cuvil/Codegen/Common/Passes.h"
+#include "cuvil/Dialect/Cuvil/IR/CuvilDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -53,7 +54,9 @@ struct TagKernelsPass : public cuvil::impl::TagKernelsBase<TagKernelsPass> {
     SmallVector<Attribute> entries;
     for (auto &[loc, name] : names)
       entries.push_back(b.getArrayAttr({loc, b.getStringAttr(name)}));
-    func->setAttr("cuvil.kernel_names", b.getArrayAttr(entries));
+    func->setAttr(
+        mlir::cuvil::CuvilDialect::KernelNamesAttrHelper::getNameStr(),
+        b.getArrayAttr(entries));
   }
 };
 } // namespace

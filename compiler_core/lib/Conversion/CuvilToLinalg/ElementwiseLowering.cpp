@@ -30,11 +30,11 @@ struct ElementwiseLowering : public OpConversionPattern<OpTy> {
   matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     auto resultType = cast<RankedTensorType>(op.getType());
-    Value result = elementwise(
-        rewriter, op.getLoc(), resultType, adaptor.getOperands(),
-        [&](OpBuilder &b, Location loc, ValueRange args) {
-          return body(op, b, loc, args);
-        });
+    Value result =
+        elementwise(rewriter, op.getLoc(), resultType, adaptor.getOperands(),
+                    [&](OpBuilder &b, Location loc, ValueRange args) {
+                      return body(op, b, loc, args);
+                    });
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -50,32 +50,51 @@ void add(RewritePatternSet &patterns,
 
 bool isFloat(Value v) { return isa<FloatType>(v.getType()); }
 
+arith::CmpFPredicate floatPredicate(ComparePredicate p) {
+  switch (p) {
+  case ComparePredicate::eq:
+    return arith::CmpFPredicate::OEQ;
+  case ComparePredicate::ne:
+    return arith::CmpFPredicate::UNE;
+  case ComparePredicate::lt:
+    return arith::CmpFPredicate::OLT;
+  case ComparePredicate::le:
+    return arith::CmpFPredicate::OLE;
+  case ComparePredicate::gt:
+    return arith::CmpFPredicate::OGT;
+  case ComparePredicate::ge:
+    return arith::CmpFPredicate::OGE;
+  }
+  llvm_unreachable("unknown compare predicate");
+}
+
+/// Booleans compare unsigned (true > false), other integers signed.
+arith::CmpIPredicate integerPredicate(ComparePredicate p, bool isBool) {
+  using P = arith::CmpIPredicate;
+  switch (p) {
+  case ComparePredicate::eq:
+    return P::eq;
+  case ComparePredicate::ne:
+    return P::ne;
+  case ComparePredicate::lt:
+    return isBool ? P::ult : P::slt;
+  case ComparePredicate::le:
+    return isBool ? P::ule : P::sle;
+  case ComparePredicate::gt:
+    return isBool ? P::ugt : P::sgt;
+  case ComparePredicate::ge:
+    return isBool ? P::uge : P::sge;
+  }
+  llvm_unreachable("unknown compare predicate");
+}
 
 Value compare(CompareOp op, OpBuilder &b, Location loc, ValueRange args) {
-  StringRef p = op.getPredicate();
-  if (isFloat(args[0])) {
-    auto pred = llvm::StringSwitch<arith::CmpFPredicate>(p)
-                    .Case("eq", arith::CmpFPredicate::OEQ)
-                    .Case("ne", arith::CmpFPredicate::UNE)
-                    .Case("lt", arith::CmpFPredicate::OLT)
-                    .Case("le", arith::CmpFPredicate::OLE)
-                    .Case("gt", arith::CmpFPredicate::OGT)
-                    .Default(arith::CmpFPredicate::OGE);
-    return b.create<arith::CmpFOp>(loc, pred, args[0], args[1]);
-  }
+  if (isFloat(args[0]))
+    return b.create<arith::CmpFOp>(loc, floatPredicate(op.getPredicate()),
+                                   args[0], args[1]);
   bool isBool = args[0].getType().isInteger(1);
-  auto pred = llvm::StringSwitch<arith::CmpIPredicate>(p)
-                  .Case("eq", arith::CmpIPredicate::eq)
-                  .Case("ne", arith::CmpIPredicate::ne)
-                  .Case("lt", isBool ? arith::CmpIPredicate::ult
-                                     : arith::CmpIPredicate::slt)
-                  .Case("le", isBool ? arith::CmpIPredicate::ule
-                                     : arith::CmpIPredicate::sle)
-                  .Case("gt", isBool ? arith::CmpIPredicate::ugt
-                                     : arith::CmpIPredicate::sgt)
-                  .Default(isBool ? arith::CmpIPredicate::uge
-                                  : arith::CmpIPredicate::sge);
-  return b.create<arith::CmpIOp>(loc, pred, args[0], args[1]);
+  return b.create<arith::CmpIOp>(
+      loc, integerPredicate(op.getPredicate(), isBool), args[0], args[1]);
 }
 
 Value power(PowOp, OpBuilder &b, Location loc, ValueRange args) {
@@ -204,9 +223,7 @@ void lowering::populateElementwisePatterns(RewritePatternSet &patterns) {
   add<CastOp>(patterns, [](CastOp op, OpBuilder &b, Location l, ValueRange a) {
     return scalarConvert(b, l, a[0], op.getType().getElementType());
   });
-  add<BroadcastToOp>(patterns,
-                     [](BroadcastToOp, OpBuilder &, Location, ValueRange a) {
-                       return a[0];
-                     });
+  add<BroadcastToOp>(patterns, [](BroadcastToOp, OpBuilder &, Location,
+                                  ValueRange a) { return a[0]; });
   patterns.add<ConstantLowering, DropoutLowering>(patterns.getContext());
 }

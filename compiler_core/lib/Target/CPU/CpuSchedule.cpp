@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "cuvil/Dialect/Cuvil/IR/CuvilDialect.h"
 #include "cuvil/Target/CPU/Passes.h"
 
 #include "mlir/Dialect/Transform/Transforms/TransformInterpreterUtils.h"
@@ -78,12 +79,12 @@ std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
                       bool epilogue, const GemmTiles &tiles,
                       int64_t registerCols) {
   std::string block = R"mlir(
-    %mm@ID@ = transform.structured.match ops{["@OP@"]} attributes{cuvil.gemm_id = @ID@ : i64} in %root : (!transform.any_op) -> !transform.any_op
+    %mm@ID@ = transform.structured.match ops{["@OP@"]} attributes{@GEMM_ATTR@ = @ID@ : i64} in %root : (!transform.any_op) -> !transform.any_op
     %fill@ID@ = transform.get_producer_of_operand %mm@ID@[2] : (!transform.any_op) -> !transform.any_op
 )mlir";
   if (epilogue)
     block += R"mlir(
-    %epi@ID@ = transform.structured.match ops{["linalg.generic"]} attributes{cuvil.epilogue_id = @ID@ : i64} in %root : (!transform.any_op) -> !transform.any_op
+    %epi@ID@ = transform.structured.match ops{["linalg.generic"]} attributes{@EPILOGUE_ATTR@ = @ID@ : i64} in %root : (!transform.any_op) -> !transform.any_op
     %et@ID@, %forall@ID@ = transform.structured.tile_using_forall %epi@ID@ tile_sizes [@BM@, @BN@] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %a@ID@, %fm@ID@ = transform.structured.fuse_into_containing_op %mm@ID@ into %forall@ID@ : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
     %f@ID@, %fl@ID@ = transform.structured.fuse_into_containing_op %fill@ID@ into %fm@ID@ : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
@@ -101,6 +102,10 @@ std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
     transform.structured.vectorize %c@ID@ : !transform.any_op
 )mlir";
   substitute(block, "@OP@", opName);
+  substitute(block, "@GEMM_ATTR@",
+             mlir::cuvil::CuvilDialect::GemmIdAttrHelper::getNameStr());
+  substitute(block, "@EPILOGUE_ATTR@",
+             mlir::cuvil::CuvilDialect::EpilogueIdAttrHelper::getNameStr());
   substitute(block, "@ID@", std::to_string(id));
   substitute(block, "@B1@", batched ? "1, " : "");
   substitute(block, "@B0@", batched ? "0, " : "");
@@ -147,10 +152,12 @@ std::string vectorBlock(int64_t id, ArrayRef<int64_t> tileSizes) {
   for (int64_t i = 0; i < loops; ++i)
     loopTypes += ", !transform.any_op";
   std::string block = R"mlir(
-    %v@ID@ = transform.structured.match ops{["linalg.generic"]} attributes{cuvil.vector_id = @ID@ : i64} in %root : (!transform.any_op) -> !transform.any_op
+    %v@ID@ = transform.structured.match ops{["linalg.generic"]} attributes{@VECTOR_ATTR@ = @ID@ : i64} in %root : (!transform.any_op) -> !transform.any_op
     %vt@ID@, %vl@ID@:@LOOPS@ = transform.structured.tile_using_for %v@ID@ tile_sizes [@SIZES@] : (!transform.any_op) -> (!transform.any_op@TYPES@)
     transform.structured.vectorize %vt@ID@ : !transform.any_op
 )mlir";
+  substitute(block, "@VECTOR_ATTR@",
+             mlir::cuvil::CuvilDialect::VectorIdAttrHelper::getNameStr());
   substitute(block, "@ID@", std::to_string(id));
   substitute(block, "@SIZES@", sizes);
   substitute(block, "@LOOPS@", std::to_string(loops));
@@ -158,9 +165,11 @@ std::string vectorBlock(int64_t id, ArrayRef<int64_t> tileSizes) {
   if (loops == 0) {
     // Nothing to tile (a single row): vectorize the op itself.
     block = R"mlir(
-    %v@ID@ = transform.structured.match ops{["linalg.generic"]} attributes{cuvil.vector_id = @ID@ : i64} in %root : (!transform.any_op) -> !transform.any_op
+    %v@ID@ = transform.structured.match ops{["linalg.generic"]} attributes{@VECTOR_ATTR@ = @ID@ : i64} in %root : (!transform.any_op) -> !transform.any_op
     transform.structured.vectorize %v@ID@ : !transform.any_op
 )mlir";
+    substitute(block, "@VECTOR_ATTR@",
+               mlir::cuvil::CuvilDialect::VectorIdAttrHelper::getNameStr());
     substitute(block, "@ID@", std::to_string(id));
   }
   return block;
@@ -170,7 +179,8 @@ std::string vectorBlock(int64_t id, ArrayRef<int64_t> tileSizes) {
 /// all-parallel kernels, or reductions over the innermost loop only.
 SmallVector<int64_t> vectorTiles(linalg::GenericOp generic, int64_t lanes) {
   if (generic.getNumResults() != 1 || generic.getNumLoops() == 0 ||
-      generic->hasAttr("cuvil.epilogue_id"))
+      generic->hasAttr(
+          mlir::cuvil::CuvilDialect::EpilogueIdAttrHelper::getNameStr()))
     return {};
   for (Value operand : generic->getOperands()) {
     // Vectors of i1 are bit-packed in memory while tensors of i1 are stored
@@ -234,11 +244,12 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
     if (!tiles)
       return;
     auto tag = IntegerAttr::get(IntegerType::get(module.getContext(), 64), id);
-    op->setAttr("cuvil.gemm_id", tag);
+    op->setAttr(mlir::cuvil::CuvilDialect::GemmIdAttrHelper::getNameStr(), tag);
     linalg::GenericOp epilogue =
         batched || !fuseEpilogues ? nullptr : epilogueOf(op);
     if (epilogue)
-      epilogue->setAttr("cuvil.epilogue_id", tag);
+      epilogue->setAttr(
+          mlir::cuvil::CuvilDialect::EpilogueIdAttrHelper::getNameStr(), tag);
     body += gemmBlock(op->getName().getStringRef(), id, batched, (bool)epilogue,
                       *tiles, registerCols);
     ++id;
@@ -248,7 +259,7 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
     if (tiles.empty())
       return;
     generic->setAttr(
-        "cuvil.vector_id",
+        mlir::cuvil::CuvilDialect::VectorIdAttrHelper::getNameStr(),
         IntegerAttr::get(IntegerType::get(module.getContext(), 64), id));
     body += vectorBlock(id, tiles);
     ++id;
@@ -291,7 +302,10 @@ struct CpuSchedulePass : public cuvil::impl::CpuScheduleBase<CpuSchedulePass> {
       llvm::errs() << schedule;
     bool any = false;
     module.walk([&](Operation *op) {
-      if (op->hasAttr("cuvil.gemm_id") || op->hasAttr("cuvil.vector_id"))
+      if (op->hasAttr(
+              mlir::cuvil::CuvilDialect::GemmIdAttrHelper::getNameStr()) ||
+          op->hasAttr(
+              mlir::cuvil::CuvilDialect::VectorIdAttrHelper::getNameStr()))
         any = true;
     });
     if (!any)
@@ -311,9 +325,11 @@ struct CpuSchedulePass : public cuvil::impl::CpuScheduleBase<CpuSchedulePass> {
       return signalPassFailure();
     // The tags only link schedule and payload; drop them afterwards.
     module.walk([](Operation *op) {
-      op->removeAttr("cuvil.gemm_id");
-      op->removeAttr("cuvil.epilogue_id");
-      op->removeAttr("cuvil.vector_id");
+      op->removeAttr(mlir::cuvil::CuvilDialect::GemmIdAttrHelper::getNameStr());
+      op->removeAttr(
+          mlir::cuvil::CuvilDialect::EpilogueIdAttrHelper::getNameStr());
+      op->removeAttr(
+          mlir::cuvil::CuvilDialect::VectorIdAttrHelper::getNameStr());
     });
   }
 };

@@ -7,11 +7,21 @@ Result shapes are not computed here: each op's shape rule in the dialect
 
 from __future__ import annotations
 
+import functools
 import operator
 
 import numpy as np
 
-from ..._dtypes import BOOL, FLOAT64, INT64, is_float, is_supported, ufunc_loop_dtypes, weak_token
+from ..._dtypes import (
+    BOOL,
+    FLOAT64,
+    INT64,
+    extension,
+    is_float,
+    is_supported,
+    ufunc_loop_dtypes,
+    weak_token,
+)
 from ..._errors import TraceError
 from ..._source import SourceLoc, user_location
 from .tracer import Tracer, check_context, unsupported
@@ -113,6 +123,16 @@ _UNARY = {
 }
 
 
+@functools.cache
+def _compare_predicates() -> tuple[str, ...]:
+    return tuple(extension().compare_predicates())
+
+
+def compare_predicate_value(name: str) -> int:
+    """The enum value of cuvil.compare's predicate ``name`` ("lt" -> 2), from the dialect."""
+    return _compare_predicates().index(name)
+
+
 def binary_ufunc(ufunc, a, b) -> Tracer:
     """Apply a supported two-operand ufunc (arithmetic or comparison) with broadcasting."""
     a, b = _operand(a), _operand(b)
@@ -126,7 +146,7 @@ def binary_ufunc(ufunc, a, b) -> Tracer:
     if predicate is None and out == BOOL:
         raise unsupported(f"np.{ufunc.__name__} on boolean arrays", loc)
     ta, tb = lift(ctx, a, in_a, loc), lift(ctx, b, in_b, loc)
-    attributes = {"predicate": predicate} if predicate else None
+    attributes = {"predicate": compare_predicate_value(predicate)} if predicate else None
     return ctx.emit(name, [ta, tb], attributes, loc)
 
 

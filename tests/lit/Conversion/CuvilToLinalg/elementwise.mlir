@@ -23,7 +23,7 @@ func.func @add_broadcast(%a: tensor<4x3xf32>, %b: tensor<3xf32>) -> tensor<4x3xf
 // CHECK: arith.cmpi slt
 // CHECK: -> tensor<4x3xi1>
 func.func @compare_int(%a: tensor<4x3xi32>, %b: tensor<4x1xi32>) -> tensor<4x3xi1> {
-  %0 = cuvil.compare %a, %b {predicate = "lt"} : (tensor<4x3xi32>, tensor<4x1xi32>) -> tensor<4x3xi1>
+  %0 = cuvil.compare lt, %a, %b : (tensor<4x3xi32>, tensor<4x1xi32>) -> tensor<4x3xi1>
   return %0 : tensor<4x3xi1>
 }
 

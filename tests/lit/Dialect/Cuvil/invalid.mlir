@@ -30,8 +30,8 @@ func.func @case3(%a: tensor<4x3xf32>, %b: tensor<3xf32>) {
 // -----
 
 func.func @case4(%a: tensor<4x3xf32>, %b: tensor<3xf32>) {
-  // expected-error @+1 {{unknown predicate 'less'}}
-  %0 = cuvil.compare %a, %b {predicate = "less"} : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xi1>
+  // expected-error @+1 {{expected string or keyword containing one of the following enum values for attribute 'predicate' [eq, ne, lt, le, gt, ge]}}
+  %0 = cuvil.compare less, %a, %b : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xi1>
   return
 }
 // -----

@@ -17,8 +17,8 @@ func.func @binary(%a: tensor<4x3xf32>, %b: tensor<3xf32>) -> tensor<4x3xf32> {
   %5 = cuvil.max %4, %b : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
   // CHECK: cuvil.min
   %6 = cuvil.min %5, %b : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
-  // CHECK: %[[C:.*]] = cuvil.compare %{{.*}}, %{{.*}} {predicate = "lt"} : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xi1>
-  %7 = cuvil.compare %6, %b {predicate = "lt"} : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xi1>
+  // CHECK: %[[C:.*]] = cuvil.compare lt, %{{.*}}, %{{.*}} : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xi1>
+  %7 = cuvil.compare lt, %6, %b : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xi1>
   // CHECK: cuvil.where %[[C]]
   %8 = cuvil.where %7, %6, %b : (tensor<4x3xi1>, tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
   return %8 : tensor<4x3xf32>

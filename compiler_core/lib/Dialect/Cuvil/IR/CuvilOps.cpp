@@ -17,6 +17,7 @@ using namespace mlir;
 using namespace mlir::cuvil;
 
 #include "cuvil/Dialect/Cuvil/IR/CuvilOpsDialect.cpp.inc"
+#include "cuvil/Dialect/Cuvil/IR/CuvilOpsEnums.cpp.inc"
 
 void CuvilDialect::initialize() {
   addOperations<
@@ -104,14 +105,7 @@ LogicalResult PowOp::verify() { return verifyInferredType(*this); }
 LogicalResult MaxOp::verify() { return verifyInferredType(*this); }
 LogicalResult MinOp::verify() { return verifyInferredType(*this); }
 
-LogicalResult CompareOp::verify() {
-  static constexpr llvm::StringLiteral kPredicates[] = {"eq", "ne", "lt",
-                                                        "le", "gt", "ge"};
-  if (!llvm::is_contained(kPredicates, getPredicate()))
-    return emitOpError("unknown predicate '")
-           << getPredicate() << "'; expected one of eq, ne, lt, le, gt, ge";
-  return verifyInferredType(*this);
-}
+LogicalResult CompareOp::verify() { return verifyInferredType(*this); }
 
 LogicalResult WhereOp::verify() { return verifyInferredType(*this); }
 LogicalResult MatmulOp::verify() { return verifyInferredType(*this); }

@@ -30,6 +30,16 @@ std::vector<DTypeRow> dtypeTable() {
   return rows;
 }
 
+std::vector<std::string> comparePredicates() {
+  std::vector<std::string> names;
+  for (uint64_t v = 0; v <= mlir::cuvil::getMaxEnumValForComparePredicate();
+       ++v)
+    names.push_back(mlir::cuvil::stringifyComparePredicate(
+                        static_cast<mlir::cuvil::ComparePredicate>(v))
+                        .str());
+  return names;
+}
+
 namespace {
 /// Answers are cached up to this many distinct questions, then forgotten.
 constexpr size_t kMaxCachedAnswers = 16384;

@@ -21,6 +21,22 @@ def Cuvil_Dialect : Dialect {
     location of the user source line that created it.
   }];
   let hasConstantMaterializer = 1;
+  // Attributes passes leave on ops and functions for later passes and the
+  // driver; declared here so every user spells them through one helper
+  // (CuvilDialect::KernelsAttrHelper::getNameStr(), ...).
+  let discardableAttrs = (ins
+    // cuvil-tag-kernels: [[loc, name], ...] per function.
+    "::mlir::ArrayAttr":$kernel_names,
+    // cuvil-instrument-kernels: [[name, loc], ...] in hook numbering.
+    "::mlir::ArrayAttr":$kernels,
+    // cuvil-plan-memory: bytes of the arena and of the unplanned buffers.
+    "::mlir::IntegerAttr":$planned_peak_bytes,
+    "::mlir::IntegerAttr":$unplanned_bytes,
+    // cuvil-cpu-schedule: which transform block schedules an op.
+    "::mlir::IntegerAttr":$gemm_id,
+    "::mlir::IntegerAttr":$epilogue_id,
+    "::mlir::IntegerAttr":$vector_id
+  );
 }
 
 class Cuvil_Op<string mnemonic, list<Trait> traits = []>

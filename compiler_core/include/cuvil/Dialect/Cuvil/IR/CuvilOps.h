@@ -1,4 +1,5 @@
-//===- CuvilOps.h - Operations of the cuvil dialect --------------*- C++ -*-===//
+//===- CuvilOps.h - Operations of the cuvil dialect --------------*- C++
+//-*-===//
 #ifndef CUVIL_DIALECT_CUVIL_IR_CUVILOPS_H
 #define CUVIL_DIALECT_CUVIL_IR_CUVILOPS_H
 
@@ -19,6 +20,8 @@ broadcastShapes(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs);
 std::string formatShape(llvm::ArrayRef<int64_t> shape);
 
 } // namespace mlir::cuvil
+
+#include "cuvil/Dialect/Cuvil/IR/CuvilOpsEnums.h.inc"
 
 #define GET_OP_CLASSES
 #include "cuvil/Dialect/Cuvil/IR/CuvilOps.h.inc"

@@ -16,6 +16,7 @@
 #define CUVIL_DIALECT_CUVIL_IR_CUVILOPS_TD
 
 include "cuvil/Dialect/Cuvil/IR/CuvilDialect.td"
+include "mlir/IR/EnumAttr.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
@@ -88,20 +89,32 @@ def Cuvil_MinOp : Cuvil_BinaryOp<"min", [Commutative]> {
   let summary = "Elementwise minimum (NaN-propagating, like np.minimum)";
 }
 
+def Cuvil_ComparePredicate : I64EnumAttr<"ComparePredicate",
+    "the comparison of cuvil.compare", [
+      I64EnumAttrCase<"eq", 0>, I64EnumAttrCase<"ne", 1>,
+      I64EnumAttrCase<"lt", 2>, I64EnumAttrCase<"le", 3>,
+      I64EnumAttrCase<"gt", 4>, I64EnumAttrCase<"ge", 5>
+    ]> {
+  let cppNamespace = "::mlir::cuvil";
+}
+
 def Cuvil_CompareOp : Cuvil_Op<"compare", [Pure, InferTypeOpAdaptor]> {
   let summary = "Elementwise comparison producing a boolean tensor";
   let description = [{
-    `predicate` is one of `eq`, `ne`, `lt`, `le`, `gt`, `ge`. Broadcasts
-    like the other binary ops; the result has element type `i1`.
+    `predicate` is one of `eq`, `ne`, `lt`, `le`, `gt`, `ge` (an enum
+    attribute; generic form `{predicate = 2 : i64}` for `lt`). Broadcasts
+    like the other binary ops; the result has element type `i1`. Floats
+    compare ordered (false with a NaN) except `ne`, like NumPy.
 
     ```mlir
-    %2 = cuvil.compare %0, %1 {predicate = "lt"} : (tensor<4xf32>, tensor<f32>) -> tensor<4xi1>
+    %2 = cuvil.compare lt, %0, %1 : (tensor<4xf32>, tensor<f32>) -> tensor<4xi1>
     ```
   }];
-  let arguments = (ins Cuvil_Tensor:$lhs, Cuvil_Tensor:$rhs, StrAttr:$predicate);
+  let arguments = (ins Cuvil_Tensor:$lhs, Cuvil_Tensor:$rhs,
+                       Cuvil_ComparePredicate:$predicate);
   let results = (outs Cuvil_BoolTensor:$result);
-  let assemblyFormat =
-      "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = "$predicate `,` $lhs `,` $rhs attr-dict `:` "
+                       "functional-type(operands, results)";
   let hasVerifier = 1;
 }
 

@@ -26,6 +26,9 @@ struct DTypeRow {
 /// The dtype table, in its fixed order.
 std::vector<DTypeRow> dtypeTable();
 
+/// The names of cuvil.compare's predicate enum, indexed by value ("eq" is 0).
+std::vector<std::string> comparePredicates();
+
 /// Infers (or checks) result types of cuvil ops from operand types and
 /// attributes given as MLIR text, in a private MLIRContext. Parsed types and
 /// attributes and whole answers are cached, so asking again for a repeated
