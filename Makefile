@@ -3,7 +3,7 @@
 
 EXAMPLE ?= resources/examples/mlp.py
 
-.PHONY: setup build run test bench clean
+.PHONY: setup build run test lint bench clean
 
 setup:
 	bash scripts/setup.sh
@@ -14,10 +14,16 @@ run: setup
 	.venv/bin/cuvil compile $(EXAMPLE) --print-ir-after-all
 	.venv/bin/python $(EXAMPLE)
 
-test: setup
+test: setup lint
 	cd build && ctest --output-on-failure
 	@# CTest does not print why a test skipped itself; GPU tests say it here.
 	@cd build && ctest -L gpu -V 2>/dev/null | sed -n 's/^[0-9]*: \(SKIPPED: .*\)/gpu test \1/p'
+
+# Style: clang-format (LLVM style, .clang-format) and ruff (ruff.toml).
+lint: setup
+	git ls-files '*.cpp' '*.h' '*.c' | xargs clang-format-19 --dry-run --Werror
+	.venv/bin/ruff check .
+	.venv/bin/ruff format --check .
 
 bench: setup
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python benchmarks/bench_examples.py

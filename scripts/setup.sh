@@ -11,6 +11,7 @@ packages=(
   python3-dev python3-venv pybind11-dev libzstd-dev zlib1g-dev
   qt6-base-dev qt6-svg-dev libqscintilla2-qt6-dev libgraphviz-dev
   nlohmann-json3-dev libsqlite3-dev libopenblas0-pthread libgtest-dev
+  clang-format-19
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -32,6 +33,7 @@ if [ ! -x .venv/bin/python ]; then
   /usr/bin/python3 -m venv .venv
 fi
 if ! .venv/bin/python -c "import numpy, pytest, threadpoolctl" 2>/dev/null ||
+   [ ! -x .venv/bin/ruff ] ||
    [ requirements.txt -nt .venv/.requirements-installed ]; then
   .venv/bin/pip install -q --disable-pip-version-check -r requirements.txt
   touch .venv/.requirements-installed
