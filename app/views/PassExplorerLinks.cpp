@@ -55,15 +55,18 @@ void PassExplorerPage::selectNode(int id) {
     source->markLine(node.loc.line);
     linking = false;
   }
+  // An imported model's op names its node ("node_7") besides its file.
+  QString where =
+      node.loc.valid()
+          ? tr(", %1:%2").arg(QFileInfo(nodeFile).fileName()).arg(node.loc.line)
+          : QString();
+  if (!node.locName.empty())
+    where += tr(", node %1").arg(QString::fromStdString(node.locName));
   context.status(tr("%1 %2 at IR line %3%4")
                      .arg(QString::fromStdString(node.opName),
                           QString::fromStdString(node.results))
                      .arg(node.irLine)
-                     .arg(node.loc.valid()
-                              ? tr(", %1:%2")
-                                    .arg(QFileInfo(nodeFile).fileName())
-                                    .arg(node.loc.line)
-                              : QString()));
+                     .arg(where));
 }
 
 void PassExplorerPage::selectIrLine(int line) {

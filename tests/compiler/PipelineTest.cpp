@@ -69,8 +69,9 @@ TEST(Pipelines, OptionalPassesComeFromWhereTheyAreAdded) {
   // Without fusion the fusion phase is empty.
   TargetOptions unfused;
   unfused.enableFusion = false;
-  for (const auto &step :
-       buildPipeline(*TargetRegistry::lookup("cpu"), unfused).steps())
+  PipelineBuilder unfusedPipeline =
+      buildPipeline(*TargetRegistry::lookup("cpu"), unfused);
+  for (const auto &step : unfusedPipeline.steps())
     EXPECT_NE(step.phase, Phase::Fusion) << step.name;
 }
 

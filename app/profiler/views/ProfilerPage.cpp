@@ -7,6 +7,8 @@
 #include "OpTableModel.h"
 #include "TimelineView.h"
 
+#include "cuvil/Profiler/Formats.h"
+
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFutureWatcher>
@@ -75,7 +77,7 @@ void ProfilerPage::buildUi() {
                           void (ProfilerPage::*load)(const QString &)) {
     QString path = QFileDialog::getOpenFileName(
         this, title, {},
-        "Traces (*.json *.folded *.txt *.sqlite);;All files (*)");
+        QString::fromStdString(cuvil::profiler::traceFileFilter()));
     if (!path.isEmpty())
       (this->*load)(path);
   };
