@@ -201,8 +201,8 @@ int main(int argc, char **argv) {
   std::printf("trace: %zu events, %zu flows, %.1f MB of Chrome JSON\n",
               trace->events.size(), trace->flows.size(), megabytes);
   std::printf("read Chrome trace:               %8.3f s\n", readS);
-  std::printf("build flame tree (%zu nodes): %8.3f s\n",
-              tree.nodes().size(), treeS);
+  std::printf("build flame tree (%zu nodes): %8.3f s\n", tree.nodes().size(),
+              treeS);
   std::printf("per-op table (%zu rows):          %8.3f s\n", rows.size(),
               tableS);
   std::printf("flame tree of a quarter range:   %8.3f s (%zu nodes)\n", rangeS,

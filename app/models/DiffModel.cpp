@@ -166,7 +166,8 @@ QVariant DiffModel::data(const QModelIndex &index, int role) const {
     if (line == 0)
       return QBrush(QColor(0xee, 0xee, 0xee));
     if (row.kind == DiffRow::Modified)
-      return QBrush(leftSide ? QColor(0xff, 0xe0, 0xe0) : QColor(0xdc, 0xf5, 0xdc));
+      return QBrush(leftSide ? QColor(0xff, 0xe0, 0xe0)
+                             : QColor(0xdc, 0xf5, 0xdc));
     return QBrush(row.kind == DiffRow::Removed ? QColor(0xff, 0xd0, 0xd0)
                                                : QColor(0xc8, 0xf0, 0xc8));
   case KindRole:

@@ -48,7 +48,8 @@ void collectClusters(Agraph_t *g, const Flip &flip, int depth,
     Agraph_t *sub = GD_clust(g)[i];
     boxf bb = GD_bb(sub);
     LaidOutCluster c;
-    c.rect = QRectF(flip(pointf{bb.LL.x, bb.UR.y}), flip(pointf{bb.UR.x, bb.LL.y}));
+    c.rect =
+        QRectF(flip(pointf{bb.LL.x, bb.UR.y}), flip(pointf{bb.UR.x, bb.LL.y}));
     c.label = attr(sub, "label");
     QString owner = attr(sub, "owner");
     c.owner = owner.startsWith('n') ? owner.mid(1).toInt() : -1;

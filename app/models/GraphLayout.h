@@ -1,4 +1,5 @@
-//===- GraphLayout.h - Graphviz layouts as plain geometry --------*- C++ -*-===//
+//===- GraphLayout.h - Graphviz layouts as plain geometry --------*- C++
+//-*-===//
 //
 // Lays out DOT with Graphviz's "dot" engine (libgvc) and returns positions,
 // edge splines and cluster boxes in Qt's coordinates (y down, points), so a

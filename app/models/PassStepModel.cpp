@@ -84,8 +84,8 @@ void ChangedStepFilter::setHideUnchanged(bool hide) {
   invalidateFilter();
 }
 
-bool ChangedStepFilter::filterAcceptsRow(int sourceRow,
-                                         const QModelIndex &sourceParent) const {
+bool ChangedStepFilter::filterAcceptsRow(
+    int sourceRow, const QModelIndex &sourceParent) const {
   if (!hiding || sourceRow == 0)
     return true;
   QModelIndex index = sourceModel()->index(sourceRow, 0, sourceParent);

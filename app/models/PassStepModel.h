@@ -1,4 +1,5 @@
-//===- PassStepModel.h - The pipeline of one compilation, step by step -*- C++ -*-===//
+//===- PassStepModel.h - The pipeline of one compilation, step by step -*- C++
+//-*-===//
 #ifndef CUVIL_WORKBENCH_PASSSTEPMODEL_H
 #define CUVIL_WORKBENCH_PASSSTEPMODEL_H
 

@@ -1,4 +1,5 @@
-//===- RecentFiles.h - Recently opened model files (QSettings) ---*- C++ -*-===//
+//===- RecentFiles.h - Recently opened model files (QSettings) ---*- C++
+//-*-===//
 #ifndef CUVIL_WORKBENCH_RECENTFILES_H
 #define CUVIL_WORKBENCH_RECENTFILES_H
 

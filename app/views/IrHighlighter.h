@@ -1,4 +1,5 @@
-//===- IrHighlighter.h - MLIR syntax highlighting ----------------*- C++ -*-===//
+//===- IrHighlighter.h - MLIR syntax highlighting ----------------*- C++
+//-*-===//
 #ifndef CUVIL_WORKBENCH_IRHIGHLIGHTER_H
 #define CUVIL_WORKBENCH_IRHIGHLIGHTER_H
 

@@ -1,4 +1,5 @@
-//===- SourceEditor.h - The Python source of the open model file -*- C++ -*-===//
+//===- SourceEditor.h - The Python source of the open model file -*- C++
+//-*-===//
 #ifndef CUVIL_WORKBENCH_SOURCEEDITOR_H
 #define CUVIL_WORKBENCH_SOURCEEDITOR_H
 

@@ -1,6 +1,6 @@
 """Cuvil: an MLIR-based compiler for NumPy inference code (``@cuvil.jit`` and op builders)."""
 
-from . import _builders
+from . import _builders, frontend
 from ._builders import (
     avg_pool2d,
     batch_norm,
@@ -38,9 +38,8 @@ from ._targets import (
     phases,
     set_default_target,
 )
-from .frontends.numpy_tracer.tracer import Tracer
-from . import frontend
 from .frontend import InputSpecError, IRModule, ShapeSpecError, TensorSpec
+from .frontends.numpy_tracer.tracer import Tracer
 
 __all__ = [
     "jit",

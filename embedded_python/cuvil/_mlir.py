@@ -19,8 +19,8 @@ from __future__ import annotations
 import functools
 import math
 import struct
-from dataclasses import dataclass
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 

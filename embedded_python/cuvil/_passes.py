@@ -121,9 +121,7 @@ class _PythonPassRunner:
             elif p.level == "func":
                 targets = module.walk("func.func")
             else:
-                targets = [
-                    op for f in module.walk("func.func") for op in f.walk(p.op_name or "")
-                ]
+                targets = [op for f in module.walk("func.func") for op in f.walk(p.op_name or "")]
             changed = False
             for target in targets:
                 if not target.valid:  # erased by an earlier call of this pass
@@ -166,7 +164,9 @@ def _option_text(value) -> str:
 
 def _with_options(pipeline: str, options: dict) -> str:
     """Merges ``options`` into the ``{...}`` of the innermost pass of ``pipeline``."""
-    m = re.fullmatch(r"(?P<pre>(?:[\w.]+\()?)(?P<name>[\w.\-]+)(?:\{(?P<opts>.*)\})?(?P<post>\)?)", pipeline)
+    m = re.fullmatch(
+        r"(?P<pre>(?:[\w.]+\()?)(?P<name>[\w.\-]+)(?:\{(?P<opts>.*)\})?(?P<post>\)?)", pipeline
+    )
     if m is None:
         raise ValueError(f"cannot set options on pipeline {pipeline!r}")
     current: dict[str, str] = {}
@@ -301,9 +301,7 @@ class PipelineBuilder:
         if level is not None:
             _check_level(level, f"pass {text!r}")
             if level == "op":
-                raise ValueError(
-                    f"pass {text!r}: registered passes run at module or func level"
-                )
+                raise ValueError(f"pass {text!r}: registered passes run at module or func level")
             candidates = [f"func.func({text})" if level == "func" else text]
         else:  # module-anchored or op-agnostic passes as is, others per function
             candidates = [text, f"func.func({text})"]
@@ -409,8 +407,17 @@ class PipelineBuilder:
     def cache_key(self) -> tuple:
         """Identifies what the pipeline does (for in-memory compile caches)."""
         return tuple(
-            (s.qualified_name, s.pipeline, id(s.python_pass), tuple(sorted(
-                (k, repr(v)) for k, v in (s.python_pass.options.items() if s.python_pass else ())
-            )), s.enabled)
+            (
+                s.qualified_name,
+                s.pipeline,
+                id(s.python_pass),
+                tuple(
+                    sorted(
+                        (k, repr(v))
+                        for k, v in (s.python_pass.options.items() if s.python_pass else ())
+                    )
+                ),
+                s.enabled,
+            )
             for s in self._steps
         )

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 __all__ = ["profile", "Profile", "OpStats"]
 
 
-
 @dataclass(frozen=True)
 class OpStats:
     """One row of :meth:`Profile.key_averages`; times in milliseconds."""
@@ -45,7 +44,7 @@ class Profile:
         self._trace = None
         self._recording = False
 
-    def __enter__(self) -> "Profile":
+    def __enter__(self) -> Profile:
         prof = _profiler()
         if prof.recording():
             raise RuntimeError(

@@ -215,7 +215,9 @@ class Worker:
         result = rec.program.run(inputs)  # warm-up, and the result to check
         timings = []
         budget_end = time.perf_counter() + _TIMING_BUDGET_S
-        while len(timings) < _MAX_TIMED_RUNS and (len(timings) < 3 or time.perf_counter() < budget_end):
+        while len(timings) < _MAX_TIMED_RUNS and (
+            len(timings) < 3 or time.perf_counter() < budget_end
+        ):
             t0 = time.perf_counter()
             rec.program.run(inputs)
             timings.append((time.perf_counter() - t0) * 1000.0)

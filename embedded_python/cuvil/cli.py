@@ -18,7 +18,6 @@ import traceback
 from ._jit import Compilation, compilations, set_snapshot_capture, snapshot_capture_enabled
 from ._targets import artifact_kinds, binary_artifact_kinds, parse_device, set_default_target
 
-
 _COMPILE_HELP = """\
 Run FILE as __main__ with per-pass IR capture enabled, then report every
 function it compiled through @cuvil.jit: a header (function, input signature,
@@ -99,9 +98,7 @@ def _add_profile_parser(commands) -> None:
         "--runs", type=int, default=1, metavar="N", help="run the file N times (default 1)"
     )
     profile_parser.add_argument("-o", "--output", metavar="OUT", help="write the trace to OUT")
-    profile_parser.add_argument(
-        "--format", choices=_output_formats(), help="format of OUT"
-    )
+    profile_parser.add_argument("--format", choices=_output_formats(), help="format of OUT")
     profile_parser.add_argument(
         "--top", type=int, default=20, metavar="N", help="rows of the table (0: all)"
     )

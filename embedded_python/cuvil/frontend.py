@@ -9,13 +9,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._dtypes import is_supported
 from . import frontends
+from ._dtypes import is_supported
 from ._errors import CompileError
 from ._jit import CompiledProgram, check_ir_stage, compile_program
 from ._program import SUPPORTED_NAMES, _python_name, signature_of, unwrap_jit
-from ._targets import resolve_target
 from ._source import function_location
+from ._targets import resolve_target
 
 __all__ = [
     "build_ir",

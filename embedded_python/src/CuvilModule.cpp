@@ -7,9 +7,9 @@
 
 #include "DialectBindings.h"
 #include "PipelineBindings.h"
-#include "TargetBindings.h"
-#include "ProfilingBindings.h"
 #include "ProfilerBindings.h"
+#include "ProfilingBindings.h"
+#include "TargetBindings.h"
 
 #include "cuvil/Driver/Compiler.h"
 
@@ -116,13 +116,14 @@ PYBIND11_MODULE(_cuvil, m) {
             const auto &outSigs = self.outputs();
             if (in.size() != inSigs.size() || out.size() != outSigs.size())
               throw py::value_error(
-                  "expected " + std::to_string(inSigs.size()) +
-                  " inputs and " + std::to_string(outSigs.size()) +
-                  " outputs, got " + std::to_string(in.size()) + " and " +
+                  "expected " + std::to_string(inSigs.size()) + " inputs and " +
+                  std::to_string(outSigs.size()) + " outputs, got " +
+                  std::to_string(in.size()) + " and " +
                   std::to_string(out.size()));
             std::vector<void *> inPtrs, outPtrs;
             for (size_t i = 0; i < in.size(); ++i)
-              inPtrs.push_back(checkedData(in[i], inSigs[i], "input", i, false));
+              inPtrs.push_back(
+                  checkedData(in[i], inSigs[i], "input", i, false));
             for (size_t i = 0; i < out.size(); ++i)
               outPtrs.push_back(
                   checkedData(out[i], outSigs[i], "output", i, true));

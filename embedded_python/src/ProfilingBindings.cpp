@@ -99,9 +99,8 @@ ProfileContext &contextFor(cuvil::CompiledFunction &fn,
       ctx->names.push_back(recorder.intern(kernel.name));
       ctx->locs.push_back(
           kernel.location.empty() ? 0 : recorder.intern(kernel.location));
-      ctx->nodes.push_back(kernel.source.name.empty()
-                               ? 0
-                               : recorder.intern(kernel.source.name));
+      ctx->nodes.push_back(
+          kernel.source.name.empty() ? 0 : recorder.intern(kernel.source.name));
       ctx->nvtxNames.push_back(fn.name() + ": " + kernel.name);
     }
     slot = ctx;

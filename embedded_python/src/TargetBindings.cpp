@@ -51,8 +51,8 @@ void cuvil::python::bindTargets(py::module_ &m) {
   m.def("phases", [] {
     py::list list;
     for (const PhaseInfo &info : cuvil::phases())
-      list.append(py::make_tuple(info.name, info.description,
-                                 info.targetNeutral));
+      list.append(
+          py::make_tuple(info.name, info.description, info.targetNeutral));
     return list;
   });
   m.attr("last_optimized_phase") = phaseName(kLastOptimizedPhase);

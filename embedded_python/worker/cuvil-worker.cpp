@@ -83,7 +83,7 @@ int main(int argc, char **argv) {
 
   PyConfig config;
   PyConfig_InitPythonConfig(&config);
-  config.buffered_stdio = 0;     // user output reaches the console at once
+  config.buffered_stdio = 0;          // user output reaches the console at once
   config.install_signal_handlers = 1; // SIGINT raises KeyboardInterrupt
   config.parse_argv = 0;
   PyStatus status;

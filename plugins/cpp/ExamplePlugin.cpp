@@ -42,8 +42,8 @@ struct FoldDoubleNegationPass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<FoldNegNeg>(&getContext());
-    if (failed(applyPatternsAndFoldGreedily(getOperation(),
-                                            std::move(patterns))))
+    if (failed(
+            applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
 };
@@ -52,7 +52,5 @@ struct FoldDoubleNegationPass
 
 extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo mlirGetPassPluginInfo() {
   return {MLIR_PLUGIN_API_VERSION, "CuvilExamplePlugin", LLVM_VERSION_STRING,
-          [] {
-            PassRegistration<FoldDoubleNegationPass>();
-          }};
+          [] { PassRegistration<FoldDoubleNegationPass>(); }};
 }

@@ -3,9 +3,9 @@
 #include "cuvil/Profiler/Collectors.h"
 
 #include <chrono>
-#include <unordered_map>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <unordered_map>
 
 namespace cuvil::profiler {
 

@@ -84,20 +84,22 @@ void ModelsTest::decodesWorkerReplies() {
       R"({"type": "exception", "exc_type": "ValueError", "message": "bad", "traceback": "", "file": "/x/m.py", "line": 3})",
       m, error));
   QCOMPARE(m.exception.summary(), QString("ValueError: bad (m.py:3)"));
-  QVERIFY(decodeWorkerMessage(R"({"type": "executed", "index": 0, "latency_ms": 1.5, "min_ms": 1.0, "runs": 9, "reference_ms": 3.0, "max_error": 1e-7})",
-                              m, error));
+  QVERIFY(decodeWorkerMessage(
+      R"({"type": "executed", "index": 0, "latency_ms": 1.5, "min_ms": 1.0, "runs": 9, "reference_ms": 3.0, "max_error": 1e-7})",
+      m, error));
   QCOMPARE(m.run.runs, 9);
   QCOMPARE(m.run.latencyMs, 1.5);
   QVERIFY(!decodeWorkerMessage("Traceback (most recent call last):", m, error));
-  QVERIFY(error.startsWith("cuvil-worker sent a line that is not a JSON object"));
+  QVERIFY(
+      error.startsWith("cuvil-worker sent a line that is not a JSON object"));
   QVERIFY(!decodeWorkerMessage(R"({"index": 1})", m, error));
   QVERIFY(error.contains("without a \"type\""));
 }
 
 void ModelsTest::compilationListModel() {
   CompilationListModel model;
-  QAbstractItemModelTester tester(&model,
-                                  QAbstractItemModelTester::FailureReportingMode::QtTest);
+  QAbstractItemModelTester tester(
+      &model, QAbstractItemModelTester::FailureReportingMode::QtTest);
   CompilationRecord first = fixtureRecord();
   CompilationRecord second = first;
   second.index = 1;
@@ -115,8 +117,8 @@ void ModelsTest::compilationListModel() {
 
 void ModelsTest::passStepModelAndUnchangedFilter() {
   PassStepModel model;
-  QAbstractItemModelTester tester(&model,
-                                  QAbstractItemModelTester::FailureReportingMode::QtTest);
+  QAbstractItemModelTester tester(
+      &model, QAbstractItemModelTester::FailureReportingMode::QtTest);
   ChangedStepFilter filter;
   filter.setSourceModel(&model);
   QAbstractItemModelTester filterTester(
@@ -135,8 +137,8 @@ void ModelsTest::irOpModelOfTheFusedStep() {
   StepGraph step = buildStepGraph(r.steps[4].ir, r.steps[3].ir, {});
   QVERIFY2(step.error.isEmpty(), qPrintable(step.error));
   IrOpModel model;
-  QAbstractItemModelTester tester(&model,
-                                  QAbstractItemModelTester::FailureReportingMode::QtTest);
+  QAbstractItemModelTester tester(
+      &model, QAbstractItemModelTester::FailureReportingMode::QtTest);
   model.setGraph(step.graph);
   compareGolden("ir_ops_fused.txt", dump(model));
   QCOMPARE(step.graph.changedCount, 2); // the fused generic and maximumf
@@ -168,8 +170,8 @@ void ModelsTest::irOpModelShowsNodeNames() {
   StepGraph step = buildStepGraph(ir, {}, {});
   QVERIFY2(step.error.isEmpty(), qPrintable(step.error));
   IrOpModel model;
-  QAbstractItemModelTester tester(&model,
-                                  QAbstractItemModelTester::FailureReportingMode::QtTest);
+  QAbstractItemModelTester tester(
+      &model, QAbstractItemModelTester::FailureReportingMode::QtTest);
   model.setGraph(step.graph);
   QCOMPARE(model.rowCount(), 4);
   auto source = [&](int row) {
@@ -204,7 +206,8 @@ void ModelsTest::graphToolFailuresAreExplained() {
   else
     qputenv("CUVIL_GRAPH", saved);
   // The IR's own problem, at its line.
-  StepGraph broken = buildStepGraph("func.func @f() {\n  %0 = arith.addi\n}\n", {}, {});
+  StepGraph broken =
+      buildStepGraph("func.func @f() {\n  %0 = arith.addi\n}\n", {}, {});
   QVERIFY2(broken.error.startsWith("line 2: expected SSA operand"),
            qPrintable(broken.error));
 }
@@ -212,14 +215,20 @@ void ModelsTest::graphToolFailuresAreExplained() {
 void ModelsTest::diffModelOfTheFusionPass() {
   CompilationRecord r = fixtureRecord();
   DiffModel model;
-  QAbstractItemModelTester tester(&model,
-                                  QAbstractItemModelTester::FailureReportingMode::QtTest);
+  QAbstractItemModelTester tester(
+      &model, QAbstractItemModelTester::FailureReportingMode::QtTest);
   model.setTexts(r.steps[3].ir, r.steps[4].ir);
   compareGolden("diff_fusion.txt", dump(model, DiffModel::KindRole));
   QVERIFY(model.changedRows() > 0);
   int returnRow = model.rowForRightLine(13);
-  QVERIFY(model.index(returnRow, DiffModel::RightText).data().toString().contains("return %1"));
-  QVERIFY(model.index(returnRow, DiffModel::LeftText).data().toString().contains("return %3"));
+  QVERIFY(model.index(returnRow, DiffModel::RightText)
+              .data()
+              .toString()
+              .contains("return %1"));
+  QVERIFY(model.index(returnRow, DiffModel::LeftText)
+              .data()
+              .toString()
+              .contains("return %3"));
   model.setTexts(r.steps[2].ir, r.steps[3].ir);
   QCOMPARE(model.changedRows(), 0);
 }

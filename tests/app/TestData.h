@@ -36,10 +36,14 @@ inline void compareGolden(const QString &name, const QString &actual) {
   if (expected != actual) {
     QStringList e = expected.split('\n'), a = actual.split('\n');
     for (int i = 0; i < std::max(e.size(), a.size()); ++i) {
-      QString el = i < e.size() ? e[i] : "<end>", al = i < a.size() ? a[i] : "<end>";
+      QString el = i < e.size() ? e[i] : "<end>",
+              al = i < a.size() ? a[i] : "<end>";
       if (el != al)
-        QFAIL(qPrintable(QString("%1 differs at line %2:\n  expected: %3\n  actual:   %4")
-                             .arg(name).arg(i + 1).arg(el, al)));
+        QFAIL(qPrintable(
+            QString("%1 differs at line %2:\n  expected: %3\n  actual:   %4")
+                .arg(name)
+                .arg(i + 1)
+                .arg(el, al)));
     }
   }
 }

@@ -183,30 +183,35 @@ UNARY = {  # kind: (function, text, error)
     "exp_tanh": (
         lambda x, p: np.exp(np.tanh(x)),
         "np.exp(np.tanh({}))",
-        lambda xs, es, out, p: _propagated(_exp_tanh_slope, xs[0], es[0], (math.atanh(0.5),))
-        + math.e * _transcendental(np.tanh(xs[0]), 1.0)
-        + _transcendental(out, 0.0),
+        lambda xs, es, out, p: (
+            _propagated(_exp_tanh_slope, xs[0], es[0], (math.atanh(0.5),))
+            + math.e * _transcendental(np.tanh(xs[0]), 1.0)
+            + _transcendental(out, 0.0)
+        ),
     ),
     "sqrt_abs": (
         lambda x, p: np.sqrt(np.abs(x) + p["c"]),
         "np.sqrt(np.abs({}) + {c})",
-        lambda xs, es, out, p: _propagated(
-            lambda t: 0.5 / np.sqrt(np.abs(t) + p["c"]), xs[0], es[0] + U * out * out
-        )
-        + 2 * U * out,
+        lambda xs, es, out, p: (
+            _propagated(lambda t: 0.5 / np.sqrt(np.abs(t) + p["c"]), xs[0], es[0] + U * out * out)
+            + 2 * U * out
+        ),
     ),
     "log_abs": (
         lambda x, p: np.log(np.abs(x) + 1.0),
         "np.log(np.abs({}) + 1.0)",
-        lambda xs, es, out, p: _propagated(lambda t: 1.0 / (np.abs(t) + 1.0), xs[0], es[0])
-        + U
-        + _transcendental(out, 1.0),
+        lambda xs, es, out, p: (
+            _propagated(lambda t: 1.0 / (np.abs(t) + 1.0), xs[0], es[0])
+            + U
+            + _transcendental(out, 1.0)
+        ),
     ),
     "sigmoid": (
         lambda x, p: cuvil.sigmoid(x),
         "cuvil.sigmoid({})",
-        lambda xs, es, out, p: _propagated(_sigmoid_slope, xs[0], es[0])
-        + _transcendental(out, 1.0),
+        lambda xs, es, out, p: (
+            _propagated(_sigmoid_slope, xs[0], es[0]) + _transcendental(out, 1.0)
+        ),
     ),
     "erf": (
         lambda x, p: cuvil.erf(x),
@@ -216,8 +221,10 @@ UNARY = {  # kind: (function, text, error)
     "gelu": (
         lambda x, p: cuvil.gelu(x),
         "cuvil.gelu({})",
-        lambda xs, es, out, p: _propagated(_gelu_slope, xs[0], es[0], (-math.sqrt(2), math.sqrt(2)))
-        + _transcendental(out, np.abs(xs[0])),
+        lambda xs, es, out, p: (
+            _propagated(_gelu_slope, xs[0], es[0], (-math.sqrt(2), math.sqrt(2)))
+            + _transcendental(out, np.abs(xs[0]))
+        ),
     ),
 }
 

@@ -40,8 +40,16 @@ if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
 # graph_ops also puts this checkout's cuvil package on the import path.
-from graph_ops import BINARY, COMPARE, OPS, UNARY, Reference, as_tuple, compare  # noqa: E402
-from graph_ops import norm_axes  # noqa: E402
+from graph_ops import (  # noqa: E402
+    BINARY,
+    COMPARE,
+    OPS,
+    UNARY,
+    Reference,
+    as_tuple,
+    compare,
+    norm_axes,  # noqa: E402
+)
 
 import cuvil  # noqa: E402
 

@@ -1,4 +1,5 @@
 """lit configuration for Cuvil's IR tests (cuvil-opt + FileCheck)."""
+
 import os
 
 import lit.formats

@@ -222,7 +222,9 @@ TEST(NsysSqlite, ClearErrors) {
   EXPECT_NE(other.error().message.find("nsys export"), std::string::npos);
 
   std::string text = tempPath("text");
-  { std::ofstream(text) << "this is not a database, just text\n"; }
+  {
+    std::ofstream(text) << "this is not a database, just text\n";
+  }
   auto notDb = readNsysSqlite(text);
   std::remove(text.c_str());
   ASSERT_FALSE(notDb);

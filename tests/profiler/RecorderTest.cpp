@@ -14,7 +14,9 @@ using namespace cuvil::profiler::test;
 TEST(Recorder, NothingIsRecordedWhileDisabled) {
   EventRecorder recorder;
   uint32_t name = recorder.intern("cuvil.add");
-  { EventRecorder::Scope scope(recorder, name, 1); }
+  {
+    EventRecorder::Scope scope(recorder, name, 1);
+  }
   recorder.record(RecordedEvent{});
   EXPECT_EQ(recorder.size(), 0u);
   EXPECT_TRUE(recorder.takeTrace().events.empty());
@@ -104,7 +106,9 @@ TEST(Recorder, ClearDropsEventsButKeepsNames) {
   EventRecorder recorder;
   recorder.setEnabled(true);
   uint32_t name = recorder.intern("op");
-  { EventRecorder::Scope scope(recorder, name); }
+  {
+    EventRecorder::Scope scope(recorder, name);
+  }
   recorder.clear();
   EXPECT_EQ(recorder.size(), 0u);
   EXPECT_EQ(recorder.intern("op"), name);

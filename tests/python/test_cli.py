@@ -55,7 +55,8 @@ def test_emit_to_files(tmp_path):
 
 def test_several_compilations_get_numbered_outputs(tmp_path):
     script = tmp_path / "two.py"
-    script.write_text(textwrap.dedent("""
+    script.write_text(
+        textwrap.dedent("""
             import numpy as np, cuvil
 
             @cuvil.jit
@@ -65,7 +66,8 @@ def test_several_compilations_get_numbered_outputs(tmp_path):
             x = np.ones((2, 3), np.float32)
             double(x)
             double(np.ones(5, np.float32))
-            """))
+            """)
+    )
     out = tmp_path / "module.mlir"
     result = cuvil_cli("compile", str(script), "-o", str(out))
     assert result.returncode == 0, result.stderr
@@ -76,7 +78,8 @@ def test_several_compilations_get_numbered_outputs(tmp_path):
 
 def test_script_arguments_after_double_dash(tmp_path):
     script = tmp_path / "args.py"
-    script.write_text(textwrap.dedent("""
+    script.write_text(
+        textwrap.dedent("""
             import sys, numpy as np, cuvil
             n = int(sys.argv[1])
 
@@ -85,7 +88,8 @@ def test_script_arguments_after_double_dash(tmp_path):
                 return x * 2.0 + 1.0
 
             affine(np.ones(n, np.float32))
-            """))
+            """)
+    )
     result = cuvil_cli("compile", str(script), "--", "7")
     assert result.returncode == 0, result.stderr
     assert "tensor<7xf32>" in result.stdout

@@ -103,9 +103,7 @@ def test_memory_plan_reuses_intermediate_buffers():
 
     x = np.random.default_rng(3).standard_normal((64, 64)).astype(np.float32)
     w = (np.eye(64) * 0.5).astype(np.float32)
-    np.testing.assert_allclose(
-        chain(x, w), chain.__wrapped__(x, w), rtol=1e-5, atol=1e-6
-    )
+    np.testing.assert_allclose(chain(x, w), chain.__wrapped__(x, w), rtol=1e-5, atol=1e-6)
     compiled = chain._last_compiled.compiled
     assert 0 < compiled.planned_peak_bytes < compiled.unplanned_bytes
 

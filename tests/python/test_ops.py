@@ -6,8 +6,8 @@ import math
 import shutil
 import subprocess
 import zlib
-from dataclasses import dataclass, field
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
@@ -450,8 +450,10 @@ OPS = [
     ),
     OpInfo(
         "softmax_numpy",
-        lambda x: np.exp(x - x.max(-1, keepdims=True))
-        / np.exp(x - x.max(-1, keepdims=True)).sum(-1, keepdims=True),
+        lambda x: (
+            np.exp(x - x.max(-1, keepdims=True))
+            / np.exp(x - x.max(-1, keepdims=True)).sum(-1, keepdims=True)
+        ),
         fixed(_one((7, 13)), _one((2, 3, 5))),
         TRANSCENDENTAL,
     ),
@@ -626,9 +628,7 @@ OPS = [
     # --- function results: arguments passed through, several outputs, Python constants ---
     OpInfo("identity", lambda x: x, unary_samples(dtypes=(F32, I64, B))),
     OpInfo("outputs", lambda x: (x * 2.0, x, x * 2.0, np.float32(3.0)), unary_samples()),
-    OpInfo(
-        "output_list", lambda x: [x.sum(), x.T], fixed(_one((7, 13))), reduction_tol
-    ),
+    OpInfo("output_list", lambda x: [x.sum(), x.T], fixed(_one((7, 13))), reduction_tol),
     # --- a chain the fusion passes combine ---
     OpInfo(
         "fused_chain",

@@ -8,9 +8,9 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import REPO_ROOT, caller_line, load_example
 
 import cuvil
-from conftest import REPO_ROOT, caller_line, load_example
 
 sys.path.insert(0, str(REPO_ROOT / "plugins" / "python"))
 from division_by_constant import DivisionByConstantToMultiply  # noqa: E402
@@ -345,7 +345,14 @@ def test_default_pipeline_comes_from_the_compiler():
     names = [p.name for p in pb.passes]
     assert names[0] == "cuvil-strip-training-ops" and names[-1] == "reconcile-unrealized-casts"
     assert names.index("convert-cuvil-to-linalg") < names.index("cuvil-fuse-elementwise")
-    assert {p.stage for p in pb.passes} == {"cuvil", "linalg", "fusion", "schedule", "bufferize", "llvm"}
+    assert {p.stage for p in pb.passes} == {
+        "cuvil",
+        "linalg",
+        "fusion",
+        "schedule",
+        "bufferize",
+        "llvm",
+    }
     unfused = cuvil.PipelineBuilder(enable_fusion=False)
     assert "cuvil-fuse-elementwise" not in [p.name for p in unfused.passes]
 
@@ -402,7 +409,10 @@ def _graphs(rng):
     mlp = load_example("mlp")
     transformer = load_example("transformer_block")
     w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
-    scale, bias = rng.uniform(0.5, 2, 4).astype(np.float32), rng.standard_normal(4).astype(np.float32)
+    scale, bias = (
+        rng.uniform(0.5, 2, 4).astype(np.float32),
+        rng.standard_normal(4).astype(np.float32),
+    )
     mean, var = rng.standard_normal(4).astype(np.float32), rng.uniform(0.5, 2, 4).astype(np.float32)
     const = rng.standard_normal((8, 8)).astype(np.float32)
 
@@ -477,7 +487,7 @@ def test_cpp_plugin_pass_from_python(snapshots):
 
     @cuvil.jit(pipeline=pb)
     def f(x):
-        return -(-x) * 2.0
+        return -(-x) * 2.0  # noqa: B002 (a double negation for the pass to remove)
 
     x = np.arange(6, dtype=np.float32)
     np.testing.assert_array_equal(f(x), x * 2.0)

@@ -6,9 +6,9 @@ import json
 
 import numpy as np
 import pytest
+from conftest import EXAMPLES_DIR, caller_line, load_example, run_python, subprocess_env
 
 import cuvil
-from conftest import EXAMPLES_DIR, caller_line, load_example, run_python, subprocess_env
 
 MLP_FILE = str(EXAMPLES_DIR / "mlp.py")
 
@@ -93,7 +93,9 @@ def test_chrome_trace_is_nested_with_metadata_and_flows(tmp_path):
         parents = [
             c
             for c in calls
-            if c["tid"] == k["tid"] and c["ts"] <= k["ts"] and k["ts"] + k["dur"] <= c["ts"] + c["dur"]
+            if c["tid"] == k["tid"]
+            and c["ts"] <= k["ts"]
+            and k["ts"] + k["dur"] <= c["ts"] + c["dur"]
         ]
         assert len(parents) == 1
 
@@ -207,7 +209,7 @@ def test_cli_profile_errors(tmp_path):
     failing.write_text("raise ValueError('model file is broken')\n")
     broken = run_python(["-m", "cuvil", "profile", str(failing)])
     assert broken.returncode == 1
-    assert "model file is broken" in broken.stderr and f"{failing}\", line 1" in broken.stderr
+    assert "model file is broken" in broken.stderr and f'{failing}", line 1' in broken.stderr
 
 
 def test_nvtx_ranges_wrap_kernels_for_an_injected_tool(tmp_path):

@@ -9,9 +9,9 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import REPO_ROOT
 
 import cuvil
-from conftest import REPO_ROOT
 
 BUILD_DIR = pathlib.Path(os.environ.get("CUVIL_BUILD_DIR", REPO_ROOT / "build"))
 NULL_TARGET = BUILD_DIR / "lib" / "CuvilNullTarget.so"

@@ -8,7 +8,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import REPO_ROOT, run_python
 
 FIXTURES = REPO_ROOT / "tests" / "profiler" / "fixtures"
@@ -51,8 +50,11 @@ def test_per_kernel_summary_of_a_pytorch_profile():
 
 
 def test_convert_to_every_format_and_read_back(tmp_path, profiler):
-    for name, fmt in (("out.json", "chrome"), ("out.folded", "folded"),
-                      ("out.speedscope.json", "speedscope")):
+    for name, fmt in (
+        ("out.json", "chrome"),
+        ("out.folded", "folded"),
+        ("out.speedscope.json", "speedscope"),
+    ):
         target = tmp_path / name
         result = cuvil_trace(PYTORCH, "-o", str(target))
         assert result.returncode == 0, result.stderr
@@ -77,8 +79,12 @@ def test_folded_to_stdout_matches_the_golden_tree(profiler):
 
 def test_tree_and_diff(tmp_path):
     result = cuvil_trace(
-        str(GOLDEN / "model_faster.folded"), "--diff", str(GOLDEN / "model.folded"), "--tree",
-        "--depth", "1",
+        str(GOLDEN / "model_faster.folded"),
+        "--diff",
+        str(GOLDEN / "model.folded"),
+        "--tree",
+        "--depth",
+        "1",
     )
     assert result.returncode == 0, result.stderr
     assert "main total=995 self=0\n" in result.stdout
@@ -147,14 +153,20 @@ def test_generated_onnx_runtime_profile(tmp_path):
     out = tmp_path / "ort.json"
     made = subprocess.run(
         [sys.executable, str(FIXTURES / "make_ort_profile.py"), str(out)],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert made.returncode == 0, made.stderr
     result = cuvil_trace(str(out), "--kind", "cpu_kernel", "--top", "0")
     assert result.returncode == 0, result.stderr
     names = {row.split()[0] for row in result.stdout.splitlines()[2:]}
-    assert {"fc/MatMul_kernel_time", "fc/Add_kernel_time", "act/Relu_kernel_time",
-            "head/Softmax_kernel_time"} <= names
+    assert {
+        "fc/MatMul_kernel_time",
+        "fc/Add_kernel_time",
+        "act/Relu_kernel_time",
+        "head/Softmax_kernel_time",
+    } <= names
 
 
 def test_nsight_systems_sqlite_export(tmp_path):
@@ -216,8 +228,12 @@ def test_a_real_pytorch_cpu_profile(profiler):
 
     chain = [
         depth_of(p)
-        for p in ("nn.Module: Linear_0", "torch/nn/modules/linear.py(130): forward",
-                  "aten::linear", "aten::addmm")
+        for p in (
+            "nn.Module: Linear_0",
+            "torch/nn/modules/linear.py(130): forward",
+            "aten::linear",
+            "aten::addmm",
+        )
     ]
     assert chain == sorted(chain) and len({d for _, d in chain}) == 4
     # And it converts like any other trace.

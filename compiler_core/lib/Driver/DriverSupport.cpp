@@ -97,8 +97,8 @@ cuvil::detail::DiagnosticCollector::DiagnosticCollector(MLIRContext *ctx)
           severity = "remark";
         if (!text.empty())
           text += "\n";
-        text += (where.empty() ? "" : where + ": ") + severity + ": " +
-                diag.str();
+        text +=
+            (where.empty() ? "" : where + ": ") + severity + ": " + diag.str();
         for (Diagnostic &note : diag.getNotes()) {
           std::string noteWhere = formatLocation(note.getLocation());
           text += "\n" + (noteWhere.empty() ? "" : noteWhere + ": ") +
@@ -142,7 +142,7 @@ std::string cuvil::detail::structuralFingerprint(ModuleOp module) {
 OwningOpRef<ModuleOp> cuvil::detail::parseModule(const std::string &text,
                                                  MLIRContext *context) {
   return mlir::parseSourceString<ModuleOp>(text, ParserConfig(context),
-                                     "<cuvil-ir>");
+                                           "<cuvil-ir>");
 }
 
 namespace {
@@ -155,21 +155,21 @@ std::string dtypeList() {
 }
 } // namespace
 
-LogicalResult
-cuvil::detail::signatureOf(TypeRange types, Location loc, const char *what,
-                           std::vector<TensorSignature> &out) {
+LogicalResult cuvil::detail::signatureOf(TypeRange types, Location loc,
+                                         const char *what,
+                                         std::vector<TensorSignature> &out) {
   for (Type type : types) {
     auto tensor = dyn_cast<RankedTensorType>(type);
     std::optional<llvm::StringRef> dtype =
-        tensor ? mlir::cuvil::dtypeName(tensor.getElementType())
-               : std::nullopt;
+        tensor ? mlir::cuvil::dtypeName(tensor.getElementType()) : std::nullopt;
     if (!tensor || !tensor.hasStaticShape() || !dtype)
       return emitError(loc) << "unsupported " << what << " type " << type
                             << ": compiled functions take and return "
                                "statically shaped tensors of "
                             << dtypeList();
-    out.push_back({dtype->str(), std::vector<int64_t>(tensor.getShape().begin(),
-                                                tensor.getShape().end())});
+    out.push_back(
+        {dtype->str(), std::vector<int64_t>(tensor.getShape().begin(),
+                                            tensor.getShape().end())});
   }
   return success();
 }

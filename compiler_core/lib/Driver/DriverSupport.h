@@ -1,4 +1,5 @@
-//===- DriverSupport.h - Contexts, diagnostics and IR helpers of the driver -===//
+//===- DriverSupport.h - Contexts, diagnostics and IR helpers of the driver
+//-===//
 #ifndef CUVIL_LIB_DRIVER_DRIVERSUPPORT_H
 #define CUVIL_LIB_DRIVER_DRIVERSUPPORT_H
 
@@ -21,8 +22,8 @@ namespace cuvil::detail {
 
 /// The registered target `name` with a device `device`; null with a message
 /// listing what is registered otherwise.
-const mlir::cuvil::TargetBackend *
-lookupTarget(const std::string &name, int device, std::string &error);
+const mlir::cuvil::TargetBackend *lookupTarget(const std::string &name,
+                                               int device, std::string &error);
 
 /// A context with every dialect Cuvil and the registered targets use.
 std::unique_ptr<mlir::MLIRContext> createContext();

@@ -33,19 +33,19 @@ const TargetBackend *cuvil::detail::lookupTarget(const std::string &name,
   mlir::cuvil::registerBuiltinTargets();
   const TargetBackend *target = TargetRegistry::lookup(name);
   if (!target) {
-    error = "unknown target '" + name + "'; registered targets: " +
-            registeredTargets();
+    error = "unknown target '" + name +
+            "'; registered targets: " + registeredTargets();
     return nullptr;
   }
   if (device < 0 || device >= target->deviceCount()) {
-    error = "target '" + name + "' has no device " + std::to_string(device) +
-            "; it has " + std::to_string(target->deviceCount()) +
-            " (use " + name + ":0" +
-            (target->deviceCount() > 1
-                 ? " to " + name + ":" +
-                       std::to_string(target->deviceCount() - 1)
-                 : "") +
-            ")";
+    error =
+        "target '" + name + "' has no device " + std::to_string(device) +
+        "; it has " + std::to_string(target->deviceCount()) + " (use " + name +
+        ":0" +
+        (target->deviceCount() > 1
+             ? " to " + name + ":" + std::to_string(target->deviceCount() - 1)
+             : "") +
+        ")";
     return nullptr;
   }
   return target;

@@ -145,8 +145,8 @@ PipelineBuilder &PipelineBuilder::add(Phase phase, StringRef name,
 }
 
 PipelineBuilder &PipelineBuilder::addCleanups(Phase phase) {
-  Need need = phaseInfo(phase).cleanupsOptional ? Need::Optional
-                                                : Need::Required;
+  Need need =
+      phaseInfo(phase).cleanupsOptional ? Need::Optional : Need::Required;
   add(phase, "canonicalize", "", "", need);
   return add(phase, "cse", "", "", need);
 }

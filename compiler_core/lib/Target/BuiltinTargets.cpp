@@ -8,5 +8,6 @@
 
 void mlir::cuvil::registerBuiltinTargets() {
   static std::once_flag once;
-  std::call_once(once, [] { TargetRegistry::registerBackend(cpu::createCpuTarget()); });
+  std::call_once(
+      once, [] { TargetRegistry::registerBackend(cpu::createCpuTarget()); });
 }

@@ -24,8 +24,8 @@ Registry &registry() {
 std::string unsupported(const TargetBackend &target, const char *what,
                         const std::string &name,
                         const std::vector<std::string> &supported) {
-  return "the " + target.name().str() + " target cannot " + what + " '" +
-         name + "'; it supports " + ::cuvil::joinNames(supported);
+  return "the " + target.name().str() + " target cannot " + what + " '" + name +
+         "'; it supports " + ::cuvil::joinNames(supported);
 }
 } // namespace
 
@@ -65,8 +65,8 @@ LogicalResult TargetBackend::printStage(ModuleOp lowered,
   std::vector<std::string> names;
   for (::cuvil::IRStage s : irStages())
     names.push_back(::cuvil::irStageName(s));
-  error = unsupported(*this, "show IR stage", ::cuvil::irStageName(stage),
-                      names);
+  error =
+      unsupported(*this, "show IR stage", ::cuvil::irStageName(stage), names);
   return failure();
 }
 
@@ -76,7 +76,7 @@ LogicalResult TargetBackend::emit(ModuleOp lowered, ::cuvil::ArtifactKind kind,
   std::vector<std::string> names;
   for (::cuvil::ArtifactKind k : artifacts())
     names.push_back(::cuvil::artifactName(k));
-  error = unsupported(*this, "write artifact", ::cuvil::artifactName(kind),
-                      names);
+  error =
+      unsupported(*this, "write artifact", ::cuvil::artifactName(kind), names);
   return failure();
 }

@@ -1,4 +1,5 @@
-//===- Passes.h - Cuvil conversion passes ------------------------*- C++ -*-===//
+//===- Passes.h - Cuvil conversion passes ------------------------*- C++
+//-*-===//
 #ifndef CUVIL_CONVERSION_PASSES_H
 #define CUVIL_CONVERSION_PASSES_H
 

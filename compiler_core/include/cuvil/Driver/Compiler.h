@@ -24,7 +24,7 @@ namespace cuvil {
 /// One pass of a compilation pipeline: a built-in or plugin pass given as a
 /// textual pipeline, or an external pass (e.g. a Python `cuvil.Pass`).
 struct PipelineStep {
-  std::string name;      ///< pass argument or the external pass's name
+  std::string name;           ///< pass argument or the external pass's name
   Phase phase = Phase::Graph; ///< phase the pass runs in
   std::string pipeline;  ///< textual pipeline ("func.func(cse)"); empty for
                          ///< an external pass

@@ -10,7 +10,7 @@ namespace cuvil {
 
 /// The IR after one pass of a pipeline run.
 struct PassSnapshot {
-  std::string name; ///< pass argument, e.g. "convert-cuvil-to-linalg"
+  std::string name;           ///< pass argument, e.g. "convert-cuvil-to-linalg"
   Phase phase = Phase::Graph; ///< pipeline phase the pass belongs to
   double wallMs = 0;          ///< wall time of the pass
   bool changed = false;

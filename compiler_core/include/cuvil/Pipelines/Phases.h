@@ -1,4 +1,5 @@
-//===- Phases.h - Typed pipeline phases, IR stages and artifacts -*- C++ -*-===//
+//===- Phases.h - Typed pipeline phases, IR stages and artifacts -*- C++
+//-*-===//
 //
 // One enum and one name table each for the phases a compilation runs
 // through, the IR stages a compiled function can show, and the artifacts it

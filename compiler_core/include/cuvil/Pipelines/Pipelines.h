@@ -43,8 +43,8 @@ public:
   /// Appends pass `name` with `options` ("a=1 b=2") to `phase`, nested on
   /// ops named `anchor` ("func.func") when given.
   PipelineBuilder &add(Phase phase, llvm::StringRef name,
-                       llvm::StringRef options = "", llvm::StringRef anchor = "",
-                       Need need = Need::Required);
+                       llvm::StringRef options = "",
+                       llvm::StringRef anchor = "", Need need = Need::Required);
   /// Appends canonicalize and cse, optional where the phase says cleanups
   /// only tidy up.
   PipelineBuilder &addCleanups(Phase phase);

@@ -1,4 +1,5 @@
-//===- Executable.h - Compiled code a target loaded, ready to call -*- C++ -*-===//
+//===- Executable.h - Compiled code a target loaded, ready to call -*- C++
+//-*-===//
 //
 // What the runtime calls: a target backend loads compiled code into an
 // Executable that owns its calling convention (memref descriptors on the
@@ -41,8 +42,8 @@ struct SourceLocation {
 
 /// One kernel (loop nest, fused region, copy) of a compiled function.
 struct KernelInfo {
-  std::string name;     ///< what it computes, e.g. "linalg.matmul"
-  std::string location; ///< the user's "file:line:col", or ""
+  std::string name;      ///< what it computes, e.g. "linalg.matmul"
+  std::string location;  ///< the user's "file:line:col", or ""
   SourceLocation source; ///< the same location, structured, with node name
 };
 

@@ -1,4 +1,5 @@
-//===- MemRefCall.h - Calling code compiled with memref descriptors -*- C++ -*-===//
+//===- MemRefCall.h - Calling code compiled with memref descriptors -*- C++
+//-*-===//
 //
 // MLIR's C interface passes every buffer as a memref descriptor {allocated,
 // aligned, offset, sizes..., strides...} and its packed entry point takes an

@@ -1,4 +1,5 @@
-//===- TargetBackend.h - The interface every code generator implements -*- C++ -*-===//
+//===- TargetBackend.h - The interface every code generator implements -*- C++
+//-*-===//
 //
 // A target backend turns the target-neutral IR (linalg on tensors, after
 // fusion) into loaded, callable code and artifacts. The compile driver knows

@@ -30,10 +30,8 @@ using namespace mlir::cuvil::lowering;
 // Builders
 //===----------------------------------------------------------------------===//
 
-Value lowering::emptyTensor(OpBuilder &b, Location loc,
-                            RankedTensorType type) {
-  return b.create<tensor::EmptyOp>(loc, type.getShape(),
-                                   type.getElementType());
+Value lowering::emptyTensor(OpBuilder &b, Location loc, RankedTensorType type) {
+  return b.create<tensor::EmptyOp>(loc, type.getShape(), type.getElementType());
 }
 
 Value lowering::filledTensor(OpBuilder &b, Location loc, RankedTensorType type,
@@ -91,9 +89,9 @@ Value lowering::elementwise(OpBuilder &b, Location loc,
                             ScalarBody body) {
   SmallVector<AffineMap> maps;
   for (Value input : inputs)
-    maps.push_back(broadcastMap(b.getContext(),
-                                cast<RankedTensorType>(input.getType()).getShape(),
-                                resultType.getShape()));
+    maps.push_back(broadcastMap(
+        b.getContext(), cast<RankedTensorType>(input.getType()).getShape(),
+        resultType.getShape()));
   return elementwiseWithMaps(b, loc, resultType, inputs, maps, body);
 }
 
@@ -145,9 +143,8 @@ Value lowering::reduce(OpBuilder &b, Location loc, Value input,
   Value init = filledTensor(b, loc, outType,
                             reductionInit(b, inType.getElementType(), kind));
   unsigned rank = inType.getRank();
-  SmallVector<AffineMap> maps = {
-      b.getMultiDimIdentityMap(rank),
-      projectionMap(b.getContext(), rank, axes)};
+  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank),
+                                 projectionMap(b.getContext(), rank, axes)};
   SmallVector<utils::IteratorType> iterators;
   for (unsigned d = 0; d < rank; ++d)
     iterators.push_back(llvm::is_contained(axes, (int64_t)d)

@@ -141,13 +141,12 @@ struct Conv2dLowering : public OpConversionPattern<Conv2dOp> {
     int64_t groups = op.getGroups();
     if (groups == 1) {
       Value init = filledTensor(rewriter, loc, resultType, zero);
-      rewriter.replaceOp(
-          op, rewriter
-                  .create<linalg::Conv2DNchwFchwOp>(
-                      loc, TypeRange{resultType},
-                      ValueRange{input, adaptor.getWeight()}, ValueRange{init},
-                      strides, dilations)
-                  .getResult(0));
+      rewriter.replaceOp(op, rewriter
+                                 .create<linalg::Conv2DNchwFchwOp>(
+                                     loc, TypeRange{resultType},
+                                     ValueRange{input, adaptor.getWeight()},
+                                     ValueRange{init}, strides, dilations)
+                                 .getResult(0));
       return success();
     }
     // Grouped: split channels into (G, C/G) and use the NGCHW form.
@@ -158,18 +157,18 @@ struct Conv2dLowering : public OpConversionPattern<Conv2dOp> {
     Value groupedIn = reshape(
         rewriter, loc, input,
         withShape(inType, {in[0], groups, in[1] / groups, in[2], in[3]}));
-    Value groupedW = reshape(
-        rewriter, loc, adaptor.getWeight(),
-        withShape(wType, {groups, w[0] / groups, w[1], w[2], w[3]}));
-    auto groupedOut =
-        withShape(resultType, {out[0], groups, out[1] / groups, out[2], out[3]});
+    Value groupedW =
+        reshape(rewriter, loc, adaptor.getWeight(),
+                withShape(wType, {groups, w[0] / groups, w[1], w[2], w[3]}));
+    auto groupedOut = withShape(
+        resultType, {out[0], groups, out[1] / groups, out[2], out[3]});
     Value init = filledTensor(rewriter, loc, groupedOut, zero);
-    Value conv = rewriter
-                     .create<linalg::Conv2DNgchwGfchwOp>(
-                         loc, TypeRange{groupedOut},
-                         ValueRange{groupedIn, groupedW}, ValueRange{init},
-                         strides, dilations)
-                     .getResult(0);
+    Value conv =
+        rewriter
+            .create<linalg::Conv2DNgchwGfchwOp>(
+                loc, TypeRange{groupedOut}, ValueRange{groupedIn, groupedW},
+                ValueRange{init}, strides, dilations)
+            .getResult(0);
     rewriter.replaceOp(op, reshape(rewriter, loc, conv, resultType));
     return success();
   }
@@ -189,13 +188,13 @@ struct MaxPool2dLowering : public OpConversionPattern<MaxPool2dOp> {
     Value window = rewriter.create<tensor::EmptyOp>(
         loc, op.getKernel(), resultType.getElementType());
     Value init = filledTensor(rewriter, loc, resultType, lowest);
-    rewriter.replaceOp(
-        op, rewriter
-                .create<linalg::PoolingNchwMaxOp>(
-                    loc, TypeRange{resultType}, ValueRange{input, window},
-                    ValueRange{init}, rewriter.getI64TensorAttr(op.getStrides()),
-                    rewriter.getI64TensorAttr({1, 1}))
-                .getResult(0));
+    rewriter.replaceOp(op, rewriter
+                               .create<linalg::PoolingNchwMaxOp>(
+                                   loc, TypeRange{resultType},
+                                   ValueRange{input, window}, ValueRange{init},
+                                   rewriter.getI64TensorAttr(op.getStrides()),
+                                   rewriter.getI64TensorAttr({1, 1}))
+                               .getResult(0));
     return success();
   }
 };
@@ -214,37 +213,35 @@ struct AvgPool2dLowering : public OpConversionPattern<AvgPool2dOp> {
     Value window =
         rewriter.create<tensor::EmptyOp>(loc, op.getKernel(), elementType);
     auto sumPool = [&](Value source) {
-      Value padded =
-          padSpatial(rewriter, loc, source, op.getPadding(), zero);
+      Value padded = padSpatial(rewriter, loc, source, op.getPadding(), zero);
       Value init = filledTensor(rewriter, loc, resultType, zero);
       return rewriter
-          .create<linalg::PoolingNchwSumOp>(loc, TypeRange{resultType},
-                                            ValueRange{padded, window},
-                                            ValueRange{init}, strides,
-                                            dilations)
+          .create<linalg::PoolingNchwSumOp>(
+              loc, TypeRange{resultType}, ValueRange{padded, window},
+              ValueRange{init}, strides, dilations)
           .getResult(0);
     };
     Value sums = sumPool(adaptor.getInput());
     Value result;
     if (op.getCountIncludePad()) {
       double count = op.getKernel()[0] * op.getKernel()[1];
-      result = elementwise(rewriter, loc, resultType, sums,
-                           [&](OpBuilder &b, Location l, ValueRange a) {
-                             return b.create<arith::DivFOp>(
-                                 l, a[0], scalarConstant(b, l, elementType,
-                                                         count));
-                           });
+      result =
+          elementwise(rewriter, loc, resultType, sums,
+                      [&](OpBuilder &b, Location l, ValueRange a) {
+                        return b.create<arith::DivFOp>(
+                            l, a[0], scalarConstant(b, l, elementType, count));
+                      });
     } else {
       // Divide by the number of real (unpadded) elements in each window.
       auto inType = cast<RankedTensorType>(adaptor.getInput().getType());
       Value ones = filledTensor(rewriter, loc, inType,
                                 rewriter.getFloatAttr(elementType, 1.0));
       Value counts = sumPool(ones);
-      result = elementwise(rewriter, loc, resultType, ValueRange{sums, counts},
-                           [](OpBuilder &b, Location l, ValueRange a) {
-                             return b.create<arith::DivFOp>(l, a[0], a[1])
-                                 .getResult();
-                           });
+      result = elementwise(
+          rewriter, loc, resultType, ValueRange{sums, counts},
+          [](OpBuilder &b, Location l, ValueRange a) {
+            return b.create<arith::DivFOp>(l, a[0], a[1]).getResult();
+          });
     }
     rewriter.replaceOp(op, result);
     return success();
@@ -315,7 +312,8 @@ struct SoftmaxLowering : public OpConversionPattern<SoftmaxOp> {
     Value exps = elementwiseWithMaps(
         rewriter, loc, type, ValueRange{x, max}, {identity, reduced},
         [](OpBuilder &b, Location l, ValueRange a) {
-          return b.create<math::ExpOp>(l, b.create<arith::SubFOp>(l, a[0], a[1]))
+          return b
+              .create<math::ExpOp>(l, b.create<arith::SubFOp>(l, a[0], a[1]))
               .getResult();
         });
     Value sum = reduce(rewriter, loc, exps, {axis}, ReduceKind::Sum);
@@ -352,11 +350,11 @@ struct LayerNormLowering : public OpConversionPattern<LayerNormOp> {
         [](OpBuilder &b, Location l, ValueRange a) {
           return b.create<arith::SubFOp>(l, a[0], a[1]).getResult();
         });
-    Value squares = elementwise(rewriter, loc, type, centered,
-                                [](OpBuilder &b, Location l, ValueRange a) {
-                                  return b.create<arith::MulFOp>(l, a[0], a[0])
-                                      .getResult();
-                                });
+    Value squares =
+        elementwise(rewriter, loc, type, centered,
+                    [](OpBuilder &b, Location l, ValueRange a) {
+                      return b.create<arith::MulFOp>(l, a[0], a[0]).getResult();
+                    });
     Value variance = meanOver(rewriter, loc, squares, axes);
     double eps = op.getEpsilon().convertToDouble();
     Type t = type.getElementType();
@@ -366,7 +364,8 @@ struct LayerNormLowering : public OpConversionPattern<LayerNormOp> {
         {identity, stats, params, params},
         [&](OpBuilder &b, Location l, ValueRange a) {
           Value inv = b.create<math::RsqrtOp>(
-              l, b.create<arith::AddFOp>(l, a[1], scalarConstant(b, l, t, eps)));
+              l,
+              b.create<arith::AddFOp>(l, a[1], scalarConstant(b, l, t, eps)));
           Value norm = b.create<arith::MulFOp>(l, a[0], inv);
           return b
               .create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, norm, a[2]),
@@ -399,7 +398,8 @@ struct BatchNormLowering : public OpConversionPattern<BatchNormOp> {
         {identity, channel, channel, channel, channel},
         [&](OpBuilder &b, Location l, ValueRange a) {
           Value inv = b.create<math::RsqrtOp>(
-              l, b.create<arith::AddFOp>(l, a[4], scalarConstant(b, l, t, eps)));
+              l,
+              b.create<arith::AddFOp>(l, a[4], scalarConstant(b, l, t, eps)));
           Value norm = b.create<arith::MulFOp>(
               l, b.create<arith::SubFOp>(l, a[0], a[3]), inv);
           return b
@@ -435,11 +435,11 @@ struct TransposeLowering : public OpConversionPattern<TransposeOp> {
   matchAndRewrite(TransposeOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Value init = emptyTensor(rewriter, op.getLoc(), op.getType());
-    rewriter.replaceOp(op, rewriter
-                               .create<linalg::TransposeOp>(
-                                   op.getLoc(), adaptor.getInput(), init,
-                                   op.getPermutation())
-                               .getResult());
+    rewriter.replaceOp(
+        op, rewriter
+                .create<linalg::TransposeOp>(op.getLoc(), adaptor.getInput(),
+                                             init, op.getPermutation())
+                .getResult());
     return success();
   }
 };
@@ -458,8 +458,8 @@ struct ConcatLowering : public OpConversionPattern<ConcatOp> {
       auto inType = cast<RankedTensorType>(input.getType());
       SmallVector<OpFoldResult> offsets(type.getRank(),
                                         rewriter.getIndexAttr(0));
-      SmallVector<OpFoldResult> sizes, strides(type.getRank(),
-                                               rewriter.getIndexAttr(1));
+      SmallVector<OpFoldResult> sizes,
+          strides(type.getRank(), rewriter.getIndexAttr(1));
       for (int64_t d : inType.getShape())
         sizes.push_back(rewriter.getIndexAttr(d));
       offsets[axis] = rewriter.getIndexAttr(offset);
@@ -493,13 +493,12 @@ struct SliceLowering : public OpConversionPattern<SliceOp> {
 } // namespace
 
 void lowering::populateStructuredPatterns(RewritePatternSet &patterns) {
-  patterns.add<MatmulLowering, Conv2dLowering, MaxPool2dLowering,
-               AvgPool2dLowering, SoftmaxLowering, LayerNormLowering,
-               BatchNormLowering, ReshapeLowering, TransposeLowering,
-               ConcatLowering, SliceLowering,
-               ReduceLowering<ReduceSumOp, ReduceKind::Sum>,
-               ReduceLowering<ReduceMeanOp, ReduceKind::Sum, true>,
-               ReduceLowering<ReduceMaxOp, ReduceKind::Max>,
-               ReduceLowering<ReduceMinOp, ReduceKind::Min>>(
-      patterns.getContext());
+  patterns
+      .add<MatmulLowering, Conv2dLowering, MaxPool2dLowering, AvgPool2dLowering,
+           SoftmaxLowering, LayerNormLowering, BatchNormLowering,
+           ReshapeLowering, TransposeLowering, ConcatLowering, SliceLowering,
+           ReduceLowering<ReduceSumOp, ReduceKind::Sum>,
+           ReduceLowering<ReduceMeanOp, ReduceKind::Sum, true>,
+           ReduceLowering<ReduceMaxOp, ReduceKind::Max>,
+           ReduceLowering<ReduceMinOp, ReduceKind::Min>>(patterns.getContext());
 }

@@ -43,8 +43,7 @@ private:
   std::unique_ptr<ExecutionEngine> engine;
 };
 
-LogicalResult writeFile(StringRef path, StringRef content,
-                        std::string &error) {
+LogicalResult writeFile(StringRef path, StringRef content, std::string &error) {
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec);
   if (ec) {
@@ -98,8 +97,8 @@ public:
   LogicalResult storeInCache(ModuleOp lowered, const LoadRequest &request,
                              StringRef path,
                              std::string &error) const override {
-    return takeError(
-        cpu::emitSharedLibrary(lowered, symbolOf(request), path), error);
+    return takeError(cpu::emitSharedLibrary(lowered, symbolOf(request), path),
+                     error);
   }
   FailureOr<std::unique_ptr<::cuvil::Executable>>
   loadFromCache(StringRef path, const LoadRequest &request,
@@ -136,8 +135,7 @@ void CpuTarget::buildPhases(const TargetOptions &o, PipelineBuilder &p) const {
   p.add(Phase::Bufferize, "buffer-results-to-out-params",
         "hoist-static-allocs=1");
   p.add(Phase::Bufferize, "buffer-deallocation-pipeline");
-  p.add(Phase::Bufferize, "cuvil-plan-memory", "", "func.func",
-        Need::Optional);
+  p.add(Phase::Bufferize, "cuvil-plan-memory", "", "func.func", Need::Optional);
   p.add(Phase::Bufferize, "convert-linalg-to-loops");
   p.add(Phase::Bufferize, "scf-forall-to-parallel");
   p.add(Phase::Bufferize, "canonicalize");
@@ -221,12 +219,11 @@ LogicalResult CpuTarget::emit(ModuleOp lowered, ArtifactKind kind,
   std::string content;
   switch (kind) {
   case ArtifactKind::SharedLibrary:
-    return takeError(
-        cpu::emitSharedLibrary(lowered, symbolOf(request), path), error);
+    return takeError(cpu::emitSharedLibrary(lowered, symbolOf(request), path),
+                     error);
   case ArtifactKind::Object:
     if (failed(takeError(
-            cpu::emitArtifact(lowered, cpu::Artifact::Object, content),
-            error)))
+            cpu::emitArtifact(lowered, cpu::Artifact::Object, content), error)))
       return failure();
     return writeFile(path, content, error);
   case ArtifactKind::LLVMIR:

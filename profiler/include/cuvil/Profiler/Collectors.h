@@ -32,8 +32,8 @@ struct RecordedEvent {
   int64_t endNs = 0;
   int64_t opId = kNoOp;
   uint64_t correlation = 0;
-  uint32_t name = 0;         ///< from EventRecorder::intern
-  uint32_t loc = 0;          ///< from EventRecorder::intern, 0 = none
+  uint32_t name = 0; ///< from EventRecorder::intern
+  uint32_t loc = 0;  ///< from EventRecorder::intern, 0 = none
   /// The model node the IR op came from (an ONNX node, an FX node, from a
   /// NameLoc), from EventRecorder::intern, 0 = none; becomes the event's
   /// "node" argument.

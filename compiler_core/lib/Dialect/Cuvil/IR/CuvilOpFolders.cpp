@@ -1,4 +1,5 @@
-//===- CuvilOpFolders.cpp - Folders of cuvil ops ---------------------------===//
+//===- CuvilOpFolders.cpp - Folders of cuvil ops
+//---------------------------===//
 //
 // Local folds only: identities and constant reshapes. Whole-subgraph constant
 // evaluation is a pass of its own.
@@ -73,8 +74,7 @@ OpFoldResult BroadcastToOp::fold(FoldAdaptor adaptor) {
   if (getInput().getType() == getType())
     return getInput();
   if (auto splat = dyn_cast_or_null<SplatElementsAttr>(adaptor.getInput()))
-    return SplatElementsAttr::get(getType(),
-                                  splat.getSplatValue<Attribute>());
+    return SplatElementsAttr::get(getType(), splat.getSplatValue<Attribute>());
   return {};
 }
 
@@ -104,7 +104,8 @@ struct SimplifyConstantPower : public OpRewritePattern<PowOp> {
                                          op.getLhs());
       return success();
     }
-    if (isSplatOf(exponent, 0.5) && isa<FloatType>(op.getType().getElementType())) {
+    if (isSplatOf(exponent, 0.5) &&
+        isa<FloatType>(op.getType().getElementType())) {
       rewriter.replaceOpWithNewOp<SqrtOp>(op, op.getType(), op.getLhs());
       return success();
     }

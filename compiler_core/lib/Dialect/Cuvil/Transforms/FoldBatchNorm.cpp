@@ -53,8 +53,7 @@ struct FoldIntoContraction : public OpRewritePattern<BatchNormOp> {
         DenseElementsAttr::get(
             scalarType, rewriter.getFloatAttr(
                             elementType, bn.getEpsilon().convertToDouble())));
-    Value varEps =
-        rewriter.create<AddOp>(loc, channels, bn.getVariance(), eps);
+    Value varEps = rewriter.create<AddOp>(loc, channels, bn.getVariance(), eps);
     Value inv = rewriter.create<RsqrtOp>(loc, channels, varEps);
     Value s = rewriter.create<MulOp>(loc, channels, bn.getScale(), inv);
     Value meanS = rewriter.create<MulOp>(loc, channels, bn.getMean(), s);
@@ -73,8 +72,7 @@ struct FoldIntoContraction : public OpRewritePattern<BatchNormOp> {
           rewriter.create<ReshapeOp>(loc, withShape(shift, {c, 1, 1}), shift);
     } else {
       Value weight = matmul.getRhs();
-      Value scaled =
-          rewriter.create<MulOp>(loc, weight.getType(), weight, s);
+      Value scaled = rewriter.create<MulOp>(loc, weight.getType(), weight, s);
       contraction = rewriter.create<MatmulOp>(loc, matmul.getType(),
                                               matmul.getLhs(), scaled);
     }
@@ -91,8 +89,8 @@ struct FoldBatchNormPass
     patterns.add<FoldIntoContraction>(&getContext());
     GreedyRewriteConfig config;
     config.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
-    if (failed(applyPatternsAndFoldGreedily(getOperation(),
-                                            std::move(patterns), config)))
+    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns),
+                                            config)))
       signalPassFailure();
   }
 };

@@ -1,4 +1,5 @@
-//===- Passes.h - Graph-level passes of the cuvil dialect --------*- C++ -*-===//
+//===- Passes.h - Graph-level passes of the cuvil dialect --------*- C++
+//-*-===//
 #ifndef CUVIL_DIALECT_CUVIL_TRANSFORMS_PASSES_H
 #define CUVIL_DIALECT_CUVIL_TRANSFORMS_PASSES_H
 
