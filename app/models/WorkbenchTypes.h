@@ -32,6 +32,9 @@ struct CompilationRecord {
   QString function;
   QString source; ///< "file:line" of the function definition
   QString target;
+  /// Artifact kinds the target writes ("mlir", "llvm", "so", ...); empty
+  /// when the worker did not say.
+  QStringList artifacts;
   bool fusion = true;
   double compileMs = 0;
   QString fingerprint;

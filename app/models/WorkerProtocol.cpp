@@ -28,6 +28,8 @@ CompilationRecord compilation(const QJsonObject &o) {
   c.function = o.value("function").toString();
   c.source = o.value("source").toString();
   c.target = o.value("target").toString();
+  for (const QJsonValue &kind : o.value("artifacts").toArray())
+    c.artifacts << kind.toString();
   c.fusion = o.value("fusion").toBool(true);
   c.compileMs = o.value("compile_ms").toDouble();
   c.fingerprint = o.value("fingerprint").toString();

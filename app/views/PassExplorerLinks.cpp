@@ -186,6 +186,13 @@ void PassExplorerPage::exportArtifact(const QString &kind,
       return failExport(kind, path, error);
     return writeFile(kind, path, data);
   }
+  if (!record->artifacts.isEmpty() && kind != "mlir" &&
+      !record->artifacts.contains(kind) &&
+      (kind == "llvm" || kind == "asm" || kind == "obj" || kind == "so"))
+    return failExport(
+        kind, path,
+        tr("the %1 target cannot write '%2'; it writes %3")
+            .arg(record->target, kind, record->artifacts.join(", ")));
   if (kind == "llvm" || kind == "asm" || kind == "obj" || kind == "so") {
     // The worker compiles these for the record's own target.
     pendingExportKind = kind;

@@ -253,6 +253,12 @@ void PassExplorerPage::showHeader(const CompilationRecord *record) {
     return;
   }
   header->setText(headerText());
+  // Graph pictures and the step's MLIR never depend on the target.
+  for (auto it = exportActions.begin(); it != exportActions.end(); ++it)
+    if (it.key() != "dot" && it.key() != "svg" && it.key() != "png" &&
+        it.key() != "mlir")
+      it.value()->setEnabled(record->artifacts.isEmpty() ||
+                             record->artifacts.contains(it.key()));
 }
 
 QString PassExplorerPage::headerText() const {
@@ -276,7 +282,8 @@ void PassExplorerPage::addMenuActions(const WorkbenchMenus &menus) {
       {"svg", tr("Graph as SVG...")},       {"png", tr("Graph as PNG...")}};
   for (const auto &[kind, title] : kinds) {
     QString k = kind;
-    menus.exportMenu->addAction(title, this, [this, k] { exportDialog(k); });
+    exportActions[k] = menus.exportMenu->addAction(
+        title, this, [this, k] { exportDialog(k); });
   }
   QMenu *passMenu = menus.bar->addMenu(tr("&Passes"));
   passMenu->addAction(tr("&Next Step"), QKeySequence(Qt::ALT | Qt::Key_Right),

@@ -16,6 +16,7 @@
 #include "WorkbenchPage.h"
 
 #include <QFutureWatcher>
+#include <QHash>
 
 class QCheckBox;
 class QDockWidget;
@@ -136,6 +137,9 @@ private:
 
   QMainWindow *area = nullptr; ///< hosts the page's docks
   QLabel *header = nullptr;
+  /// Export actions by artifact kind, enabled for what the shown
+  /// compilation's target can write.
+  QHash<QString, QAction *> exportActions;
   GraphView *graph = nullptr;
   SourceEditor *source = nullptr;
   QPlainTextEdit *irText = nullptr;

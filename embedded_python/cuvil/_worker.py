@@ -104,6 +104,8 @@ class Worker:
             "inputs": [{"dtype": d, "shape": list(s)} for d, s in record.input_types],
             "outputs": [{"dtype": d, "shape": list(s)} for d, s in record.output_types],
             "target": record.target,
+            # What this target's compiled code can be exported as.
+            "artifacts": list(compiled.artifacts),
             "fusion": record.enable_fusion,
             "compile_ms": record.compile_ms,
             "fingerprint": compiled.fingerprint,
