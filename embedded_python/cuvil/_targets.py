@@ -18,7 +18,6 @@ __all__ = [
     "binary_artifact_kinds",
     "default_target",
     "set_default_target",
-    "ir_stages",
     "load_target_plugin",
     "parse_device",
     "phases",
@@ -87,11 +86,6 @@ def load_target_plugin(path: str) -> list[str]:
 def phases() -> list[str]:
     """Pipeline phase names in run order (``"cuvil"``, ``"linalg"``, ...)."""
     return [name for name, _description, _neutral in _extension().phases()]
-
-
-def ir_stages() -> tuple[str, ...]:
-    """Every IR stage name a compiled function may show (targets show a subset)."""
-    return tuple(name for name, _description in _extension().ir_stages())
 
 
 def artifact_kinds() -> tuple[str, ...]:

@@ -16,7 +16,7 @@ import tempfile
 import traceback
 
 from ._jit import Compilation, compilations, set_snapshot_capture, snapshot_capture_enabled
-from ._targets import artifact_kinds, binary_artifact_kinds, parse_device, set_default_target
+from ._targets import artifact_kinds, binary_artifact_kinds, set_default_target
 
 _COMPILE_HELP = """\
 Run FILE as __main__ with per-pass IR capture enabled, then report every
@@ -279,10 +279,9 @@ def _compile_command(args: argparse.Namespace) -> int:
     previous_target = None
     if args.target is not None:
         try:
-            parse_device(args.target)
+            previous_target = set_default_target(args.target)
         except ValueError as error:
             return _error(f"--target: {error}", 2)
-        previous_target = set_default_target(args.target)
     already = len(compilations())
     try:
         status = _run_script(path, args.script_args)

@@ -267,10 +267,6 @@ def build_ir(
     )
 
 
-def _check_stage(api: str, stage: str, compiled=None) -> None:
-    check_ir_stage(stage, api, compiled)
-
-
 def _signature_text(name: str, inputs: Mapping, outputs) -> str:
     ins = ", ".join(f"{key}: {spec}" for key, spec in inputs.items())
     return f"{name}({ins}) -> ({', '.join(str(spec) for spec in outputs)})"
@@ -353,7 +349,7 @@ class IRModule:
 
         Compiles with the default options first if :meth:`compile` was not called.
         """
-        _check_stage("IRModule.inspect", stage)
+        check_ir_stage(stage, "IRModule.inspect")
         model = self._latest or self.compile()
         return model.inspect(stage)
 
@@ -405,7 +401,7 @@ class CompiledModel:
 
     def inspect(self, stage: str = "input") -> str:
         """IR at ``stage``, one of ``cuvil.IR_STAGES`` (``"input"`` ... ``"asm"``)."""
-        _check_stage("CompiledModel.inspect", stage, self._entry.record.compiled)
+        check_ir_stage(stage, "CompiledModel.inspect", self._entry.record.compiled)
         return self._entry.record.compiled.ir(stage)
 
     def emit(self, kind: str, path: str) -> None:

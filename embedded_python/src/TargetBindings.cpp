@@ -55,7 +55,6 @@ void cuvil::python::bindTargets(py::module_ &m) {
           py::make_tuple(info.name, info.description, info.targetNeutral));
     return list;
   });
-  m.attr("last_optimized_phase") = phaseName(kLastOptimizedPhase);
   m.def("ir_stages", [] {
     py::list list;
     for (const IRStageInfo &info : irStages())

@@ -113,22 +113,27 @@ LogicalResult cuvil::CompiledFunction::Impl::lower(std::string &error) {
   }
   DiagnosticCollector diagnostics(context.get());
   lowered = input->clone();
+  // Marks the entry functions: cuvil-instrument-kernels instruments these,
+  // and convert-func-to-llvm gives them the packed C interface the runtime
+  // calls.
   lowered->walk([&](func::FuncOp func) {
     func->setAttr("llvm.emit_c_interface", mlir::UnitAttr::get(context.get()));
   });
   std::vector<PassSnapshot> recorded;
   bool optimizedTaken = false, prepared = false;
+  auto prepare = [&] {
+    readCodegenAttributes();
+    target->prepareForLowering(*lowered);
+    prepared = true;
+  };
   for (const PipelineStep &step : options.steps) {
     // The "optimized" IR is what leaves the target-neutral phases.
     if (!optimizedTaken && step.phase > kLastOptimizedPhase) {
       optimizedText = printOp(*lowered);
       optimizedTaken = true;
     }
-    if (!prepared && step.phase == Phase::Lower) {
-      readCodegenAttributes();
-      target->prepareForLowering(*lowered);
-      prepared = true;
-    }
+    if (!prepared && step.phase == Phase::Lower)
+      prepare();
     if (failed(runStep(step, recorded))) {
       error =
           diagnostics.take("compilation failed in pass '" + step.name + "'");
@@ -138,10 +143,8 @@ LogicalResult cuvil::CompiledFunction::Impl::lower(std::string &error) {
   }
   if (!optimizedTaken)
     optimizedText = printOp(*lowered);
-  if (!prepared) {
-    readCodegenAttributes();
-    target->prepareForLowering(*lowered);
-  }
+  if (!prepared)
+    prepare();
   if (snapshots.empty())
     snapshots = std::move(recorded);
   return success();

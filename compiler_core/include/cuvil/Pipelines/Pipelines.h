@@ -79,8 +79,9 @@ PipelineBuilder buildPipeline(const TargetBackend &target,
 /// combination. False with a message when one does not parse.
 bool registerCuvilPipelines(std::string &error);
 
-/// Registers every upstream and Cuvil pass, the built-in targets and their
-/// passes, so textual pipelines resolve (idempotent, thread-safe).
+/// Registers every upstream and Cuvil pass so textual pipelines resolve
+/// (idempotent, thread-safe); a target's own passes are registered with the
+/// target (TargetRegistry::registerBackend).
 void registerCuvilPasses();
 
 /// Loads an MLIR pass plugin (a shared library exporting
