@@ -40,6 +40,33 @@ if ! .venv/bin/python -c "import numpy, pytest, threadpoolctl" 2>/dev/null ||
 fi
 site=$(.venv/bin/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
 echo "$root/embedded_python" > "$site/cuvil-source.pth"
+
+# PyTorch, ONNX (+ Runtime), JAX and TensorFlow: about 4 GB installed, so
+# they live in a folder keyed by the pinned requirements, outside the
+# checkout, shared by every clone and kept between runs. A clone only points
+# its .venv at it. Building into "<dir>.partial" and renaming makes an
+# interrupted install start over instead of leaving half a folder in use.
+frameworks_cache=${CUVIL_FRAMEWORKS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cuvil}
+key=$(cat requirements-frameworks.txt requirements-torch.txt | sha256sum | cut -c1-16)
+frameworks="$frameworks_cache/frameworks-$key"
+if [ ! -d "$frameworks" ]; then
+  echo "setup: installing model frameworks into $frameworks (once per requirements change)"
+  mkdir -p "$frameworks_cache"
+  rm -rf "$frameworks.partial"
+  .venv/bin/pip install -q --disable-pip-version-check --target "$frameworks.partial" \
+    -r requirements-frameworks.txt
+  .venv/bin/pip install -q --disable-pip-version-check --no-deps --upgrade \
+    --target "$frameworks.partial" -r requirements-torch.txt
+  mv "$frameworks.partial" "$frameworks"
+fi
+echo "$frameworks" > "$site/cuvil-frameworks.pth"
+if ! .venv/bin/python -c "import torch" 2>/tmp/cuvil-torch-import.err; then
+  echo "setup: 'import torch' fails from $frameworks:" >&2
+  tail -3 /tmp/cuvil-torch-import.err >&2
+  echo "setup: torch needs the CUDA 13 toolkit's libraries on the loader path" \
+    "(see requirements-torch.txt); install it or add the matching nvidia-* wheels" >&2
+  exit 1
+fi
 cat > .venv/bin/cuvil <<LAUNCHER
 #!$root/.venv/bin/python
 import sys
