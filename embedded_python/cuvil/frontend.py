@@ -13,8 +13,7 @@ from . import frontends
 from ._dtypes import is_supported
 from ._errors import CompileError
 from ._jit import CompiledProgram, check_ir_stage, compile_program
-from ._program import SUPPORTED_NAMES, _python_name, signature_of, unwrap_jit
-from ._source import function_location
+from ._program import SUPPORTED_NAMES, signature_of
 from ._targets import resolve_target
 
 __all__ = [
@@ -231,19 +230,34 @@ def build_ir(
     ``file:line``. A ``None`` dim raises :class:`ShapeSpecError` ("Missing shape
     attr"), as does a symbolic (string) dim.
     """
-    if not callable(model):
-        raise TypeError(f"{_API}: model must be callable, got {type(model).__name__}")
-    if isinstance(model, type):
-        raise TypeError(
-            f"{_API}: model is the class {model.__name__}, not a model; pass an instance, "
-            f"e.g. {model.__name__}(...)"
-        )
     target, device = resolve_target(target, _API)
     if mode not in MODES:
         raise ValueError(
             f"{_API}: unknown mode {mode!r}; use one of {', '.join(repr(m) for m in MODES)}"
         )
+    if isinstance(model, type):
+        raise TypeError(
+            f"{_API}: model is the class {model.__name__}, not a model; pass an instance, "
+            f"e.g. {model.__name__}(...)"
+        )
     default_dtype = _normalize_dtype(dtype, "the dtype argument")
+    frontend = frontends.for_model(model)
+    specs = frontend.input_spec(model, input_spec, default_dtype)
+    program = frontend.import_model(model, specs, mode)
+    name, source = frontend.describe(model)
+    return frontends.to_ir_module(
+        program,
+        name=name,
+        source=source,
+        input_spec=specs,
+        target=target,
+        mode=mode,
+        device=device,
+    )
+
+
+def normalize_input_spec(input_spec, default_dtype: str) -> dict[str, TensorSpec]:
+    """A mapping of parameter names to shapes / ``(shape, dtype)`` / specs, as TensorSpecs."""
     if not isinstance(input_spec, Mapping):
         raise InputSpecError(
             f"{_API}: input_spec must map parameter names to shapes, e.g. "
@@ -252,19 +266,7 @@ def build_ir(
     for key in input_spec:
         if not isinstance(key, str):
             raise InputSpecError(f"{_API}: input_spec keys must be parameter names, got {key!r}")
-    specs = {key: _normalize_spec(key, value, default_dtype) for key, value in input_spec.items()}
-    fn = unwrap_jit(model)
-    name = _python_name(fn)
-    program = frontends.get("numpy").import_model(fn, specs, mode)
-    return frontends.to_ir_module(
-        program,
-        name=name,
-        source=str(function_location(fn)),
-        input_spec=specs,
-        target=target,
-        mode=mode,
-        device=device,
-    )
+    return {key: _normalize_spec(key, value, default_dtype) for key, value in input_spec.items()}
 
 
 def _signature_text(name: str, inputs: Mapping, outputs) -> str:

@@ -15,7 +15,7 @@ See ``README.md`` in this folder for the contract importers implement. In short:
   compile.
 """
 
-from .base import FrontEnd, available, get, register, to_ir_module
+from .base import FrontEnd, available, for_model, get, register, to_ir_module
 from .builder import GIVEN_RESULT_TYPE_OPS, IRBuilder, TensorType, Value
 from .locations import (
     UNKNOWN,
@@ -31,6 +31,7 @@ __all__ = [
     "register",
     "available",
     "get",
+    "for_model",
     "to_ir_module",
     "IRBuilder",
     "TensorType",

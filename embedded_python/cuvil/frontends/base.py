@@ -5,7 +5,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Mapping
 
-__all__ = ["FrontEnd", "register", "available", "get", "to_ir_module"]
+__all__ = ["FrontEnd", "register", "available", "get", "for_model", "to_ir_module"]
 
 _REGISTRY: dict[str, type[FrontEnd]] = {}
 
@@ -28,6 +28,31 @@ class FrontEnd(abc.ABC):
 
     #: The registry name, e.g. ``"numpy"``, ``"onnx"``.
     name: str = ""
+
+    @classmethod
+    def accepts(cls, model) -> bool:
+        """Whether ``model`` is this front end's kind of model (``build_ir`` dispatch).
+
+        Must be cheap and must not import a framework: a model of framework X
+        exists only once X is in ``sys.modules``. The NumPy tracer accepts any
+        callable and is asked last.
+        """
+        return False
+
+    def input_spec(self, model, input_spec, default_dtype: str) -> dict:
+        """``input_spec`` as given to ``build_ir``, as name -> ``cuvil.TensorSpec``.
+
+        The default accepts the NumPy tracer's form (a mapping of parameter
+        names); importers override it to take lists of specs or to read the
+        model's own declared inputs.
+        """
+        from ..frontend import normalize_input_spec
+
+        return normalize_input_spec(input_spec, default_dtype)
+
+    def describe(self, model) -> tuple[str, str]:
+        """The model's name (the IR function's) and where it came from (a path or ``file:line``)."""
+        return type(model).__name__, ""
 
     @abc.abstractmethod
     def import_model(self, model, input_spec: Mapping, mode: str = "inference"):
@@ -61,6 +86,22 @@ def get(name: str) -> FrontEnd:
         raise ValueError(
             f"cuvil: no front end named {name!r}; available: {', '.join(available())}"
         ) from None
+
+
+def for_model(model) -> FrontEnd:
+    """A new instance of the front end that imports ``model``.
+
+    Framework importers are asked first; the NumPy tracer (any callable) last.
+    Raises ``TypeError`` listing the accepted kinds when none accepts it.
+    """
+    ordered = sorted(_REGISTRY.values(), key=lambda cls: cls.name == "numpy")
+    for cls in ordered:
+        if cls.accepts(model):
+            return cls()
+    raise TypeError(
+        f"cuvil: cannot import a {type(model).__name__}: build_ir accepts a Python callable "
+        f"(NumPy tracing) or a model of a registered front end ({', '.join(available())})"
+    )
 
 
 def to_ir_module(

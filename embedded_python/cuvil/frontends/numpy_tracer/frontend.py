@@ -21,6 +21,17 @@ class NumPyFrontEnd(FrontEnd):
 
     name = "numpy"
 
+    @classmethod
+    def accepts(cls, model) -> bool:
+        return callable(model)
+
+    def describe(self, model) -> tuple[str, str]:
+        from ..._program import _python_name, unwrap_jit
+        from ..._source import function_location
+
+        fn = unwrap_jit(model)
+        return _python_name(fn), str(function_location(fn))
+
     def import_model(self, model, input_spec: Mapping, mode: str = "inference"):
         # Imported on use: the jit plumbing imports this package.
         from ..._errors import UnsupportedConstructError
