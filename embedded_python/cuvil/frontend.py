@@ -201,7 +201,7 @@ def _example_call(fn, name: str, examples: dict) -> tuple[list, dict]:
 
 def build_ir(
     model,
-    input_spec: Mapping,
+    input_spec: Mapping | None = None,
     target: str | None = None,
     mode: str = "inference",
     dtype="float32",
@@ -211,10 +211,14 @@ def build_ir(
     Args:
         model: a Python callable (a function, or an object with ``__call__`` such
             as a class holding NumPy weights); ``@cuvil.jit`` functions work too.
+            Or a model of a registered front end: an ONNX model (a path ending
+            in ``.onnx``, its bytes, or an ``onnx.ModelProto``).
         input_spec: parameter name -> shape (a tuple of positive ints), a
             ``(shape, dtype)`` pair, or a :class:`TensorSpec`-like object (anything
             with ``shape`` and ``dtype``, a NumPy array included). Every
             parameter without a default must be named; no other name may be.
+            For an ONNX model it is optional (the graph's declared inputs) and
+            may also be a list of specs in the graph's input order.
         target: a registered target (``cuvil.available_targets()``), optionally
             with a device index (``"cuda:0"``); an unknown one raises
             ``ValueError`` listing the registered targets. ``None`` is
@@ -230,6 +234,15 @@ def build_ir(
     ``file:line``. A ``None`` dim raises :class:`ShapeSpecError` ("Missing shape
     attr"), as does a symbolic (string) dim.
     """
+    return build_ir_with(
+        frontends.for_model(model), model, input_spec, target=target, mode=mode, dtype=dtype
+    )
+
+
+def build_ir_with(
+    frontend, model, input_spec, *, target=None, mode="inference", dtype="float32"
+) -> IRModule:
+    """:func:`build_ir` through a given front-end instance (``cuvil.load_onnx`` uses its own)."""
     target, device = resolve_target(target, _API)
     if mode not in MODES:
         raise ValueError(
@@ -241,7 +254,6 @@ def build_ir(
             f"e.g. {model.__name__}(...)"
         )
     default_dtype = _normalize_dtype(dtype, "the dtype argument")
-    frontend = frontends.for_model(model)
     specs = frontend.input_spec(model, input_spec, default_dtype)
     program = frontend.import_model(model, specs, mode)
     name, source = frontend.describe(model)
