@@ -311,6 +311,7 @@ class IRModule:
         self._compiled: dict[tuple, CompiledModel] = {}
         self._latest: CompiledModel | None = None
         self._lock = threading.Lock()
+        self._enable_fusion = True
 
     @property
     def text(self) -> str:
@@ -324,9 +325,52 @@ class IRModule:
     def input_spec(self) -> dict[str, TensorSpec]:
         return dict(self._input_spec)
 
-    def compile(self, enable_fusion: bool = True, pipeline=None) -> CompiledModel:
+    def optimize(
+        self,
+        target: str | None = "cpu",
+        precision: str = "fp32",
+        enable_fuse: bool = True,
+        calibrate_dataset=None,
+    ) -> IRModule:
+        """This IR set up for ``target`` with fusion on or off; :meth:`compile` then builds it.
+
+        The graph and fusion passes run when the returned module is compiled,
+        so ``module.optimize(enable_fuse=False).compile()`` compiles without
+        fusion. ``precision`` other than ``"fp32"`` and a ``calibrate_dataset``
+        (quantization) are not supported yet: they raise
+        ``NotImplementedError`` rather than being ignored.
+        """
+        api = "IRModule.optimize"
+        if precision != "fp32":
+            raise NotImplementedError(
+                f"cuvil: {api}(precision={precision!r}) is not supported yet (deployment): "
+                "reduced-precision and quantized compilation come with the deployment work; "
+                "this version compiles fp32 only. Fix: precision='fp32'."
+            )
+        if calibrate_dataset is not None:
+            raise NotImplementedError(
+                f"cuvil: {api}(calibrate_dataset=...) is not supported yet (deployment): "
+                "calibration is for quantized compilation, which this version does not do. "
+                "Fix: leave calibrate_dataset=None."
+            )
+        target, device = resolve_target(target, api)
+        module = IRModule(
+            self._program,
+            self.name,
+            self.source,
+            self._input_spec,
+            target,
+            self.mode,
+            self.fingerprint,
+            device,
+        )
+        module._enable_fusion = bool(enable_fuse)
+        return module
+
+    def compile(self, enable_fusion: bool | None = None, pipeline=None) -> CompiledModel:
         """Compile for the target; the result is cached per ``enable_fusion``/pipeline.
 
+        ``enable_fusion`` defaults to the :meth:`optimize` setting (on).
         ``pipeline`` is an optional :class:`cuvil.PipelineBuilder` (its
         ``enable_fusion`` then wins).
 
@@ -340,6 +384,8 @@ class IRModule:
                 "is still available as .text. Fix: build_ir(..., mode='inference'), which "
                 "removes training-only ops such as cuvil.dropout when compiling."
             )
+        if enable_fusion is None:
+            enable_fusion = self._enable_fusion
         fusion = bool(pipeline.enable_fusion if pipeline is not None else enable_fusion)
         key = (fusion, pipeline.cache_key() if pipeline is not None else None)
         with self._lock:

@@ -108,7 +108,8 @@ def conv_transpose(ctx: NodeContext):
         for n, k, s, d, op_, want in zip(sizes, kernel, strides, dilations, out_pad, wanted):
             total = s * (n - 1) + op_ + (k - 1) * d + 1 - want
             half = total // 2
-            lower = auto == "SAME_LOWER"
+            # The spec puts the odd pixel at the start unless auto_pad is SAME_UPPER.
+            lower = auto != "SAME_UPPER"
             begin.append(total - half if lower else half)
             end.append(half if lower else total - half)
         pads = begin + end
