@@ -18,6 +18,7 @@ import argparse
 import math
 import pathlib
 import sys
+import warnings
 
 import torch
 from torch import nn
@@ -218,7 +219,11 @@ def export_onnx(name: str, path) -> pathlib.Path:
     """Export model ``name`` to ONNX at ``path`` (TorchScript exporter, opset 17, static shapes)."""
     model, inputs = build(name)
     path = pathlib.Path(path)
-    with torch.no_grad():
+    with torch.no_grad(), warnings.catch_warnings():
+        # The TorchScript exporter warns that it is legacy and that shapes become constants:
+        # both are intended here (no onnxscript dependency, static shapes).
+        warnings.simplefilter("ignore", DeprecationWarning)
+        warnings.simplefilter("ignore", torch.jit.TracerWarning)
         torch.onnx.export(
             model,
             inputs,

@@ -88,7 +88,11 @@ def _read_file(path: pathlib.Path, use_mmap: bool, api: str):
             if os.fstat(file.fileno()).st_size == 0:
                 return _parse(b"", str(path), api)
             with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-                return _parse(mapped, str(path), api)
+                view = memoryview(mapped)
+                try:
+                    return _parse(view, str(path), api)
+                finally:
+                    view.release()
     except FileNotFoundError:
         raise OnnxModelError(f"{api}: {path}: no such file") from None
     except IsADirectoryError:
@@ -124,8 +128,16 @@ def _check(loaded: LoadedModel, api: str) -> None:
             f"{api}: {label} holds no ONNX graph (no nodes, no outputs); it is truncated, "
             "corrupted or not an ONNX model"
         )
+    external = [t.name for t in proto.graph.initializer if t.data_location == t.EXTERNAL]
+    if external and loaded.path is None:
+        raise OnnxModelError(
+            f"{api}: {label} keeps tensor '{external[0]}' in an external data file, which a "
+            "model given as bytes or a proto cannot locate; fix: load the model from its "
+            ".onnx path"
+        )
     try:
-        onnx.checker.check_model(proto)
+        # With external data the checker resolves the data files next to the model's path.
+        onnx.checker.check_model(str(loaded.path) if external else proto)
     except onnx.checker.ValidationError as error:
         first = str(error).strip().splitlines()[0]
         raise OnnxModelError(
