@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 
 import numpy as np
@@ -310,3 +311,65 @@ def test_batch_norm_in_training_mode_is_unsupported():
         cuvil.UnsupportedConstructError, match="BatchNormalization node 'bn': training_mode=1"
     ):
         cuvil.load_onnx(model)
+
+
+# ----- the CLI and the Workbench worker -------------------------------------------------------
+
+
+def test_cli_compiles_an_onnx_model_and_prints_its_ir(zoo, tmp_path):
+    _, paths = zoo
+    result = run_python(["-m", "cuvil", "compile", str(paths["bert"])])
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("// cuvil: bert(tensor<1x8x32xf32>) -> (tensor<1x8x32xf32>)")
+    assert f"defined at {paths['bert']}" in result.stdout
+    assert 'loc("hidden_states"(' in result.stdout and "cuvil.matmul" in result.stdout
+
+    out = tmp_path / "resnet.s"
+    result = run_python(
+        ["-m", "cuvil", "compile", str(paths["resnet"]), "--emit", "asm", "-o", str(out)]
+    )
+    assert result.returncode == 0, result.stderr
+    assert out.stat().st_size > 0
+
+
+def test_cli_reports_unreadable_models_and_takes_input_shapes(tmp_path):
+    garbage = tmp_path / "garbage.onnx"
+    garbage.write_bytes(b"not a model at all" * 10)
+    result = run_python(["-m", "cuvil", "compile", str(garbage)])
+    assert result.returncode == 1
+    assert "cuvil compile: error: cuvil.load_onnx:" in result.stderr
+    assert "garbage.onnx is not a valid ONNX model" in result.stderr
+
+    x = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ("n", 3))
+    path = tmp_path / "symbolic.onnx"
+    onnx.save(_single_model([helper.make_node("Relu", ["x"], ["y"])], inputs=[x]), str(path))
+    result = run_python(["-m", "cuvil", "compile", str(path)])
+    assert result.returncode == 1 and "symbolic dim 'n'" in result.stderr
+    result = run_python(["-m", "cuvil", "compile", str(path), "--input-shape", "x=4,3"])
+    assert result.returncode == 0, result.stderr
+    assert "symbolic(tensor<4x3xf32>)" in result.stdout
+    result = run_python(["-m", "cuvil", "compile", str(path), "--input-shape", "x=four"])
+    assert result.returncode == 2 and "give NAME=D1,D2,... with int dims" in result.stderr
+
+
+def test_worker_runs_an_onnx_model_and_reports_its_compilation(zoo):
+    _, paths = zoo
+    code = (
+        "import io, sys\n"
+        "from cuvil import _worker\n"
+        "out = io.StringIO()\n"
+        "worker = _worker.Worker(out)\n"
+        "worker.install_hooks()\n"
+        "worker.run(sys.argv[1])\n"
+        "sys.stdout.write('MESSAGES\\n' + out.getvalue())\n"
+    )
+    result = run_python(["-c", code, str(paths["resnet"])])
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.split("MESSAGES\n", 1)[1].splitlines()
+    messages = [json.loads(line) for line in lines]
+    kinds = [m["type"] for m in messages]
+    assert kinds[0] == "started" and kinds[-1] == "finished" and messages[-1]["ok"]
+    (compilation,) = [m for m in messages if m["type"] == "compilation"]
+    assert compilation["function"] == "resnet"
+    assert compilation["inputs"] == [{"dtype": "float32", "shape": [1, 3, 32, 32]}]
+    assert "/stem/stem.0/Conv" in compilation["input_ir"]
