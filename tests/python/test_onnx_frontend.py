@@ -373,3 +373,29 @@ def test_worker_runs_an_onnx_model_and_reports_its_compilation(zoo):
     assert compilation["function"] == "resnet"
     assert compilation["inputs"] == [{"dtype": "float32", "shape": [1, 3, 32, 32]}]
     assert "/stem/stem.0/Conv" in compilation["input_ir"]
+
+
+def test_corrupted_bytes_fail_with_a_cuvil_error_never_a_crash(zoo):
+    _, paths = zoo
+    data = bytearray(paths["gpt2"].read_bytes())
+    rng = np.random.default_rng(0)
+    expected = (cuvil.OnnxModelError, cuvil.UnsupportedConstructError, cuvil.TraceError)
+    failures = 0
+    for _ in range(12):
+        corrupted = bytearray(data)
+        for position in rng.integers(0, 2000, size=4):  # the graph's structure, not the weights
+            corrupted[position] = int(rng.integers(0, 256))
+        try:
+            cuvil.load_onnx(bytes(corrupted))
+        except expected:
+            failures += 1
+    assert failures > 0
+
+
+def test_malformed_node_is_reported_with_its_name():
+    model = _single_model(
+        [helper.make_node("Transpose", ["x"], ["y"], perm=[0, 5], name="bad_perm")],
+        output_shape=(3, 2),
+    )
+    with pytest.raises(cuvil.TraceError, match="ONNX Transpose node 'bad_perm'"):
+        cuvil.load_onnx(model)

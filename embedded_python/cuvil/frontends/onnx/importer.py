@@ -168,6 +168,14 @@ class _Importer:
                 outputs = handler(ctx)
             except TraceError as error:
                 raise TraceError(f"ONNX {node.op_type} node '{name}': {error}") from None
+            except OnnxModelError:
+                raise
+            except (ValueError, IndexError, TypeError, KeyError) as error:
+                # Malformed attributes or inputs (a missing weight, an axis out of range).
+                raise TraceError(
+                    f"ONNX {node.op_type} node '{name}' at {source}: cannot import it: "
+                    f"{type(error).__name__}: {error}"
+                ) from error
         for out_name, value in zip(node.output, outputs):
             if out_name:
                 self.env[out_name] = value

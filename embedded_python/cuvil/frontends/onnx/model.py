@@ -138,8 +138,8 @@ def _check(loaded: LoadedModel, api: str) -> None:
     try:
         # With external data the checker resolves the data files next to the model's path.
         onnx.checker.check_model(str(loaded.path) if external else proto)
-    except onnx.checker.ValidationError as error:
-        first = str(error).strip().splitlines()[0]
+    except Exception as error:  # hostile bytes also raise UnicodeDecodeError and others
+        first = (str(error).strip().splitlines() or [type(error).__name__])[0].rstrip(".")
         raise OnnxModelError(
             f"{api}: {label} is not a valid ONNX model: {first}. It may be truncated or "
             "corrupted; onnx.checker.check_model gives the details."

@@ -62,12 +62,14 @@ def _fold_div(a, b):
 def binary(ctx: NodeContext):
     name, fold = _BINARY[ctx.op_type]
     if ctx.all_constant():
-        a, b = (np.asarray(v) for v in ctx.inputs[:2])
+        a, *rest = (np.asarray(v) for v in ctx.inputs)
         if ctx.op_type == "Div":
-            return [_fold_div(a, b)]
+            return [_fold_div(a, rest[0])]
         if ctx.op_type == "Pow":
-            return [np.power(a, b.astype(a.dtype)).astype(a.dtype)]
-        return [fold(a, b).astype(a.dtype)]
+            return [np.power(a, rest[0].astype(a.dtype)).astype(a.dtype)]
+        for b in rest:  # Max and Min are variadic
+            a = fold(a, b).astype(a.dtype)
+        return [a]
     if len(ctx.inputs) != 2:
         return [_variadic(ctx, name)]
     lhs, rhs = ctx.value(0), ctx.value(1)
