@@ -357,6 +357,23 @@ CASES = [
     Case("gather_runtime_both", "Gather", [rand(5, 6), np.asarray([4, 1], np.int64)], {"axis": 1}),
     Case("identity", "Identity", [rand(3, 3)]),
     Case("dropout_inference", "Dropout", [rand(3, 3)]),
+    # ----- attention (opset 23)
+    Case(
+        "attention", "Attention", [rand(1, 2, 5, 8), rand(1, 2, 5, 8), rand(1, 2, 5, 8)], opset=23
+    ),
+    Case(
+        "attention_causal_scale",
+        "Attention",
+        [rand(2, 2, 4, 8), rand(2, 2, 6, 8), rand(2, 2, 6, 8)],
+        {"is_causal": 1, "scale": 0.2},
+        opset=23,
+    ),
+    Case(
+        "attention_bool_mask",
+        "Attention",
+        [rand(1, 2, 4, 8), rand(1, 2, 4, 8), rand(1, 2, 4, 8), np.tril(np.ones((4, 4), bool))],
+        opset=23,
+    ),
     # ----- reductions, axes as attribute or input
     Case("reduce_mean_attr_opset13", "ReduceMean", [X3], {"axes": [1], "keepdims": 0}, opset=13),
     Case("reduce_mean_input_opset18", "ReduceMean", [X3, Const(ints(-1))], opset=18),

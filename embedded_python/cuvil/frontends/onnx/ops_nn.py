@@ -324,3 +324,27 @@ def pad(ctx: NodeContext):
     if any(p < 0 for pair in pairs for p in pair):
         raise ctx.unsupported(f"negative pads {pads} (cropping)")
     return [C.pad(ctx.b, ctx.value(0), pairs, value)]
+
+
+@op("Attention")
+def attention(ctx: NodeContext):
+    """Opset 23 Attention on (batch, heads, length, head size) inputs, one head group per head."""
+    q, k, v = ctx.value(0), ctx.value(1), ctx.value(2)
+    if len(q.type.shape) != 4 or k.type.shape[1] != q.type.shape[1]:
+        raise ctx.unsupported("3-D inputs or grouped key/value heads (4-D, equal heads only)")
+    if ctx.has(4) or ctx.has(5) or ctx.attr("softcap", 0.0):
+        raise ctx.unsupported("a key/value cache or softcap")
+    if ctx.attr("qk_matmul_output_mode", 0):
+        raise ctx.unsupported("qk_matmul_output_mode != 0")
+    scale = ctx.attr("scale")
+    return [
+        C.scaled_dot_product_attention(
+            ctx.b,
+            q,
+            k,
+            v,
+            ctx.value(3) if ctx.has(3) else None,
+            is_causal=bool(ctx.attr("is_causal", 0)),
+            scale=None if scale is None else float(scale),
+        )
+    ]
