@@ -64,6 +64,23 @@ def test_zoo_model_matches_onnxruntime_and_pytorch(zoo, name):
     np.testing.assert_allclose(got, expected_torch, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("name,shape", [("gpt2", (3, 5)), ("bert", (2, 6, 32))])
+def test_symbolic_exports_import_for_the_given_shape(zoo, tmp_path, name, shape):
+    """Run-time shape arithmetic (Shape, Gather, Concat, Range...) folds once shapes are given."""
+    module, _ = zoo
+    path = module.export_onnx(name, tmp_path / f"{name}_dynamic.onnx", dynamic=True)
+    input_name = module.INPUT_NAMES[name][0]
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 64, shape) if name == "gpt2" else rng.standard_normal(shape)
+    x = x.astype(np.int64 if name == "gpt2" else np.float32)
+    with pytest.raises(cuvil.ShapeSpecError, match=f"input '{input_name}' has the symbolic dim"):
+        cuvil.load_onnx(path)
+    ir = cuvil.load_onnx(path, input_spec={input_name: shape})
+    assert "Shape" in {n.op_type for n in onnx.load(str(path)).graph.node}
+    expected = _ort(path, {input_name: x})[0]
+    np.testing.assert_allclose(ir.compile()(x), expected, rtol=1e-4, atol=1e-5)
+
+
 def test_node_names_are_name_locations_in_the_ir_and_the_profile(zoo):
     _, paths = zoo
     path = paths["resnet"]

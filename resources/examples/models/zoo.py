@@ -215,10 +215,23 @@ def build(name: str):
     return model.eval(), inputs
 
 
-def export_onnx(name: str, path) -> pathlib.Path:
-    """Export model ``name`` to ONNX at ``path`` (TorchScript exporter, opset 17, static shapes)."""
+# Dims of each model's input that ``export_onnx(..., dynamic=True)`` leaves symbolic.
+DYNAMIC_AXES = {
+    "resnet": {0: "batch"},
+    "gpt2": {0: "batch", 1: "sequence"},
+    "bert": {0: "batch", 1: "sequence"},
+}
+
+
+def export_onnx(name: str, path, dynamic: bool = False) -> pathlib.Path:
+    """Export model ``name`` to ONNX at ``path`` (TorchScript exporter, opset 17).
+
+    Shapes are static unless ``dynamic``: then the dims in :data:`DYNAMIC_AXES`
+    are symbolic (``dim_param``) and the graph computes shapes at run time.
+    """
     model, inputs = build(name)
     path = pathlib.Path(path)
+    dynamic_axes = {INPUT_NAMES[name][0]: DYNAMIC_AXES[name]} if dynamic else None
     with torch.no_grad(), warnings.catch_warnings():
         # The TorchScript exporter warns that it is legacy and that shapes become constants:
         # both are intended here (no onnxscript dependency, static shapes).
@@ -232,6 +245,7 @@ def export_onnx(name: str, path) -> pathlib.Path:
             output_names=["output"],
             opset_version=ONNX_OPSET,
             dynamo=False,
+            dynamic_axes=dynamic_axes,
             # Keep BatchNormalization and the shape arithmetic exporters emit, as most
             # published models have them, instead of pre-folding them into constants.
             do_constant_folding=False,
