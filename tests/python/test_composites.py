@@ -38,6 +38,10 @@ ACTIVATIONS = [
     ("hardsigmoid", composites.hardsigmoid, F.hardsigmoid),
     ("leaky_relu", lambda b, x: composites.leaky_relu(b, x, 0.2), lambda t: F.leaky_relu(t, 0.2)),
     ("log_softmax", lambda b, x: composites.log_softmax(b, x, 1), lambda t: F.log_softmax(t, 1)),
+    ("elu", lambda b, x: composites.elu(b, x, 0.5), lambda t: F.elu(t, 0.5)),
+    ("selu", lambda b, x: composites.elu(b, x, 1.6732632423543772, 1.0507009873554805), F.selu),
+    ("softplus", composites.softplus, F.softplus),
+    ("mish", composites.mish, F.mish),
     ("clip", lambda b, x: composites.clip(b, x, -0.5, 0.7), lambda t: t.clamp(-0.5, 0.7)),
     (
         "global_max",

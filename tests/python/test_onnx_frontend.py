@@ -291,7 +291,7 @@ def test_unsupported_operator_names_op_type_node_and_file(tmp_path):
         cuvil.load_onnx(path)
     message = str(info.value)
     assert "ONNX Hardmax node 'my_hardmax'" in message
-    assert f"at {path}:0" in message
+    assert message.endswith(f" at {path}")
     assert "supported: " in message and "Conv" in message
 
 

@@ -37,6 +37,10 @@ __all__ = [
     "hardsigmoid",
     "hardswish",
     "leaky_relu",
+    "prelu",
+    "elu",
+    "softplus",
+    "mish",
     "clip",
     "log_softmax",
     "matmul",
@@ -181,6 +185,34 @@ def leaky_relu(b: IRBuilder, x: Value, alpha: float = 0.01) -> Value:
     zero = scalar(b, 0.0, x)
     positive = b.op("cuvil.compare", [x, zero], {"predicate": _predicate("ge")})
     return b.op("cuvil.where", [positive, x, b.op("cuvil.mul", [x, scalar(b, alpha, x)])])
+
+
+def prelu(b: IRBuilder, x: Value, slope: Value) -> Value:
+    """``x`` where ``x >= 0``, else ``slope * x`` (``slope`` broadcasts, e.g. per channel)."""
+    positive = b.op("cuvil.compare", [x, scalar(b, 0.0, x)], {"predicate": _predicate("ge")})
+    return b.op("cuvil.where", [positive, x, b.op("cuvil.mul", [x, slope])])
+
+
+def elu(b: IRBuilder, x: Value, alpha: float = 1.0, scale: float = 1.0) -> Value:
+    """``scale * (x if x > 0 else alpha * (exp(x) - 1))``; SELU is ELU with its alpha and scale."""
+    positive = b.op("cuvil.compare", [x, scalar(b, 0.0, x)], {"predicate": _predicate("gt")})
+    # exp of the negative part only, so large positive inputs do not overflow.
+    negative_part = b.op("cuvil.min", [x, scalar(b, 0.0, x)])
+    expm1 = b.op("cuvil.sub", [b.op("cuvil.exp", [negative_part]), scalar(b, 1.0, x)])
+    y = b.op("cuvil.where", [positive, x, b.op("cuvil.mul", [expm1, scalar(b, alpha, x)])])
+    return y if scale == 1.0 else b.op("cuvil.mul", [y, scalar(b, scale, x)])
+
+
+def softplus(b: IRBuilder, x: Value) -> Value:
+    """``log(1 + exp(x))`` computed as ``max(x, 0) + log(1 + exp(-|x|))`` (no overflow)."""
+    tail = b.op("cuvil.exp", [b.op("cuvil.neg", [b.op("cuvil.abs", [x])])])
+    log1p = b.op("cuvil.log", [b.op("cuvil.add", [tail, scalar(b, 1.0, x)])])
+    return b.op("cuvil.add", [b.op("cuvil.relu", [x]), log1p])
+
+
+def mish(b: IRBuilder, x: Value) -> Value:
+    """``x * tanh(softplus(x))``."""
+    return b.op("cuvil.mul", [x, b.op("cuvil.tanh", [softplus(b, x)])])
 
 
 def log_softmax(b: IRBuilder, x: Value, axis: int = -1) -> Value:

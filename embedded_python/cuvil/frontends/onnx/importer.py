@@ -113,7 +113,7 @@ class NodeContext:
     def unsupported(self, what: str) -> UnsupportedConstructError:
         """An error naming the op type, the node and where the model came from."""
         return UnsupportedConstructError(
-            f"ONNX {self.op_type} node '{self.name}': {what}", self.loc.child
+            f"ONNX {self.op_type} node '{self.name}': {what}", self.importer.model.label
         )
 
     def require_float(self, index: int = 0) -> None:
@@ -173,7 +173,7 @@ class _Importer:
             except (ValueError, IndexError, TypeError, KeyError) as error:
                 # Malformed attributes or inputs (a missing weight, an axis out of range).
                 raise TraceError(
-                    f"ONNX {node.op_type} node '{name}' at {source}: cannot import it: "
+                    f"ONNX {node.op_type} node '{name}' in {self.model.label}: cannot import it: "
                     f"{type(error).__name__}: {error}"
                 ) from error
         for out_name, value in zip(node.output, outputs):

@@ -256,6 +256,26 @@ def leaky_relu(ctx: NodeContext):
     return [C.leaky_relu(ctx.b, ctx.value(0), float(ctx.attr("alpha", 0.01)))]
 
 
+@op("PRelu")
+def prelu(ctx: NodeContext):
+    return [C.prelu(ctx.b, ctx.value(0), ctx.value(1))]
+
+
+@op("Elu", "Selu")
+def elu(ctx: NodeContext):
+    if ctx.op_type == "Elu":
+        return [C.elu(ctx.b, ctx.value(0), float(ctx.attr("alpha", 1.0)))]
+    alpha = float(ctx.attr("alpha", 1.67326319217681884765625))
+    gamma = float(ctx.attr("gamma", 1.05070102214813232421875))
+    return [C.elu(ctx.b, ctx.value(0), alpha, gamma)]
+
+
+@op("Softplus", "Mish")
+def softplus(ctx: NodeContext):
+    compose = C.softplus if ctx.op_type == "Softplus" else C.mish
+    return [compose(ctx.b, ctx.value(0))]
+
+
 @op("HardSigmoid")
 def hard_sigmoid(ctx: NodeContext):
     alpha, beta = float(ctx.attr("alpha", 0.2)), float(ctx.attr("beta", 0.5))
