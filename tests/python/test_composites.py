@@ -42,6 +42,11 @@ ACTIVATIONS = [
     ("selu", lambda b, x: composites.elu(b, x, 1.6732632423543772, 1.0507009873554805), F.selu),
     ("softplus", composites.softplus, F.softplus),
     ("mish", composites.mish, F.mish),
+    (
+        "upsample_nearest",
+        lambda b, x: composites.upsample_nearest(b, x, (1, 1, 2, 3)),
+        lambda t: F.interpolate(t, scale_factor=(2, 3), mode="nearest"),
+    ),
     ("clip", lambda b, x: composites.clip(b, x, -0.5, 0.7), lambda t: t.clamp(-0.5, 0.7)),
     (
         "global_max",

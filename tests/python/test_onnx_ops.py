@@ -360,6 +360,19 @@ CASES = [
         [Const(rand(10, 4)), np.asarray([[1, 9], [0, -3]], np.int64)],
     ),
     Case("gather_runtime_both", "Gather", [rand(5, 6), np.asarray([4, 1], np.int64)], {"axis": 1}),
+    Case(
+        "resize_nearest_scales",
+        "Resize",
+        [rand(1, 2, 3, 4), None, Const(np.asarray([1, 1, 2, 3], np.float32))],
+        opset=13,
+    ),
+    Case(
+        "resize_nearest_sizes_half_pixel",
+        "Resize",
+        [rand(1, 2, 3, 4), None, None, Const(ints(1, 2, 6, 8))],
+        {"coordinate_transformation_mode": "half_pixel"},
+        opset=13,
+    ),
     Case("identity", "Identity", [rand(3, 3)]),
     Case("dropout_inference", "Dropout", [rand(3, 3)]),
     # ----- attention (opset 23)

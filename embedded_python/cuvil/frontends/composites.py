@@ -50,6 +50,7 @@ __all__ = [
     "conv_transpose2d",
     "global_pool2d",
     "adaptive_pool2d",
+    "upsample_nearest",
     "scaled_dot_product_attention",
     "gather",
 ]
@@ -403,6 +404,23 @@ def adaptive_pool2d(b: IRBuilder, x: Value, output_size, kind: str = "avg") -> V
         ]
         rows.append(concat(b, cells, 3))
     return concat(b, rows, 2)
+
+
+def upsample_nearest(b: IRBuilder, x: Value, factors: Sequence[int]) -> Value:
+    """Nearest-neighbour upsampling by an integer factor per dimension (each value repeated).
+
+    ``factors`` has one positive int per dimension of ``x``; this is what
+    ``F.interpolate(mode="nearest")`` and ONNX ``Resize``/``Upsample`` in
+    nearest mode compute for integer scales.
+    """
+    shape = x.type.shape
+    expanded, repeated, final = [], [], []
+    for size, factor in zip(shape, factors):
+        expanded += [size, 1]
+        repeated += [size, int(factor)]
+        final.append(size * int(factor))
+    y = broadcast_to(b, reshape(b, x, expanded), repeated)
+    return reshape(b, y, final)
 
 
 # ----- attention ------------------------------------------------------------------------

@@ -368,3 +368,25 @@ def attention(ctx: NodeContext):
             scale=None if scale is None else float(scale),
         )
     ]
+
+
+@op("Resize", "Upsample")
+def resize(ctx: NodeContext):
+    """Nearest-mode resizing by integer factors; other modes and downsampling are unsupported."""
+    mode = ctx.attr("mode", "nearest")
+    if mode != "nearest":
+        raise ctx.unsupported(f"mode={mode!r} (nearest-neighbour by integer factors only)")
+    shape = ctx.shape(0)
+    if ctx.op_type == "Upsample" or ctx.opset < 11:
+        scales = ctx.attr("scales") or ctx.constant(1, "the scales")
+    elif ctx.has(3):
+        sizes = [int(v) for v in ctx.constant(3, "the sizes")]
+        scales = [out / size for out, size in zip(sizes, shape)]
+    else:
+        scales = ctx.constant(2, "the scales")
+    scales = [float(v) for v in np.asarray(scales).reshape(-1)]
+    if ctx.attr("axes") is not None or len(scales) != len(shape):
+        raise ctx.unsupported("scales or sizes for a subset of the axes")
+    if any(s < 1 or s != int(s) for s in scales):
+        raise ctx.unsupported(f"scales {scales} (integer upsampling factors only)")
+    return [C.upsample_nearest(ctx.b, ctx.value(0), [int(s) for s in scales])]
