@@ -167,3 +167,17 @@ def test_pad_and_reshape_helpers():
     np.testing.assert_array_equal(
         got, np.pad(X.reshape(6, -1), [(1, 0), (0, 2)], constant_values=3.0)
     )
+
+
+def test_layer_norm_without_beta_and_batch_norm_of_rank_3_match_pytorch():
+    x = RNG.standard_normal((2, 4, 6)).astype(np.float32)
+    gamma = RNG.standard_normal(6).astype(np.float32)
+    got = _run(lambda b, v, g: composites.layer_norm(b, v, g, epsilon=1e-3), x, gamma)
+    expected = F.layer_norm(*_t(x), (6,), torch.from_numpy(gamma), eps=1e-3).numpy()
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+    scale, bias, mean = (RNG.standard_normal(4).astype(np.float32) for _ in range(3))
+    var = RNG.random(4).astype(np.float32) + 0.5
+    got = _run(lambda b, *v: composites.batch_norm(b, *v, epsilon=1e-3), x, scale, bias, mean, var)
+    expected = F.batch_norm(*_t(x, mean, var, scale, bias), eps=1e-3).numpy()
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)

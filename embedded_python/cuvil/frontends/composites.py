@@ -43,6 +43,8 @@ __all__ = [
     "mish",
     "clip",
     "log_softmax",
+    "layer_norm",
+    "batch_norm",
     "matmul",
     "linear",
     "gemm",
@@ -223,6 +225,40 @@ def log_softmax(b: IRBuilder, x: Value, axis: int = -1) -> Value:
     shifted = b.op("cuvil.sub", [x, b.op("cuvil.reduce_max", [x], attrs)])
     total = b.op("cuvil.reduce_sum", [b.op("cuvil.exp", [shifted])], attrs)
     return b.op("cuvil.sub", [shifted, b.op("cuvil.log", [total])])
+
+
+# ----- normalizations ---------------------------------------------------------------------
+
+
+def layer_norm(
+    b: IRBuilder,
+    x: Value,
+    gamma: Value | None = None,
+    beta: Value | None = None,
+    *,
+    axis: int = -1,
+    epsilon: float = 1e-5,
+) -> Value:
+    """Normalize over dimensions ``[axis, rank)``; ``gamma``/``beta`` broadcast to them (or 1/0)."""
+    axis = normalize_axis(axis, len(x.type.shape))
+    norm_shape = x.type.shape[axis:]
+    dtype = x.type.dtype
+    gamma = b.constant(np.ones(norm_shape, dtype)) if gamma is None else gamma
+    beta = b.constant(np.zeros(norm_shape, dtype)) if beta is None else beta
+    params = [broadcast_to(b, p, norm_shape) for p in (gamma, beta)]
+    return b.op("cuvil.layer_norm", [x, *params], {"axis": axis, "epsilon": float(epsilon)})
+
+
+def batch_norm(
+    b: IRBuilder, x: Value, scale: Value, bias: Value, mean: Value, var: Value, epsilon=1e-5
+) -> Value:
+    """Inference batch norm over channel axis 1 of an (N, C, ...) tensor of any rank >= 2."""
+    shape = x.type.shape
+    # cuvil.batch_norm takes NCHW: view other ranks as (N, C, L, 1).
+    x4 = x if len(shape) == 4 else reshape(b, x, (shape[0], shape[1], -1, 1))
+    attrs = {"epsilon": float(epsilon)}
+    y = b.op("cuvil.batch_norm", [x4, scale, bias, mean, var], attrs)
+    return reshape(b, y, shape)
 
 
 # ----- contractions ---------------------------------------------------------------------

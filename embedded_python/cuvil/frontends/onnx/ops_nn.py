@@ -189,32 +189,16 @@ def batch_norm(ctx: NodeContext):
     if ctx.attr("training_mode", 0):
         raise ctx.unsupported("training_mode=1 (batch statistics); Cuvil imports inference graphs")
     ctx.require_float(0)
-    x0 = ctx.value(0)
-    x = x0
-    shape = x0.type.shape
-    if len(shape) != 4:
-        # cuvil.batch_norm normalizes channel axis 1 of NCHW: view other ranks as (N, C, L, 1).
-        x = C.reshape(ctx.b, x0, (shape[0], shape[1], -1, 1))
-    operands = [x] + [ctx.value(i) for i in range(1, 5)]
-    y = ctx.b.op("cuvil.batch_norm", operands, {"epsilon": float(ctx.attr("epsilon", 1e-5))})
-    return [C.reshape(ctx.b, y, shape)]
+    operands = [ctx.value(i) for i in range(5)]
+    return [C.batch_norm(ctx.b, *operands, epsilon=ctx.attr("epsilon", 1e-5))]
 
 
 @op("LayerNormalization")
 def layer_norm(ctx: NodeContext):
     ctx.require_float(0)
-    x = ctx.value(0)
-    rank = len(x.type.shape)
-    axis = C.normalize_axis(ctx.attr("axis", -1), rank)
-    norm_shape = x.type.shape[axis:]
-    dtype = x.type.dtype
-    gamma = C.broadcast_to(ctx.b, ctx.value(1), norm_shape)
-    if ctx.has(2):
-        beta = C.broadcast_to(ctx.b, ctx.value(2), norm_shape)
-    else:
-        beta = ctx.b.constant(np.zeros(norm_shape, dtype=dtype))
-    attrs = {"axis": axis, "epsilon": float(ctx.attr("epsilon", 1e-5))}
-    return [ctx.b.op("cuvil.layer_norm", [x, gamma, beta], attrs)]
+    beta = ctx.value(2) if ctx.has(2) else None
+    axis, epsilon = ctx.attr("axis", -1), ctx.attr("epsilon", 1e-5)
+    return [C.layer_norm(ctx.b, ctx.value(0), ctx.value(1), beta, axis=axis, epsilon=epsilon)]
 
 
 # ----- contractions ------------------------------------------------------------------------
