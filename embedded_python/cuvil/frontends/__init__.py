@@ -47,3 +47,4 @@ __all__ = [
 
 # Registers the built-in front ends.
 from .numpy_tracer import frontend as _numpy_frontend  # noqa: E402,F401
+from .onnx import frontend as _onnx_frontend  # noqa: E402,F401
