@@ -1,9 +1,11 @@
-"""cuvil.compilations() keeps a bounded history, and code nothing refers to is unloaded."""
+"""Bounded compilation history, unloading of dropped code, failed allocations in compiled code."""
 
 import os
 import subprocess
 import sys
 import textwrap
+
+import pytest
 
 SCRIPT = textwrap.dedent(
     """
@@ -43,3 +45,23 @@ def test_history_is_bounded_and_dropped_code_is_unloaded(tmp_path):
     # The three records in the history and the function still alive keep
     # their code loaded; the other ten libraries were closed.
     assert mapped <= 4, f"{mapped} compiled libraries still mapped"
+
+
+def test_failed_allocation_in_compiled_code_raises_memory_error():
+    import numpy as np
+
+    import cuvil
+
+    f = cuvil.jit(lambda a, b: (a @ b).sum())
+    a = np.ones((1 << 20, 8), np.float32)
+    b = np.ones((8, 1 << 20), np.float32)
+    # The (2^20 x 2^20) product is 4 TiB: its buffer cannot be allocated.
+    with pytest.raises(
+        MemoryError,
+        match=r"compiled function '.*' could not allocate "
+        r"43980465111\d\d bytes \(4096\.0 GiB\)",
+    ):
+        f(a, b)
+    # The process and the function stay usable.
+    small = np.ones((4, 8), np.float32), np.ones((8, 4), np.float32)
+    assert float(f(*small)) == 128.0
