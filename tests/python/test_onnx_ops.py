@@ -360,6 +360,7 @@ CASES = [
         [Const(rand(10, 4)), np.asarray([[1, 9], [0, -3]], np.int64)],
     ),
     Case("gather_runtime_both", "Gather", [rand(5, 6), np.asarray([4, 1], np.int64)], {"axis": 1}),
+    Case("gather_runtime_int32", "Gather", [Const(rand(7, 3)), np.asarray([[6, 0, -7]], np.int32)]),
     Case(
         "resize_nearest_scales",
         "Resize",
