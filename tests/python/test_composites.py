@@ -181,3 +181,13 @@ def test_layer_norm_without_beta_and_batch_norm_of_rank_3_match_pytorch():
     got = _run(lambda b, *v: composites.batch_norm(b, *v, epsilon=1e-3), x, scale, bias, mean, var)
     expected = F.batch_norm(*_t(x, mean, var, scale, bias), eps=1e-3).numpy()
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_rms_norm_and_swish_match_pytorch():
+    x = RNG.standard_normal((2, 4, 6)).astype(np.float32)
+    scale = RNG.standard_normal(6).astype(np.float32)
+    got = _run(lambda b, v, s: composites.rms_norm(b, v, s, epsilon=1e-4), x, scale)
+    expected = F.rms_norm(*_t(x), (6,), torch.from_numpy(scale), eps=1e-4).numpy()
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+    got = _run(lambda b, v: composites.silu(b, v, 1.5), x)
+    np.testing.assert_allclose(got, x / (1 + np.exp(-1.5 * x)), rtol=1e-5, atol=1e-6)

@@ -115,6 +115,7 @@ CASES = [
     Case("reciprocal", "Reciprocal", [POS]),
     Case("leaky_relu", "LeakyRelu", [rand(3, 5)], {"alpha": 0.3}),
     Case("prelu_per_channel", "PRelu", [rand(2, 3, 4, 4), Const(rand(3, 1, 1))]),
+    Case("swish", "Swish", [rand(3, 5) * 3], {"alpha": 1.5}, opset=24),
     Case("elu", "Elu", [rand(3, 5) * 30], {"alpha": 0.7}),
     Case("selu", "Selu", [rand(3, 5) * 3]),
     Case("softplus", "Softplus", [rand(3, 5) * 40]),
@@ -298,6 +299,15 @@ CASES = [
         "LayerNormalization",
         [X3, Const(rand(4, 6))],
         {"axis": 1, "epsilon": 1e-3},
+        atol=1e-5,
+    ),
+    Case("rms_norm", "RMSNormalization", [X3, Const(rand(6))], opset=23, atol=1e-5),
+    Case(
+        "rms_norm_axis1",
+        "RMSNormalization",
+        [X3, Const(rand(4, 6))],
+        {"axis": 1, "epsilon": 1e-3},
+        opset=23,
         atol=1e-5,
     ),
     # ----- shapes and data movement

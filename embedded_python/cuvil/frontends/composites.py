@@ -44,6 +44,7 @@ __all__ = [
     "clip",
     "log_softmax",
     "layer_norm",
+    "rms_norm",
     "batch_norm",
     "matmul",
     "linear",
@@ -158,9 +159,10 @@ def gelu(b: IRBuilder, x: Value, approximate: str = "none") -> Value:
     return b.op("cuvil.mul", [half_x, b.op("cuvil.add", [t, scalar(b, 1.0, x)])])
 
 
-def silu(b: IRBuilder, x: Value) -> Value:
-    """SiLU / swish: ``x * sigmoid(x)``."""
-    return b.op("cuvil.mul", [x, b.op("cuvil.sigmoid", [x])])
+def silu(b: IRBuilder, x: Value, alpha: float = 1.0) -> Value:
+    """SiLU / swish: ``x * sigmoid(alpha * x)`` (``alpha`` is ONNX Swish's; SiLU has 1)."""
+    scaled = x if alpha == 1.0 else b.op("cuvil.mul", [x, scalar(b, alpha, x)])
+    return b.op("cuvil.mul", [x, b.op("cuvil.sigmoid", [scaled])])
 
 
 def clip(b: IRBuilder, x: Value, lo: float | None = None, hi: float | None = None) -> Value:
@@ -247,6 +249,20 @@ def layer_norm(
     beta = b.constant(np.zeros(norm_shape, dtype)) if beta is None else beta
     params = [broadcast_to(b, p, norm_shape) for p in (gamma, beta)]
     return b.op("cuvil.layer_norm", [x, *params], {"axis": axis, "epsilon": float(epsilon)})
+
+
+def rms_norm(
+    b: IRBuilder, x: Value, scale: Value | None = None, *, axis: int = -1, epsilon: float = 1e-5
+) -> Value:
+    """``x / sqrt(mean(x^2 over [axis, rank)) + epsilon) * scale`` (RMSNorm, LLaMA-style)."""
+    rank = len(x.type.shape)
+    axes = tuple(range(normalize_axis(axis, rank), rank))
+    mean_square = b.op(
+        "cuvil.reduce_mean", [b.op("cuvil.mul", [x, x])], {"axes": axes, "keepdims": True}
+    )
+    inverse = b.op("cuvil.rsqrt", [b.op("cuvil.add", [mean_square, scalar(b, epsilon, x)])])
+    y = b.op("cuvil.mul", [x, inverse])
+    return y if scale is None else b.op("cuvil.mul", [y, scale])
 
 
 def batch_norm(
