@@ -21,6 +21,7 @@ it happens with its per-pass snapshots and its ``target``.
 from __future__ import annotations
 
 import faulthandler
+import functools
 import json
 import os
 import runpy
@@ -46,14 +47,17 @@ _TIMING_BUDGET_S = 0.5
 
 
 class _Recorded:
-    """A compilation with what is needed to run it again: its program and first inputs."""
+    """A compilation with what is needed to run it again: its program, inputs and reference.
 
-    def __init__(self, record, program=None, function=None, arguments=None, inputs=None):
+    ``reference(inputs)`` computes the same outputs without Cuvil: the Python
+    function of a ``@cuvil.jit`` call, ONNX Runtime for an ``.onnx`` model.
+    """
+
+    def __init__(self, record, program=None, inputs=None, reference=None):
         self.record = record
         self.program = program
-        self.function = function
-        self.arguments = arguments
         self.inputs = inputs
+        self.reference = reference
 
 
 class Worker:
@@ -126,9 +130,8 @@ class Worker:
             for record in _jit.compilations()[before:]:
                 inputs = [np.array(v, copy=True) for v in arguments.values]
                 program = entry if isinstance(entry, _jit.CompiledProgram) else None
-                worker.recorded.append(
-                    _Recorded(record, program, jit_function.__cuvil_function__, arguments, inputs)
-                )
+                reference = functools.partial(arguments.call, jit_function.__cuvil_function__)
+                worker.recorded.append(_Recorded(record, program, inputs, reference))
             worker._report_new()
             return entry
 
@@ -148,10 +151,7 @@ class Worker:
         ok = True
         try:
             if self.current_file.lower().endswith(".onnx"):
-                # An ONNX model: import and compile it, as `cuvil compile MODEL.onnx` does.
-                from .frontends.onnx import load_onnx
-
-                load_onnx(self.current_file).compile()
+                self._run_onnx()
             else:
                 runpy.run_path(self.current_file, run_name="__main__")
         except SystemExit as exit_request:
@@ -180,6 +180,25 @@ class Worker:
         self._report_new()
         seconds = time.perf_counter() - started
         self.send({"type": "finished", "file": self.current_file, "ok": ok, "seconds": seconds})
+
+    def _run_onnx(self) -> None:
+        """Import and compile an ONNX model, as `cuvil compile MODEL.onnx` does.
+
+        Its example inputs are seeded random floats and zero integers (valid
+        indices); ONNX Runtime, when installed, is the reference of ``execute``.
+        """
+        from .frontends.onnx import load_onnx
+
+        compiled = load_onnx(self.current_file).compile()
+        rng = np.random.default_rng(0)
+        inputs = [
+            rng.standard_normal(spec.shape).astype(spec.dtype)
+            if np.dtype(spec.dtype).kind == "f"
+            else np.zeros(spec.shape, spec.dtype)
+            for spec in compiled.input_spec.values()
+        ]
+        reference = _onnxruntime_reference(self.current_file, list(compiled.input_spec))
+        self.recorded.append(_Recorded(compiled.compilation, compiled._entry, inputs, reference))
 
     def _exception(self, error: BaseException) -> dict:
         """The exception with the innermost frame in the user's file (else the innermost)."""
@@ -213,12 +232,18 @@ class Worker:
         return rec
 
     def execute(self, request) -> None:
-        """Time the compiled code on the recorded inputs and compare with the Python function."""
+        """Time the compiled code on the recorded inputs and compare with its reference."""
         rec = self._recorded(request)
         if rec.program is None or rec.inputs is None:
             raise ValueError(
                 f"compilation #{request['index']} ({rec.record.function}) was not made by a "
-                "@cuvil.jit call in this run, so there are no example inputs to run it on"
+                "@cuvil.jit call or a model file in this run, so there are no example inputs "
+                "to run it on"
+            )
+        if rec.reference is None:
+            raise ValueError(
+                f"compilation #{request['index']} ({rec.record.function}) has nothing to "
+                "compare with: install onnxruntime to run ONNX models in the Workbench"
             )
         inputs = rec.inputs
         result = rec.program.run(inputs)  # warm-up, and the result to check
@@ -231,13 +256,13 @@ class Worker:
             rec.program.run(inputs)
             timings.append((time.perf_counter() - t0) * 1000.0)
         t0 = time.perf_counter()
-        reference = rec.arguments.call(rec.function, [np.array(v, copy=True) for v in inputs])
+        reference = rec.reference([np.array(v, copy=True) for v in inputs])
         reference_ms = (time.perf_counter() - t0) * 1000.0
         got, want = _flatten(result), _flatten(reference)
         if len(got) != len(want):
             raise ValueError(
                 f"{rec.record.function}: compiled code returned {len(got)} arrays, "
-                f"the Python function {len(want)}"
+                f"its reference (the Python function or ONNX Runtime) {len(want)}"
             )
         max_error = 0.0
         for g, w in zip(got, want):
@@ -321,6 +346,16 @@ class Worker:
         except Exception as error:  # a failed request, not a failed worker
             self.send({"type": "error", "request": command, "message": str(error)})
         return True
+
+
+def _onnxruntime_reference(path: str, input_names: list[str]):
+    """``inputs -> outputs`` of the model in ONNX Runtime, or None without onnxruntime."""
+    try:
+        import onnxruntime
+    except ImportError:
+        return None
+    session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+    return lambda inputs: tuple(session.run(None, dict(zip(input_names, inputs))))
 
 
 def _flatten(value) -> list:
