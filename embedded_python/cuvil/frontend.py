@@ -230,18 +230,26 @@ def build_ir(
     ``file:line``. A ``None`` dim raises :class:`ShapeSpecError` ("Missing shape
     attr"), as does a symbolic (string) dim.
     """
-    target, device = resolve_target(target, _API)
+    return import_with(None, model, input_spec, target, mode, dtype, _API)
+
+
+def import_with(frontend, model, input_spec, target, mode, dtype, api: str = _API) -> IRModule:
+    """:func:`build_ir` through ``frontend`` (``None``: the one that accepts ``model``).
+
+    ``cuvil.compile_to_ir`` uses it to import a plain function as JAX.
+    """
+    target, device = resolve_target(target, api)
     if mode not in MODES:
         raise ValueError(
-            f"{_API}: unknown mode {mode!r}; use one of {', '.join(repr(m) for m in MODES)}"
+            f"{api}: unknown mode {mode!r}; use one of {', '.join(repr(m) for m in MODES)}"
         )
     if isinstance(model, type):
         raise TypeError(
-            f"{_API}: model is the class {model.__name__}, not a model; pass an instance, "
+            f"{api}: model is the class {model.__name__}, not a model; pass an instance, "
             f"e.g. {model.__name__}(...)"
         )
     default_dtype = _normalize_dtype(dtype, "the dtype argument")
-    frontend = frontends.for_model(model)
+    frontend = frontend or frontends.for_model(model)
     specs = frontend.input_spec(model, input_spec, default_dtype)
     program = frontend.import_model(model, specs, mode)
     name, source = frontend.describe(model)
