@@ -37,6 +37,7 @@ __all__ = [
     "conv2d_layout",
     "pool2d_layout",
     "arg_reduce",
+    "einsum",
 ]
 
 
@@ -224,14 +225,20 @@ def conv2d_layout(
 
 
 def pool2d_layout(
-    b: IRBuilder, x: Value, kind: str, spatial: Sequence[int], kernel, strides, padding
+    b: IRBuilder,
+    x: Value,
+    kind: str,
+    spatial: Sequence[int],
+    kernel,
+    strides,
+    padding,
+    count_include_pad: bool = True,
 ) -> Value:
     """Max (``kind="max"``) or average pooling over the two ``spatial`` dims of ``x``.
 
     The other dimensions are moved first and folded into one channel axis of an
-    NCHW ``cuvil.<kind>_pool2d``; ``padding`` is (top, left, bottom, right) and
-    average pooling counts padded cells (divide by the window for
-    ``count_include_pad=False``).
+    NCHW ``cuvil.<kind>_pool2d``; ``padding`` is (top, left, bottom, right);
+    average pooling counts padded cells unless ``count_include_pad=False``.
     """
     rank, spatial = len(x.type.shape), [int(d) for d in spatial]
     others = [d for d in range(rank) if d not in spatial]
@@ -239,6 +246,8 @@ def pool2d_layout(
     kept = [moved.type.shape[i] for i in range(len(others))]
     nchw = reshape(b, moved, [1, -1, *moved.type.shape[-2:]])
     attrs = {"kernel": tuple(kernel), "strides": tuple(strides), "padding": tuple(padding)}
+    if kind == "avg" and not count_include_pad:
+        attrs["count_include_pad"] = False
     y = b.op(f"cuvil.{kind}_pool2d", [nchw], attrs)
     y = reshape(b, y, kept + list(y.type.shape[-2:]))
     return transpose(b, y, np.argsort(others + spatial))
@@ -257,3 +266,40 @@ def arg_reduce(b: IRBuilder, x: Value, axis: int, kind: str, dtype: str) -> Valu
     index = b.op("cuvil.where", [hit, b.constant(positions), scalar(b, size, "int64")])
     first = b.op("cuvil.reduce_min", [index], {"axes": (axis,)})
     return cast(b, first, dtype)
+
+
+def einsum(b: IRBuilder, equation: str, lhs: Value, rhs: Value) -> Value:
+    """A two-operand ``einsum`` (``"btnh,bsnh->bnts"``) as one :func:`dot_general`.
+
+    Letters in both operands and the output are batch dimensions, in both but
+    not the output contracted; a letter only in one operand and not in the
+    output is summed first. Repeated letters within one operand are not
+    supported (``ValueError``).
+    """
+    inputs, output = equation.replace(" ", "").split("->")
+    left, right = inputs.split(",")
+    for term in (left, right, output):
+        if len(set(term)) != len(term) or "." in term:
+            raise ValueError(f"einsum {equation!r}: repeated or ellipsis indices are not supported")
+
+    def drop_unused(x: Value, term: str, other: str) -> tuple[Value, str]:
+        unused = [i for i, c in enumerate(term) if c not in other and c not in output]
+        if not unused:
+            return x, term
+        x = b.op("cuvil.reduce_sum", [x], {"axes": tuple(unused)})
+        return x, "".join(c for i, c in enumerate(term) if i not in unused)
+
+    lhs, left = drop_unused(lhs, left, right)
+    rhs, right = drop_unused(rhs, right, left)
+    batch = [c for c in left if c in right and c in output]
+    contract = [c for c in left if c in right and c not in output]
+    y = dot_general(
+        b,
+        lhs,
+        rhs,
+        ([left.index(c) for c in contract], [right.index(c) for c in contract]),
+        ([left.index(c) for c in batch], [right.index(c) for c in batch]),
+    )
+    order = batch + [c for c in left if c not in batch + contract]
+    order += [c for c in right if c not in batch + contract]
+    return transpose(b, y, [order.index(c) for c in output])
