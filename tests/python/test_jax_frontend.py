@@ -15,6 +15,8 @@ lax = jax.lax
 
 from conftest import caller_line  # noqa: E402
 
+from cuvil.frontends.graph_composites import has_gather as gather_available  # noqa: E402
+
 F32 = jnp.float32
 EXACT = {"rtol": 1e-6, "atol": 1e-6}
 ROUNDED = {"rtol": 1e-5, "atol": 1e-5}
@@ -326,12 +328,25 @@ def test_unsupported_primitive_names_it_the_equation_and_the_line():
     assert f"{__file__}:{line}" in message
 
 
-def test_runtime_gather_is_refused_with_a_fix():
-    with pytest.raises(cuvil.UnsupportedConstructError, match="gather"):
-        cuvil.compile_to_ir(
-            lambda t, i: jnp.take(t, i, axis=0), _spec((5, 3)), _spec((2,), jnp.int32)
-        )
-    # Constant indices are folded away.
+def test_take_and_embedding_lookups_use_the_runtime_gather():
+    def lookup(table, ids, x):
+        return jnp.take(table, ids, axis=0).sum(1) + jnp.take(x, ids[0], axis=1)
+
+    specs = [_spec((10, 3)), _spec((2, 3), jnp.int32), _spec((2, 10))]
+    if not gather_available():
+        with pytest.raises(cuvil.UnsupportedConstructError, match="'gather'.*at run time"):
+            cuvil.compile_to_ir(lookup, *specs)
+    else:
+        rng = np.random.default_rng(0)
+        args = [
+            rng.normal(size=(10, 3)).astype(np.float32),
+            rng.integers(-10, 10, (2, 3)).astype(np.int32),
+            rng.normal(size=(2, 10)).astype(np.float32),
+        ]
+        module = cuvil.compile_to_ir(lookup, *specs)
+        assert "cuvil.gather" in module.text
+        np.testing.assert_allclose(module.compile()(*args), jax.jit(lookup)(*args), **ROUNDED)
+    # Constant indices into constant data are folded away.
     module = cuvil.compile_to_ir(
         lambda t: jnp.take(jnp.arange(6.0), jnp.array([4, 1])) * t, _spec((2,))
     )

@@ -11,11 +11,13 @@ are the ones that module does not have yet.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
 import numpy as np
 
+from .. import _dtypes
 from .builder import IRBuilder, TensorType, Value
 
 __all__ = [
@@ -38,6 +40,9 @@ __all__ = [
     "pool2d_layout",
     "arg_reduce",
     "einsum",
+    "has_gather",
+    "require_gather",
+    "gather",
 ]
 
 
@@ -303,3 +308,35 @@ def einsum(b: IRBuilder, equation: str, lhs: Value, rhs: Value) -> Value:
     order = batch + [c for c in left if c not in batch + contract]
     order += [c for c in right if c not in batch + contract]
     return transpose(b, y, [order.index(c) for c in output])
+
+
+@functools.cache
+def has_gather() -> bool:
+    """Whether the loaded compiler has ``cuvil.gather`` (it arrives with newer extensions)."""
+    ext = _dtypes.extension()
+    try:
+        ext.infer_result_type(
+            "cuvil.gather", ["tensor<2xf32>", "tensor<1xi64>"], "{axis = 0 : i64}"
+        )
+    except ext.TypeInferenceError:
+        return False
+    return True
+
+
+def require_gather(unsupported, what: str) -> None:
+    """Raise ``unsupported(what, fix)`` (an importer's error factory) without ``cuvil.gather``."""
+    if not has_gather():
+        raise unsupported(
+            what,
+            "Fix: this compiler has no run-time gather op (cuvil.gather); pass the gathered "
+            "rows as an input, or make the indices constants of the function.",
+        )
+
+
+def gather(b: IRBuilder, data: Value, indices: Value, axis: int = 0) -> Value:
+    """``np.take(data, indices, axis)`` with run-time integer ``indices`` (``cuvil.gather``).
+
+    Negative indices count from the end; out-of-range ones are clamped.
+    """
+    axis = normalize_axis(axis, len(data.type.shape))
+    return b.op("cuvil.gather", [data, indices], {"axis": axis})

@@ -345,9 +345,25 @@ def _reduce_window(imp, eqn, ins, **params):
 
 
 @primitive("gather")
-def _gather(imp, eqn, ins, **_):
-    raise imp.unsupported(
-        "JAX primitive 'gather' with indices computed at run time",
-        "Fix: this version has no run-time gather op (it is being added as cuvil.gather); "
-        "pass the gathered rows as an input, or make the indices constants of the function.",
-    )
+def _gather(imp, eqn, ins, *, dimension_numbers, slice_sizes, **_):
+    """``jnp.take`` / embedding lookups: one collapsed axis indexed by a trailing index vector.
+
+    JAX's default ``fill`` mode gives NaN for out-of-range indices where
+    ``cuvil.gather`` clamps; in-range (and negative, already wrapped) ones agree.
+    """
+    data, indices = imp.value(ins[0]), imp.value(ins[1])
+    dn, shape = dimension_numbers, data.type.shape
+    axis = dn.start_index_map[0] if len(dn.start_index_map) == 1 else None
+    batch = len(indices.type.shape) - 1
+    expected = tuple(range(axis or 0)) + tuple(range((axis or 0) + batch, len(shape) - 1 + batch))
+    if (
+        axis is None
+        or tuple(dn.collapsed_slice_dims) != (axis,)
+        or dn.operand_batching_dims
+        or indices.type.shape[-1:] != (1,)
+        or tuple(slice_sizes) != shape[:axis] + (1,) + shape[axis + 1 :]
+        or tuple(dn.offset_dims) != expected
+    ):
+        raise imp.unsupported("a gather other than a take along one axis")
+    gc.require_gather(imp.unsupported, "JAX primitive 'gather' with indices computed at run time")
+    return gc.gather(imp.b, data, gc.reshape(imp.b, indices, indices.type.shape[:-1]), axis)

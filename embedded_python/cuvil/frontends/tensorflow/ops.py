@@ -375,11 +375,11 @@ def _broadcast_to(imp, op, ins):
 
 @op_type("GatherV2")
 def _gather(imp, op, ins):
-    raise imp.unsupported(
-        "GatherV2 with indices or parameters computed at run time",
-        "Fix: this version has no run-time gather op (it is being added as cuvil.gather); "
-        "pass the gathered rows as an input, or make the indices constants of the function.",
-    )
+    if imp.attr("batch_dims", 0):
+        raise imp.unsupported("GatherV2 with batch_dims")
+    gc.require_gather(imp.unsupported, "GatherV2 with indices computed at run time")
+    data, indices = imp.value(ins[0]), imp.value(ins[1])
+    return gc.gather(imp.b, data, indices, _axis(imp, ins[2], "the axis of GatherV2"))
 
 
 # ----- reductions -------------------------------------------------------------------------
