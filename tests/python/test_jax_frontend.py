@@ -151,6 +151,14 @@ OPS = [
         ROUNDED,
     ),
     (
+        "conv_1d",
+        lambda x, w: lax.conv_general_dilated(
+            x, w, (2,), ((1, 2),), rhs_dilation=(2,), dimension_numbers=("NWC", "WIO", "NWC")
+        ),
+        [_spec((2, 9, 3)), _spec((3, 3, 4))],
+        ROUNDED,
+    ),
+    (
         "max_pool",
         lambda x: lax.reduce_window(x, -jnp.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID"),
         [_spec((2, 6, 6, 3))],

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 
 from ..._program import _python_name, signature_of
 from ..._source import function_location
-from ..base import FrontEnd, register
+from ..base import FrontEnd, register, require_inference
 from ..builder import IRBuilder, TensorType
 
 __all__ = ["JaxFrontEnd", "compile_to_ir"]
@@ -85,7 +85,7 @@ class JaxFrontEnd(FrontEnd):
         from .importer import JaxprImporter
         from .primitives import PRIMITIVES
 
-        _check_mode(mode, _python_name(_wrapped(model)))
+        require_inference(mode, _python_name(_wrapped(model)), "JAX")
         structs = [jax.ShapeDtypeStruct(s.shape, s.dtype) for s in input_spec.values()]
         closed = jax.make_jaxpr(model)(*structs)
         fn = _wrapped(model)
@@ -101,15 +101,6 @@ class JaxFrontEnd(FrontEnd):
 
 def _position(order: list[str], name: str) -> int:
     return order.index(name) if name in order else len(order)
-
-
-def _check_mode(mode: str, name: str) -> None:
-    if mode != "inference":
-        raise ValueError(
-            f"cuvil: cannot import {name} with mode={mode!r}: the JAX and TensorFlow front ends "
-            "import inference graphs only; fix: use mode='inference' (training is not supported "
-            "by this version)"
-        )
 
 
 def compile_to_ir(fn, *specs, target: str | None = None, mode: str = "inference"):

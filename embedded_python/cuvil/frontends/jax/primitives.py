@@ -299,26 +299,36 @@ def _dot_general(imp, eqn, ins, *, dimension_numbers, preferred_element_type=Non
 @primitive("conv_general_dilated")
 def _conv(imp, eqn, ins, **params):
     dims = params["dimension_numbers"]
-    if len(dims.lhs_spec) != 4:
-        raise imp.unsupported(f"a {len(dims.lhs_spec) - 2}-D convolution (Cuvil has conv2d)")
+    rank = len(dims.lhs_spec)
+    if rank not in (3, 4):
+        raise imp.unsupported(f"a {rank - 2}-D convolution (Cuvil has conv2d)")
     if any(d != 1 for d in params["lhs_dilation"]) or params["batch_group_count"] != 1:
         raise imp.unsupported("a transposed (lhs-dilated) or batch-grouped convolution")
-    (top, bottom), (left, right) = params["padding"]
-    if min(top, bottom, left, right) < 0:
+    padding = [tuple(p) for p in params["padding"]]
+    if min(min(p) for p in padding) < 0:
         raise imp.unsupported("a convolution with negative padding")
     x, w = (imp.value(v) for v in ins)
-    return gc.conv2d_layout(
+    layouts = [tuple(dims.lhs_spec), tuple(dims.rhs_spec), tuple(dims.out_spec)]
+    strides, dilations = list(params["window_strides"]), list(params["rhs_dilation"])
+    if rank == 3:  # a 1-D convolution is a 2-D one over a trailing unit dimension
+        x = gc.reshape(imp.b, x, (*x.type.shape, 1))
+        w = gc.reshape(imp.b, w, (*w.type.shape, 1))
+        layouts = [layout + (3,) for layout in layouts]
+        strides, dilations, padding = strides + [1], dilations + [1], padding + [(0, 0)]
+    (top, bottom), (left, right) = padding
+    y = gc.conv2d_layout(
         imp.b,
         x,
         w,
-        input_layout=dims.lhs_spec,
-        weight_layout=dims.rhs_spec,
-        output_layout=dims.out_spec,
-        strides=params["window_strides"],
+        input_layout=layouts[0],
+        weight_layout=layouts[1],
+        output_layout=layouts[2],
+        strides=strides,
         padding=(top, left, bottom, right),
-        dilations=params["rhs_dilation"],
+        dilations=dilations,
         groups=params["feature_group_count"],
     )
+    return gc.reshape(imp.b, y, imp.out_type().shape)
 
 
 @primitive("reduce_window_max", "reduce_window_sum")

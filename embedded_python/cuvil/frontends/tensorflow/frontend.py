@@ -17,9 +17,8 @@ from collections.abc import Mapping
 import numpy as np
 
 from ..._source import function_location
-from ..base import FrontEnd, register
+from ..base import FrontEnd, register, require_inference
 from ..builder import IRBuilder, TensorType
-from ..jax.frontend import _check_mode
 
 __all__ = ["TensorFlowFrontEnd"]
 
@@ -114,7 +113,7 @@ class TensorFlowFrontEnd(FrontEnd):
         from .ops import OPS
 
         name, _ = self.describe(model)
-        _check_mode(mode, name)
+        require_inference(mode, name, "TensorFlow")
         concrete = model
         if not isinstance(model, tf.types.experimental.ConcreteFunction):
             specs = [tf.TensorSpec(s.shape, s.dtype) for s in input_spec.values()]
