@@ -1,4 +1,4 @@
-"""Cuvil: an MLIR-based compiler for NumPy inference code (``@cuvil.jit`` and op builders)."""
+"""Cuvil: an MLIR-based compiler for NumPy inference code and imported models (ONNX)."""
 
 from . import _builders, frontend
 from ._builders import (
@@ -41,6 +41,7 @@ from ._targets import (
 from .frontend import InputSpecError, IRModule, ShapeSpecError, TensorSpec
 from .frontends.jax.frontend import compile_to_ir
 from .frontends.numpy_tracer.tracer import Tracer
+from .frontends.onnx import OnnxModelError, load_onnx
 
 __all__ = [
     "jit",
@@ -64,6 +65,8 @@ __all__ = [
     "LogLevel",
     "Tracer",
     "frontend",
+    "load_onnx",
+    "OnnxModelError",
     "IRModule",
     "TensorSpec",
     "InputSpecError",

@@ -111,6 +111,6 @@ def compile_to_ir(fn, *specs, target: str | None = None, mode: str = "inference"
     ``fn`` may be a plain Python function or a ``jax.jit`` object. ``.compile()``
     on the result gives a model called with NumPy arrays.
     """
-    from ...frontend import import_with
+    from ...frontend import build_ir_with
 
-    return import_with(JaxFrontEnd(), fn, specs, target, mode, "float32", _API)
+    return build_ir_with(JaxFrontEnd(), fn, specs, target=target, mode=mode)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import composites as cc
 from .. import graph_composites as gc
 
 __all__ = ["PRIMITIVES"]
@@ -99,7 +100,7 @@ def _integer_pow(imp, eqn, ins, *, y, **_):
     x = imp.value(ins[0])
     b = imp.b
     if y == 0:
-        return gc.broadcast_to(b, gc.scalar(b, 1, x), x.type.shape)
+        return cc.broadcast_to(b, cc.scalar(b, 1, x), x.type.shape)
     result, base, n = None, x, abs(int(y))
     while n:  # square-and-multiply, as XLA expands it
         if n & 1:
@@ -107,38 +108,38 @@ def _integer_pow(imp, eqn, ins, *, y, **_):
         n >>= 1
         if n:
             base = b.op("cuvil.mul", [base, base])
-    return b.op("cuvil.div", [gc.scalar(b, 1, x), result]) if y < 0 else result
+    return b.op("cuvil.div", [cc.scalar(b, 1, x), result]) if y < 0 else result
 
 
 @primitive("exp2")
 def _exp2(imp, eqn, ins, **_):
     x = imp.value(ins[0])
-    return imp.b.op("cuvil.exp", [imp.b.op("cuvil.mul", [x, gc.scalar(imp.b, np.log(2.0), x)])])
+    return imp.b.op("cuvil.exp", [imp.b.op("cuvil.mul", [x, cc.scalar(imp.b, np.log(2.0), x)])])
 
 
 @primitive("log1p")
 def _log1p(imp, eqn, ins, **_):
     x = imp.value(ins[0])
-    return imp.b.op("cuvil.log", [imp.b.op("cuvil.add", [x, gc.scalar(imp.b, 1, x)])])
+    return imp.b.op("cuvil.log", [imp.b.op("cuvil.add", [x, cc.scalar(imp.b, 1, x)])])
 
 
 @primitive("expm1")
 def _expm1(imp, eqn, ins, **_):
     x = imp.value(ins[0])
-    return imp.b.op("cuvil.sub", [imp.b.op("cuvil.exp", [x]), gc.scalar(imp.b, 1, x)])
+    return imp.b.op("cuvil.sub", [imp.b.op("cuvil.exp", [x]), cc.scalar(imp.b, 1, x)])
 
 
 @primitive("erfc")
 def _erfc(imp, eqn, ins, **_):
     x = imp.value(ins[0])
-    return imp.b.op("cuvil.sub", [gc.scalar(imp.b, 1, x), imp.b.op("cuvil.erf", [x])])
+    return imp.b.op("cuvil.sub", [cc.scalar(imp.b, 1, x), imp.b.op("cuvil.erf", [x])])
 
 
 @primitive("sign")
 def _sign(imp, eqn, ins, **_):
     b, x = imp.b, imp.value(ins[0])
-    zero, one = gc.scalar(b, 0, x), gc.scalar(b, 1, x)
-    negative = b.op("cuvil.where", [gc.compare(b, x, zero, "lt"), gc.scalar(b, -1, x), zero])
+    zero, one = cc.scalar(b, 0, x), cc.scalar(b, 1, x)
+    negative = b.op("cuvil.where", [gc.compare(b, x, zero, "lt"), cc.scalar(b, -1, x), zero])
     return b.op("cuvil.where", [gc.compare(b, x, zero, "gt"), one, negative])
 
 
@@ -154,7 +155,7 @@ def _logical(imp, eqn, ins, **_):
     values = [imp.value(v) for v in ins]
     if values[0].type.dtype != "bool":
         raise imp.unsupported(f"bitwise '{eqn.primitive.name}' on {values[0].type.dtype}")
-    false, true = gc.scalar(b, False, "bool"), gc.scalar(b, True, "bool")
+    false, true = cc.scalar(b, False, "bool"), cc.scalar(b, True, "bool")
     if eqn.primitive.name == "not":
         return gc.compare(b, values[0], false, "eq")
     x, y = values
@@ -171,14 +172,14 @@ def _select_n(imp, eqn, ins, **_):
         return b.op("cuvil.where", [which, cases[1], cases[0]])
     result = cases[0]
     for index, case in enumerate(cases[1:], start=1):
-        hit = gc.compare(b, which, gc.scalar(b, index, which), "eq")
+        hit = gc.compare(b, which, cc.scalar(b, index, which), "eq")
         result = b.op("cuvil.where", [hit, case, result])
     return result
 
 
 @primitive("convert_element_type")
 def _convert(imp, eqn, ins, *, new_dtype, **_):
-    return gc.cast(imp.b, imp.value(ins[0]), _dtype_name(new_dtype))
+    return cc.cast(imp.b, imp.value(ins[0]), _dtype_name(new_dtype))
 
 
 # ----- shapes -----------------------------------------------------------------------------
@@ -186,7 +187,7 @@ def _convert(imp, eqn, ins, *, new_dtype, **_):
 
 @primitive("reshape", "squeeze", "expand_dims")
 def _reshape(imp, eqn, ins, **_):
-    return gc.reshape(imp.b, imp.value(ins[0]), imp.out_type().shape)
+    return cc.reshape(imp.b, imp.value(ins[0]), imp.out_type().shape)
 
 
 @primitive("broadcast_in_dim")
@@ -195,25 +196,25 @@ def _broadcast_in_dim(imp, eqn, ins, *, shape, broadcast_dimensions, **_):
     placed = [1] * len(shape)
     for src, dst in enumerate(broadcast_dimensions):
         placed[dst] = x.type.shape[src]
-    return gc.broadcast_to(imp.b, gc.reshape(imp.b, x, placed), shape)
+    return cc.broadcast_to(imp.b, cc.reshape(imp.b, x, placed), shape)
 
 
 @primitive("transpose")
 def _transpose(imp, eqn, ins, *, permutation, **_):
-    return gc.transpose(imp.b, imp.value(ins[0]), permutation)
+    return cc.transpose(imp.b, imp.value(ins[0]), permutation)
 
 
 @primitive("concatenate")
 def _concatenate(imp, eqn, ins, *, dimension, **_):
-    return gc.concat(imp.b, [imp.value(v) for v in ins], dimension)
+    return cc.concat(imp.b, [imp.value(v) for v in ins], dimension)
 
 
 @primitive("stack")
 def _stack(imp, eqn, ins, *, axis, **_):
     values = [imp.value(v) for v in ins]
     shape = list(values[0].type.shape)
-    shape.insert(gc.normalize_axis(axis, len(shape) + 1), 1)
-    return gc.concat(imp.b, [gc.reshape(imp.b, v, shape) for v in values], axis)
+    shape.insert(cc.normalize_axis(axis, len(shape) + 1), 1)
+    return cc.concat(imp.b, [cc.reshape(imp.b, v, shape) for v in values], axis)
 
 
 @primitive("slice")
@@ -244,7 +245,7 @@ def _dynamic_slice(imp, eqn, ins, *, slice_sizes, **_):
 def _split(imp, eqn, ins, *, sizes, axis, **_):
     x, start, parts = imp.value(ins[0]), 0, []
     for size in sizes:
-        parts.append(gc.slice_axis(imp.b, x, axis, start, start + size))
+        parts.append(cc.slice_axis(imp.b, x, axis, start, start + size))
         start += size
     return parts
 
@@ -258,9 +259,9 @@ def _pad(imp, eqn, ins, *, padding_config, **_):
         raise imp.unsupported("pad with interior padding")
     x = imp.value(operand)
     for axis, (lo, hi, _) in enumerate(padding_config):  # negative padding crops
-        x = gc.slice_axis(imp.b, x, axis, max(-lo, 0), x.type.shape[axis] - max(-hi, 0))
+        x = cc.slice_axis(imp.b, x, axis, max(-lo, 0), x.type.shape[axis] - max(-hi, 0))
     pads = [(max(lo, 0), max(hi, 0)) for lo, hi, _ in padding_config]
-    return gc.pad(imp.b, x, pads, fill.item())
+    return cc.pad(imp.b, x, pads, fill.item())
 
 
 @primitive("iota")
@@ -291,7 +292,7 @@ def _argreduce(imp, eqn, ins, *, axes, index_dtype, **_):
 @primitive("dot_general")
 def _dot_general(imp, eqn, ins, *, dimension_numbers, preferred_element_type=None, **_):
     out = imp.out_type().dtype
-    lhs, rhs = (gc.cast(imp.b, imp.value(x), out) for x in ins)
+    lhs, rhs = (cc.cast(imp.b, imp.value(x), out) for x in ins)
     contract, batch = dimension_numbers
     return gc.dot_general(imp.b, lhs, rhs, contract, batch)
 
@@ -311,8 +312,8 @@ def _conv(imp, eqn, ins, **params):
     layouts = [tuple(dims.lhs_spec), tuple(dims.rhs_spec), tuple(dims.out_spec)]
     strides, dilations = list(params["window_strides"]), list(params["rhs_dilation"])
     if rank == 3:  # a 1-D convolution is a 2-D one over a trailing unit dimension
-        x = gc.reshape(imp.b, x, (*x.type.shape, 1))
-        w = gc.reshape(imp.b, w, (*w.type.shape, 1))
+        x = cc.reshape(imp.b, x, (*x.type.shape, 1))
+        w = cc.reshape(imp.b, w, (*w.type.shape, 1))
         layouts = [layout + (3,) for layout in layouts]
         strides, dilations, padding = strides + [1], dilations + [1], padding + [(0, 0)]
     (top, bottom), (left, right) = padding
@@ -328,7 +329,7 @@ def _conv(imp, eqn, ins, **params):
         dilations=dilations,
         groups=params["feature_group_count"],
     )
-    return gc.reshape(imp.b, y, imp.out_type().shape)
+    return cc.reshape(imp.b, y, imp.out_type().shape)
 
 
 @primitive("reduce_window_max", "reduce_window_sum")
@@ -350,7 +351,7 @@ def _reduce_window(imp, eqn, ins, **params):
         imp.b, x, kind, spatial, kernel, [strides[d] for d in spatial], (top, left, bottom, right)
     )
     if kind == "avg":  # a zero-padded window sum is the padded average times the window
-        y = imp.b.op("cuvil.mul", [y, gc.scalar(imp.b, kernel[0] * kernel[1], y)])
+        y = imp.b.op("cuvil.mul", [y, cc.scalar(imp.b, kernel[0] * kernel[1], y)])
     return y
 
 
@@ -375,5 +376,5 @@ def _gather(imp, eqn, ins, *, dimension_numbers, slice_sizes, **_):
         or tuple(dn.offset_dims) != expected
     ):
         raise imp.unsupported("a gather other than a take along one axis")
-    gc.require_gather(imp.unsupported, "JAX primitive 'gather' with indices computed at run time")
-    return gc.gather(imp.b, data, gc.reshape(imp.b, indices, indices.type.shape[:-1]), axis)
+    indices = cc.reshape(imp.b, indices, indices.type.shape[:-1])
+    return imp.b.op("cuvil.gather", [data, indices], {"axis": axis})

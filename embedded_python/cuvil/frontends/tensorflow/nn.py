@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import composites as cc
 from .. import graph_composites as gc
 from .ops import OPS, op_type
 
@@ -18,7 +19,7 @@ __all__ = ["OPS"]
 
 def _swap_last(b, x):
     rank = len(x.type.shape)
-    return gc.transpose(b, x, list(range(rank - 2)) + [rank - 1, rank - 2])
+    return cc.transpose(b, x, list(range(rank - 2)) + [rank - 1, rank - 2])
 
 
 @op_type("MatMul")
@@ -56,7 +57,7 @@ def _channels_first(imp) -> bool:
 def _bias_add(imp, op, ins):
     x, bias = (imp.value(v) for v in ins)
     if _channels_first(imp):
-        bias = gc.reshape(imp.b, bias, [-1] + [1] * (len(x.type.shape) - 2))
+        bias = cc.reshape(imp.b, bias, [-1] + [1] * (len(x.type.shape) - 2))
     return imp.b.op("cuvil.add", [x, bias])
 
 
@@ -114,7 +115,7 @@ def _depthwise(imp, op, ins):
     x, weight = (imp.value(v) for v in ins)
     kh, kw, channels, multiplier = weight.type.shape
     # (KH, KW, C, M) -> (KH, KW, 1, C*M): C groups of one input channel, output c*M + m.
-    weight = gc.reshape(imp.b, weight, (kh, kw, 1, channels * multiplier))
+    weight = cc.reshape(imp.b, weight, (kh, kw, 1, channels * multiplier))
     return _conv(imp, x, weight, channels)
 
 
@@ -146,10 +147,10 @@ def _batch_norm(imp, op, ins):
         factor, shift = (imp.value(t.astype(dtype)) for t in (factor, offset - mean * factor))
     else:
         scale, offset, mean, variance = (imp.value(p) for p in params)
-        inv = b.op("cuvil.rsqrt", [b.op("cuvil.add", [variance, gc.scalar(b, eps, x)])])
+        inv = b.op("cuvil.rsqrt", [b.op("cuvil.add", [variance, cc.scalar(b, eps, x)])])
         factor = b.op("cuvil.mul", [scale, inv])
         shift = b.op("cuvil.sub", [offset, b.op("cuvil.mul", [mean, factor])])
     if _channels_first(imp):
-        factor, shift = (gc.reshape(b, t, (-1, 1, 1)) for t in (factor, shift))
+        factor, shift = (cc.reshape(b, t, (-1, 1, 1)) for t in (factor, shift))
     y = b.op("cuvil.add", [b.op("cuvil.mul", [x, factor]), shift])
     return [y, ins[3], ins[4]]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import composites as cc
 from .. import graph_composites as gc
 
 __all__ = ["OPS"]
@@ -109,36 +110,35 @@ def _squared_difference(imp, op, ins):
 @op_type("Reciprocal", "Inv")
 def _reciprocal(imp, op, ins):
     x = imp.value(ins[0])
-    return imp.b.op("cuvil.div", [gc.scalar(imp.b, 1, x), x])
+    return imp.b.op("cuvil.div", [cc.scalar(imp.b, 1, x), x])
 
 
 @op_type("Erfc")
 def _erfc(imp, op, ins):
     x = imp.value(ins[0])
-    return imp.b.op("cuvil.sub", [gc.scalar(imp.b, 1, x), imp.b.op("cuvil.erf", [x])])
+    return imp.b.op("cuvil.sub", [cc.scalar(imp.b, 1, x), imp.b.op("cuvil.erf", [x])])
 
 
 @op_type("Relu6")
 def _relu6(imp, op, ins):
-    x = imp.value(ins[0])
-    return imp.b.op("cuvil.min", [imp.b.op("cuvil.relu", [x]), gc.scalar(imp.b, 6, x)])
+    return cc.clip(imp.b, imp.value(ins[0]), 0.0, 6.0)
 
 
 @op_type("LeakyRelu")
 def _leaky_relu(imp, op, ins):
-    b, x = imp.b, imp.value(ins[0])
-    positive = gc.compare(b, x, gc.scalar(b, 0, x), "ge")
-    scaled = b.op("cuvil.mul", [x, gc.scalar(b, imp.attr("alpha", 0.2), x)])
-    return b.op("cuvil.where", [positive, x, scaled])
+    return cc.leaky_relu(imp.b, imp.value(ins[0]), imp.attr("alpha", 0.2))
+
+
+@op_type("Elu", "Selu")
+def _elu(imp, op, ins):
+    if op.type == "Elu":
+        return cc.elu(imp.b, imp.value(ins[0]))
+    return cc.elu(imp.b, imp.value(ins[0]), 1.6732632423543772, 1.0507009873554805)
 
 
 @op_type("Softplus")
 def _softplus(imp, op, ins):
-    # log(1 + e^x) = max(x, 0) + log(1 + e^-|x|), without overflow.
-    b, x = imp.b, imp.value(ins[0])
-    tail = b.op("cuvil.exp", [b.op("cuvil.neg", [b.op("cuvil.abs", [x])])])
-    tail = b.op("cuvil.log", [b.op("cuvil.add", [tail, gc.scalar(b, 1, x)])])
-    return b.op("cuvil.add", [b.op("cuvil.relu", [x]), tail])
+    return cc.softplus(imp.b, imp.value(ins[0]))
 
 
 @op_type("Softmax")
@@ -149,14 +149,14 @@ def _softmax(imp, op, ins):
 
 @op_type("LogSoftmax")
 def _log_softmax(imp, op, ins):
-    return gc.log_softmax(imp.b, imp.value(ins[0]), -1)
+    return cc.log_softmax(imp.b, imp.value(ins[0]), -1)
 
 
 @op_type("SelectV2", "Select")
 def _select(imp, op, ins):
     cond, x, y = (imp.value(v) for v in ins)
     if op.type == "Select" and len(cond.type.shape) == 1 and len(x.type.shape) > 1:
-        cond = gc.reshape(imp.b, cond, [-1] + [1] * (len(x.type.shape) - 1))
+        cond = cc.reshape(imp.b, cond, [-1] + [1] * (len(x.type.shape) - 1))
     return imp.b.op("cuvil.where", [cond, x, y])
 
 
@@ -164,7 +164,7 @@ def _select(imp, op, ins):
 def _logical(imp, op, ins):
     b = imp.b
     values = [imp.value(v) for v in ins]
-    false, true = gc.scalar(b, False, "bool"), gc.scalar(b, True, "bool")
+    false, true = cc.scalar(b, False, "bool"), cc.scalar(b, True, "bool")
     if op.type == "LogicalNot":
         return gc.compare(b, values[0], false, "eq")
     x, y = values
@@ -175,20 +175,20 @@ def _logical(imp, op, ins):
 
 @op_type("Cast")
 def _cast(imp, op, ins):
-    return gc.cast(imp.b, imp.value(ins[0]), np.dtype(imp.attr("DstT").as_numpy_dtype).name)
+    return cc.cast(imp.b, imp.value(ins[0]), np.dtype(imp.attr("DstT").as_numpy_dtype).name)
 
 
 @op_type("ZerosLike", "OnesLike")
 def _fill_like(imp, op, ins):
     x = imp.value(ins[0])
     one = 1 if op.type == "OnesLike" else 0
-    return gc.broadcast_to(imp.b, gc.scalar(imp.b, one, x), x.type.shape)
+    return cc.broadcast_to(imp.b, cc.scalar(imp.b, one, x), x.type.shape)
 
 
 @op_type("Fill")
 def _fill(imp, op, ins):
     dims = imp.known(ins[0], "the shape of Fill")
-    return gc.broadcast_to(imp.b, imp.value(ins[1]), [int(d) for d in dims])
+    return cc.broadcast_to(imp.b, imp.value(ins[1]), [int(d) for d in dims])
 
 
 # ----- shapes -----------------------------------------------------------------------------
@@ -217,55 +217,55 @@ def _size(imp, op, ins):
 @op_type("Reshape")
 def _reshape(imp, op, ins):
     shape = imp.known(ins[1], "the shape of Reshape")
-    return gc.reshape(imp.b, imp.value(ins[0]), [int(d) for d in shape])
+    return cc.reshape(imp.b, imp.value(ins[0]), [int(d) for d in shape])
 
 
 @op_type("Transpose")
 def _transpose(imp, op, ins):
     perm = imp.known(ins[1], "the permutation of Transpose")
-    return gc.transpose(imp.b, imp.value(ins[0]), [int(p) for p in perm])
+    return cc.transpose(imp.b, imp.value(ins[0]), [int(p) for p in perm])
 
 
 @op_type("ExpandDims")
 def _expand_dims(imp, op, ins):
     x = imp.value(ins[0])
     shape = list(x.type.shape)
-    axis = gc.normalize_axis(_axis(imp, ins[1], "the axis of ExpandDims"), len(shape) + 1)
+    axis = cc.normalize_axis(_axis(imp, ins[1], "the axis of ExpandDims"), len(shape) + 1)
     shape.insert(axis, 1)
-    return gc.reshape(imp.b, x, shape)
+    return cc.reshape(imp.b, x, shape)
 
 
 @op_type("Squeeze")
 def _squeeze(imp, op, ins):
     x = imp.value(ins[0])
     rank = len(x.type.shape)
-    dims = {gc.normalize_axis(d, rank) for d in imp.attr("squeeze_dims", [])}
+    dims = {cc.normalize_axis(d, rank) for d in imp.attr("squeeze_dims", [])}
     shape = [d for i, d in enumerate(x.type.shape) if not (d == 1 and (not dims or i in dims))]
-    return gc.reshape(imp.b, x, shape)
+    return cc.reshape(imp.b, x, shape)
 
 
 @op_type("ConcatV2")
 def _concat(imp, op, ins):
     *values, axis = ins
-    return gc.concat(imp.b, [imp.value(v) for v in values], _axis(imp, axis, "the concat axis"))
+    return cc.concat(imp.b, [imp.value(v) for v in values], _axis(imp, axis, "the concat axis"))
 
 
 @op_type("Pack")
 def _pack(imp, op, ins):
     values = [imp.value(v) for v in ins]
     shape = list(values[0].type.shape)
-    axis = gc.normalize_axis(imp.attr("axis", 0), len(shape) + 1)
+    axis = cc.normalize_axis(imp.attr("axis", 0), len(shape) + 1)
     shape.insert(axis, 1)
-    return gc.concat(imp.b, [gc.reshape(imp.b, v, shape) for v in values], axis)
+    return cc.concat(imp.b, [cc.reshape(imp.b, v, shape) for v in values], axis)
 
 
 @op_type("Unpack")
 def _unpack(imp, op, ins):
     x = imp.value(ins[0])
-    axis = gc.normalize_axis(imp.attr("axis", 0), len(x.type.shape))
+    axis = cc.normalize_axis(imp.attr("axis", 0), len(x.type.shape))
     shape = [d for i, d in enumerate(x.type.shape) if i != axis]
     return [
-        gc.reshape(imp.b, gc.slice_axis(imp.b, x, axis, i, i + 1), shape)
+        cc.reshape(imp.b, cc.slice_axis(imp.b, x, axis, i, i + 1), shape)
         for i in range(x.type.shape[axis])
     ]
 
@@ -275,18 +275,18 @@ def _split(imp, op, ins):
     if op.type == "Split":
         axis_input, x = ins
         x = imp.value(x)
-        axis = gc.normalize_axis(_axis(imp, axis_input, "the split axis"), len(x.type.shape))
+        axis = cc.normalize_axis(_axis(imp, axis_input, "the split axis"), len(x.type.shape))
         sizes = [x.type.shape[axis] // imp.attr("num_split")] * imp.attr("num_split")
     else:
         x, sizes, axis_input = ins
         x = imp.value(x)
-        axis = gc.normalize_axis(_axis(imp, axis_input, "the split axis"), len(x.type.shape))
+        axis = cc.normalize_axis(_axis(imp, axis_input, "the split axis"), len(x.type.shape))
         sizes = [int(s) for s in imp.known(sizes, "the split sizes")]
         if -1 in sizes:
             sizes[sizes.index(-1)] = x.type.shape[axis] - (sum(sizes) + 1)
     parts, start = [], 0
     for size in sizes:
-        parts.append(gc.slice_axis(imp.b, x, axis, start, start + size))
+        parts.append(cc.slice_axis(imp.b, x, axis, start, start + size))
         start += size
     return parts
 
@@ -354,7 +354,7 @@ def _index(imp, x, index):
     if (starts, limits, steps) != ([0] * axis, list(x.type.shape), [1] * axis):
         attrs = {"start": starts, "limit": limits, "step": steps}
         sliced = imp.b.op("cuvil.slice", [x], attrs)
-    return gc.reshape(imp.b, sliced, out_shape)
+    return cc.reshape(imp.b, sliced, out_shape)
 
 
 @op_type("Tile")
@@ -363,23 +363,23 @@ def _tile(imp, op, ins):
     reps = [int(r) for r in imp.known(ins[1], "the multiples of Tile")]
     for axis, rep in enumerate(reps):
         if rep != 1:
-            x = gc.concat(imp.b, [x] * rep, axis)
+            x = cc.concat(imp.b, [x] * rep, axis)
     return x
 
 
 @op_type("BroadcastTo")
 def _broadcast_to(imp, op, ins):
     shape = imp.known(ins[1], "the shape of BroadcastTo")
-    return gc.broadcast_to(imp.b, imp.value(ins[0]), [int(d) for d in shape])
+    return cc.broadcast_to(imp.b, imp.value(ins[0]), [int(d) for d in shape])
 
 
 @op_type("GatherV2")
 def _gather(imp, op, ins):
     if imp.attr("batch_dims", 0):
         raise imp.unsupported("GatherV2 with batch_dims")
-    gc.require_gather(imp.unsupported, "GatherV2 with indices computed at run time")
     data, indices = imp.value(ins[0]), imp.value(ins[1])
-    return gc.gather(imp.b, data, indices, _axis(imp, ins[2], "the axis of GatherV2"))
+    axis = cc.normalize_axis(_axis(imp, ins[2], "the axis of GatherV2"), len(data.type.shape))
+    return imp.b.op("cuvil.gather", [data, indices], {"axis": axis})
 
 
 # ----- reductions -------------------------------------------------------------------------
@@ -392,7 +392,7 @@ def _reduce(imp, op, ins):
     x = imp.value(ins[0])
     rank = len(x.type.shape)
     axes = np.atleast_1d(imp.known(ins[1], f"the axes of {op.type}"))
-    axes = tuple(sorted({gc.normalize_axis(int(a), rank) for a in axes}))
+    axes = tuple(sorted({cc.normalize_axis(int(a), rank) for a in axes}))
     if not axes:
         return x
     attrs = {"axes": axes, "keepdims": bool(imp.attr("keep_dims", False))}
