@@ -250,6 +250,26 @@ def test_keras_transformer_block_matches_tensorflow():
     np.testing.assert_allclose(module.compile()(x), function(x).numpy(), **MODEL)
 
 
+def test_keras_models_are_imported_in_inference_mode():
+    keras.utils.set_random_seed(3)
+    layers = keras.layers
+    model = keras.Sequential(
+        [
+            layers.Input((6,)),
+            layers.Dense(8, activation="tanh"),
+            layers.Dropout(0.5),
+            layers.Dense(2),
+        ]
+    )
+    assert cuvil.frontends.for_model(model).name == "tensorflow"
+    with pytest.raises(cuvil.ShapeSpecError, match="Missing shape attr.*dim 0"):
+        cuvil.frontend.build_ir(model=model, input_spec=None)
+    module = cuvil.frontend.build_ir(model=model, input_spec=[_spec((4, 6))])
+    assert "cuvil.dropout" not in module.text
+    x = np.random.default_rng(0).normal(size=(4, 6)).astype(np.float32)
+    np.testing.assert_allclose(module.compile()(x), model(x, training=False).numpy(), **MODEL)
+
+
 def test_concrete_functions_and_named_inputs():
     function = tf.function(lambda images, scale: tf.reduce_mean(images, axis=(1, 2)) * scale)
     concrete = function.get_concrete_function(

@@ -2,8 +2,9 @@
 
 ``cuvil.frontend.build_ir(model=f, input_spec=[tf.TensorSpec([1, 28, 28, 1])])``
 imports a ``tf.function`` traced for those specs; ``input_spec=None`` uses its
-``input_signature``. A Keras model is imported by wrapping its call:
-``tf.function(lambda x: model(x, training=False))``. Captured variables
+``input_signature``. A Keras model (TensorFlow backend) is imported through
+``model(x, training=False)``; ``input_spec=None`` uses its ``Input`` shapes.
+Captured variables
 become constants; each op carries ``NameLoc(<node name>)`` (e.g.
 ``"sequential/dense/MatMul"``) around the function's ``def`` line.
 """
@@ -29,10 +30,30 @@ def _python_function(model):
     return getattr(model, "python_function", None)
 
 
-def _declared_specs(model) -> list:
-    """The specs the function declares: its ``input_signature`` or the concrete function's."""
+def _keras_model(model) -> bool:
+    keras = sys.modules.get("keras")
+    if keras is None or not isinstance(model, getattr(keras, "Model", ())):
+        return False
+    return keras.backend.backend() == "tensorflow"
+
+
+def _inference_function(model):
+    """A ``tf.function`` calling the Keras ``model`` in inference mode."""
     import tensorflow as tf
 
+    def call(*inputs):
+        return model(inputs[0] if len(inputs) == 1 else list(inputs), training=False)
+
+    call.__name__ = model.name
+    return tf.function(call)
+
+
+def _declared_specs(model) -> list:
+    """The declared input specs: ``input_signature``, the concrete function's, a Keras model's."""
+    import tensorflow as tf
+
+    if _keras_model(model):
+        return list(model.inputs or ())
     if isinstance(model, tf.types.experimental.ConcreteFunction):
         return tf.nest.flatten(model.structured_input_signature[0])
     return list(model.input_signature or ())
@@ -61,11 +82,12 @@ class _Resource:
 
 @register
 class TensorFlowFrontEnd(FrontEnd):
-    """Imports a ``tf.function`` or ``ConcreteFunction`` by walking its graph.
+    """Imports a ``tf.function``, ``ConcreteFunction`` or Keras model by walking its graph.
 
     ``input_spec`` is a list of specs (``tf.TensorSpec``, ``cuvil.TensorSpec``,
     arrays, ``(shape, dtype)``), a mapping from input names, or ``None`` for
-    the function's own ``input_signature``. A ``None`` dim raises
+    the function's own ``input_signature`` (a Keras model's ``Input`` shapes).
+    A ``None`` dim raises
     ``cuvil.ShapeSpecError`` ("Missing shape attr") naming the input and dim
     until symbolic shapes land; give a static spec instead.
     """
@@ -78,7 +100,7 @@ class TensorFlowFrontEnd(FrontEnd):
         if tf is None:
             return False
         kinds = (tf.types.experimental.GenericFunction, tf.types.experimental.ConcreteFunction)
-        return isinstance(model, kinds)
+        return isinstance(model, kinds) or _keras_model(model)
 
     def input_spec(self, model, input_spec, default_dtype: str) -> dict:
         from ...frontend import InputSpecError, _normalize_spec
@@ -99,6 +121,8 @@ class TensorFlowFrontEnd(FrontEnd):
         return {name: _normalize_spec(name, _plain(spec), default_dtype) for name, spec in items}
 
     def describe(self, model) -> tuple[str, str]:
+        if _keras_model(model):
+            return model.name, ""
         fn = _python_function(model)
         if fn is not None:
             return getattr(fn, "__name__", "tf_function"), str(function_location(fn))
@@ -114,6 +138,7 @@ class TensorFlowFrontEnd(FrontEnd):
 
         name, _ = self.describe(model)
         require_inference(mode, name, "TensorFlow")
+        model = _inference_function(model) if _keras_model(model) else model
         concrete = model
         if not isinstance(model, tf.types.experimental.ConcreteFunction):
             specs = [tf.TensorSpec(s.shape, s.dtype) for s in input_spec.values()]
