@@ -54,6 +54,19 @@ def _conv(x, w, **kw):
     return lax.conv_general_dilated(x, w, dimension_numbers=("NHWC", "HWIO", "NHWC"), **kw)
 
 
+@jax.custom_vjp
+def _scaled_tanh(x):
+    return jnp.tanh(x) * 3
+
+
+_scaled_tanh.defvjp(lambda x: (_scaled_tanh(x), x), lambda residual, g: (g,))
+
+
+@jax.jit
+def _affine(t):
+    return t * 2 + 1
+
+
 # (name, function, input specs, tolerance[, (low, high) input range])
 X, Y = _spec((3, 4)), _spec((3, 4))
 POS = (0.5, 2.0)
@@ -176,6 +189,12 @@ OPS = [
     ),
     ("jit_call", lambda a: jax.jit(lambda t: jnp.tanh(t) * 2)(a) + 1, [X], TRANSCENDENTAL),
     ("checkpoint", lambda a: jax.checkpoint(lambda t: jnp.tanh(t) + t * t)(a), [X], TRANSCENDENTAL),
+    (
+        "custom_vjp_and_repeated_jit",
+        lambda a: _scaled_tanh(_affine(_affine(a))),
+        [X],
+        TRANSCENDENTAL,
+    ),
     ("stop_gradient", lambda a: lax.stop_gradient(a) * 2, [X], EXACT),
     ("constants_folded", lambda a: a + jnp.linspace(0, 1, 4).reshape(1, 4).T.T, [X], EXACT),
 ]
