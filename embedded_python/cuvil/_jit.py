@@ -45,6 +45,8 @@ __all__ = [
 
 _extension_module = None
 _capture_snapshots = os.environ.get("CUVIL_CAPTURE_SNAPSHOTS", "").strip() not in ("", "0")
+
+
 def _history_limit() -> int:
     """How many compilations :func:`compilations` keeps (``CUVIL_COMPILATION_HISTORY``)."""
     value = os.environ.get("CUVIL_COMPILATION_HISTORY", "")
