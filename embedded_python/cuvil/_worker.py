@@ -41,6 +41,11 @@ from . import _jit
 #: 1: unversioned; 2: ``protocol`` in ``ready``, ``target`` in requests.
 PROTOCOL_VERSION = 2
 
+#: Profile traces of a worker live in ``<tmp>/cuvil-worker-traces-<pid>-<random>``,
+#: removed when it ends; a worker killed with SIGKILL cannot, so each worker removes
+#: the folders of workers that are no longer running when it starts.
+_TRACE_DIR_PREFIX = "cuvil-worker-traces-"
+
 _MAX_TIMED_RUNS = 200
 _PROFILED_RUNS = 20
 _TIMING_BUDGET_S = 0.5
@@ -299,7 +304,7 @@ class Worker:
             return ""
         # One folder per worker, removed when it ends (see serve).
         if self.trace_dir is None:
-            self.trace_dir = tempfile.mkdtemp(prefix="cuvil-worker-traces-")
+            self.trace_dir = tempfile.mkdtemp(prefix=f"{_TRACE_DIR_PREFIX}{os.getpid()}-")
         fd, path = tempfile.mkstemp(prefix="profile-", suffix=".json", dir=self.trace_dir)
         os.close(fd)
         prof.export_chrome_trace(path)
@@ -366,6 +371,39 @@ def _flatten(value) -> list:
     return [np.asarray(value)]
 
 
+def _process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: it exists
+        return True
+    return True
+
+
+def remove_stale_trace_dirs(folder: str | None = None) -> list[str]:
+    """Remove the trace folders of workers that are gone; returns the removed paths.
+
+    A folder whose pid names a running process (perhaps a reused pid) is kept.
+    """
+    folder = folder or tempfile.gettempdir()
+    removed = []
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return removed
+    for name in names:
+        pid_text = name[len(_TRACE_DIR_PREFIX) :].split("-", 1)[0]
+        if not name.startswith(_TRACE_DIR_PREFIX) or not pid_text.isdigit():
+            continue
+        path = os.path.join(folder, name)
+        if int(pid_text) != os.getpid() and not _process_exists(int(pid_text)):
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+                removed.append(path)
+    return removed
+
+
 def serve(fd: int) -> int:
     """Serve requests until stdin closes or ``quit``; returns the process exit code."""
     out = os.fdopen(fd, "w", buffering=1, encoding="utf-8")
@@ -375,6 +413,7 @@ def serve(fd: int) -> int:
     os.dup2(devnull, 0)
     os.close(devnull)
     faulthandler.enable(file=sys.stderr, all_threads=False)
+    remove_stale_trace_dirs()
     worker = Worker(out)
     worker.install_hooks()
     import cuvil  # the version and the extension load up front
