@@ -28,14 +28,9 @@ __all__ = [
 
 def extension():
     """The compiled ``cuvil._cuvil`` module, which holds the dtype table and the shape rules."""
-    try:
-        from . import _cuvil
-    except ImportError as error:
-        raise ImportError(
-            f"cuvil: the compiler extension cuvil._cuvil is not available ({error}). "
-            "Build it by running `make` at the root of the Cuvil source tree."
-        ) from error
-    return _cuvil
+    from . import _native
+
+    return _native.load()
 
 
 @dataclass(frozen=True)

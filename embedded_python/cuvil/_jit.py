@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import _native
 from ._cache import SignatureCache, disk_cache_dir
 from ._dtypes import dtype_from_name, is_supported
 from ._errors import CompileError, UnsupportedConstructError
@@ -43,7 +44,6 @@ __all__ = [
     "snapshot_capture_enabled",
 ]
 
-_extension_module = None
 _capture_snapshots = os.environ.get("CUVIL_CAPTURE_SNAPSHOTS", "").strip() not in ("", "0")
 
 
@@ -65,17 +65,7 @@ _registry_lock = threading.Lock()
 
 def _extension():
     """The compiled ``cuvil._cuvil`` module, imported on first use."""
-    global _extension_module
-    if _extension_module is None:
-        try:
-            from . import _cuvil
-        except ImportError as error:
-            raise ImportError(
-                f"cuvil: the compiler extension cuvil._cuvil is not available ({error}). "
-                "Build it by running `make` at the root of the Cuvil source tree."
-            ) from error
-        _extension_module = _cuvil
-    return _extension_module
+    return _native.load()
 
 
 def set_snapshot_capture(enabled: bool) -> None:

@@ -122,7 +122,7 @@ def test_unsupported_construct_from_trace_to_mlir_names_line():
     "body, construct",
     [
         (lambda x: float(x.sum()), "float()"),
-        (lambda x: x[x > 0], "advanced indexing"),
+        (lambda x: x[x > 0], "boolean mask indexing"),
         (lambda x: x[::-1], "negative step"),
         (lambda x: x // 2, "//"),
         (lambda x: np.linalg.norm(x), "np.linalg.norm"),

@@ -25,7 +25,8 @@ bool pinRuntime(const std::vector<std::string> &libraries, std::string &error) {
   for (const std::string &library : libraries) {
     if (std::find(pinned.begin(), pinned.end(), library) != pinned.end())
       continue;
-    if (!::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE)) {
+    int flags = RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE;
+    if (!::dlopen(library.c_str(), flags)) {
       error = "cannot load the runtime library " + library + ": " +
               loaderError("unknown error");
       return false;
