@@ -1,0 +1,453 @@
+"""Framework-neutral compositions of cuvil ops: the PyTorch importer's copy of the shared ones.
+
+This module has the API of ``cuvil.frontends.composites`` (the ONNX importer's)
+so that the PyTorch importer switches to it by changing one import.
+
+Each function takes the :class:`~cuvil.frontends.IRBuilder` and its
+:class:`~cuvil.frontends.Value` operands, appends cuvil ops (at the builder's
+current location: call them inside ``builder.node(...)``) and returns the
+result :class:`Value`. Result shapes still come from the ops' shape rules; a
+function here decides only which ops a framework operator means. Scalars are
+Python numbers, turned into constants of the operand's dtype.
+
+Semantics follow the frameworks' definitions (ONNX operator specs, which
+PyTorch and JAX agree with for these): ``gelu(approximate="tanh")`` is
+GPT-2's formula, ``hardswish`` is ``x * relu6(x + 3) / 6``, ``conv_transpose2d``
+takes PyTorch/ONNX ``(C_in, C_out/groups, KH, KW)`` weights, and so on.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..builder import IRBuilder, TensorType, Value
+
+__all__ = [
+    "scalar",
+    "normalize_axis",
+    "reshape",
+    "transpose",
+    "broadcast_to",
+    "cast",
+    "slice_axis",
+    "concat",
+    "pad",
+    "gelu",
+    "silu",
+    "hardsigmoid",
+    "hardswish",
+    "leaky_relu",
+    "clip",
+    "log_softmax",
+    "linear",
+    "gemm",
+    "conv2d",
+    "conv_transpose2d",
+    "global_pool2d",
+    "adaptive_pool2d",
+    "scaled_dot_product_attention",
+    "gather",
+]
+
+
+# ----- building blocks --------------------------------------------------------------
+
+
+def scalar(b: IRBuilder, value, like: Value | str) -> Value:
+    """A rank-0 constant ``value`` of ``like``'s dtype (a Value or a dtype-table name)."""
+    dtype = like if isinstance(like, str) else like.type.dtype
+    return b.constant(np.asarray(value, dtype=dtype))
+
+
+def normalize_axis(axis: int, rank: int) -> int:
+    """``axis`` in ``[0, rank)`` (negative counts from the end); ``ValueError`` if out of range."""
+    if not -rank <= axis < max(rank, 1):
+        raise ValueError(f"axis {axis} is out of range for rank {rank}")
+    return axis % max(rank, 1)
+
+
+def reshape(b: IRBuilder, x: Value, shape: Sequence[int]) -> Value:
+    """``x`` with ``shape`` (at most one ``-1``); no op when the shape is unchanged."""
+    shape = [int(d) for d in shape]
+    size = int(np.prod(x.type.shape, dtype=np.int64))
+    if -1 in shape:
+        known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
+        shape[shape.index(-1)] = size // known if known else 0
+    if tuple(shape) == x.type.shape:
+        return x
+    return b.op("cuvil.reshape", [x], result_type=TensorType(tuple(shape), x.type.dtype))
+
+
+def transpose(b: IRBuilder, x: Value, perm: Sequence[int]) -> Value:
+    """``x`` with its dimensions permuted; no op for the identity permutation."""
+    perm = tuple(normalize_axis(int(p), len(x.type.shape)) for p in perm)
+    if perm == tuple(range(len(perm))):
+        return x
+    return b.op("cuvil.transpose", [x], {"permutation": perm})
+
+
+def broadcast_to(b: IRBuilder, x: Value, shape: Sequence[int]) -> Value:
+    """``x`` broadcast to ``shape`` with NumPy rules; no op when already that shape."""
+    shape = tuple(int(d) for d in shape)
+    if shape == x.type.shape:
+        return x
+    return b.op("cuvil.broadcast_to", [x], result_type=TensorType(shape, x.type.dtype))
+
+
+def cast(b: IRBuilder, x: Value, dtype: str) -> Value:
+    """``x`` converted to dtype ``dtype`` (a table name), NumPy ``astype`` semantics."""
+    if x.type.dtype == dtype:
+        return x
+    return b.op("cuvil.cast", [x], result_type=TensorType(x.type.shape, dtype))
+
+
+def slice_axis(b: IRBuilder, x: Value, axis: int, start: int, limit: int, step: int = 1) -> Value:
+    """``x[..., start:limit:step, ...]`` along ``axis`` (positive step, in-range bounds)."""
+    shape = x.type.shape
+    starts, limits, steps = [0] * len(shape), list(shape), [1] * len(shape)
+    starts[axis], limits[axis], steps[axis] = start, limit, step
+    if (start, limit, step) == (0, shape[axis], 1):
+        return x
+    return b.op("cuvil.slice", [x], {"start": starts, "limit": limits, "step": steps})
+
+
+def concat(b: IRBuilder, values: Sequence[Value], axis: int) -> Value:
+    """``values`` concatenated along ``axis``; a single value is returned as is."""
+    values = list(values)
+    if len(values) == 1:
+        return values[0]
+    return b.op("cuvil.concat", values, {"axis": normalize_axis(axis, len(values[0].type.shape))})
+
+
+def pad(b: IRBuilder, x: Value, pads: Sequence[tuple[int, int]], value: float = 0.0) -> Value:
+    """``x`` padded with constant ``value``: ``pads[i] = (before, after)`` for each dimension."""
+    for axis, (before, after) in enumerate(pads):
+        parts = []
+        for count in (before, None, after):
+            if count is None:
+                parts.append(x)
+            elif count > 0:
+                shape = list(x.type.shape)
+                shape[axis] = count
+                parts.append(b.constant(np.full(shape, value, dtype=x.type.dtype)))
+        x = concat(b, parts, axis)
+    return x
+
+
+# ----- activations --------------------------------------------------------------------
+
+
+def gelu(b: IRBuilder, x: Value, approximate: str = "none") -> Value:
+    """GELU: exact ``0.5 x (1 + erf(x / sqrt 2))`` or ``approximate="tanh"`` (GPT-2's form)."""
+    if approximate == "none":
+        return b.op("cuvil.gelu", [x])
+    if approximate != "tanh":
+        raise ValueError(f"gelu approximate must be 'none' or 'tanh', got {approximate!r}")
+    cube = b.op("cuvil.mul", [b.op("cuvil.mul", [x, x]), x])
+    inner = b.op("cuvil.add", [x, b.op("cuvil.mul", [cube, scalar(b, 0.044715, x)])])
+    t = b.op("cuvil.tanh", [b.op("cuvil.mul", [inner, scalar(b, math.sqrt(2 / math.pi), x)])])
+    half_x = b.op("cuvil.mul", [x, scalar(b, 0.5, x)])
+    return b.op("cuvil.mul", [half_x, b.op("cuvil.add", [t, scalar(b, 1.0, x)])])
+
+
+def silu(b: IRBuilder, x: Value) -> Value:
+    """SiLU / swish: ``x * sigmoid(x)``."""
+    return b.op("cuvil.mul", [x, b.op("cuvil.sigmoid", [x])])
+
+
+def clip(b: IRBuilder, x: Value, lo: float | None = None, hi: float | None = None) -> Value:
+    """``min(max(x, lo), hi)``; either bound may be ``None``."""
+    if lo is not None:
+        x = b.op("cuvil.max", [x, scalar(b, lo, x)])
+    if hi is not None:
+        x = b.op("cuvil.min", [x, scalar(b, hi, x)])
+    return x
+
+
+def hardsigmoid(b: IRBuilder, x: Value, alpha: float = 1 / 6, beta: float = 0.5) -> Value:
+    """``clip(alpha * x + beta, 0, 1)`` (ONNX defaults are alpha=0.2; PyTorch's 1/6)."""
+    y = b.op("cuvil.add", [b.op("cuvil.mul", [x, scalar(b, alpha, x)]), scalar(b, beta, x)])
+    return clip(b, y, 0.0, 1.0)
+
+
+def hardswish(b: IRBuilder, x: Value) -> Value:
+    """``x * hardsigmoid(x)`` with alpha 1/6, beta 1/2, i.e. ``x * relu6(x + 3) / 6``."""
+    return b.op("cuvil.mul", [x, hardsigmoid(b, x)])
+
+
+def leaky_relu(b: IRBuilder, x: Value, alpha: float = 0.01) -> Value:
+    """``x`` where ``x >= 0``, else ``alpha * x``."""
+    zero = scalar(b, 0.0, x)
+    positive = b.op("cuvil.compare", [x, zero], {"predicate": _predicate("ge")})
+    return b.op("cuvil.where", [positive, x, b.op("cuvil.mul", [x, scalar(b, alpha, x)])])
+
+
+def log_softmax(b: IRBuilder, x: Value, axis: int = -1) -> Value:
+    """``x - max - log(sum(exp(x - max)))`` along ``axis`` (stable for large inputs)."""
+    axis = normalize_axis(axis, len(x.type.shape))
+    attrs = {"axes": (axis,), "keepdims": True}
+    shifted = b.op("cuvil.sub", [x, b.op("cuvil.reduce_max", [x], attrs)])
+    total = b.op("cuvil.reduce_sum", [b.op("cuvil.exp", [shifted])], attrs)
+    return b.op("cuvil.sub", [shifted, b.op("cuvil.log", [total])])
+
+
+# ----- contractions ---------------------------------------------------------------------
+
+
+def linear(b: IRBuilder, x: Value, weight: Value, bias: Value | None = None) -> Value:
+    """PyTorch ``F.linear``: ``x @ weight.T + bias`` with ``weight`` of shape (out, in)."""
+    y = b.op("cuvil.matmul", [x, transpose(b, weight, (1, 0))])
+    return y if bias is None else b.op("cuvil.add", [y, bias])
+
+
+def gemm(
+    b: IRBuilder,
+    a: Value,
+    w: Value,
+    c: Value | None = None,
+    *,
+    alpha: float = 1.0,
+    beta: float = 1.0,
+    trans_a: bool = False,
+    trans_b: bool = False,
+) -> Value:
+    """ONNX Gemm: ``alpha * op(a) @ op(w) + beta * c`` on matrices, ``c`` broadcast."""
+    a = transpose(b, a, (1, 0)) if trans_a else a
+    w = transpose(b, w, (1, 0)) if trans_b else w
+    y = b.op("cuvil.matmul", [a, w])
+    if alpha != 1.0:
+        y = b.op("cuvil.mul", [y, scalar(b, alpha, y)])
+    if c is None or beta == 0.0:
+        return y
+    if beta != 1.0:
+        c = b.op("cuvil.mul", [c, scalar(b, beta, c)])
+    return b.op("cuvil.add", [y, c])
+
+
+def _bias_nchw(b: IRBuilder, y: Value, bias: Value | None) -> Value:
+    if bias is None:
+        return y
+    return b.op("cuvil.add", [y, reshape(b, bias, (1, -1, 1, 1))])
+
+
+def conv2d(
+    b: IRBuilder,
+    x: Value,
+    weight: Value,
+    bias: Value | None = None,
+    *,
+    strides=(1, 1),
+    padding=(0, 0, 0, 0),
+    dilations=(1, 1),
+    groups: int = 1,
+) -> Value:
+    """NCHW convolution with (F, C/groups, KH, KW) weights; ``padding`` (top, left, bottom, right).
+
+    Padding larger than the op accepts is not special-cased: the op's rule decides.
+    """
+    attrs = {
+        "strides": tuple(strides),
+        "padding": tuple(padding),
+        "dilations": tuple(dilations),
+        "groups": int(groups),
+    }
+    return _bias_nchw(b, b.op("cuvil.conv2d", [x, weight], attrs), bias)
+
+
+def conv_transpose2d(
+    b: IRBuilder,
+    x: Value,
+    weight: np.ndarray,
+    bias: Value | None = None,
+    *,
+    strides=(1, 1),
+    padding=(0, 0, 0, 0),
+    output_padding=(0, 0),
+    dilations=(1, 1),
+    groups: int = 1,
+) -> Value:
+    """Transposed convolution as zero insertion, padding and a convolution.
+
+    ``weight`` is a constant NumPy array of shape (C_in, C_out/groups, KH, KW)
+    (PyTorch and ONNX layout); ``padding`` (top, left, bottom, right) is the
+    amount removed from the full output, ``output_padding`` what is added at
+    the bottom/right. The input gets ``stride - 1`` zeros between elements,
+    ``dilation * (k - 1) - pad`` zeros around it, and is convolved with the
+    spatially flipped weight whose in/out channels are swapped per group.
+    """
+    weight = np.asarray(weight)
+    cin, cout_g, kh, kw = weight.shape
+    w = weight.reshape(groups, cin // groups, cout_g, kh, kw).transpose(0, 2, 1, 3, 4)
+    w = np.ascontiguousarray(w.reshape(groups * cout_g, cin // groups, kh, kw)[:, :, ::-1, ::-1])
+    x = _insert_zeros(b, x, strides)
+    top, left, bottom, right = padding
+    full = [d * (k - 1) for d, k in zip(dilations, (kh, kw))]
+    before = (full[0] - top, full[1] - left)
+    after = (full[0] - bottom + output_padding[0], full[1] - right + output_padding[1])
+    # Negative amounts crop: slice them off, pad the rest.
+    n, c, h, wd = x.type.shape
+    x = slice_axis(b, x, 2, max(-before[0], 0), h - max(-after[0], 0))
+    x = slice_axis(b, x, 3, max(-before[1], 0), wd - max(-after[1], 0))
+    pads = [(0, 0), (0, 0)] + [(max(p, 0), max(q, 0)) for p, q in zip(before, after)]
+    x = pad(b, x, pads)
+    y = b.op(
+        "cuvil.conv2d",
+        [x, b.constant(w.astype(x.type.dtype))],
+        {
+            "strides": (1, 1),
+            "padding": (0, 0, 0, 0),
+            "dilations": tuple(dilations),
+            "groups": groups,
+        },
+    )
+    return _bias_nchw(b, y, bias)
+
+
+def _insert_zeros(b: IRBuilder, x: Value, strides) -> Value:
+    """``stride - 1`` zeros between neighbouring elements of the two trailing dimensions."""
+    for axis, stride in ((2, strides[0]), (3, strides[1])):
+        if stride == 1:
+            continue
+        shape = list(x.type.shape)
+        # (..., H, ...) -> (..., H, 1, ...) ++ zeros (..., H, s-1, ...) -> (..., H*s, ...), crop.
+        expanded = reshape(b, x, shape[: axis + 1] + [1] + shape[axis + 1 :])
+        zeros_shape = shape[: axis + 1] + [stride - 1] + shape[axis + 1 :]
+        zeros = b.constant(np.zeros(zeros_shape, dtype=x.type.dtype))
+        joined = concat(b, [expanded, zeros], axis + 1)
+        shape[axis] *= stride
+        x = slice_axis(b, reshape(b, joined, shape), axis, 0, shape[axis] - stride + 1)
+    return x
+
+
+# ----- pooling --------------------------------------------------------------------------
+
+
+def global_pool2d(b: IRBuilder, x: Value, kind: str = "avg") -> Value:
+    """Mean (``"avg"``) or max (``"max"``) over H and W of NCHW, keeping them as 1x1."""
+    op = {"avg": "cuvil.reduce_mean", "max": "cuvil.reduce_max"}[kind]
+    rank = len(x.type.shape)
+    return b.op(op, [x], {"axes": tuple(range(2, rank)), "keepdims": True})
+
+
+def adaptive_pool2d(b: IRBuilder, x: Value, output_size, kind: str = "avg") -> Value:
+    """PyTorch's adaptive pooling: output cell i covers ``[floor(i*H/o), ceil((i+1)*H/o))``.
+
+    Sizes that divide evenly become one pooling op; others are pooled cell by
+    cell and concatenated.
+    """
+    (h, w), (oh, ow) = x.type.shape[2:], tuple(output_size)
+    if (oh, ow) == (1, 1):
+        return global_pool2d(b, x, kind)
+    if h % oh == 0 and w % ow == 0:
+        kernel = (h // oh, w // ow)
+        attrs = {"kernel": kernel, "strides": kernel, "padding": (0, 0, 0, 0)}
+        return b.op(f"cuvil.{kind}_pool2d", [x], attrs)
+    op = {"avg": "cuvil.reduce_mean", "max": "cuvil.reduce_max"}[kind]
+    rows = []
+    for i in range(oh):
+        band = slice_axis(b, x, 2, (i * h) // oh, -((-(i + 1) * h) // oh))
+        cells = [
+            b.op(
+                op,
+                [slice_axis(b, band, 3, (j * w) // ow, -((-(j + 1) * w) // ow))],
+                {"axes": (2, 3), "keepdims": True},
+            )
+            for j in range(ow)
+        ]
+        rows.append(concat(b, cells, 3))
+    return concat(b, rows, 2)
+
+
+# ----- attention ------------------------------------------------------------------------
+
+
+def scaled_dot_product_attention(
+    b: IRBuilder,
+    q: Value,
+    k: Value,
+    v: Value,
+    mask: Value | None = None,
+    *,
+    is_causal: bool = False,
+    scale: float | None = None,
+) -> Value:
+    """``softmax(q @ k^T * scale + mask) @ v`` over (..., L, E) queries and (..., S, E) keys.
+
+    ``mask`` is boolean (``True`` = attend) or additive float, broadcast to
+    (..., L, S); ``is_causal`` masks keys after each query (PyTorch's
+    ``scaled_dot_product_attention``). ``scale`` defaults to ``1/sqrt(E)``.
+    """
+    rank = len(q.type.shape)
+    length, embed = q.type.shape[-2], q.type.shape[-1]
+    keys = k.type.shape[-2]
+    scale = 1.0 / math.sqrt(embed) if scale is None else scale
+    perm = list(range(rank - 2)) + [rank - 1, rank - 2]
+    scores = b.op("cuvil.matmul", [q, transpose(b, k, perm)])
+    scores = b.op("cuvil.mul", [scores, scalar(b, scale, scores)])
+    if is_causal:
+        causal = np.tril(np.ones((length, keys), dtype=bool))
+        scores = b.op("cuvil.where", [b.constant(causal), scores, scalar(b, -np.inf, scores)])
+    if mask is not None:
+        if mask.type.dtype == "bool":
+            scores = b.op("cuvil.where", [mask, scores, scalar(b, -np.inf, scores)])
+        else:
+            scores = b.op("cuvil.add", [scores, mask])
+    weights = b.op("cuvil.softmax", [scores], {"axis": rank - 1})
+    return b.op("cuvil.matmul", [weights, v])
+
+
+# ----- indexing -------------------------------------------------------------------------
+
+
+def gather(b: IRBuilder, data: Value, indices, axis: int = 0) -> Value:
+    """NumPy ``take(data, indices, axis)``: ONNX Gather, PyTorch embedding lookup.
+
+    ``indices`` is a NumPy integer array (constant indices: slices and a
+    concatenation, negative ones counting from the end) or a :class:`Value`
+    computed at run time (each index row becomes a one-hot row and is
+    multiplied with ``data``, which is exact for finite data; indices out of
+    range select zeros, negative ones count from the end).
+    """
+    rank = len(data.type.shape)
+    axis = normalize_axis(axis, rank)
+    size = data.type.shape[axis]
+    if not isinstance(indices, Value):
+        return _gather_constant(b, data, np.asarray(indices), axis)
+    moved = transpose(b, data, [axis] + [d for d in range(rank) if d != axis])
+    rest = moved.type.shape[1:]
+    table = reshape(b, moved, (size, -1))
+    idx = reshape(b, indices, (-1, 1))
+    negative = b.op("cuvil.compare", [idx, scalar(b, 0, idx)], {"predicate": _predicate("lt")})
+    wrapped = b.op("cuvil.add", [idx, scalar(b, size, idx)])
+    idx = b.op("cuvil.where", [negative, wrapped, idx])
+    positions = b.constant(np.arange(size, dtype=idx.type.dtype).reshape(1, size))
+    onehot = b.op("cuvil.compare", [idx, positions], {"predicate": _predicate("eq")})
+    rows = b.op("cuvil.matmul", [cast(b, onehot, table.type.dtype), table])
+    out = reshape(b, rows, tuple(indices.type.shape) + tuple(rest))
+    # The gathered dimensions stand where ``axis`` was.
+    k = len(indices.type.shape)
+    perm = list(range(k, k + axis)) + list(range(k)) + list(range(k + axis, k + rank - 1))
+    return transpose(b, out, perm)
+
+
+def _gather_constant(b: IRBuilder, data: Value, indices: np.ndarray, axis: int) -> Value:
+    size = data.type.shape[axis]
+    flat = indices.reshape(-1).astype(np.int64)
+    if np.any((flat < -size) | (flat >= size)):
+        raise IndexError(f"gather indices {flat.tolist()} out of range for axis of size {size}")
+    flat = flat % size if size else flat
+    rows = [slice_axis(b, data, axis, int(i), int(i) + 1) for i in flat]
+    if not rows:
+        raise ValueError("gather with no indices gives an empty tensor, which Cuvil cannot compile")
+    joined = concat(b, rows, axis)
+    shape = data.type.shape
+    return reshape(b, joined, shape[:axis] + tuple(indices.shape) + shape[axis + 1 :])
+
+
+def _predicate(name: str) -> int:
+    from ..numpy_tracer.ops import compare_predicate_value
+
+    return compare_predicate_value(name)
