@@ -8,3 +8,7 @@ any ``torch.nn.Module``); ``importer.py`` walks core-ATen FX graphs;
 whichever of ``cuvil`` and ``torch`` is imported first. Nothing here imports
 PyTorch until a PyTorch model is given or ``torch.compile`` asks for the backend.
 """
+
+from .registration import install as _install_backend
+
+_install_backend()

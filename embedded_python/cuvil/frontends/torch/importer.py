@@ -27,9 +27,9 @@ from ..builder import IRBuilder, Value
 from ..locations import NameLoc
 from . import aten
 
-__all__ = ["GraphImporter", "node_location", "module_path", "user_frame"]
+__all__ = ["GraphImporter", "node_location", "module_path", "user_frame", "outer_frame"]
 
-_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<function>\S+)')
 
 
 def _torch_dir() -> str:
@@ -48,6 +48,14 @@ def user_frame(stack_trace: str | None) -> SourceLoc | None:
         if not os.path.abspath(file).startswith(torch_dir):
             return SourceLoc(file, line, 0)
     return None
+
+
+def outer_frame(stack_trace: str | None) -> tuple[str, SourceLoc] | None:
+    """``(function, location)`` of the outermost frame of ``stack_trace`` (the compiled code)."""
+    match = _FRAME.search(stack_trace or "")
+    if match is None:
+        return None
+    return match["function"], SourceLoc(match["file"], int(match["line"]), 0)
 
 
 def module_path(stack: Mapping | None) -> str:
