@@ -33,8 +33,8 @@ def _convolution(
     one_d = rank == 3
     if one_d:
         # A 1-D convolution is a 2-D one over a height of 1.
-        stride, padding, dilation = ([1, *v] for v in (stride, padding, dilation))
-        output_padding = [0, *output_padding]
+        stride, dilation = [1, *stride], [1, *dilation]
+        padding, output_padding = [0, *padding], [0, *output_padding]
         n, ch, length = x.type.shape
         x = composites.reshape(c.b, x, (n, ch, 1, length))
         weight = _unsqueeze_weight(c, weight, dtype)
