@@ -5,11 +5,12 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import textwrap
 
 import numpy as np
 import pytest
 import torch
-from conftest import line_of, subprocess_env
+from conftest import line_of, run_python, subprocess_env
 from torch import nn
 from torch.nn import functional as F
 
@@ -176,3 +177,57 @@ def test_export_failure_is_an_unsupported_construct_naming_the_model():
 
     with pytest.raises(cuvil.UnsupportedConstructError, match="torch.export could not export"):
         build_ir(DataDependent(), {"x": (3,)})
+
+
+# ----- cuvil compile model.py ---------------------------------------------------------------
+
+_MODEL_FILE = """
+import torch
+from torch import nn
+
+
+class Tiny(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return torch.relu(self.fc(x))
+"""
+
+
+@pytest.mark.parametrize(
+    "declaration",
+    [
+        "model = Tiny()\nexample_inputs = (torch.randn(2, 4),)\n",
+        "def cuvil_model():\n    return Tiny(), (torch.randn(2, 4),)\n",
+    ],
+    ids=["variables", "function"],
+)
+def test_cli_compiles_the_model_a_file_declares(tmp_path, declaration):
+    script = tmp_path / "model.py"
+    script.write_text(_MODEL_FILE + declaration)
+    result = run_python(["-m", "cuvil", "compile", str(script)])
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "// cuvil: Tiny(tensor<2x4xf32>) -> (tensor<2x3xf32>)" in out
+    assert f"defined at {script}:{line_of('class Tiny', str(script))}" in out
+    assert 'loc("fc"(' in out  # the module path of the Linear layer's ops
+
+
+def test_cli_reports_an_unsupported_model_with_the_op(tmp_path):
+    script = tmp_path / "model.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import torch
+            class Scan(torch.nn.Module):
+                def forward(self, x):
+                    return torch.cumsum(x, 0)
+            model, example_inputs = Scan(), (torch.randn(3),)
+            """
+        )
+    )
+    result = run_python(["-m", "cuvil", "compile", str(script)])
+    assert result.returncode == 1
+    assert "UnsupportedConstructError: ATen op aten.cumsum (FX node 'cumsum')" in result.stderr

@@ -8,6 +8,8 @@ model that exists, i.e. once PyTorch is loaded.
 from __future__ import annotations
 
 import inspect
+import linecache
+import re
 import sys
 from collections.abc import Mapping
 
@@ -52,7 +54,7 @@ class TorchFrontEnd(FrontEnd):
             file = inspect.getsourcefile(cls)
             line = inspect.getsourcelines(cls)[1]
         except (OSError, TypeError):
-            return cls.__name__, ""
+            file, line = _class_line_from_forward(cls)
         return cls.__name__, f"{file}:{line}" if file else ""
 
     def import_model(self, model, input_spec: Mapping, mode: str = "inference"):
@@ -71,6 +73,22 @@ class TorchFrontEnd(FrontEnd):
         else:
             graph_module, constants = _export(model, input_spec, name)
         return import_graph(graph_module, constants, input_spec, name, _source_loc(source))
+
+
+def _class_line_from_forward(cls) -> tuple[str | None, int]:
+    """The ``class`` line above ``forward``'s code: for classes of a finished ``__main__`` script.
+
+    ``inspect`` finds a class through its module, which ``runpy`` removes after
+    running a file (``cuvil compile model.py``); the method's code keeps its file.
+    """
+    code = getattr(getattr(cls, "forward", None), "__code__", None)
+    if code is None:
+        return None, 0
+    lines = linecache.getlines(code.co_filename)
+    for number in range(min(code.co_firstlineno, len(lines)), 0, -1):
+        if re.match(rf"\s*class\s+{re.escape(cls.__name__)}\b", lines[number - 1]):
+            return code.co_filename, number
+    return code.co_filename, code.co_firstlineno
 
 
 def _source_loc(source: str):
