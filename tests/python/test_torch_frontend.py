@@ -145,6 +145,34 @@ def test_unsupported_op_names_the_op_the_fx_node_and_the_line():
     assert f"{THIS_FILE}:{line_of('marker: cumsum call', THIS_FILE)}" in message
 
 
+def test_transformer_encoder_layer_matches_pytorch():
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(16, 4, dim_feedforward=32, batch_first=True).eval()
+    x = torch.randn(2, 5, 16)
+    module = build_ir(layer, {"src": x})
+    with torch.no_grad():
+        expected = layer(x)
+    np.testing.assert_allclose(module.compile()(x.numpy()), expected.numpy(), atol=1e-4)
+    assert '"self_attn"' in module.text and '"linear1"' in module.text
+
+
+def test_embedding_lookup_is_reported_until_cuvil_has_a_runtime_gather():
+    class Embed(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.wte = nn.Embedding(10, 4)
+
+        def forward(self, ids):
+            return self.wte(ids)  # marker: embedding call
+
+    with pytest.raises(cuvil.UnsupportedConstructError) as info:
+        build_ir(Embed(), [((1, 3), "int64")])
+    message = str(info.value)
+    assert "aten.embedding with indices computed at run time" in message
+    assert "FX node 'embedding' in module 'wte'" in message
+    assert f"{THIS_FILE}:{line_of('marker: embedding call', THIS_FILE)}" in message
+
+
 def test_graph_module_from_symbolic_trace_imports_with_its_parameters():
     model = _conv_net().eval()
     traced = torch.fx.symbolic_trace(model)

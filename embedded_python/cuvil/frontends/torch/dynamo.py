@@ -8,8 +8,8 @@ once per reason on the ``cuvil`` logger, and :func:`fallback_reasons`). Each
 compilation appears in ``cuvil.compilations()``.
 
 Compiled code runs on CPU tensors for inference: a graph called with gradients
-required, tensors on another device or symbolic sizes runs eagerly, with the
-reason logged.
+required or tensors on another device runs eagerly, with the reason logged. A
+graph with symbolic sizes is compiled once per distinct size it is called with.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ __all__ = ["cuvil_backend", "fallback_reasons", "last_fallback_reason"]
 _CANNOT_COMPILE = (UnsupportedConstructError, TraceError, CompileError)
 _reasons: list[tuple[str, str]] = []
 _warned: set[str] = set()
+_by_fingerprint: dict[tuple[str, str], object] = {}
 _lock = threading.Lock()
 
 
@@ -67,13 +68,18 @@ def _graph_origin(graph_module) -> tuple[str, str]:
     return "graph", ""
 
 
+def _is_symbolic(value) -> bool:
+    if isinstance(value, torch.Tensor):
+        return not all(isinstance(d, int) for d in value.shape)
+    return isinstance(value, torch.SymInt)
+
+
 def _input_problem(example_inputs) -> str | None:
     for index, value in enumerate(example_inputs):
+        if not isinstance(value, (torch.Tensor, int, float, bool)):
+            return f"input {index} is a {type(value).__name__}, not a tensor or a number"
         if not isinstance(value, torch.Tensor):
-            return (
-                f"input {index} is a {type(value).__name__} (symbolic sizes); compile with "
-                "torch.compile(..., dynamic=False)"
-            )
+            continue
         if value.device.type != "cpu":
             return f"input {index} is on {value.device}; Cuvil's torch.compile runs CPU tensors"
         if value.requires_grad and torch.is_grad_enabled():
@@ -85,22 +91,59 @@ def _input_problem(example_inputs) -> str | None:
 
 
 def cuvil_backend(graph_module, example_inputs, **options):
-    """Dynamo backend: a callable computing ``graph_module`` with Cuvil-compiled code."""
+    """Dynamo backend: a callable computing ``graph_module`` with Cuvil-compiled code.
+
+    A graph with symbolic sizes (Dynamo's dynamic shapes) is compiled for the
+    concrete sizes of each call, once per distinct set of sizes.
+    """
     name, source = _graph_origin(graph_module)
+    if any(_is_symbolic(v) for v in example_inputs):
+        return _PerSizes(graph_module, name, source)
+    return _compile_static(graph_module, list(example_inputs), name, source)
+
+
+def _compile_static(graph_module, example_inputs, name: str, source: str):
+    """A callable for ``graph_module`` on inputs of exactly these sizes (numbers included)."""
     problem = _input_problem(example_inputs)
     if problem is not None:
         _fall_back(name, problem)
         return graph_module.forward
     try:
-        aten_graph, constants = to_aten_graph(graph_module, list(example_inputs))
+        aten_graph, constants = to_aten_graph(graph_module, example_inputs)
     except Exception as error:  # tracing to ATen has many failure types; all mean eager
         _fall_back(name, f"tracing the graph to ATen failed ({type(error).__name__}: {error})")
         return graph_module.forward
+    # Numbers (sizes Dynamo passes as inputs) are constants of this specialization.
+    placeholders = [n for n in aten_graph.graph.nodes if n.op == "placeholder"]
+    for node, value in zip(placeholders, example_inputs):
+        if not isinstance(value, torch.Tensor):
+            constants[node.name] = value
     try:
         return _CompiledGraph(aten_graph, constants, name, source)
     except _CANNOT_COMPILE as error:
         reason = getattr(error, "reason", str(error))
     return _partitioned(aten_graph, constants, name, source, reason)
+
+
+class _PerSizes:
+    """Compiles a graph with symbolic sizes for the concrete sizes of each call."""
+
+    def __init__(self, graph_module, name: str, source: str):
+        self.graph_module, self.name, self.source = graph_module, name, source
+        self._compiled: dict[tuple, object] = {}
+
+    def __call__(self, *args):
+        key = tuple(
+            (tuple(a.shape), a.dtype, a.requires_grad and torch.is_grad_enabled())
+            if isinstance(a, torch.Tensor)
+            else a
+            for a in args
+        )
+        fn = self._compiled.get(key)
+        if fn is None:
+            fn = _compile_static(self.graph_module, list(args), self.name, self.source)
+            self._compiled[key] = fn
+        return fn(*args)
 
 
 class _CompiledGraph(torch.nn.Module):
@@ -120,7 +163,14 @@ class _CompiledGraph(torch.nn.Module):
                 specs[node.name] = TensorSpec(tuple(int(d) for d in val.shape), _dtype(val))
         program = import_graph(graph_module, constants, specs, name)
         module = base.to_ir_module(program, name=name, source=source)
-        self.compiled = module.compile()
+        # Dynamo hands over the same graph again (a recompilation, the first size of a
+        # dynamic graph): structurally equal IR reuses its compiled code.
+        with _lock:
+            self.compiled = _by_fingerprint.get((module.fingerprint, module.target))
+        if self.compiled is None:
+            self.compiled = module.compile()
+            with _lock:
+                _by_fingerprint[module.fingerprint, module.target] = self.compiled
         output = next(n for n in graph_module.graph.nodes if n.op == "output").args[0]
         self._container = type(output) if isinstance(output, (tuple, list)) else None
 
