@@ -196,6 +196,23 @@ def test_aten_graph_module_is_walked_as_it_is():
     _close(module.compile()(x.numpy(), w.numpy()), f(x, w))
 
 
+def test_buffer_updates_are_not_results_only_the_model_outputs_are():
+    class Counting(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("calls", torch.zeros(()))
+
+        def forward(self, x):
+            self.calls.add_(1)
+            return x * 2.0, x.sum()
+
+    module = build_ir(Counting(), {"x": (3,)})
+    assert [tuple(spec.shape) for spec in module.output_spec] == [(3,), ()]
+    doubled, total = module.compile()(np.arange(3, dtype=np.float32))
+    np.testing.assert_array_equal(doubled, [0.0, 2.0, 4.0])
+    assert total == 3.0
+
+
 def test_export_failure_is_an_unsupported_construct_naming_the_model():
     class DataDependent(nn.Module):
         def forward(self, x):

@@ -68,11 +68,13 @@ class TorchFrontEnd(FrontEnd):
                 "with PyTorch"
             )
         name, source = self.describe(model)
+        outputs = None
         if isinstance(model, torch.fx.GraphModule):
             graph_module, constants = to_aten_graph(model, example_tensors(input_spec))
         else:
-            graph_module, constants = _export(model, input_spec, name)
-        return import_graph(graph_module, constants, input_spec, name, _source_loc(source))
+            graph_module, constants, outputs = _export(model, input_spec, name)
+        loc = _source_loc(source)
+        return import_graph(graph_module, constants, input_spec, name, loc, outputs)
 
 
 def _class_line_from_forward(cls) -> tuple[str | None, int]:
@@ -114,7 +116,10 @@ def _to_numpy(tensor, what: str) -> np.ndarray:
 
 
 def _export(model, input_spec: Mapping, name: str):
-    """``torch.export`` in eval mode, decomposed to core ATen: (graph module, constants)."""
+    """``torch.export`` in eval mode, decomposed to core ATen.
+
+    Returns the graph module, its constants and the indices of the user outputs.
+    """
     import torch
 
     examples = dict(zip(input_spec, example_tensors(input_spec)))
@@ -134,7 +139,13 @@ def _export(model, input_spec: Mapping, name: str):
         ) from error
     finally:
         model.train(was_training)
-    return program.graph_module, _export_constants(program)
+    from torch.export.graph_signature import OutputKind
+
+    # Buffer mutations are outputs of the exported graph too; the model's results are
+    # the user outputs.
+    specs = program.graph_signature.output_specs
+    outputs = [i for i, spec in enumerate(specs) if spec.kind is OutputKind.USER_OUTPUT]
+    return program.graph_module, _export_constants(program), outputs
 
 
 def _export_constants(program) -> dict[str, np.ndarray]:
@@ -200,11 +211,11 @@ def to_aten_graph(graph_module, examples: list):
     return graph_module, constants
 
 
-def import_graph(graph_module, constants, input_spec: Mapping, name: str, loc=None):
+def import_graph(graph_module, constants, input_spec: Mapping, name: str, loc=None, outputs=None):
     """The :class:`TracedProgram` of an ATen graph whose non-constant placeholders are the inputs.
 
     The placeholders that are not in ``constants`` are, in order, the inputs of
-    ``input_spec``.
+    ``input_spec``; ``outputs`` selects the graph's results by index (``None``: all).
     """
     from .importer import GraphImporter
 
@@ -223,5 +234,5 @@ def import_graph(graph_module, constants, input_spec: Mapping, name: str, loc=No
         node: builder.argument(TensorType(tuple(spec.shape), spec.dtype))
         for node, spec in zip(placeholders, input_spec.values())
     }
-    results = GraphImporter(builder, constants).run(graph_module.graph, arguments)
+    results = GraphImporter(builder, constants).run(graph_module.graph, arguments, outputs)
     return builder.program(results, input_names=list(input_spec))

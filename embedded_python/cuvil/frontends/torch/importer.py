@@ -99,8 +99,12 @@ class GraphImporter:
         self._materialized: dict[int, tuple[np.ndarray, Value]] = {}
 
     # ----- the walk ------------------------------------------------------------------
-    def run(self, graph, arguments: Mapping[str, Value]) -> list[Value]:
-        """Import ``graph``; ``arguments`` maps the placeholders that are inputs to IR arguments."""
+    def run(self, graph, arguments: Mapping[str, Value], outputs=None) -> list[Value]:
+        """Import ``graph``; ``arguments`` maps the placeholders that are inputs to IR arguments.
+
+        ``outputs`` selects the graph's results to return by index (``None``: all).
+        """
+        selected = outputs
         outputs = None
         for node in graph.nodes:
             self.node = node
@@ -114,8 +118,11 @@ class GraphImporter:
                 with self.b.node(node.name, node_location(node)):
                     self.env[node] = self._call(node)
             elif node.op == "output":
+                results = list(_flatten(self._resolve(node.args[0])))
+                if selected is not None:
+                    results = [results[i] for i in selected]
                 with self.b.node(node.name, node_location(node)):
-                    outputs = [self.value(v) for v in _flatten(self._resolve(node.args[0]))]
+                    outputs = [self.value(v) for v in results]
             else:
                 raise self.unsupported(f"FX {node.op} node {node.target}")
         if not outputs:
@@ -191,9 +198,7 @@ class GraphImporter:
         name = f"FX node '{node.name}'" if node is not None else "the graph"
         if path:
             name += f" in module '{path}'"
-        construct = f"{what} ({name})"
-        error = UnsupportedConstructError(construct, where)
-        return error
+        return UnsupportedConstructError(f"{what} ({name})", where)
 
 
 def _flatten(value):
