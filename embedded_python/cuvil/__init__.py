@@ -1,4 +1,4 @@
-"""Cuvil: an MLIR-based compiler for NumPy inference code (``@cuvil.jit`` and op builders)."""
+"""Cuvil: an MLIR-based compiler for NumPy inference code and imported models (ONNX)."""
 
 from . import _builders, frontend
 from ._builders import (
@@ -40,6 +40,7 @@ from ._targets import (
 )
 from .frontend import InputSpecError, IRModule, ShapeSpecError, TensorSpec
 from .frontends.numpy_tracer.tracer import Tracer
+from .frontends.onnx import OnnxModelError, load_onnx
 
 __all__ = [
     "jit",
@@ -62,6 +63,8 @@ __all__ = [
     "LogLevel",
     "Tracer",
     "frontend",
+    "load_onnx",
+    "OnnxModelError",
     "IRModule",
     "TensorSpec",
     "InputSpecError",

@@ -8,7 +8,8 @@ stderr, which the Workbench shows in its console.
 The first reply is ``ready``; its ``protocol`` field is :data:`PROTOCOL_VERSION`,
 which the Workbench compares with its own before sending anything else.
 
-Requests (``cmd``): ``run`` (``file``), ``execute`` (``index``; the reply
+Requests (``cmd``): ``run`` (``file``: a Python model file, or an ``.onnx``
+model, which is imported and compiled), ``execute`` (``index``; the reply
 also names a Chrome trace of profiled runs, ``trace``), ``export``
 (``index``, ``kind`` in mlir/llvm/asm/obj/so, ``path``), ``ir`` (``index``,
 ``stage``), ``quit``. ``execute``, ``export`` and ``ir`` may carry the
@@ -146,7 +147,13 @@ class Worker:
         sys.argv = [self.current_file]
         ok = True
         try:
-            runpy.run_path(self.current_file, run_name="__main__")
+            if self.current_file.lower().endswith(".onnx"):
+                # An ONNX model: import and compile it, as `cuvil compile MODEL.onnx` does.
+                from .frontends.onnx import load_onnx
+
+                load_onnx(self.current_file).compile()
+            else:
+                runpy.run_path(self.current_file, run_name="__main__")
         except SystemExit as exit_request:
             code = exit_request.code
             if code not in (None, 0):

@@ -1,6 +1,7 @@
 """The ``cuvil`` command line.
 
-``cuvil compile FILE.py`` runs a script and shows what it compiled;
+``cuvil compile FILE.py`` runs a script and shows what it compiled
+(``cuvil compile MODEL.onnx`` imports and compiles an ONNX model);
 ``cuvil trace FILE`` summarizes a profile and converts it between formats;
 ``cuvil profile FILE.py`` records one.
 """
@@ -34,6 +35,11 @@ The script's own standard output is sent to standard error, so standard output
 carries only what cuvil prints. With -o and several compilations, the Nth
 artifact is written to OUT.N (N from 1). Arguments after "--" are passed to
 FILE as sys.argv[1:].
+
+FILE may also be an ONNX model (MODEL.onnx): it is imported with
+cuvil.load_onnx and compiled for the target, and reported the same way (its
+ops carry the ONNX node names as locations). Inputs with symbolic dims need
+--input-shape NAME=D1,D2,... (repeatable).
 """
 
 
@@ -46,12 +52,21 @@ def _build_parser() -> argparse.ArgumentParser:
     compile_parser = commands.add_parser(
         "compile",
         help="run a Python file and print or export what it compiled",
-        usage="cuvil compile FILE.py [--target TARGET] [--print-ir-after-all] [--emit KIND] "
-        "[-o OUT] [-- ARGS...]",
+        usage="cuvil compile FILE.py|MODEL.onnx [--target TARGET] [--print-ir-after-all] "
+        "[--emit KIND] [-o OUT] [--input-shape NAME=DIMS] [-- ARGS...]",
         description=_COMPILE_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    compile_parser.add_argument("file", metavar="FILE.py", help="the Python file to run")
+    compile_parser.add_argument(
+        "file", metavar="FILE.py|MODEL.onnx", help="the Python file to run or the ONNX model"
+    )
+    compile_parser.add_argument(
+        "--input-shape",
+        action="append",
+        default=[],
+        metavar="NAME=DIMS",
+        help="an ONNX model input's shape, e.g. x=1,3,224,224 (for symbolic dims)",
+    )
     compile_parser.add_argument(
         "--target",
         metavar="TARGET",
@@ -303,12 +318,48 @@ def _compile_declared_model(namespace: dict, path: str) -> int:
     except TypeError:
         return 0  # `model` is some other object of the script
     examples = examples if isinstance(examples, (tuple, list)) else (examples,)
+    saved_capture = snapshot_capture_enabled()
+    set_snapshot_capture(True)
     try:
         with contextlib.redirect_stdout(sys.stderr):
             frontend.build_ir(model, list(examples)).compile()
     except Exception as error:  # the model cannot be imported: report it like Python would
         _print_user_traceback(error, path)
         return 1
+    finally:
+        set_snapshot_capture(saved_capture)
+    return 0
+
+
+def _input_shapes(items: list[str]) -> dict[str, tuple[int, ...]]:
+    shapes = {}
+    for item in items:
+        name, _, dims = item.partition("=")
+        try:
+            shapes[name] = tuple(int(d) for d in dims.replace("x", ",").split(",") if d)
+        except ValueError:
+            raise ValueError(f"--input-shape {item!r}: give NAME=D1,D2,... with int dims") from None
+        if not name or not shapes[name]:
+            raise ValueError(f"--input-shape {item!r}: give NAME=D1,D2,... with int dims")
+    return shapes
+
+
+def _compile_onnx(path: str, args: argparse.Namespace) -> int:
+    """Import and compile an ONNX model with pass snapshots; 0, or 1/2 after an error."""
+    from ._errors import CompileError, TraceError, UnsupportedConstructError
+    from .frontends.onnx import load_onnx
+
+    saved_capture = snapshot_capture_enabled()
+    set_snapshot_capture(True)
+    try:
+        shapes = _input_shapes(args.input_shape)
+        load_onnx(path, input_spec=shapes or None).compile()
+    except ValueError as error:  # unreadable model, bad input spec, training-only nodes
+        return _error(str(error), 2 if "--input-shape" in str(error) else 1)
+    except (UnsupportedConstructError, TraceError, CompileError) as error:
+        return _error(str(error), 1)
+    finally:
+        set_snapshot_capture(saved_capture)
     return 0
 
 
@@ -328,9 +379,12 @@ def _compile_command(args: argparse.Namespace) -> int:
     already = len(compilations())
     namespace: dict = {}
     try:
-        status = _run_script(path, args.script_args, namespace=namespace)
-        if status == 0:
-            status = _compile_declared_model(namespace, path)
+        if path.lower().endswith(".onnx"):
+            status = _compile_onnx(path, args)
+        else:
+            status = _run_script(path, args.script_args, namespace=namespace)
+            if status == 0:
+                status = _compile_declared_model(namespace, path)
     finally:
         if previous_target is not None:
             set_default_target(previous_target)

@@ -47,21 +47,14 @@ _ORDERS = {
 }
 
 # Crashes of Cuvil's LLVM/MLIR meeting another copy in the process; strict, so that each
-# case fails (XPASS) once the C++ isolation fixes it and the mark must go.
+# case fails (XPASS) once the C++ isolation fixes it and the mark must go. (Triton and
+# TensorFlow imported after a JIT compilation crashed too, until compiled code was loaded
+# privately.)
 _CRASHES = {
-    ("triton", "cuvil-jit-then-framework"): (
-        "known: importing Triton after Cuvil JIT-compiled crashes (Triton's bundled LLVM binds "
-        "to the LLVM 19 symbols Cuvil loaded, llvm::cl::Option::addArgument); fixed by "
-        "isolating Cuvil's LLVM in C++"
-    ),
     ("tensorflow", "framework-first"): (
-        "found with this test: after `import tensorflow`, Cuvil's first compile crashes: "
-        "registerBuiltinTargets -> mlir::registerPass and llvm::cl::Option::addArgument resolve "
-        "to libtensorflow_framework.so.2's LLVM/MLIR (same cause as Triton's)"
-    ),
-    ("tensorflow", "cuvil-jit-then-framework"): (
-        "found with this test: `import tensorflow` after a Cuvil JIT compilation crashes in "
-        "TensorFlow's preload_check, loading its LLVM/MLIR over Cuvil's (same cause as Triton's)"
+        "after `import tensorflow`, Cuvil's first compile crashes: registerBuiltinTargets -> "
+        "mlir::registerPass and llvm::cl::Option::addArgument bind to the LLVM/MLIR copy in "
+        "libtensorflow_framework.so.2 instead of Cuvil's own"
     ),
 }
 

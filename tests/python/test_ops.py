@@ -330,6 +330,19 @@ def _where_sample(sc, sx, sy, cond_dtype=B):
     return make
 
 
+def _gather_sample(data_shape, index_shape, axis=0, index_dtype=I64, dtype=F32):
+    def make(rng):
+        size = data_shape[axis]
+        indices = rng.integers(-size, size, index_shape).astype(index_dtype)
+        return Sample(
+            (_array(rng, data_shape, dtype), indices),
+            {"axis": axis},
+            f"{list(data_shape)}[{list(index_shape)}:{np.dtype(index_dtype).name}]-{axis}",
+        )
+
+    return make
+
+
 def _concat(*arrays, axis=0):
     return np.concatenate(arrays, axis=axis)
 
@@ -563,6 +576,31 @@ OPS = [
         fixed(_one((4, 7, 13))),
     ),
     OpInfo(
+        "take",
+        lambda x, i, axis: np.take(x, i, axis=axis),
+        fixed(
+            _gather_sample((10, 4), (2, 3)),
+            _gather_sample((10, 4), (7,), index_dtype=I32),
+            _gather_sample((3, 10, 4), (), axis=1),
+            _gather_sample((3, 5, 6), (2, 2), axis=-1, dtype=I64),
+            _gather_sample((9,), (4, 1)),
+        ),
+    ),
+    OpInfo(
+        "index_array",
+        lambda x, i, axis: (x[i], x[:, i], x[..., i], x.take(i, axis=axis)),
+        fixed(
+            _gather_sample((6, 6), (2, 3), axis=1),
+            _gather_sample((6, 6, 6), (5,), axis=2, index_dtype=I32),
+        ),
+    ),
+    OpInfo(
+        "embedding",
+        lambda table, ids, axis: np.take(table, ids, axis=axis).sum(axis=1),
+        fixed(_gather_sample((50, 32), (4, 7))),
+        reduction_tol,
+    ),
+    OpInfo(
         "where",
         lambda c, x, y: np.where(c, x, y),
         fixed(
@@ -717,6 +755,23 @@ def test_trace_is_valid_mlir_with_user_locations(info: OpInfo, sample: Sample):
             assert f'loc("{__file__}":' in line, line
 
 
+def test_gather_clamps_out_of_range_indices():
+    """Traced indices are not checked by NumPy's rules: out-of-range ones are clamped."""
+    table = np.arange(40, dtype=F32).reshape(10, 4)
+    ids = np.array([[-1, -10, -11, -100], [0, 9, 10, 1000]], dtype=I64)
+    jitted = cuvil.jit(lambda t, i: np.take(t, i, axis=0))
+    result = jitted(table, ids)
+    assert cuvil.last_fallback_reason(jitted) is None
+    clamped = np.clip(np.where(ids < 0, ids + 10, ids), 0, 9)
+    np.testing.assert_array_equal(result, table[clamped])
+
+
+def test_constant_index_out_of_range_raises_like_numpy():
+    x = np.ones((4, 3), F32)
+    with pytest.raises(IndexError, match="index 4 is out of bounds for axis 0 with size 4"):
+        cuvil.trace_to_mlir(lambda a: a[np.array([0, 4])], x)
+
+
 @pytest.mark.parametrize("dtype", [F32, F64])
 def test_numpy_erf_accuracy(dtype):
     x = np.linspace(-7.0, 7.0, 20001).astype(dtype)
@@ -771,6 +826,7 @@ def test_op_table_covers_every_ir_op():
         "transpose",
         "concat",
         "slice",
+        "gather",
         "where",
         "conv2d",
         "max_pool2d",

@@ -156,21 +156,23 @@ def test_transformer_encoder_layer_matches_pytorch():
     assert '"self_attn"' in module.text and '"linear1"' in module.text
 
 
-def test_embedding_lookup_is_reported_until_cuvil_has_a_runtime_gather():
+def test_embedding_lookup_is_a_runtime_gather():
     class Embed(nn.Module):
         def __init__(self):
             super().__init__()
             self.wte = nn.Embedding(10, 4)
 
         def forward(self, ids):
-            return self.wte(ids)  # marker: embedding call
+            return self.wte(ids) * 2.0  # marker: embedding call
 
-    with pytest.raises(cuvil.UnsupportedConstructError) as info:
-        build_ir(Embed(), [((1, 3), "int64")])
-    message = str(info.value)
-    assert "aten.embedding with indices computed at run time" in message
-    assert "FX node 'embedding' in module 'wte'" in message
-    assert f"{THIS_FILE}:{line_of('marker: embedding call', THIS_FILE)}" in message
+    torch.manual_seed(0)
+    model = Embed()
+    module = build_ir(model, [((2, 3), "int64")])
+    gather = next(op for op in module.text.splitlines() if "cuvil.gather" in op)
+    line = line_of("marker: embedding", THIS_FILE)
+    assert f'loc("embedding"("wte"("{THIS_FILE}":{line}:0)))' in gather
+    ids = torch.tensor([[0, 9, 3], [3, 3, 1]])
+    _close(module.compile()(ids.numpy()), model(ids))
 
 
 def test_graph_module_from_symbolic_trace_imports_with_its_parameters():

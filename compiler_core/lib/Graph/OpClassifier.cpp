@@ -57,7 +57,7 @@ std::optional<OpKind> cuvilKind(Operation *op) {
           cv::DropoutOp>(op))
     return OpKind::Elementwise;
   if (isa<cv::ReshapeOp, cv::TransposeOp, cv::BroadcastToOp, cv::ConcatOp,
-          cv::SliceOp>(op))
+          cv::SliceOp, cv::GatherOp>(op))
     return OpKind::Shape;
   return std::nullopt;
 }

@@ -176,3 +176,34 @@ func.func @nested_concat(%x: tensor<4xf32>) -> tensor<12xf32> {
   %j1 = tensor.insert_slice %i1 into %j0[4] [8] [1] : tensor<8xf32> into tensor<12xf32>
   return %j1 : tensor<12xf32>
 }
+
+// -----
+
+// A gather (an embedding lookup: tensor.extract at a computed row) is
+// vectorized along the row with the vectorizer's n-D extract support: the
+// clamped index is computed once per vector and the row read as a gather.
+// CHECK-LABEL: func.func @embedding_gather
+// CHECK: scf.for
+// CHECK: arith.minsi %{{.*}} : vector<8x1x1xindex>
+// CHECK: vector.gather %{{.*}} : tensor<10x16xf32>, vector<1x1x8xindex>, vector<1x1x8xi1>, vector<1x1x8xf32> into vector<1x1x8xf32>
+// CHECK-NOT: tensor.extract %
+func.func @embedding_gather(%t: tensor<10x16xf32>, %i: tensor<2x5xi64>) -> tensor<2x5x16xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c9 = arith.constant 9 : index
+  %c10 = arith.constant 10 : index
+  %e = tensor.empty() : tensor<2x5x16xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%i : tensor<2x5xi64>) outs(%e : tensor<2x5x16xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %x = arith.index_cast %in : i64 to index
+    %neg = arith.cmpi slt, %x, %c0 : index
+    %up = arith.addi %x, %c10 : index
+    %w = arith.select %neg, %up, %x : index
+    %lo = arith.minsi %w, %c9 : index
+    %c = arith.maxsi %lo, %c0 : index
+    %col = linalg.index 2 : index
+    %v = tensor.extract %t[%c, %col] : tensor<10x16xf32>
+    linalg.yield %v : f32
+  } -> tensor<2x5x16xf32>
+  return %r : tensor<2x5x16xf32>
+}

@@ -490,6 +490,52 @@ struct SliceLowering : public OpConversionPattern<SliceOp> {
   }
 };
 
+/// A generic over the result reading one index per point and extracting the
+/// element it addresses; negative indices wrap once and the rest are clamped
+/// into the axis, so no index reads outside `data`.
+struct GatherLowering : public OpConversionPattern<GatherOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(GatherOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    Value data = adaptor.getData(), indices = adaptor.getIndices();
+    int64_t axis = op.getAxis();
+    int64_t indexRank = cast<RankedTensorType>(indices.getType()).getRank();
+    int64_t dataRank = cast<RankedTensorType>(data.getType()).getRank();
+    MLIRContext *ctx = rewriter.getContext();
+    SmallVector<AffineExpr> indexDims;
+    for (int64_t d = 0; d < indexRank; ++d)
+      indexDims.push_back(getAffineDimExpr(axis + d, ctx));
+    AffineMap indexMap = AffineMap::get(type.getRank(), 0, indexDims, ctx);
+    Value size = rewriter.createOrFold<tensor::DimOp>(loc, data, axis);
+    Value result = elementwiseWithMaps(
+        rewriter, loc, type, indices, {indexMap},
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          Value zero = b.create<arith::ConstantIndexOp>(l, 0);
+          Value one = b.create<arith::ConstantIndexOp>(l, 1);
+          Value i = b.create<arith::IndexCastOp>(l, b.getIndexType(), a[0]);
+          Value negative =
+              b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, i, zero);
+          Value wrapped = b.create<arith::SelectOp>(
+              l, negative, b.create<arith::AddIOp>(l, i, size), i);
+          Value last = b.create<arith::SubIOp>(l, size, one);
+          Value clamped = b.create<arith::MaxSIOp>(
+              l, b.create<arith::MinSIOp>(l, wrapped, last), zero);
+          SmallVector<Value> coords;
+          for (int64_t d = 0; d < axis; ++d)
+            coords.push_back(b.create<linalg::IndexOp>(l, d));
+          coords.push_back(clamped);
+          for (int64_t d = axis + 1; d < dataRank; ++d)
+            coords.push_back(b.create<linalg::IndexOp>(l, d - 1 + indexRank));
+          return b.create<tensor::ExtractOp>(l, data, coords).getResult();
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 } // namespace
 
 void lowering::populateStructuredPatterns(RewritePatternSet &patterns) {
@@ -497,7 +543,7 @@ void lowering::populateStructuredPatterns(RewritePatternSet &patterns) {
       .add<MatmulLowering, Conv2dLowering, MaxPool2dLowering, AvgPool2dLowering,
            SoftmaxLowering, LayerNormLowering, BatchNormLowering,
            ReshapeLowering, TransposeLowering, ConcatLowering, SliceLowering,
-           ReduceLowering<ReduceSumOp, ReduceKind::Sum>,
+           GatherLowering, ReduceLowering<ReduceSumOp, ReduceKind::Sum>,
            ReduceLowering<ReduceMeanOp, ReduceKind::Sum, true>,
            ReduceLowering<ReduceMaxOp, ReduceKind::Max>,
            ReduceLowering<ReduceMinOp, ReduceKind::Min>>(patterns.getContext());

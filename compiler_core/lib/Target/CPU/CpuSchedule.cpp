@@ -9,6 +9,7 @@
 #include "cuvil/Dialect/Cuvil/IR/CuvilDialect.h"
 #include "cuvil/Target/CPU/Passes.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Transform/Transforms/TransformInterpreterUtils.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/ADT/StringMap.h"
@@ -142,8 +143,12 @@ int64_t innerVectorTile(int64_t size, int64_t lanes) {
 }
 
 /// Schedule of one tagged elementwise kernel or row reduction: every outer
-/// dimension tiled by 1, the innermost one vectorized.
-std::string vectorBlock(int64_t id, ArrayRef<int64_t> tileSizes) {
+/// dimension tiled by 1, the innermost one vectorized. A kernel reading a
+/// tensor at computed positions (a gather) needs the vectorizer's
+/// n-D extract support: contiguous loads where it can prove them, gathers
+/// elsewhere.
+std::string vectorBlock(int64_t id, ArrayRef<int64_t> tileSizes,
+                        bool extracts) {
   std::string sizes;
   for (int64_t size : tileSizes)
     sizes += (sizes.empty() ? "" : ", ") + std::to_string(size);
@@ -154,7 +159,7 @@ std::string vectorBlock(int64_t id, ArrayRef<int64_t> tileSizes) {
   std::string block = R"mlir(
     %v@ID@ = transform.structured.match ops{["linalg.generic"]} attributes{@VECTOR_ATTR@ = @ID@ : i64} in %root : (!transform.any_op) -> !transform.any_op
     %vt@ID@, %vl@ID@:@LOOPS@ = transform.structured.tile_using_for %v@ID@ tile_sizes [@SIZES@] : (!transform.any_op) -> (!transform.any_op@TYPES@)
-    transform.structured.vectorize %vt@ID@ : !transform.any_op
+    transform.structured.vectorize %vt@ID@@ND@ : !transform.any_op
 )mlir";
   substitute(block, "@VECTOR_ATTR@",
              mlir::cuvil::CuvilDialect::VectorIdAttrHelper::getNameStr());
@@ -166,12 +171,13 @@ std::string vectorBlock(int64_t id, ArrayRef<int64_t> tileSizes) {
     // Nothing to tile (a single row): vectorize the op itself.
     block = R"mlir(
     %v@ID@ = transform.structured.match ops{["linalg.generic"]} attributes{@VECTOR_ATTR@ = @ID@ : i64} in %root : (!transform.any_op) -> !transform.any_op
-    transform.structured.vectorize %v@ID@ : !transform.any_op
+    transform.structured.vectorize %v@ID@@ND@ : !transform.any_op
 )mlir";
     substitute(block, "@VECTOR_ATTR@",
                mlir::cuvil::CuvilDialect::VectorIdAttrHelper::getNameStr());
     substitute(block, "@ID@", std::to_string(id));
   }
+  substitute(block, "@ND@", extracts ? " {vectorize_nd_extract}" : "");
   return block;
 }
 
@@ -261,7 +267,8 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
     generic->setAttr(
         mlir::cuvil::CuvilDialect::VectorIdAttrHelper::getNameStr(),
         IntegerAttr::get(IntegerType::get(module.getContext(), 64), id));
-    body += vectorBlock(id, tiles);
+    bool extracts = !generic.getBody()->getOps<tensor::ExtractOp>().empty();
+    body += vectorBlock(id, tiles, extracts);
     ++id;
   });
   return R"mlir(

@@ -177,6 +177,13 @@ def _size(a, axis=None):
     return t.size if axis is None else t.shape[axis]
 
 
+def take(a, indices, axis=None, out=None, mode="raise"):
+    _ops.reject_out(out, "np.take")
+    if mode != "raise":
+        raise unsupported(f"np.take(..., mode={mode!r}) (the default mode is supported)")
+    return _ops.take(a, indices, axis)
+
+
 def _dot(a, b, out=None):
     _ops.reject_out(out, "np.dot")
     return _ops.dot(a, b)
@@ -204,6 +211,7 @@ def _function_table() -> dict:
         np.concatenate: _concatenate,
         np.stack: _stack,
         np.where: _where,
+        np.take: take,
         np.dot: _dot,
         np.clip: _clip,
         np.full_like: _full_like,
@@ -236,4 +244,4 @@ def array_function(func, args, kwargs):
     return handler(*args, **kwargs)
 
 
-__all__ = ["array_ufunc", "array_function"]
+__all__ = ["array_ufunc", "array_function", "take"]

@@ -533,14 +533,90 @@ def stack(arrays, axis=0) -> Tracer:
     return concatenate(expanded, axis)
 
 
+_INDEX_DTYPES = (np.dtype(np.int32), INT64)
+
+
+def take(x, indices, axis=None, loc: SourceLoc | None = None) -> Tracer:
+    """``np.take(x, indices, axis)``: ``cuvil.gather`` of integer ``indices`` along ``axis``.
+
+    Negative indices count from the end, as in NumPy. Constant indices out of
+    range raise ``IndexError`` like NumPy; traced ones cannot be checked while
+    tracing, and the compiled code clamps them into the axis.
+    """
+    x, indices = _operand(x), _operand(indices)
+    ctx = check_context((x, indices))
+    loc = loc or user_location()
+    t = lift(ctx, x, None, loc)
+    if axis is None:
+        t, axis = reshape(t, (-1,), loc=loc), 0
+    if t.ndim == 0:
+        raise AxisError(axis, 0)
+    axis = _normalize_axis(axis, t.ndim)
+    dtype = indices.dtype if isinstance(indices, (Tracer, np.ndarray, np.generic)) else None
+    dtype = np.asarray(indices).dtype if dtype is None else np.dtype(dtype)
+    if dtype.kind not in "biu":
+        raise IndexError("arrays used as indices must be of integer (or boolean) type")
+    if not isinstance(indices, Tracer):
+        size, values = t.shape[axis], np.asarray(indices)
+        outside = values[(values < -size) | (values >= size)]
+        if outside.size:
+            raise IndexError(
+                f"index {outside.flat[0]} is out of bounds for axis {axis} with size {size}"
+            )
+    index = lift(ctx, indices, None, loc)
+    if index.dtype not in _INDEX_DTYPES:
+        index = cast(index, INT64, loc)
+    return ctx.emit("cuvil.gather", [t, index], {"axis": axis}, loc)
+
+
+def _is_array_index(item) -> bool:
+    """An integer or boolean array used as an index (NumPy's advanced indexing)."""
+    if isinstance(item, Tracer):
+        return True
+    return isinstance(item, (list, np.ndarray)) and np.ndim(item) > 0
+
+
+def _gather_index(x: Tracer, items: list, loc) -> Tracer:
+    """``x[..., idx, ...]``: one integer array among slices and ``...``, as a gather.
+
+    Slices keep every dimension in place, so slicing first and then gathering
+    the array's axis is NumPy's result; a boolean mask has a data-dependent
+    shape and is unsupported. Items are compared by identity: ``==`` on a
+    traced index would trace a comparison.
+    """
+    (position,) = [i for i, item in enumerate(items) if _is_array_index(item)]
+    index = items[position]
+    dtype = index.dtype if isinstance(index, Tracer) else np.asarray(index).dtype
+    if dtype == BOOL:
+        raise unsupported("boolean mask indexing (its result shape depends on the data)", loc)
+    others = [item for i, item in enumerate(items) if i != position]
+    if any(item is not Ellipsis and not isinstance(item, slice) for item in others):
+        raise unsupported(
+            "an index array combined with integers or None (use np.take and reshape)", loc
+        )
+    ellipses = [i for i, item in enumerate(items) if item is Ellipsis]
+    if len(ellipses) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if len(items) - len(ellipses) > x.ndim:
+        raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional")
+    axis = position
+    if ellipses and ellipses[0] < position:
+        axis = x.ndim - (len(items) - position)
+    basic = tuple(slice(None) if i == position else item for i, item in enumerate(items))
+    return take(getitem(x, basic), index, axis, loc)
+
+
 def getitem(x: Tracer, index) -> Tracer:
-    """Basic indexing: ints, slices with positive steps, ``...`` and ``None``."""
+    """Basic indexing (ints, slices with positive steps, ``...``, ``None``) and one index array."""
     ctx = check_context((x,))
     loc = user_location()
     items = list(index) if isinstance(index, tuple) else [index]
+    arrays = sum(1 for item in items if _is_array_index(item))
+    if arrays == 1:
+        return _gather_index(x, items, loc)
     for item in items:
         if isinstance(item, Tracer):
-            raise unsupported("indexing with a traced array (advanced indexing)", loc)
+            raise unsupported("indexing with several index arrays (advanced indexing)", loc)
         if isinstance(item, (bool, np.bool_)):
             raise unsupported("indexing with a boolean scalar", loc)
         if not (item is None or item is Ellipsis or isinstance(item, (slice, int, np.integer))):

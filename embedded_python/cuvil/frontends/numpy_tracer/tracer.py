@@ -372,6 +372,9 @@ class Tracer:
     def dot(self, other):
         return _ops.dot(self, other)
 
+    def take(self, indices, axis=None, out=None, mode="raise"):
+        return _dispatch.take(self, indices, axis, out, mode)
+
     # ----- reductions ------------------------------------------------------
     def sum(self, axis=None, dtype=None, out=None, keepdims=False):
         _ops.reject_out(out, "sum")

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..._dtypes import is_supported, supported_names
+from .. import composites
 from ..builder import Value
-from . import _composites as composites
 from .aten import dtype_name, lowers, torch_dtype
 
 SUPPORTED_NAMES = supported_names()
@@ -338,12 +338,7 @@ def _any_all(c, self, dim=None, keepdim=False, **_):
 def _matmul(c, self, other=None, mat2=None, **_):
     dtype = result_dtype(c)
     x, y = operand(c, self, dtype), operand(c, mat2 if other is None else other, dtype)
-    if len(x.type.shape) == 1 or len(y.type.shape) == 1:
-        # NumPy/PyTorch promote a vector to a matrix and drop that dimension after.
-        x2 = composites.reshape(c.b, x, (1, -1)) if len(x.type.shape) == 1 else x
-        y2 = composites.reshape(c.b, y, (-1, 1)) if len(y.type.shape) == 1 else y
-        return composites.reshape(c.b, c.b.op("cuvil.matmul", [x2, y2]), result_shape(c))
-    return c.b.op("cuvil.matmul", [x, y])
+    return composites.matmul(c.b, x, y)
 
 
 @lowers("aten.addmm", "aten.baddbmm")

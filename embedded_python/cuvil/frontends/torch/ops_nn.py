@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import composites
 from ..builder import Value
-from . import _composites as composites
 from .aten import lowers
 from .ops_math import operand, result_dtype, result_shape
 
@@ -85,18 +85,10 @@ def _batch_norm(c, input, weight, bias, running_mean, running_var, eps):
     x = operand(c, input, dtype)
     channels = x.type.shape[1]
     ones, zeros = np.ones(channels, dtype), np.zeros(channels, dtype)
-    params = [
-        operand(c, ones if weight is None else weight, dtype),
-        operand(c, zeros if bias is None else bias, dtype),
-        operand(c, running_mean, dtype),
-        operand(c, running_var, dtype),
-    ]
-    shape = x.type.shape
-    if len(shape) != 4:
-        # cuvil.batch_norm takes NCHW: fold the trailing dims into H.
-        x = composites.reshape(c.b, x, (shape[0], channels, int(np.prod(shape[2:])), 1))
-    y = c.b.op("cuvil.batch_norm", [x, *params], {"epsilon": float(eps)})
-    return (composites.reshape(c.b, y, shape), None, None)
+    scale = operand(c, ones if weight is None else weight, dtype)
+    shift = operand(c, zeros if bias is None else bias, dtype)
+    mean, var = operand(c, running_mean, dtype), operand(c, running_var, dtype)
+    return (composites.batch_norm(c.b, x, scale, shift, mean, var, float(eps)), None, None)
 
 
 @lowers("aten._native_batch_norm_legit_no_training")
@@ -120,11 +112,9 @@ def _batch_norm_maybe_training(
 def _layer_norm(c, input, normalized_shape, weight=None, bias=None, eps=1e-5, **_):
     dtype = result_dtype(c)
     x = operand(c, input, dtype)
-    norm = tuple(int(d) for d in normalized_shape)
-    gamma = operand(c, np.ones(norm, dtype) if weight is None else weight, dtype)
-    beta = operand(c, np.zeros(norm, dtype) if bias is None else bias, dtype)
-    axis = len(x.type.shape) - len(norm)
-    y = c.b.op("cuvil.layer_norm", [x, gamma, beta], {"axis": axis, "epsilon": float(eps)})
+    gamma, beta = (None if p is None else operand(c, p, dtype) for p in (weight, bias))
+    axis = len(x.type.shape) - len(normalized_shape)
+    y = composites.layer_norm(c.b, x, gamma, beta, axis=axis, epsilon=float(eps))
     return (y, None, None) if c.op.startswith("aten.native") else y
 
 
@@ -240,13 +230,12 @@ def _sdpa_with_stats(
 @lowers("aten.embedding", "aten.index_select")
 def _embedding(c, weight=None, indices=None, self=None, dim=0, index=None, **_):
     table, rows = (weight, indices) if self is None else (self, index)
-    if isinstance(rows, Value):
-        raise c.unsupported(
-            f"{c.op} with indices computed at run time "
-            "(a runtime gather, which this version of Cuvil does not have)"
-        )
     data = operand(c, table, result_dtype(c))
-    return composites.gather(c.b, data, np.asarray(rows), int(dim))
+    dtype = rows.type.dtype if isinstance(rows, Value) else np.asarray(rows).dtype.name
+    if dtype not in ("int32", "int64"):
+        raise c.unsupported(f"{c.op} with {dtype} indices")
+    axis = composites.normalize_axis(int(dim), len(data.type.shape))
+    return c.b.op("cuvil.gather", [data, operand(c, rows, dtype)], {"axis": axis})
 
 
 @lowers("aten.constant_pad_nd")

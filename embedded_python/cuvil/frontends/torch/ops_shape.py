@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import composites
 from ..builder import Value
-from . import _composites as composites
 from .aten import lowers
 from .ops_math import operand, result_dtype, result_shape
 

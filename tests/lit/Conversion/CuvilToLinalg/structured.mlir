@@ -137,3 +137,44 @@ func.func @reshape_rank0(%x: tensor<f32>, %y: tensor<1xf32>) -> (tensor<1x1xf32>
   %1 = cuvil.reshape %y : (tensor<1xf32>) -> tensor<f32>
   return %0, %1 : tensor<1x1xf32>, tensor<f32>
 }
+
+// -----
+
+// One index per point of the result: a negative index wraps once, the rest
+// are clamped into [0, 10), then the element is extracted.
+// CHECK-DAG: #[[IDX:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @gather_embedding
+// CHECK-SAME: (%[[T:.*]]: tensor<10x16xf32>, %[[I:.*]]: tensor<2x5xi64>)
+// CHECK: %[[N:.*]] = arith.constant 10 : index
+// CHECK: linalg.generic {indexing_maps = [#[[IDX]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[I]] : tensor<2x5xi64>)
+// CHECK: ^bb0(%[[IN:.*]]: i64, %{{.*}}: f32):
+// CHECK: %[[X:.*]] = arith.index_cast %[[IN]] : i64 to index
+// CHECK: %[[NEG:.*]] = arith.cmpi slt, %[[X]], %[[ZERO:.*]] : index
+// CHECK: %[[UP:.*]] = arith.addi %[[X]], %[[N]] : index
+// CHECK: %[[W:.*]] = arith.select %[[NEG]], %[[UP]], %[[X]] : index
+// CHECK: %[[LAST:.*]] = arith.subi %[[N]], %{{.*}} : index
+// CHECK: %[[LO:.*]] = arith.minsi %[[W]], %[[LAST]] : index
+// CHECK: %[[C:.*]] = arith.maxsi %[[LO]], %[[ZERO]] : index
+// CHECK: %[[COL:.*]] = linalg.index 2 : index
+// CHECK: %[[E:.*]] = tensor.extract %[[T]][%[[C]], %[[COL]]] : tensor<10x16xf32>
+// CHECK: linalg.yield %[[E]] : f32
+func.func @gather_embedding(%t: tensor<10x16xf32>, %i: tensor<2x5xi64>) -> tensor<2x5x16xf32> {
+  %0 = cuvil.gather %t, %i {axis = 0 : i64} : (tensor<10x16xf32>, tensor<2x5xi64>) -> tensor<2x5x16xf32>
+  return %0 : tensor<2x5x16xf32>
+}
+
+// -----
+
+// A scalar index on a middle axis drops that axis.
+// CHECK-DAG: #[[IDX:.*]] = affine_map<(d0, d1) -> ()>
+// CHECK-LABEL: func.func @gather_scalar_index
+// CHECK: linalg.generic {indexing_maps = [#[[IDX]], #{{.*}}]
+// CHECK: %[[C:.*]] = arith.maxsi
+// CHECK: %[[D0:.*]] = linalg.index 0 : index
+// CHECK: %[[D1:.*]] = linalg.index 1 : index
+// CHECK: tensor.extract %{{.*}}[%[[D0]], %[[C]], %[[D1]]] : tensor<3x10x4xf32>
+func.func @gather_scalar_index(%t: tensor<3x10x4xf32>, %i: tensor<i32>) -> tensor<3x4xf32> {
+  %0 = cuvil.gather %t, %i {axis = 1 : i64} : (tensor<3x10x4xf32>, tensor<i32>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}

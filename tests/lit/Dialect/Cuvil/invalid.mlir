@@ -335,3 +335,38 @@ func.func @unknown_op(%a: tensor<2xf32>) {
   %0 = cuvil.frobnicate %a : tensor<2xf32>
   return
 }
+// -----
+
+func.func @gather_axis(%t: tensor<10x4xf32>, %i: tensor<3xi64>) {
+  // expected-error @+1 {{axis 2 is out of range for rank 2}}
+  %0 = cuvil.gather %t, %i {axis = 2 : i64} : (tensor<10x4xf32>, tensor<3xi64>) -> tensor<10x4xf32>
+  return
+}
+// -----
+
+func.func @gather_scalar_data(%t: tensor<f32>, %i: tensor<3xi64>) {
+  // expected-error @+1 {{expects data of rank >= 1 to gather from, got a scalar}}
+  %0 = cuvil.gather %t, %i {axis = 0 : i64} : (tensor<f32>, tensor<3xi64>) -> tensor<3xf32>
+  return
+}
+// -----
+
+func.func @gather_result_shape(%t: tensor<10x4xf32>, %i: tensor<2x3xi32>) {
+  // expected-error @+1 {{result shape [2, 3] does not match [2, 3, 4]}}
+  %0 = cuvil.gather %t, %i {axis = 0 : i64} : (tensor<10x4xf32>, tensor<2x3xi32>) -> tensor<2x3xf32>
+  return
+}
+// -----
+
+func.func @gather_float_indices(%t: tensor<10x4xf32>, %i: tensor<3xf32>) {
+  // expected-error @+1 {{operand #1 must be ranked tensor of 32-bit signless integer or 64-bit signless integer values}}
+  %0 = cuvil.gather %t, %i {axis = 0 : i64} : (tensor<10x4xf32>, tensor<3xf32>) -> tensor<3x4xf32>
+  return
+}
+// -----
+
+func.func @gather_element_type(%t: tensor<10x4xf32>, %i: tensor<3xi64>) {
+  // expected-error @+1 {{result element type 'f64' differs from the inferred element type 'f32'}}
+  %0 = cuvil.gather %t, %i {axis = 0 : i64} : (tensor<10x4xf32>, tensor<3xi64>) -> tensor<3x4xf64>
+  return
+}

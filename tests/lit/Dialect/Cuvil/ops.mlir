@@ -117,3 +117,13 @@ func.func @constant() -> tensor<2xf32> {
   %0 = cuvil.constant dense<[1.0, 2.0]> : tensor<2xf32>
   return %0 : tensor<2xf32>
 }
+
+// CHECK-LABEL: func.func @gather
+func.func @gather(%t: tensor<100x16xf32>, %i: tensor<2x5xi64>, %j: tensor<i32>)
+    -> (tensor<2x5x16xf32>, tensor<100xf32>) {
+  // CHECK: cuvil.gather %{{.*}}, %{{.*}} {axis = 0 : i64} : (tensor<100x16xf32>, tensor<2x5xi64>) -> tensor<2x5x16xf32>
+  %0 = cuvil.gather %t, %i {axis = 0 : i64} : (tensor<100x16xf32>, tensor<2x5xi64>) -> tensor<2x5x16xf32>
+  // CHECK: cuvil.gather %{{.*}}, %{{.*}} {axis = 1 : i64} : (tensor<100x16xf32>, tensor<i32>) -> tensor<100xf32>
+  %1 = cuvil.gather %t, %j {axis = 1 : i64} : (tensor<100x16xf32>, tensor<i32>) -> tensor<100xf32>
+  return %0, %1 : tensor<2x5x16xf32>, tensor<100xf32>
+}

@@ -120,6 +120,7 @@ LogicalResult BatchNormOp::verify() { return verifyInferredType(*this); }
 LogicalResult TransposeOp::verify() { return verifyInferredType(*this); }
 LogicalResult ConcatOp::verify() { return verifyInferredType(*this); }
 LogicalResult SliceOp::verify() { return verifyInferredType(*this); }
+LogicalResult GatherOp::verify() { return verifyInferredType(*this); }
 
 LogicalResult LayerNormOp::verify() {
   if (getEpsilon().convertToDouble() < 0)

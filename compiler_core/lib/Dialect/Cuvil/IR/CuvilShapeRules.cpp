@@ -473,3 +473,31 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
   results.push_back(RankedTensorType::get(shape, type->getElementType()));
   return success();
 }
+
+LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &results) {
+  StringRef op = getOperationName();
+  auto types = rankedOperands(loc, op, adaptor.getOperands());
+  if (failed(types))
+    return failure();
+  RankedTensorType data = (*types)[0], indices = (*types)[1];
+  if (data.getRank() == 0)
+    return OpError(loc, op) << "expects data of rank >= 1 to gather from, got "
+                               "a scalar; reshape it to [1] first";
+  if (!indices.getElementType().isSignlessInteger(32) &&
+      !indices.getElementType().isSignlessInteger(64))
+    return OpError(loc, op)
+           << "indices must be i32 or i64, got " << indices.getElementType()
+           << "; insert a cuvil.cast to i64";
+  int64_t axis = adaptor.getAxis();
+  if (failed(checkAxis(loc, op, axis, data.getRank())))
+    return failure();
+  ArrayRef<int64_t> in = data.getShape();
+  SmallVector<int64_t> shape(in.take_front(axis));
+  llvm::append_range(shape, indices.getShape());
+  llvm::append_range(shape, in.drop_front(axis + 1));
+  results.push_back(RankedTensorType::get(shape, data.getElementType()));
+  return success();
+}

@@ -397,6 +397,31 @@ def Cuvil_SliceOp : Cuvil_Op<"slice", [Pure, InferTypeOpAdaptor]> {
   let hasVerifier = 1;
 }
 
+def Cuvil_IndexTensor : RankedTensorOf<[I32, I64]>;
+
+def Cuvil_GatherOp : Cuvil_Op<"gather", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Take slices of `data` along `axis` at integer `indices`";
+  let description = [{
+    Embedding lookup, `np.take(data, indices, axis)`, ONNX `Gather`,
+    `torch.embedding`: the result has shape
+    `data.shape[:axis] + indices.shape + data.shape[axis+1:]`. A negative
+    index counts from the end of `axis`, as in NumPy. Indices outside
+    `[-size, size)` are clamped to the nearest valid position, so compiled
+    code never reads out of bounds (NumPy would raise `IndexError`).
+
+    ```mlir
+    %2 = cuvil.gather %table, %ids {axis = 0 : i64}
+        : (tensor<100x16xf32>, tensor<2x5xi64>) -> tensor<2x5x16xf32>
+    ```
+  }];
+  let arguments = (ins Cuvil_Tensor:$data, Cuvil_IndexTensor:$indices,
+                   I64Attr:$axis);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat =
+      "$data `,` $indices attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Cuvil_CastOp : Cuvil_Op<"cast", [Pure, SameOperandsAndResultShape]> {
   let summary = "Element type conversion with NumPy `astype` semantics";
   let description = [{

@@ -1,7 +1,4 @@
-"""Framework-neutral compositions of cuvil ops: the PyTorch importer's copy of the shared ones.
-
-This module has the API of ``cuvil.frontends.composites`` (the ONNX importer's)
-so that the PyTorch importer switches to it by changing one import.
+"""Framework-neutral compositions of cuvil ops that model importers share (ONNX, PyTorch, JAX/TF).
 
 Each function takes the :class:`~cuvil.frontends.IRBuilder` and its
 :class:`~cuvil.frontends.Value` operands, appends cuvil ops (at the builder's
@@ -23,7 +20,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..builder import IRBuilder, TensorType, Value
+from .builder import IRBuilder, TensorType, Value
 
 __all__ = [
     "scalar",
@@ -40,14 +37,22 @@ __all__ = [
     "hardsigmoid",
     "hardswish",
     "leaky_relu",
+    "prelu",
+    "elu",
+    "softplus",
+    "mish",
     "clip",
     "log_softmax",
+    "layer_norm",
+    "batch_norm",
+    "matmul",
     "linear",
     "gemm",
     "conv2d",
     "conv_transpose2d",
     "global_pool2d",
     "adaptive_pool2d",
+    "upsample_nearest",
     "scaled_dot_product_attention",
     "gather",
 ]
@@ -185,6 +190,34 @@ def leaky_relu(b: IRBuilder, x: Value, alpha: float = 0.01) -> Value:
     return b.op("cuvil.where", [positive, x, b.op("cuvil.mul", [x, scalar(b, alpha, x)])])
 
 
+def prelu(b: IRBuilder, x: Value, slope: Value) -> Value:
+    """``x`` where ``x >= 0``, else ``slope * x`` (``slope`` broadcasts, e.g. per channel)."""
+    positive = b.op("cuvil.compare", [x, scalar(b, 0.0, x)], {"predicate": _predicate("ge")})
+    return b.op("cuvil.where", [positive, x, b.op("cuvil.mul", [x, slope])])
+
+
+def elu(b: IRBuilder, x: Value, alpha: float = 1.0, scale: float = 1.0) -> Value:
+    """``scale * (x if x > 0 else alpha * (exp(x) - 1))``; SELU is ELU with its alpha and scale."""
+    positive = b.op("cuvil.compare", [x, scalar(b, 0.0, x)], {"predicate": _predicate("gt")})
+    # exp of the negative part only, so large positive inputs do not overflow.
+    negative_part = b.op("cuvil.min", [x, scalar(b, 0.0, x)])
+    expm1 = b.op("cuvil.sub", [b.op("cuvil.exp", [negative_part]), scalar(b, 1.0, x)])
+    y = b.op("cuvil.where", [positive, x, b.op("cuvil.mul", [expm1, scalar(b, alpha, x)])])
+    return y if scale == 1.0 else b.op("cuvil.mul", [y, scalar(b, scale, x)])
+
+
+def softplus(b: IRBuilder, x: Value) -> Value:
+    """``log(1 + exp(x))`` computed as ``max(x, 0) + log(1 + exp(-|x|))`` (no overflow)."""
+    tail = b.op("cuvil.exp", [b.op("cuvil.neg", [b.op("cuvil.abs", [x])])])
+    log1p = b.op("cuvil.log", [b.op("cuvil.add", [tail, scalar(b, 1.0, x)])])
+    return b.op("cuvil.add", [b.op("cuvil.relu", [x]), log1p])
+
+
+def mish(b: IRBuilder, x: Value) -> Value:
+    """``x * tanh(softplus(x))``."""
+    return b.op("cuvil.mul", [x, b.op("cuvil.tanh", [softplus(b, x)])])
+
+
 def log_softmax(b: IRBuilder, x: Value, axis: int = -1) -> Value:
     """``x - max - log(sum(exp(x - max)))`` along ``axis`` (stable for large inputs)."""
     axis = normalize_axis(axis, len(x.type.shape))
@@ -194,7 +227,55 @@ def log_softmax(b: IRBuilder, x: Value, axis: int = -1) -> Value:
     return b.op("cuvil.sub", [shifted, b.op("cuvil.log", [total])])
 
 
+# ----- normalizations ---------------------------------------------------------------------
+
+
+def layer_norm(
+    b: IRBuilder,
+    x: Value,
+    gamma: Value | None = None,
+    beta: Value | None = None,
+    *,
+    axis: int = -1,
+    epsilon: float = 1e-5,
+) -> Value:
+    """Normalize over dimensions ``[axis, rank)``; ``gamma``/``beta`` broadcast to them (or 1/0)."""
+    axis = normalize_axis(axis, len(x.type.shape))
+    norm_shape = x.type.shape[axis:]
+    dtype = x.type.dtype
+    gamma = b.constant(np.ones(norm_shape, dtype)) if gamma is None else gamma
+    beta = b.constant(np.zeros(norm_shape, dtype)) if beta is None else beta
+    params = [broadcast_to(b, p, norm_shape) for p in (gamma, beta)]
+    return b.op("cuvil.layer_norm", [x, *params], {"axis": axis, "epsilon": float(epsilon)})
+
+
+def batch_norm(
+    b: IRBuilder, x: Value, scale: Value, bias: Value, mean: Value, var: Value, epsilon=1e-5
+) -> Value:
+    """Inference batch norm over channel axis 1 of an (N, C, ...) tensor of any rank >= 2."""
+    shape = x.type.shape
+    # cuvil.batch_norm takes NCHW: view other ranks as (N, C, L, 1).
+    x4 = x if len(shape) == 4 else reshape(b, x, (shape[0], shape[1], -1, 1))
+    attrs = {"epsilon": float(epsilon)}
+    y = b.op("cuvil.batch_norm", [x4, scale, bias, mean, var], attrs)
+    return reshape(b, y, shape)
+
+
 # ----- contractions ---------------------------------------------------------------------
+
+
+def matmul(b: IRBuilder, x: Value, y: Value) -> Value:
+    """NumPy ``x @ y``: a 1-D operand is a row (left) or column (right), removed afterwards."""
+    rx, ry = len(x.type.shape), len(y.type.shape)
+    x2 = reshape(b, x, (1, -1)) if rx == 1 else x
+    y2 = reshape(b, y, (-1, 1)) if ry == 1 else y
+    result = b.op("cuvil.matmul", [x2, y2])
+    shape = list(result.type.shape)
+    if ry == 1:
+        shape.pop(-1)
+    if rx == 1:
+        shape.pop(-2 if ry >= 2 else -1)
+    return reshape(b, result, shape)
 
 
 def linear(b: IRBuilder, x: Value, weight: Value, bias: Value | None = None) -> Value:
@@ -361,6 +442,23 @@ def adaptive_pool2d(b: IRBuilder, x: Value, output_size, kind: str = "avg") -> V
     return concat(b, rows, 2)
 
 
+def upsample_nearest(b: IRBuilder, x: Value, factors: Sequence[int]) -> Value:
+    """Nearest-neighbour upsampling by an integer factor per dimension (each value repeated).
+
+    ``factors`` has one positive int per dimension of ``x``; this is what
+    ``F.interpolate(mode="nearest")`` and ONNX ``Resize``/``Upsample`` in
+    nearest mode compute for integer scales.
+    """
+    shape = x.type.shape
+    expanded, repeated, final = [], [], []
+    for size, factor in zip(shape, factors):
+        expanded += [size, 1]
+        repeated += [size, int(factor)]
+        final.append(size * int(factor))
+    y = broadcast_to(b, reshape(b, x, expanded), repeated)
+    return reshape(b, y, final)
+
+
 # ----- attention ------------------------------------------------------------------------
 
 
@@ -448,6 +546,6 @@ def _gather_constant(b: IRBuilder, data: Value, indices: np.ndarray, axis: int) 
 
 
 def _predicate(name: str) -> int:
-    from ..numpy_tracer.ops import compare_predicate_value
+    from .numpy_tracer.ops import compare_predicate_value
 
     return compare_predicate_value(name)
