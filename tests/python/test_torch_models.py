@@ -6,13 +6,12 @@ and must match eager PyTorch within fp32 tolerances.
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
 
 import numpy as np
 import pytest
 import torch
-from conftest import EXAMPLES_DIR
+from conftest import load_example
 
 import cuvil
 from cuvil.frontend import build_ir
@@ -23,11 +22,7 @@ NAMES = ("resnet", "gpt2", "bert")
 
 @pytest.fixture(scope="module")
 def zoo():
-    path = EXAMPLES_DIR / "models" / "zoo.py"
-    spec = importlib.util.spec_from_file_location("cuvil_example_zoo_torch", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_example("models/zoo")
 
 
 @pytest.mark.parametrize("name", NAMES)
