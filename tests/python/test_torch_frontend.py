@@ -175,6 +175,16 @@ def test_embedding_lookup_is_a_runtime_gather():
     _close(module.compile()(ids.numpy()), model(ids))
 
 
+def test_results_cuvil_does_not_compute_are_named_when_used():
+    class PoolIndices(nn.Module):
+        def forward(self, x):
+            return F.max_pool2d(x, 2, return_indices=True)[1]
+
+    with pytest.raises(cuvil.UnsupportedConstructError) as info:
+        build_ir(PoolIndices(), {"x": (1, 1, 4, 4)})
+    assert "the indices of aten.max_pool2d_with_indices (not computed by Cuvil)" in str(info.value)
+
+
 def test_graph_module_from_symbolic_trace_imports_with_its_parameters():
     model = _conv_net().eval()
     traced = torch.fx.symbolic_trace(model)

@@ -25,11 +25,23 @@ __all__ = [
     "dtype_name",
     "torch_dtype",
     "supported_constant",
+    "NotComputed",
 ]
 
 _LOWERINGS: dict[str, Callable] = {}
 # Ops whose result is not a function of their inputs: never folded.
 _NOT_FOLDABLE = ("rand", "bernoulli", "normal", "native_dropout", "uniform", "multinomial")
+
+
+class NotComputed:
+    """A result of a multi-result op that the importer does not compute (batch norm's saved
+    statistics, max pooling's indices): using it raises the importer's unsupported error."""
+
+    def __init__(self, what: str):
+        self.what = what
+
+    def __repr__(self) -> str:
+        return f"NotComputed({self.what!r})"
 
 
 def lowers(*names: str):

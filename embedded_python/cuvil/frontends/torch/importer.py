@@ -118,16 +118,22 @@ class GraphImporter:
                 with self.b.node(node.name, node_location(node)):
                     self.env[node] = self._call(node)
             elif node.op == "output":
-                results = list(_flatten(self._resolve(node.args[0])))
-                if selected is not None:
-                    results = [results[i] for i in selected]
-                with self.b.node(node.name, node_location(node)):
-                    outputs = [self.value(v) for v in results]
+                outputs = self._outputs(node, selected)
             else:
                 raise self.unsupported(f"FX {node.op} node {node.target}")
         if not outputs:
             raise UnsupportedConstructError("a graph without tensor outputs")
         return outputs
+
+    def _outputs(self, node, selected) -> list[Value]:
+        results = list(_flatten(self._resolve(node.args[0])))
+        if selected is not None:
+            results = [results[i] for i in selected]
+        for value in results:
+            if isinstance(value, aten.NotComputed):
+                raise self.unsupported(f"returning {value.what} (not computed by Cuvil)")
+        with self.b.node(node.name, node_location(node)):
+            return [self.value(v) for v in results]
 
     def _placeholder(self, node, arguments):
         if node.name in arguments:
@@ -158,6 +164,9 @@ class GraphImporter:
                 raise self.unsupported(f"Python {target.__name__} on a tensor")
             return target(*args, **kwargs)
         name = self.op = aten.op_name(target)
+        for value in _flatten((args, kwargs)):
+            if isinstance(value, aten.NotComputed):
+                raise self.unsupported(f"{value.what}, which Cuvil does not compute")
         if name is None:
             raise self.unsupported(f"the call of {target!r}, which is not an ATen op")
         if aten.foldable(name) and not any(isinstance(v, Value) for v in _flatten((args, kwargs))):

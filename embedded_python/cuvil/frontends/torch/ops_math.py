@@ -13,7 +13,7 @@ import numpy as np
 from ..._dtypes import is_supported, supported_names
 from .. import composites
 from ..builder import Value
-from .aten import dtype_name, lowers, torch_dtype
+from .aten import NotComputed, dtype_name, lowers, torch_dtype
 
 SUPPORTED_NAMES = supported_names()
 
@@ -193,9 +193,13 @@ def _clamp(c, self, min=None, max=None, min_val=None, max_val=None, **_):
     hi = max_val if name.startswith("aten.hardtanh") else max
     if name.startswith("aten.clamp_max"):
         lo, hi = None, min if max is None else max
-    if isinstance(lo, Value) or isinstance(hi, Value):
-        raise c.unsupported("clamp with tensor bounds")
-    return composites.clip(c.b, operand(c, self, result_dtype(c)), lo, hi)
+    dtype = result_dtype(c)
+    x = operand(c, self, dtype)
+    if isinstance(lo, (Value, np.ndarray)) or isinstance(hi, (Value, np.ndarray)):
+        # Tensor bounds: max then min, broadcasting like the binary ops.
+        x = x if lo is None else c.b.op("cuvil.max", [x, operand(c, lo, dtype)])
+        return x if hi is None else c.b.op("cuvil.min", [x, operand(c, hi, dtype)])
+    return composites.clip(c.b, x, lo, hi)
 
 
 @lowers("aten.gelu")
@@ -291,7 +295,7 @@ def _dropout(c, input, p=0.5, train=None, **_):
         raise c.unsupported(f"{c.op} in training mode (train=True)")
     x = operand(c, input, result_dtype(c))
     if c.op.startswith("aten.native_dropout"):
-        return (x, None)
+        return (x, NotComputed("the mask of native_dropout"))
     return x
 
 
@@ -362,3 +366,82 @@ def _linear(c, input, weight, bias=None, **_):
     dtype = result_dtype(c)
     b = None if bias is None else operand(c, bias, dtype)
     return composites.linear(c.b, operand(c, input, dtype), operand(c, weight, dtype), b)
+
+
+# ----- further elementwise ops and index reductions ---------------------------------------------
+
+
+@lowers("aten.elu")
+def _elu(c, self, alpha=1.0, scale=1.0, input_scale=1.0, **_):
+    if input_scale != 1:
+        raise c.unsupported(f"aten.elu with input_scale={input_scale}")
+    x = operand(c, self, result_dtype(c))
+    return composites.elu(c.b, x, float(alpha), float(scale))
+
+
+@lowers("aten.log1p", "aten.expm1")
+def _log1p_expm1(c, self, **_):
+    x = operand(c, self, result_dtype(c))
+    one = composites.scalar(c.b, 1.0, x)
+    if c.op == "aten.log1p":
+        return c.b.op("cuvil.log", [c.b.op("cuvil.add", [x, one])])
+    return c.b.op("cuvil.sub", [c.b.op("cuvil.exp", [x]), one])
+
+
+@lowers("aten.sign")
+def _sign(c, self, **_):
+    dtype = result_dtype(c)
+    x = operand(c, self, dtype)
+    zero, one = operand(c, 0, dtype), operand(c, 1, dtype)
+    positive, negative = compare(c, "gt", x, zero), compare(c, "lt", x, zero)
+    minus = c.b.op("cuvil.neg", [one])
+    return c.b.op("cuvil.where", [positive, one, c.b.op("cuvil.where", [negative, minus, zero])])
+
+
+@lowers("aten.var")
+def _var(c, self, dim=None, correction=None, keepdim=False, unbiased=True, **_):
+    dtype = result_dtype(c)
+    x = operand(c, self, dtype)
+    axes = axes_of(dim, len(x.type.shape))
+    count = int(np.prod([x.type.shape[a] for a in axes]))
+    correction = (1 if unbiased else 0) if correction is None else correction
+    mean = c.b.op("cuvil.reduce_mean", [x], {"axes": axes, "keepdims": True})
+    diff = c.b.op("cuvil.sub", [x, mean])
+    total = _reduce(c, "cuvil.reduce_sum", c.b.op("cuvil.mul", [diff, diff]), dim, keepdim, dtype)
+    return c.b.op("cuvil.div", [total, operand(c, max(count - float(correction), 0.0), dtype)])
+
+
+def _arg_extreme(c, x: Value, dim, keepdim, largest: bool) -> Value:
+    """The first index of the maximum (minimum) along ``dim`` (all of ``x`` flattened if None)."""
+    if dim is None:
+        x, dim = composites.reshape(c.b, x, (-1,)), 0
+    axis = composites.normalize_axis(int(dim), len(x.type.shape))
+    size = x.type.shape[axis]
+    op = "cuvil.reduce_max" if largest else "cuvil.reduce_min"
+    extreme = c.b.op(op, [x], {"axes": (axis,), "keepdims": True})
+    hit = c.b.op("cuvil.compare", [x, extreme], {"predicate": composites._predicate("eq")})
+    shape = [1] * len(x.type.shape)
+    shape[axis] = size
+    positions = c.b.constant(np.arange(size, dtype=np.int64).reshape(shape))
+    candidates = c.b.op("cuvil.where", [hit, positions, composites.scalar(c.b, size, "int64")])
+    attrs = {"axes": (axis,), "keepdims": bool(keepdim)}
+    return c.b.op("cuvil.reduce_min", [candidates], attrs)
+
+
+@lowers("aten.argmax", "aten.argmin")
+def _argmax(c, self, dim=None, keepdim=False, **_):
+    x = operand(c, self, promoted(self))
+    return _arg_extreme(c, x, dim, keepdim, largest=c.op == "aten.argmax")
+
+
+@lowers("aten.max", "aten.min")
+def _max_min_dim(c, self, dim=None, keepdim=False, other=None, **_):
+    largest = c.op == "aten.max"
+    if other is not None:
+        return binary(c, "cuvil.max" if largest else "cuvil.min", self, other)
+    op = "cuvil.reduce_max" if largest else "cuvil.reduce_min"
+    x = operand(c, self, promoted(self))
+    values = _reduce(c, op, x, dim, keepdim, x.type.dtype)
+    if dim is None:
+        return values
+    return (values, _arg_extreme(c, x, dim, keepdim, largest))

@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import composites
 from ..builder import Value
-from .aten import lowers
+from .aten import NotComputed, lowers
 from .ops_math import operand, result_dtype, result_shape
 
 # ----- convolution ---------------------------------------------------------------------
@@ -80,6 +80,15 @@ def _unsqueeze_weight(c, weight, dtype):
 # ----- normalization -----------------------------------------------------------------------
 
 
+def _statistics(c) -> tuple:
+    """The saved mean and inverse deviation a normalization returns for training."""
+    return (NotComputed(f"the saved mean of {c.op}"), NotComputed(f"the saved rstd of {c.op}"))
+
+
+def _indices(c):
+    return NotComputed(f"the indices of {c.op}")
+
+
 def _batch_norm(c, input, weight, bias, running_mean, running_var, eps):
     dtype = result_dtype(c)
     x = operand(c, input, dtype)
@@ -88,7 +97,8 @@ def _batch_norm(c, input, weight, bias, running_mean, running_var, eps):
     scale = operand(c, ones if weight is None else weight, dtype)
     shift = operand(c, zeros if bias is None else bias, dtype)
     mean, var = operand(c, running_mean, dtype), operand(c, running_var, dtype)
-    return (composites.batch_norm(c.b, x, scale, shift, mean, var, float(eps)), None, None)
+    y = composites.batch_norm(c.b, x, scale, shift, mean, var, float(eps))
+    return (y, *_statistics(c))
 
 
 @lowers("aten._native_batch_norm_legit_no_training")
@@ -97,15 +107,30 @@ def _batch_norm_inference(c, input, weight, bias, running_mean, running_var, mom
 
 
 @lowers("aten.native_batch_norm", "aten._native_batch_norm_legit")
-def _batch_norm_maybe_training(
+def _batch_norm_maybe_batch_statistics(
     c, input, weight, bias, running_mean=None, running_var=None, training=True, eps=1e-5, **_
 ):
-    if training or running_mean is None:
-        raise c.unsupported(
-            "batch norm in training mode (batch statistics); import the model with "
-            "mode='inference' (model.eval())"
-        )
-    return _batch_norm(c, input, weight, bias, running_mean, running_var, eps)
+    if not training:
+        return _batch_norm(c, input, weight, bias, running_mean, running_var, eps)
+    # The exported (eval) module normalizes with the statistics of its input by design
+    # (instance norm, batch norm without running statistics): compute them.
+    dtype = result_dtype(c)
+    x = operand(c, input, dtype)
+    attrs = {"axes": tuple(d for d in range(len(x.type.shape)) if d != 1), "keepdims": True}
+    centered = c.b.op("cuvil.sub", [x, c.b.op("cuvil.reduce_mean", [x], attrs)])
+    var = c.b.op("cuvil.reduce_mean", [c.b.op("cuvil.mul", [centered, centered])], attrs)
+    inv = c.b.op("cuvil.rsqrt", [c.b.op("cuvil.add", [var, operand(c, float(eps), dtype)])])
+    y = _channel_affine(c, c.b.op("cuvil.mul", [centered, inv]), weight, bias, dtype)
+    return (y, *_statistics(c))
+
+
+def _channel_affine(c, y: Value, weight, bias, dtype: str) -> Value:
+    """``y * weight + bias`` with per-channel (axis 1) parameters, either of them optional."""
+    per_channel = (1, y.type.shape[1]) + (1,) * (len(y.type.shape) - 2)
+    for op, param in (("cuvil.mul", weight), ("cuvil.add", bias)):
+        if param is not None:
+            y = c.b.op(op, [y, composites.reshape(c.b, operand(c, param, dtype), per_channel)])
+    return y
 
 
 @lowers("aten.native_layer_norm", "aten.layer_norm")
@@ -115,7 +140,19 @@ def _layer_norm(c, input, normalized_shape, weight=None, bias=None, eps=1e-5, **
     gamma, beta = (None if p is None else operand(c, p, dtype) for p in (weight, bias))
     axis = len(x.type.shape) - len(normalized_shape)
     y = composites.layer_norm(c.b, x, gamma, beta, axis=axis, epsilon=float(eps))
-    return (y, None, None) if c.op.startswith("aten.native") else y
+    return (y, *_statistics(c)) if c.op.startswith("aten.native") else y
+
+
+@lowers("aten.native_group_norm")
+def _group_norm(c, input, weight, bias, N, C, HxW, group, eps, **_):
+    dtype = result_dtype(c)
+    x = operand(c, input, dtype)
+    shape = x.type.shape
+    # Each group is a layer norm over its channels and positions, then a per-channel affine.
+    grouped = composites.reshape(c.b, x, (shape[0], int(group), -1))
+    y = composites.reshape(c.b, composites.layer_norm(c.b, grouped, epsilon=float(eps)), shape)
+    y = _channel_affine(c, y, weight, bias, dtype)
+    return (y, *_statistics(c))
 
 
 @lowers("aten._softmax", "aten.softmax")
@@ -158,7 +195,7 @@ def _pool(c, kind: str, x, attrs):
 @lowers("aten.max_pool2d_with_indices", "aten.max_pool2d")
 def _max_pool2d(c, self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False, **_):
     y = _pool(c, "max", self, _pool_params(c, kernel_size, stride, padding, dilation))
-    return (y, None) if c.op.endswith("with_indices") else y
+    return (y, _indices(c)) if c.op.endswith("with_indices") else y
 
 
 @lowers("aten.avg_pool2d")
@@ -187,7 +224,19 @@ def _adaptive_pool2d(c, self, output_size, **_):
     if len(x.type.shape) != 4:
         raise c.unsupported(f"adaptive pooling of a rank-{len(x.type.shape)} tensor (needs NCHW)")
     y = composites.adaptive_pool2d(c.b, x, _as_pair(output_size, "output_size", c), kind)
-    return (y, None) if kind == "max" else y
+    return (y, _indices(c)) if kind == "max" else y
+
+
+@lowers("aten.upsample_nearest2d", "aten.upsample_nearest1d", "aten.upsample_nearest3d")
+def _upsample_nearest(c, self=None, input=None, **_):
+    x = operand(c, input if self is None else self, result_dtype(c))
+    out = result_shape(c)
+    factors = [o // i if i and o % i == 0 else 0 for i, o in zip(x.type.shape, out)]
+    if 0 in factors:
+        raise c.unsupported(
+            f"{c.op} from {x.type.shape} to {out}, not an integer factor per dimension"
+        )
+    return composites.upsample_nearest(c.b, x, factors)
 
 
 # ----- attention and lookup ----------------------------------------------------------------------
@@ -224,7 +273,7 @@ def _sdpa_with_stats(
     c, query, key, value, dropout_p=0.0, is_causal=False, attn_mask=None, scale=None, **_
 ):
     out = _attention(c, query, key, value, attn_mask, dropout_p, is_causal, scale)
-    return (out, None)
+    return (out, NotComputed(f"the log-sum-exp statistics of {c.op}"))
 
 
 @lowers("aten.embedding", "aten.index_select")

@@ -83,6 +83,17 @@ def _rank(x) -> int:
     return len(x.type.shape) if isinstance(x, Value) else np.asarray(x).ndim
 
 
+@lowers("aten.repeat")
+def _repeat(c, self, repeats, **_):
+    x = operand(c, self, result_dtype(c))
+    repeats = [int(r) for r in repeats]
+    # Leading repeats add dimensions; each dim d becomes (r, d), broadcast, then merged.
+    shape = [1] * (len(repeats) - len(x.type.shape)) + list(x.type.shape)
+    x = composites.reshape(c.b, x, [v for d in shape for v in (1, d)])
+    x = composites.broadcast_to(c.b, x, [v for r, d in zip(repeats, shape) for v in (r, d)])
+    return composites.reshape(c.b, x, result_shape(c))
+
+
 @lowers("aten.split", "aten.split_with_sizes")
 def _split(c, self, split_size=None, split_sizes=None, dim=0, **_):
     x = operand(c, self, result_dtype(c))
