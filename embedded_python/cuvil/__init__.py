@@ -39,6 +39,7 @@ from ._targets import (
     set_default_target,
 )
 from .frontend import InputSpecError, IRModule, ShapeSpecError, TensorSpec
+from .frontends.jax.frontend import compile_to_ir
 from .frontends.numpy_tracer.tracer import Tracer
 from .frontends.onnx import OnnxModelError, load_onnx
 
@@ -57,6 +58,7 @@ __all__ = [
     "load_target_plugin",
     "phases",
     "trace_to_mlir",
+    "compile_to_ir",
     "set_snapshot_capture",
     "snapshot_capture_enabled",
     "set_log_level",

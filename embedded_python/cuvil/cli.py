@@ -194,6 +194,8 @@ def _trace_command(args: argparse.Namespace) -> int:
             return fail(f"no such file: {path}", 2)
     if args.top < 0:
         return fail("--top takes a count of rows, 0 for all", 2)
+    if args.output and (why := _unwritable(args.output)):
+        return fail(why, 2)
     trace_error = _profiler.trace_error_type()
     try:
         trace = _profiler.read_trace(args.file, args.input_format)
@@ -222,6 +224,28 @@ def _trace_command(args: argparse.Namespace) -> int:
 def _error(message: str, code: int) -> int:
     print(f"cuvil compile: error: {message}", file=sys.stderr)
     return code
+
+
+def _unwritable(path: str) -> str | None:
+    """Why ``path`` cannot be written, or None; checked before a script runs, so
+    that a bad -o fails at once instead of after the whole run."""
+    existed = os.path.lexists(path)
+    try:
+        with open(path, "ab"):
+            pass
+    except OSError as error:
+        return f"cannot write {path}: {error.strerror or error}; choose another -o path"
+    if not existed:
+        os.remove(path)
+    return None
+
+
+def _exit_status(code: object) -> int:
+    """The status for a script's ``sys.exit(code)``: a process can only exit
+    with 0-255, so other integers (256 would wrap to 0, "success") become 1."""
+    if code is None or code == 0:
+        return 0
+    return code if isinstance(code, int) and 0 < code < 256 else 1
 
 
 def _print_user_traceback(error: BaseException, path: str) -> None:
@@ -255,10 +279,10 @@ def _run_script(
                 namespace.update(result)
     except SystemExit as exit_request:
         code = exit_request.code
-        if code in (None, 0):
-            return 0
-        print(f"cuvil {command}: {path} exited with status {code}", file=sys.stderr)
-        return code if isinstance(code, int) else 1
+        status = _exit_status(code)
+        if status:
+            print(f"cuvil {command}: {path} exited with status {code}", file=sys.stderr)
+        return status
     except Exception as error:  # the user's program failed: report it like Python would
         _print_user_traceback(error, path)
         return 1
@@ -370,6 +394,8 @@ def _compile_command(args: argparse.Namespace) -> int:
     emit = args.emit or ("mlir" if args.output else None)
     if emit in binary_artifact_kinds() and not args.output:
         return _error(f"--emit {emit} produces a binary file; give its path with -o OUT", 2)
+    if args.output and (why := _unwritable(args.output)):
+        return _error(why, 2)
     previous_target = None
     if args.target is not None:
         try:
@@ -440,8 +466,10 @@ def _profile_command(args: argparse.Namespace) -> int:
         fmt = output_format(args.output, None)
     if fmt is not None and not args.output:
         return fail("--format needs -o OUT", 2)
-    if args.output and not os.path.isdir(os.path.dirname(os.path.abspath(args.output))):
-        return fail(f"cannot write {args.output}: its directory does not exist", 2)
+    if args.top < 0:
+        return fail(f"--top takes a count of rows (0 for all), not {args.top}", 2)
+    if args.output and (why := _unwritable(args.output)):
+        return fail(why, 2)
     with profile() as prof:
         for _ in range(args.runs):
             status = _run_script(path, args.script_args, capture=False, command="profile")

@@ -169,15 +169,31 @@ def test_pad_and_reshape_helpers():
     )
 
 
-def test_layer_norm_without_beta_and_batch_norm_of_rank_3_match_pytorch():
+@pytest.mark.parametrize(
+    "build,reference",
+    [
+        (composites.layer_norm, lambda t, g, eps: F.layer_norm(t, (6,), g, eps=eps)),
+        (composites.rms_norm, lambda t, g, eps: F.rms_norm(t, (6,), g, eps=eps)),
+    ],
+    ids=["layer_norm_without_beta", "rms_norm"],
+)
+def test_normalization_over_the_last_axis_matches_pytorch(build, reference):
     x = RNG.standard_normal((2, 4, 6)).astype(np.float32)
     gamma = RNG.standard_normal(6).astype(np.float32)
-    got = _run(lambda b, v, g: composites.layer_norm(b, v, g, epsilon=1e-3), x, gamma)
-    expected = F.layer_norm(*_t(x), (6,), torch.from_numpy(gamma), eps=1e-3).numpy()
+    got = _run(lambda b, v, g: build(b, v, g, epsilon=1e-3), x, gamma)
+    expected = reference(*_t(x, gamma), 1e-3).numpy()
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
 
+
+def test_batch_norm_of_rank_3_matches_pytorch():
+    x = RNG.standard_normal((2, 4, 6)).astype(np.float32)
     scale, bias, mean = (RNG.standard_normal(4).astype(np.float32) for _ in range(3))
     var = RNG.random(4).astype(np.float32) + 0.5
     got = _run(lambda b, *v: composites.batch_norm(b, *v, epsilon=1e-3), x, scale, bias, mean, var)
     expected = F.batch_norm(*_t(x, mean, var, scale, bias), eps=1e-3).numpy()
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_swish_with_alpha():
+    got = _run(lambda b, v: composites.silu(b, v, 1.5), X)
+    np.testing.assert_allclose(got, X / (1 + np.exp(-1.5 * X)), rtol=1e-5, atol=1e-6)

@@ -58,6 +58,8 @@ def test_zoo_model_matches_onnxruntime_and_pytorch(zoo, name):
 
     ir = cuvil.load_onnx(paths[name])
     got = ir.compile()(**feeds)
+    if name == "gpt2":  # the token embedding is a lookup with run-time indices
+        assert "cuvil.gather" in ir.text
 
     assert got.shape == expected_torch.shape and got.dtype == np.float32
     np.testing.assert_allclose(got, expected_ort, rtol=1e-4, atol=1e-5)
@@ -378,6 +380,7 @@ def test_worker_runs_an_onnx_model_and_reports_its_compilation(zoo):
         "worker = _worker.Worker(out)\n"
         "worker.install_hooks()\n"
         "worker.run(sys.argv[1])\n"
+        "worker.execute({'index': len(worker.recorded) - 1})\n"
         "sys.stdout.write('MESSAGES\\n' + out.getvalue())\n"
     )
     result = run_python(["-c", code, str(paths["resnet"])])
@@ -385,11 +388,16 @@ def test_worker_runs_an_onnx_model_and_reports_its_compilation(zoo):
     lines = result.stdout.split("MESSAGES\n", 1)[1].splitlines()
     messages = [json.loads(line) for line in lines]
     kinds = [m["type"] for m in messages]
-    assert kinds[0] == "started" and kinds[-1] == "finished" and messages[-1]["ok"]
+    assert kinds == ["started", "compilation", "finished", "executed"]
+    assert messages[2]["ok"]
     (compilation,) = [m for m in messages if m["type"] == "compilation"]
     assert compilation["function"] == "resnet"
     assert compilation["inputs"] == [{"dtype": "float32", "shape": [1, 3, 32, 32]}]
     assert "/stem/stem.0/Conv" in compilation["input_ir"]
+    (executed,) = [m for m in messages if m["type"] == "executed"]
+    assert executed["max_error"] < 1e-4 and executed["outputs"] == [[1, 10]]
+    with open(executed["trace"], encoding="utf-8") as trace:
+        assert "/stem/stem.0/Conv" in trace.read()  # profile rows name the ONNX node
 
 
 def test_corrupted_bytes_fail_with_a_cuvil_error_never_a_crash(zoo):

@@ -115,6 +115,7 @@ CASES = [
     Case("reciprocal", "Reciprocal", [POS]),
     Case("leaky_relu", "LeakyRelu", [rand(3, 5)], {"alpha": 0.3}),
     Case("prelu_per_channel", "PRelu", [rand(2, 3, 4, 4), Const(rand(3, 1, 1))]),
+    Case("swish", "Swish", [rand(3, 5) * 3], {"alpha": 1.5}, opset=24),
     Case("elu", "Elu", [rand(3, 5) * 30], {"alpha": 0.7}),
     Case("selu", "Selu", [rand(3, 5) * 3]),
     Case("softplus", "Softplus", [rand(3, 5) * 40]),
@@ -300,6 +301,15 @@ CASES = [
         {"axis": 1, "epsilon": 1e-3},
         atol=1e-5,
     ),
+    Case("rms_norm", "RMSNormalization", [X3, Const(rand(6))], opset=23, atol=1e-5),
+    Case(
+        "rms_norm_axis1",
+        "RMSNormalization",
+        [X3, Const(rand(4, 6))],
+        {"axis": 1, "epsilon": 1e-3},
+        opset=23,
+        atol=1e-5,
+    ),
     # ----- shapes and data movement
     Case("reshape_minus1_zero", "Reshape", [X3, Const(ints(0, -1))]),
     Case("reshape_allowzero", "Reshape", [X3, Const(ints(4, 2, 6))], {"allowzero": 1}, opset=14),
@@ -360,6 +370,7 @@ CASES = [
         [Const(rand(10, 4)), np.asarray([[1, 9], [0, -3]], np.int64)],
     ),
     Case("gather_runtime_both", "Gather", [rand(5, 6), np.asarray([4, 1], np.int64)], {"axis": 1}),
+    Case("gather_runtime_int32", "Gather", [Const(rand(7, 3)), np.asarray([[6, 0, -7]], np.int32)]),
     Case(
         "resize_nearest_scales",
         "Resize",

@@ -73,6 +73,9 @@ LibraryExecutable::load(const std::string &path, const std::string &symbol,
     error = "symbol " + entryName + " missing in " + path;
     return nullptr;
   }
+  if (void *handler = library->symbol(kAllocationFailureHandlerSymbol))
+    *static_cast<void **>(handler) =
+        reinterpret_cast<void *>(&cuvilAllocationFailed);
   return std::make_unique<LibraryExecutable>(
       std::move(library), reinterpret_cast<PackedEntry>(entry), inputs, outputs,
       instrumented);

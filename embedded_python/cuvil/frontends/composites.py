@@ -44,6 +44,7 @@ __all__ = [
     "clip",
     "log_softmax",
     "layer_norm",
+    "rms_norm",
     "batch_norm",
     "matmul",
     "linear",
@@ -158,9 +159,10 @@ def gelu(b: IRBuilder, x: Value, approximate: str = "none") -> Value:
     return b.op("cuvil.mul", [half_x, b.op("cuvil.add", [t, scalar(b, 1.0, x)])])
 
 
-def silu(b: IRBuilder, x: Value) -> Value:
-    """SiLU / swish: ``x * sigmoid(x)``."""
-    return b.op("cuvil.mul", [x, b.op("cuvil.sigmoid", [x])])
+def silu(b: IRBuilder, x: Value, alpha: float = 1.0) -> Value:
+    """SiLU / swish: ``x * sigmoid(alpha * x)`` (``alpha`` is ONNX Swish's; SiLU has 1)."""
+    scaled = x if alpha == 1.0 else b.op("cuvil.mul", [x, scalar(b, alpha, x)])
+    return b.op("cuvil.mul", [x, b.op("cuvil.sigmoid", [scaled])])
 
 
 def clip(b: IRBuilder, x: Value, lo: float | None = None, hi: float | None = None) -> Value:
@@ -247,6 +249,20 @@ def layer_norm(
     beta = b.constant(np.zeros(norm_shape, dtype)) if beta is None else beta
     params = [broadcast_to(b, p, norm_shape) for p in (gamma, beta)]
     return b.op("cuvil.layer_norm", [x, *params], {"axis": axis, "epsilon": float(epsilon)})
+
+
+def rms_norm(
+    b: IRBuilder, x: Value, scale: Value | None = None, *, axis: int = -1, epsilon: float = 1e-5
+) -> Value:
+    """``x / sqrt(mean(x^2 over [axis, rank)) + epsilon) * scale`` (RMSNorm, LLaMA-style)."""
+    rank = len(x.type.shape)
+    axes = tuple(range(normalize_axis(axis, rank), rank))
+    mean_square = b.op(
+        "cuvil.reduce_mean", [b.op("cuvil.mul", [x, x])], {"axes": axes, "keepdims": True}
+    )
+    inverse = b.op("cuvil.rsqrt", [b.op("cuvil.add", [mean_square, scalar(b, epsilon, x)])])
+    y = b.op("cuvil.mul", [x, inverse])
+    return y if scale is None else b.op("cuvil.mul", [y, scale])
 
 
 def batch_norm(
@@ -501,48 +517,33 @@ def scaled_dot_product_attention(
 
 
 def gather(b: IRBuilder, data: Value, indices, axis: int = 0) -> Value:
-    """NumPy ``take(data, indices, axis)``: ONNX Gather, PyTorch embedding lookup.
+    """NumPy ``take(data, indices, axis)`` as ``cuvil.gather``: ONNX Gather, embedding lookup.
 
-    ``indices`` is a NumPy integer array (constant indices: slices and a
-    concatenation, negative ones counting from the end) or a :class:`Value`
-    computed at run time (each index row becomes a one-hot row and is
-    multiplied with ``data``, which is exact for finite data; indices out of
-    range select zeros, negative ones count from the end).
+    ``indices`` is an integer :class:`Value` computed at run time or a NumPy
+    integer array known now. Negative indices count from the end of ``axis``.
+    Known indices are checked (``IndexError`` when out of range); run-time
+    ones out of range are clamped by the op, so compiled code never reads out
+    of bounds.
     """
-    rank = len(data.type.shape)
-    axis = normalize_axis(axis, rank)
-    size = data.type.shape[axis]
+    axis = normalize_axis(axis, len(data.type.shape))
     if not isinstance(indices, Value):
-        return _gather_constant(b, data, np.asarray(indices), axis)
-    moved = transpose(b, data, [axis] + [d for d in range(rank) if d != axis])
-    rest = moved.type.shape[1:]
-    table = reshape(b, moved, (size, -1))
-    idx = reshape(b, indices, (-1, 1))
-    negative = b.op("cuvil.compare", [idx, scalar(b, 0, idx)], {"predicate": _predicate("lt")})
-    wrapped = b.op("cuvil.add", [idx, scalar(b, size, idx)])
-    idx = b.op("cuvil.where", [negative, wrapped, idx])
-    positions = b.constant(np.arange(size, dtype=idx.type.dtype).reshape(1, size))
-    onehot = b.op("cuvil.compare", [idx, positions], {"predicate": _predicate("eq")})
-    rows = b.op("cuvil.matmul", [cast(b, onehot, table.type.dtype), table])
-    out = reshape(b, rows, tuple(indices.type.shape) + tuple(rest))
-    # The gathered dimensions stand where ``axis`` was.
-    k = len(indices.type.shape)
-    perm = list(range(k, k + axis)) + list(range(k)) + list(range(k + axis, k + rank - 1))
-    return transpose(b, out, perm)
-
-
-def _gather_constant(b: IRBuilder, data: Value, indices: np.ndarray, axis: int) -> Value:
-    size = data.type.shape[axis]
-    flat = indices.reshape(-1).astype(np.int64)
-    if np.any((flat < -size) | (flat >= size)):
-        raise IndexError(f"gather indices {flat.tolist()} out of range for axis of size {size}")
-    flat = flat % size if size else flat
-    rows = [slice_axis(b, data, axis, int(i), int(i) + 1) for i in flat]
-    if not rows:
-        raise ValueError("gather with no indices gives an empty tensor, which Cuvil cannot compile")
-    joined = concat(b, rows, axis)
-    shape = data.type.shape
-    return reshape(b, joined, shape[:axis] + tuple(indices.shape) + shape[axis + 1 :])
+        size = data.type.shape[axis]
+        known = np.asarray(indices)
+        if known.dtype.kind not in "iu":
+            raise TypeError(f"gather indices must be integers, got {known.dtype}")
+        if np.any((known < -size) | (known >= size)):
+            raise IndexError(
+                f"gather indices {known.reshape(-1).tolist()} out of range for an axis of "
+                f"size {size}"
+            )
+        if known.size == 0:
+            raise ValueError(
+                "gather with no indices gives an empty tensor, which Cuvil cannot compile"
+            )
+        indices = b.constant(known.astype(np.int64))
+    elif indices.type.dtype not in ("int32", "int64"):
+        indices = cast(b, indices, "int64")
+    return b.op("cuvil.gather", [data, indices], {"axis": axis})
 
 
 def _predicate(name: str) -> int:

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cuvil/Target/CPU/CpuBackend.h"
+#include "cuvil/Runtime/MemRefCall.h"
 
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
@@ -128,6 +129,7 @@ llvm::Error cpu::emitArtifact(ModuleOp module, Artifact kind, std::string &out,
   if (!packedEntry.empty())
     if (llvm::Error e = addPackedInterface(**llvmModule, packedEntry))
       return e;
+  defineAllocationFunctions(**llvmModule);
   if (llvm::Error e = makeOptimizingTransformer(kIROptLevel, 0,
                                                 tm->get())(llvmModule->get()))
     return e;
@@ -168,6 +170,53 @@ llvm::Error cpu::addPackedInterface(llvm::Module &module,
   }
   builder.CreateRetVoid();
   return llvm::Error::success();
+}
+
+void cpu::defineAllocationFunctions(llvm::Module &module) {
+  llvm::LLVMContext &ctx = module.getContext();
+  auto *ptrType = llvm::PointerType::get(ctx, 0);
+  auto *i64 = llvm::Type::getInt64Ty(ctx);
+  auto *voidType = llvm::Type::getVoidTy(ctx);
+  llvm::Function *alloc = module.getFunction("_mlir_memref_to_llvm_alloc");
+  if (alloc && alloc->isDeclaration()) {
+    auto *handlerSlot =
+        new llvm::GlobalVariable(module, ptrType, /*isConstant=*/false,
+                                 llvm::GlobalValue::ExternalLinkage,
+                                 llvm::ConstantPointerNull::get(ptrType),
+                                 ::cuvil::kAllocationFailureHandlerSymbol);
+    llvm::FunctionCallee malloc = module.getOrInsertFunction(
+        "malloc", llvm::FunctionType::get(ptrType, {i64}, false));
+    alloc->setLinkage(llvm::GlobalValue::InternalLinkage);
+    llvm::Value *bytes = alloc->getArg(0);
+    auto *entry = llvm::BasicBlock::Create(ctx, "entry", alloc);
+    auto *failed = llvm::BasicBlock::Create(ctx, "failed", alloc);
+    auto *done = llvm::BasicBlock::Create(ctx, "done", alloc);
+    llvm::IRBuilder<> b(entry);
+    llvm::Value *ptr = b.CreateCall(malloc, {bytes});
+    // malloc(0) may return null without failing.
+    llvm::Value *isFailure =
+        b.CreateAnd(b.CreateIsNull(ptr), b.CreateICmpNE(bytes, b.getInt64(0)));
+    b.CreateCondBr(isFailure, failed, done);
+    b.SetInsertPoint(failed);
+    llvm::Value *handler = b.CreateLoad(ptrType, handlerSlot);
+    auto *call = llvm::BasicBlock::Create(ctx, "call", alloc);
+    b.CreateCondBr(b.CreateIsNull(handler), done, call);
+    b.SetInsertPoint(call);
+    b.CreateCall(llvm::FunctionType::get(voidType, {i64}, false), handler,
+                 {bytes});
+    b.CreateBr(done);
+    b.SetInsertPoint(done);
+    b.CreateRet(ptr);
+  }
+  llvm::Function *release = module.getFunction("_mlir_memref_to_llvm_free");
+  if (release && release->isDeclaration()) {
+    llvm::FunctionCallee free = module.getOrInsertFunction(
+        "free", llvm::FunctionType::get(voidType, {ptrType}, false));
+    release->setLinkage(llvm::GlobalValue::InternalLinkage);
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", release));
+    b.CreateCall(free, {release->getArg(0)});
+    b.CreateRetVoid();
+  }
 }
 
 llvm::Error cpu::emitSharedLibrary(ModuleOp module, llvm::StringRef funcName,

@@ -142,8 +142,13 @@ void CpuTarget::buildPhases(const TargetOptions &o, PipelineBuilder &p) const {
   for (StringRef pass :
        {"convert-math-to-funcs", "convert-math-to-llvm", "convert-math-to-libm",
         "convert-scf-to-cf", "expand-strided-metadata", "lower-affine",
-        "convert-vector-to-llvm", "finalize-memref-to-llvm",
-        "convert-arith-to-llvm", "convert-index-to-llvm",
+        "convert-vector-to-llvm"})
+    p.add(Phase::Lower, pass);
+  // Allocations call _mlir_memref_to_llvm_alloc, which the backend defines
+  // to check for failure (cpu::defineAllocationFunctions).
+  p.add(Phase::Lower, "finalize-memref-to-llvm", "use-generic-functions=1");
+  for (StringRef pass :
+       {"convert-arith-to-llvm", "convert-index-to-llvm",
         "convert-func-to-llvm", "convert-cf-to-llvm", "convert-openmp-to-llvm",
         "reconcile-unrealized-casts"})
     p.add(Phase::Lower, pass);

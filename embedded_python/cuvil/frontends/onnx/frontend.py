@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import pathlib
 from collections.abc import Mapping, Sequence
 
 from ..base import FrontEnd, register
-from .model import LoadedModel, OnnxModelError, is_onnx_model, load, np_dtype
+from .model import LoadedModel, is_onnx_model, load, np_dtype
 
 __all__ = ["OnnxFrontEnd", "load_onnx"]
 
@@ -134,10 +132,5 @@ def load_onnx(path_or_bytes, *, use_mmap: bool = False, input_spec=None, target=
     """
     from ...frontend import build_ir_with
 
-    if isinstance(path_or_bytes, (str, os.PathLike)) and not os.fspath(path_or_bytes).endswith(
-        ".onnx"
-    ):
-        if not pathlib.Path(os.fspath(path_or_bytes)).is_file():
-            raise OnnxModelError(f"cuvil.load_onnx: {os.fspath(path_or_bytes)}: no such file")
     frontend = OnnxFrontEnd(use_mmap=use_mmap, api="cuvil.load_onnx")
     return build_ir_with(frontend, path_or_bytes, input_spec, target=target)

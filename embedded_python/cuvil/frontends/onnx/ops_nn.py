@@ -201,6 +201,13 @@ def layer_norm(ctx: NodeContext):
     return [C.layer_norm(ctx.b, ctx.value(0), ctx.value(1), beta, axis=axis, epsilon=epsilon)]
 
 
+@op("RMSNormalization")
+def rms_norm(ctx: NodeContext):
+    ctx.require_float(0)
+    axis, epsilon = ctx.attr("axis", -1), ctx.attr("epsilon", 1e-5)
+    return [C.rms_norm(ctx.b, ctx.value(0), ctx.value(1), axis=axis, epsilon=epsilon)]
+
+
 # ----- contractions ------------------------------------------------------------------------
 
 
@@ -238,6 +245,11 @@ def gelu(ctx: NodeContext):
 @op("LeakyRelu")
 def leaky_relu(ctx: NodeContext):
     return [C.leaky_relu(ctx.b, ctx.value(0), float(ctx.attr("alpha", 0.01)))]
+
+
+@op("Swish")
+def swish(ctx: NodeContext):
+    return [C.silu(ctx.b, ctx.value(0), float(ctx.attr("alpha", 1.0)))]
 
 
 @op("PRelu")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._dtypes import is_supported, supported_names
-from .. import composites
+from .. import composites, graph_composites
 from ..builder import Value
 from .aten import NotComputed, dtype_name, lowers, torch_dtype
 
@@ -95,7 +95,7 @@ def binary(c, op: str, x, y) -> Value:
 
 def compare(c, predicate: str, x, y) -> Value:
     dtype = promoted(x, y)
-    attrs = {"predicate": composites._predicate(predicate)}
+    attrs = {"predicate": graph_composites.predicate(predicate)}
     return c.b.op("cuvil.compare", [operand(c, x, dtype), operand(c, y, dtype)], attrs)
 
 
@@ -415,17 +415,8 @@ def _arg_extreme(c, x: Value, dim, keepdim, largest: bool) -> Value:
     """The first index of the maximum (minimum) along ``dim`` (all of ``x`` flattened if None)."""
     if dim is None:
         x, dim = composites.reshape(c.b, x, (-1,)), 0
-    axis = composites.normalize_axis(int(dim), len(x.type.shape))
-    size = x.type.shape[axis]
-    op = "cuvil.reduce_max" if largest else "cuvil.reduce_min"
-    extreme = c.b.op(op, [x], {"axes": (axis,), "keepdims": True})
-    hit = c.b.op("cuvil.compare", [x, extreme], {"predicate": composites._predicate("eq")})
-    shape = [1] * len(x.type.shape)
-    shape[axis] = size
-    positions = c.b.constant(np.arange(size, dtype=np.int64).reshape(shape))
-    candidates = c.b.op("cuvil.where", [hit, positions, composites.scalar(c.b, size, "int64")])
-    attrs = {"axes": (axis,), "keepdims": bool(keepdim)}
-    return c.b.op("cuvil.reduce_min", [candidates], attrs)
+    index = graph_composites.arg_reduce(c.b, x, int(dim), "max" if largest else "min", "int64")
+    return composites.reshape(c.b, index, result_shape(c))
 
 
 @lowers("aten.argmax", "aten.argmin")

@@ -283,8 +283,7 @@ def _embedding(c, weight=None, indices=None, self=None, dim=0, index=None, **_):
     dtype = rows.type.dtype if isinstance(rows, Value) else np.asarray(rows).dtype.name
     if dtype not in ("int32", "int64"):
         raise c.unsupported(f"{c.op} with {dtype} indices")
-    axis = composites.normalize_axis(int(dim), len(data.type.shape))
-    return c.b.op("cuvil.gather", [data, operand(c, rows, dtype)], {"axis": axis})
+    return composites.gather(c.b, data, operand(c, rows, dtype), int(dim))
 
 
 @lowers("aten.constant_pad_nd")

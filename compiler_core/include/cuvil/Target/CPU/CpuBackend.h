@@ -53,6 +53,13 @@ llvm::Error emitArtifact(ModuleOp module, Artifact kind, std::string &out,
 /// the runtime calls (the form MLIR's ExecutionEngine also generates).
 llvm::Error addPackedInterface(llvm::Module &module, llvm::StringRef name);
 
+/// Gives the allocation functions compiled code calls
+/// (`_mlir_memref_to_llvm_alloc`/`_free`, from finalize-memref-to-llvm's
+/// generic-functions mode) bodies: malloc/free, and on a failed allocation a
+/// call through the `cuvil_alloc_failure_handler` pointer the runtime sets
+/// when it loads the code (cuvil/Runtime/MemRefCall.h).
+void defineAllocationFunctions(llvm::Module &module);
+
 /// Compiles an LLVM-dialect module into a shared library at `path` whose
 /// entry point for `funcName` is the packed interface. This is the one way
 /// CPU code is built, whether it is then cached or only loaded: code run
