@@ -25,6 +25,12 @@ function it compiled through @cuvil.jit: a header (function, input signature,
 compile time) followed by the input IR, the IR after each pass
 (--print-ir-after-all) or an exported artifact (--emit).
 
+A file that defines a model compiles it too: a function cuvil_model() returning
+(model, example_inputs), or module-level variables `model` and `example_inputs`
+(a torch.nn.Module and a tuple of example tensors, only their shapes and
+dtypes matter). The model is imported for inference (model.eval()) and
+compiled for those inputs, as cuvil.frontend.build_ir(model, example_inputs).
+
 The script's own standard output is sent to standard error, so standard output
 carries only what cuvil prints. With -o and several compilations, the Nth
 artifact is written to OUT.N (N from 1). Arguments after "--" are passed to
@@ -251,9 +257,16 @@ def _print_user_traceback(error: BaseException, path: str) -> None:
 
 
 def _run_script(
-    path: str, script_args: list[str], capture: bool = True, command: str = "compile"
+    path: str,
+    script_args: list[str],
+    capture: bool = True,
+    command: str = "compile",
+    namespace: dict | None = None,
 ) -> int:
-    """Run ``path`` as ``__main__``; 0 on success, else the exit status to report."""
+    """Run ``path`` as ``__main__``; 0 on success, else the exit status to report.
+
+    ``namespace``, if given, receives the script's globals.
+    """
     saved_argv, saved_path = sys.argv, list(sys.path)
     saved_capture = snapshot_capture_enabled()
     sys.argv = [path, *script_args]
@@ -261,7 +274,9 @@ def _run_script(
     set_snapshot_capture(capture)
     try:
         with contextlib.redirect_stdout(sys.stderr):
-            runpy.run_path(path, run_name="__main__")
+            result = runpy.run_path(path, run_name="__main__")
+            if namespace is not None:
+                namespace.update(result)
     except SystemExit as exit_request:
         code = exit_request.code
         status = _exit_status(code)
@@ -306,6 +321,38 @@ def _emit_to_stdout(record: Compilation, kind: str) -> None:
         record.compiled.emit(kind, path)
         with open(path, encoding="utf-8", errors="replace") as artifact:
             sys.stdout.write(artifact.read().rstrip("\n") + "\n")
+
+
+def _compile_declared_model(namespace: dict, path: str) -> int:
+    """Compile the model a file declares (``cuvil_model()`` or ``model``/``example_inputs``)."""
+    if callable(namespace.get("cuvil_model")):
+        declared = namespace["cuvil_model"]()
+        if not (isinstance(declared, tuple) and len(declared) == 2):
+            return _error(f"{path}: cuvil_model() must return (model, example_inputs)", 1)
+        model, examples = declared
+    elif "model" in namespace and "example_inputs" in namespace:
+        model, examples = namespace["model"], namespace["example_inputs"]
+    else:
+        return 0
+    from . import frontend, frontends
+
+    try:
+        if frontends.for_model(model).name == "numpy":
+            return 0  # a plain callable named `model`: the script's own business
+    except TypeError:
+        return 0  # `model` is some other object of the script
+    examples = examples if isinstance(examples, (tuple, list)) else (examples,)
+    saved_capture = snapshot_capture_enabled()
+    set_snapshot_capture(True)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            frontend.build_ir(model, list(examples)).compile()
+    except Exception as error:  # the model cannot be imported: report it like Python would
+        _print_user_traceback(error, path)
+        return 1
+    finally:
+        set_snapshot_capture(saved_capture)
+    return 0
 
 
 def _input_shapes(items: list[str]) -> dict[str, tuple[int, ...]]:
@@ -356,9 +403,14 @@ def _compile_command(args: argparse.Namespace) -> int:
         except ValueError as error:
             return _error(f"--target: {error}", 2)
     already = len(compilations())
-    run = _compile_onnx if path.lower().endswith(".onnx") else _run_script
+    namespace: dict = {}
     try:
-        status = run(path, args.script_args) if run is _run_script else run(path, args)
+        if path.lower().endswith(".onnx"):
+            status = _compile_onnx(path, args)
+        else:
+            status = _run_script(path, args.script_args, namespace=namespace)
+            if status == 0:
+                status = _compile_declared_model(namespace, path)
     finally:
         if previous_target is not None:
             set_default_target(previous_target)
@@ -368,7 +420,8 @@ def _compile_command(args: argparse.Namespace) -> int:
     if not records:
         return _error(
             f"{args.file} ran but compiled nothing: no @cuvil.jit function was called with "
-            "NumPy arrays, or every call fell back to plain Python (see the warnings above)",
+            "NumPy arrays, or every call fell back to plain Python (see the warnings above), "
+            "and it defines no model (cuvil_model(), or model and example_inputs)",
             1,
         )
     for index, record in enumerate(records, start=1):

@@ -50,3 +50,4 @@ from .jax import frontend as _jax_frontend  # noqa: E402,F401
 from .numpy_tracer import frontend as _numpy_frontend  # noqa: E402,F401
 from .onnx import frontend as _onnx_frontend  # noqa: E402,F401
 from .tensorflow import frontend as _tf_frontend  # noqa: E402,F401
+from .torch import frontend as _torch_frontend  # noqa: E402,F401

@@ -1,0 +1,172 @@
+"""Lowerings of ATen's views and data movement, and of the shape queries export emits.
+
+Views become copies (Cuvil IR is value semantics); their result shapes are
+read from the node's ``meta["val"]``, so ``-1`` and symbolic sizes need no
+arithmetic here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import composites
+from ..builder import Value
+from .aten import lowers
+from .ops_math import operand, result_dtype, result_shape
+
+
+@lowers(
+    "aten.view",
+    "aten._unsafe_view",
+    "aten.reshape",
+    "aten.view_copy",
+    "aten.flatten",
+    "aten.squeeze",
+    "aten.unsqueeze",
+    "aten.unflatten",
+)
+def _reshape(c, self, **_):
+    return composites.reshape(c.b, operand(c, self, result_dtype(c)), result_shape(c))
+
+
+@lowers("aten.permute")
+def _permute(c, self, dims, **_):
+    return composites.transpose(c.b, operand(c, self, result_dtype(c)), [int(d) for d in dims])
+
+
+@lowers("aten.transpose")
+def _transpose(c, self, dim0, dim1, **_):
+    x = operand(c, self, result_dtype(c))
+    rank = len(x.type.shape)
+    perm = list(range(rank))
+    a, b = composites.normalize_axis(int(dim0), rank), composites.normalize_axis(int(dim1), rank)
+    perm[a], perm[b] = perm[b], perm[a]
+    return composites.transpose(c.b, x, perm)
+
+
+@lowers("aten.t", "aten.numpy_T")
+def _t(c, self, **_):
+    x = operand(c, self, result_dtype(c))
+    return composites.transpose(c.b, x, list(range(len(x.type.shape)))[::-1])
+
+
+@lowers("aten.expand", "aten.expand_as", "aten.broadcast_to")
+def _expand(c, self, **_):
+    return composites.broadcast_to(c.b, operand(c, self, result_dtype(c)), result_shape(c))
+
+
+@lowers("aten.cat", "aten.concat")
+def _cat(c, tensors, dim=0, **_):
+    dtype = result_dtype(c)
+    # PyTorch skips 1-D empty tensors in cat (a legacy rule).
+    values = [operand(c, t, dtype) for t in tensors if _size(t) != 0 or _rank(t) != 1]
+    return composites.concat(c.b, values, int(dim))
+
+
+@lowers("aten.stack")
+def _stack(c, tensors, dim=0, **_):
+    dtype = result_dtype(c)
+    values = [operand(c, t, dtype) for t in tensors]
+    axis = composites.normalize_axis(int(dim), len(values[0].type.shape) + 1)
+    expanded = []
+    for v in values:
+        shape = list(v.type.shape)
+        expanded.append(composites.reshape(c.b, v, shape[:axis] + [1] + shape[axis:]))
+    return composites.concat(c.b, expanded, axis)
+
+
+def _size(x) -> int:
+    return int(np.prod(x.type.shape)) if isinstance(x, Value) else np.asarray(x).size
+
+
+def _rank(x) -> int:
+    return len(x.type.shape) if isinstance(x, Value) else np.asarray(x).ndim
+
+
+@lowers("aten.repeat")
+def _repeat(c, self, repeats, **_):
+    x = operand(c, self, result_dtype(c))
+    repeats = [int(r) for r in repeats]
+    # Leading repeats add dimensions; each dim d becomes (r, d), broadcast, then merged.
+    shape = [1] * (len(repeats) - len(x.type.shape)) + list(x.type.shape)
+    x = composites.reshape(c.b, x, [v for d in shape for v in (1, d)])
+    x = composites.broadcast_to(c.b, x, [v for r, d in zip(repeats, shape) for v in (r, d)])
+    return composites.reshape(c.b, x, result_shape(c))
+
+
+@lowers("aten.split", "aten.split_with_sizes")
+def _split(c, self, split_size=None, split_sizes=None, dim=0, **_):
+    x = operand(c, self, result_dtype(c))
+    axis = composites.normalize_axis(int(dim), len(x.type.shape))
+    length = x.type.shape[axis]
+    if split_sizes is None:
+        step = int(split_size)
+        split_sizes = [min(step, length - s) for s in range(0, length, step)]
+    parts, start = [], 0
+    for size in split_sizes:
+        parts.append(composites.slice_axis(c.b, x, axis, start, start + int(size)))
+        start += int(size)
+    return tuple(parts)
+
+
+@lowers("aten.unbind")
+def _unbind(c, self, dim=0, **_):
+    x = operand(c, self, result_dtype(c))
+    axis = composites.normalize_axis(int(dim), len(x.type.shape))
+    shape = x.type.shape[:axis] + x.type.shape[axis + 1 :]
+    return tuple(
+        composites.reshape(c.b, composites.slice_axis(c.b, x, axis, i, i + 1), shape)
+        for i in range(x.type.shape[axis])
+    )
+
+
+@lowers("aten.slice", "aten.slice_copy")
+def _slice(c, self, dim=0, start=None, end=None, step=1, **_):
+    x = operand(c, self, result_dtype(c))
+    axis = composites.normalize_axis(int(dim), len(x.type.shape))
+    begin, limit, stride = slice(start, end, int(step)).indices(x.type.shape[axis])
+    if limit <= begin:
+        raise c.unsupported(f"a slice [{start}:{end}:{step}] with no elements")
+    return composites.slice_axis(c.b, x, axis, begin, limit, stride)
+
+
+@lowers("aten.select", "aten.select_copy")
+def _select(c, self, dim, index, **_):
+    x = operand(c, self, result_dtype(c))
+    axis = composites.normalize_axis(int(dim), len(x.type.shape))
+    i = int(index) % x.type.shape[axis]
+    picked = composites.slice_axis(c.b, x, axis, i, i + 1)
+    return composites.reshape(c.b, picked, result_shape(c))
+
+
+# ----- shapes and shape-only constructors ---------------------------------------------------
+
+
+@lowers("aten.sym_size")
+def _sym_size(c, self, dim=None, **_):
+    shape = self.type.shape if isinstance(self, Value) else np.shape(self)
+    return shape[int(dim)] if dim is not None else tuple(shape)
+
+
+@lowers("aten.sym_numel")
+def _sym_numel(c, self, **_):
+    return _size(self)
+
+
+@lowers(
+    "aten.full_like",
+    "aten.zeros_like",
+    "aten.ones_like",
+    "aten.empty_like",
+    "aten.new_zeros",
+    "aten.new_ones",
+    "aten.new_full",
+    "aten.new_empty",
+)
+def _like(c, fill_value=None, **_):
+    # Only the input's shape matters: the result is a constant.
+    name = c.op
+    value = 1 if "ones" in name else 0 if fill_value is None else fill_value
+    if isinstance(value, Value):
+        raise c.unsupported(f"{name} with a fill value computed at run time")
+    return np.full(result_shape(c), value, dtype=result_dtype(c))

@@ -1,0 +1,79 @@
+"""``input_spec`` for PyTorch models: forward-parameter names, or a list of specs in their order."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping
+
+__all__ = ["normalize_torch_spec", "forward_parameters"]
+
+_API = "cuvil.frontend.build_ir"
+_Parameter = inspect.Parameter
+
+
+def forward_parameters(model) -> list[inspect.Parameter]:
+    """The parameters of ``model.forward`` (without ``self``) that can take a tensor."""
+    signature = inspect.signature(model.forward)
+    return [
+        p
+        for p in signature.parameters.values()
+        if p.kind not in (_Parameter.VAR_POSITIONAL, _Parameter.VAR_KEYWORD)
+    ]
+
+
+def _entry(name: str, value, default_dtype: str):
+    """One spec (TensorSpec, torch.Tensor, shape, ``(shape, dtype)``) as a cuvil.TensorSpec."""
+    import torch
+
+    from ...frontend import _normalize_spec
+    from .aten import dtype_name
+
+    if isinstance(value, torch.Tensor):
+        value = (tuple(value.shape), dtype_name(value.dtype))
+    elif isinstance(getattr(value, "dtype", None), torch.dtype):
+        value = (tuple(value.shape), dtype_name(value.dtype))
+    elif isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], torch.dtype):
+        value = (value[0], dtype_name(value[1]))
+    return _normalize_spec(name, value, default_dtype)
+
+
+def normalize_torch_spec(model, input_spec, default_dtype: str) -> dict:
+    """``input_spec`` as forward-parameter name -> ``cuvil.TensorSpec``, in ``forward``'s order.
+
+    Accepts a mapping of parameter names, or a list/tuple of specs given to the
+    leading parameters in order. Every parameter without a default must get one.
+    """
+    from ...frontend import InputSpecError
+
+    params = forward_parameters(model)
+    names = [p.name for p in params]
+    where = f"{type(model).__name__}.forward({', '.join(names)})"
+    if isinstance(input_spec, Mapping):
+        unknown = [k for k in input_spec if k not in names]
+        if unknown:
+            raise InputSpecError(
+                f"{_API}: input_spec names {unknown} that are not parameters of {where}"
+            )
+        given = dict(input_spec)
+    elif isinstance(input_spec, (list, tuple)):
+        if input_spec and all(isinstance(d, int) for d in input_spec):
+            raise InputSpecError(
+                f"{_API}: input_spec {tuple(input_spec)} is one shape; give a list of specs, "
+                f"one per input of {where}, e.g. [{tuple(input_spec)}]"
+            )
+        if len(input_spec) > len(names):
+            raise InputSpecError(
+                f"{_API}: input_spec has {len(input_spec)} specs but {where} takes "
+                f"{len(names)} inputs"
+            )
+        given = dict(zip(names, input_spec))
+    else:
+        raise InputSpecError(
+            f"{_API}: input_spec for {type(model).__name__} must map forward's parameter "
+            "names to shapes/specs or list one spec per input, e.g. [(1, 3, 224, 224)]; "
+            f"got a {type(input_spec).__name__}"
+        )
+    missing = [p.name for p in params if p.default is _Parameter.empty and p.name not in given]
+    if missing:
+        raise InputSpecError(f"{_API}: input_spec has no spec for {missing}, inputs of {where}")
+    return {n: _entry(n, given[n], default_dtype) for n in names if n in given}

@@ -1,0 +1,360 @@
+"""Operator table of the PyTorch importer: each op compiled by Cuvil against PyTorch's result."""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from cuvil.frontend import build_ir
+from cuvil.frontends.torch import aten
+
+# ----- tolerances (as in test_ops.py) ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Tol:
+    rtol: float
+    atol: float
+
+
+EXACT = Tol(0.0, 0.0)  # data movement, comparisons, IEEE-exact arithmetic
+ROUNDED = Tol(1e-6, 1e-7)  # division, sqrt
+TRANSCENDENTAL = Tol(1e-5, 1e-6)  # exp/log/tanh/erf/sigmoid/gelu/pow
+NORMALIZATION = Tol(1e-4, 1e-5)  # a reduction with rsqrt
+REDUCTION = Tol(1e-5, 1e-5)  # reordered sums of a few dozen terms
+CONTRACTION = Tol(1e-4, 1e-4)  # matmul/conv: K products summed in another order
+
+
+# ----- cases --------------------------------------------------------------------------------
+
+
+class Fn(nn.Module):
+    """A function of tensors as a module (``forward(a)``, ``forward(a, b)``, ...)."""
+
+    def __init__(self, fn: Callable):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args):
+        return self.fn(*args)
+
+
+class Fn1(Fn):
+    def forward(self, a):
+        return self.fn(a)
+
+
+class Fn2(Fn):
+    def forward(self, a, b):
+        return self.fn(a, b)
+
+
+class Fn3(Fn):
+    def forward(self, a, b, c):
+        return self.fn(a, b, c)
+
+
+@dataclass
+class Case:
+    name: str
+    model: Callable  # () -> nn.Module (built under a fixed seed)
+    inputs: tuple  # (shape, dtype, low, high) per input
+    tol: Tol = EXACT
+
+
+def f(name, fn, *inputs, tol=EXACT) -> Case:
+    wrapper = {1: Fn1, 2: Fn2, 3: Fn3}[len(inputs)]
+    return Case(name, lambda: wrapper(fn), tuple(_spec(i) for i in inputs), tol)
+
+
+def m(name, make, *inputs, tol=CONTRACTION) -> Case:
+    return Case(name, make, tuple(_spec(i) for i in inputs), tol)
+
+
+def _spec(item):
+    if isinstance(item, tuple) and item and isinstance(item[0], tuple):
+        shape, dtype, *bounds = item
+        low, high = bounds if bounds else (-2.0, 2.0)
+        return shape, dtype, low, high
+    return item, torch.float32, -2.0, 2.0
+
+
+POS = ((3, 5), torch.float32, 0.1, 3.0)
+X = (3, 5)
+NCHW = (2, 4, 9, 9)
+
+CASES = [
+    # elementwise
+    f("relu", torch.relu, X),
+    f("leaky_relu", lambda x: F.leaky_relu(x, 0.2), X),
+    f("sigmoid", torch.sigmoid, X, tol=TRANSCENDENTAL),
+    f("tanh", torch.tanh, X, tol=TRANSCENDENTAL),
+    f("gelu", F.gelu, X, tol=TRANSCENDENTAL),
+    f("gelu_tanh", lambda x: F.gelu(x, approximate="tanh"), X, tol=TRANSCENDENTAL),
+    f("silu", F.silu, X, tol=TRANSCENDENTAL),
+    f("hardswish", F.hardswish, ((3, 5), torch.float32, -5.0, 5.0), tol=ROUNDED),
+    f("hardsigmoid", F.hardsigmoid, ((3, 5), torch.float32, -5.0, 5.0), tol=ROUNDED),
+    f("relu6", F.relu6, ((3, 5), torch.float32, -3.0, 9.0)),
+    f("erf", torch.erf, X, tol=TRANSCENDENTAL),
+    f("exp", torch.exp, X, tol=TRANSCENDENTAL),
+    f("log", torch.log, POS, tol=TRANSCENDENTAL),
+    f("sqrt", torch.sqrt, POS, tol=ROUNDED),
+    f("rsqrt", torch.rsqrt, POS, tol=TRANSCENDENTAL),
+    f("neg", torch.neg, X),
+    f("abs", torch.abs, X),
+    f("reciprocal", torch.reciprocal, POS, tol=ROUNDED),
+    f("add", torch.add, X, (5,)),
+    f("add_alpha", lambda a, b: torch.add(a, b, alpha=0.5), X, X, tol=ROUNDED),
+    f("add_scalar", lambda a: a + 1.5, X),
+    f("sub", torch.sub, X, (1, 5)),
+    f("rsub_scalar", lambda a: 2.0 - a, X),
+    f("mul", torch.mul, X, ()),
+    f("mul_scalar", lambda a: a * 3, X),
+    f("div", torch.div, X, POS, tol=ROUNDED),
+    f("div_scalar", lambda a: a / 7.0, X, tol=ROUNDED),
+    f("pow_2", lambda a: a**2, X),
+    f("pow_3", lambda a: a**3, X, tol=TRANSCENDENTAL),
+    f("pow_half", lambda a: a**0.5, POS, tol=ROUNDED),
+    f("pow_tensor", torch.pow, POS, X, tol=TRANSCENDENTAL),
+    f("maximum", torch.maximum, X, X),
+    f("minimum", torch.minimum, X, (5,)),
+    f("clamp", lambda a: a.clamp(-0.5, 0.75), X),
+    f("where", lambda c, a, b: torch.where(c > 0, a, b), X, X, (5,)),
+    f("masked_fill", lambda a, b: a.masked_fill(b > 0, -1.0), X, (5,)),
+    f("lt", torch.lt, X, (5,)),
+    f("ge_scalar", lambda a: a >= 0.25, X),
+    f("eq_int", torch.eq, ((3, 5), torch.int64, 0, 3), ((5,), torch.int64, 0, 3)),
+    f("logical_not", lambda a: ~(a > 0), X),
+    f("int_plus_float", lambda a: a + 0.5, ((3, 5), torch.int64, -5, 5)),
+    f("to_float64", lambda a: a.to(torch.float64) * 2, X),
+    f("int_to_float", lambda a: a.float() / 2, ((3, 5), torch.int32, -5, 5), tol=ROUNDED),
+    f("elu", F.elu, X, tol=TRANSCENDENTAL),
+    f("selu", F.selu, X, tol=TRANSCENDENTAL),
+    f("softplus", F.softplus, X, tol=TRANSCENDENTAL),
+    f("mish", F.mish, X, tol=TRANSCENDENTAL),
+    f("log1p_expm1", lambda a: torch.log1p(a) + torch.expm1(a), POS, tol=TRANSCENDENTAL),
+    f("sign", torch.sign, ((3, 5), torch.int64, -2, 2)),
+    f("clamp_tensor", lambda a, b: a.clamp(min=b, max=b + 1.0), X, (5,)),
+    m("prelu", lambda: nn.PReLU(4), NCHW),
+    # reductions and normalizations
+    f("var", lambda a: a.var(dim=1), (4, 6, 5), tol=REDUCTION),
+    f("std_all", torch.std, (4, 6), tol=REDUCTION),
+    f("argmax", lambda a: a.argmax(dim=1), (4, 6)),
+    f("argmin_all", torch.argmin, (4, 6)),
+    f("max_dim", lambda a: a.max(dim=0), (4, 6)),
+    f("logsumexp", lambda a: torch.logsumexp(a, 1), (4, 6), tol=TRANSCENDENTAL),
+    m("group_norm", lambda: nn.GroupNorm(2, 4), NCHW, tol=NORMALIZATION),
+    m("instance_norm", lambda: nn.InstanceNorm2d(4, affine=True), NCHW, tol=NORMALIZATION),
+    f("sum_dim", lambda a: a.sum(dim=1), (4, 6, 5), tol=REDUCTION),
+    f("sum_all", torch.sum, (4, 6), tol=REDUCTION),
+    f("mean_keepdim", lambda a: a.mean(dim=(0, 2), keepdim=True), (4, 6, 5), tol=REDUCTION),
+    f("amax", lambda a: a.amax(dim=-1), (4, 6)),
+    f("amin_keepdim", lambda a: a.amin(dim=0, keepdim=True), (4, 6)),
+    f("any", lambda a: (a > 1.5).any(dim=1), (4, 6)),
+    f("softmax", lambda a: F.softmax(a, dim=-1), (4, 6), tol=TRANSCENDENTAL),
+    f("softmax_dim0", lambda a: F.softmax(a, dim=0), (4, 6), tol=TRANSCENDENTAL),
+    f("log_softmax", lambda a: F.log_softmax(a, dim=1), (4, 6), tol=TRANSCENDENTAL),
+    m("layer_norm", lambda: nn.LayerNorm(6), (2, 4, 6), tol=NORMALIZATION),
+    m(
+        "layer_norm_2d",
+        lambda: nn.LayerNorm((4, 6), elementwise_affine=False),
+        (2, 4, 6),
+        tol=NORMALIZATION,
+    ),
+    m("batch_norm2d", lambda: _bn(nn.BatchNorm2d(4)), NCHW, tol=NORMALIZATION),
+    m("batch_norm1d", lambda: _bn(nn.BatchNorm1d(4)), (3, 4), tol=NORMALIZATION),
+    m("batch_norm1d_seq", lambda: _bn(nn.BatchNorm1d(4)), (3, 4, 7), tol=NORMALIZATION),
+    # convolution and pooling
+    m("conv2d", lambda: nn.Conv2d(4, 6, 3), NCHW),
+    m("conv2d_stride_pad", lambda: nn.Conv2d(4, 6, 3, stride=2, padding=1), NCHW),
+    m("conv2d_groups", lambda: nn.Conv2d(4, 8, 3, padding=1, groups=2), NCHW),
+    m("conv2d_depthwise", lambda: nn.Conv2d(4, 4, 3, padding=1, groups=4, bias=False), NCHW),
+    m("conv2d_dilation", lambda: nn.Conv2d(4, 6, 3, padding=2, dilation=2), NCHW),
+    m("conv2d_rect", lambda: nn.Conv2d(4, 6, (1, 3), stride=(2, 1), padding=(0, 1)), NCHW),
+    m("conv1d", lambda: nn.Conv1d(4, 6, 3, padding=1, stride=2), (2, 4, 11)),
+    m("conv_transpose2d", lambda: nn.ConvTranspose2d(4, 3, 3, stride=2, padding=1), NCHW),
+    m("conv_transpose2d_outpad", lambda: nn.ConvTranspose2d(4, 4, 3, 2, 1, 1, groups=2), NCHW),
+    m("max_pool2d", lambda: nn.MaxPool2d(3, 2, 1), NCHW),
+    m("max_pool2d_k2", lambda: nn.MaxPool2d(2), NCHW),
+    m("avg_pool2d", lambda: nn.AvgPool2d(3, 2, 1), NCHW, tol=ROUNDED),
+    m(
+        "avg_pool2d_exclude_pad",
+        lambda: nn.AvgPool2d(3, 2, 1, count_include_pad=False),
+        NCHW,
+        tol=ROUNDED,
+    ),
+    m("adaptive_avg_pool2d_1", lambda: nn.AdaptiveAvgPool2d(1), NCHW, tol=REDUCTION),
+    m("adaptive_avg_pool2d_3", lambda: nn.AdaptiveAvgPool2d(3), NCHW, tol=REDUCTION),
+    m("adaptive_avg_pool2d_uneven", lambda: nn.AdaptiveAvgPool2d((2, 4)), NCHW, tol=REDUCTION),
+    m("adaptive_max_pool2d", lambda: nn.AdaptiveMaxPool2d((2, 3)), NCHW),
+    f("mean_hw", lambda a: a.mean(dim=(2, 3)), NCHW, tol=REDUCTION),
+    f("pad", lambda a: F.pad(a, (1, 2, 0, 1), value=0.5), NCHW),
+    # contractions
+    m("linear", lambda: nn.Linear(5, 7), X),
+    m("linear_3d", lambda: nn.Linear(5, 7), (2, 3, 5)),
+    m("linear_no_bias", lambda: nn.Linear(5, 7, bias=False), (2, 3, 5)),
+    f("mm", torch.mm, (3, 5), (5, 4), tol=CONTRACTION),
+    f("bmm", torch.bmm, (2, 3, 5), (2, 5, 4), tol=CONTRACTION),
+    f("matmul_broadcast", torch.matmul, (2, 2, 3, 5), (5, 4), tol=CONTRACTION),
+    f("matmul_vector", torch.matmul, (3, 5), (5,), tol=CONTRACTION),
+    f(
+        "addmm_scaled",
+        lambda c, a, b: torch.addmm(c, a, b, beta=0.5, alpha=2.0),
+        (4,),
+        (3, 5),
+        (5, 4),
+        tol=CONTRACTION,
+    ),
+    # shapes and data movement
+    m("upsample_nearest", lambda: nn.Upsample(scale_factor=2), NCHW),
+    m("pixel_shuffle", lambda: nn.PixelShuffle(2), NCHW),
+    f("repeat", lambda a: a.repeat(2, 1, 3), (3, 2)),
+    f("glu", lambda a: F.glu(a, dim=1), (3, 4), tol=TRANSCENDENTAL),
+    f("view", lambda a: a.view(6, 5) + 0, (2, 3, 5)),
+    f("reshape_infer", lambda a: a.reshape(-1, 3) * 1, (2, 3, 5)),
+    f("flatten", lambda a: torch.flatten(a, 1), (2, 3, 5)),
+    f("permute", lambda a: a.permute(2, 0, 1) * 1, (2, 3, 5)),
+    f("transpose", lambda a: a.transpose(-1, -2) * 1, (2, 3, 5)),
+    f("t", lambda a: a.t() * 1, X),
+    f("squeeze_unsqueeze", lambda a: a.squeeze(1).unsqueeze(0) * 1, (3, 1, 5)),
+    f("cat", lambda a, b: torch.cat([a, b], dim=1), (2, 3), (2, 4)),
+    f("stack", lambda a, b: torch.stack([a, b], dim=1), (2, 3), (2, 3)),
+    f("split", lambda a: torch.split(a, 2, dim=1)[2] * 1, (3, 5)),
+    f("chunk", lambda a: torch.cat(a.chunk(3, dim=0)[::-1], 0), (6, 4)),
+    f("slice_step", lambda a: a[:, 1::2] * 1, (3, 7)),
+    f("slice_negative", lambda a: a[-2:, :-1] * 1, (4, 5)),
+    f("select", lambda a: a[:, 2] * 1, (3, 5)),
+    f("narrow", lambda a: a.narrow(0, 1, 2) * 1, (4, 5)),
+    f("expand", lambda a: a.expand(4, 3, 5) * 1, (3, 1)),
+    f("unbind", lambda a: a.unbind(1)[1] * 1, (3, 2)),
+    f("clone_contiguous", lambda a: a.transpose(0, 1).contiguous().clone(), X),
+    # constants export folds
+    f("arange", lambda a: a + torch.arange(5, dtype=torch.float32), X),
+    f("full_like", lambda a: torch.full_like(a, 2.5) * a, X),
+    f("zeros_ones", lambda a: a + torch.ones(5) - torch.zeros(3, 5), X),
+    f(
+        "tril_mask",
+        lambda a: a.masked_fill(~torch.tril(torch.ones(4, 4, dtype=torch.bool)), 0.0),
+        (2, 4, 4),
+    ),
+    # attention
+    f(
+        "sdpa",
+        F.scaled_dot_product_attention,
+        (2, 2, 4, 8),
+        (2, 2, 6, 8),
+        (2, 2, 6, 8),
+        tol=CONTRACTION,
+    ),
+    f(
+        "sdpa_causal",
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+        (1, 2, 5, 8),
+        (1, 2, 5, 8),
+        (1, 2, 5, 8),
+        tol=CONTRACTION,
+    ),
+    f(
+        "sdpa_scale",
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, scale=0.3),
+        (1, 2, 5, 8),
+        (1, 2, 5, 8),
+        (1, 2, 5, 8),
+        tol=CONTRACTION,
+    ),
+    f(
+        "sdpa_float_mask",
+        lambda q, k, v: F.scaled_dot_product_attention(
+            q, k, v, k[..., 0:1] @ q[..., 0:1].transpose(-1, -2)
+        ),
+        (1, 2, 5, 8),
+        (1, 2, 5, 8),
+        (1, 2, 5, 8),
+        tol=CONTRACTION,
+    ),
+    m("multihead_attention", lambda: _MHA(), (2, 5, 16), tol=CONTRACTION),
+]
+
+
+def _bn(module):
+    with torch.no_grad():
+        module.running_mean.uniform_(-0.5, 0.5)
+        module.running_var.uniform_(0.5, 2.0)
+        module.weight.uniform_(0.5, 1.5)
+        module.bias.uniform_(-0.5, 0.5)
+    return module
+
+
+class _MHA(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(16, 4, batch_first=True)
+
+    def forward(self, x):
+        return self.attn(x, x, x, need_weights=False)[0]
+
+
+def _input(case: Case, index: int, shape, dtype, low, high) -> torch.Tensor:
+    g = torch.Generator().manual_seed(zlib.crc32(f"{case.name}/{index}".encode()))
+    if dtype.is_floating_point:
+        return torch.rand(shape, generator=g, dtype=dtype) * (high - low) + low
+    return torch.randint(int(low), int(high) + 1, shape, generator=g, dtype=dtype)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_compiled_matches_pytorch(case: Case):
+    torch.manual_seed(zlib.crc32(case.name.encode()))
+    model = case.model().eval()
+    inputs = [_input(case, i, *spec) for i, spec in enumerate(case.inputs)]
+    with torch.no_grad():
+        expected = model(*inputs)
+    module = build_ir(model, inputs)
+    results = module.compile()(*[t.numpy() for t in inputs])
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    results = results if isinstance(results, tuple) else (results,)
+    assert len(results) == len(expected)
+    for result, reference in zip(results, expected):
+        result, reference = np.asarray(result), reference.numpy()
+        assert result.dtype == reference.dtype
+        np.testing.assert_allclose(result, reference, rtol=case.tol.rtol, atol=case.tol.atol)
+
+
+def test_table_lowers_the_core_aten_ops_of_cnns_and_transformers():
+    ops = set(aten.supported_ops())
+    expected = {
+        "aten.convolution",
+        "aten._native_batch_norm_legit_no_training",
+        "aten.max_pool2d_with_indices",
+        "aten.avg_pool2d",
+        "aten._adaptive_avg_pool2d",
+        "aten.addmm",
+        "aten.mm",
+        "aten.bmm",
+        "aten._softmax",
+        "aten._log_softmax",
+        "aten.native_layer_norm",
+        "aten.view",
+        "aten._unsafe_view",
+        "aten.permute",
+        "aten.cat",
+        "aten.split_with_sizes",
+        "aten.slice",
+        "aten.select",
+        "aten.expand",
+        "aten.where",
+        "aten._to_copy",
+        "aten.sum",
+        "aten.mean",
+        "aten.amax",
+        "aten.embedding",
+        "aten.sym_size",
+        "aten.scaled_dot_product_attention",
+    }
+    assert expected <= ops, expected - ops
