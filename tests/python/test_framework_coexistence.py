@@ -46,17 +46,11 @@ _ORDERS = {
     "cuvil-jit-then-framework": [_IMPORT_CUVIL, _JIT, None],
 }
 
-# Crashes of Cuvil's LLVM/MLIR meeting another copy in the process; strict, so that each
-# case fails (XPASS) once the C++ isolation fixes it and the mark must go. (Triton and
-# TensorFlow imported after a JIT compilation crashed too, until compiled code was loaded
-# privately.)
-_CRASHES = {
-    ("tensorflow", "framework-first"): (
-        "after `import tensorflow`, Cuvil's first compile crashes: registerBuiltinTargets -> "
-        "mlir::registerPass and llvm::cl::Option::addArgument bind to the LLVM/MLIR copy in "
-        "libtensorflow_framework.so.2 instead of Cuvil's own"
-    ),
-}
+# Crashes of Cuvil's LLVM/MLIR meeting another copy in the process, as (framework, order) ->
+# reason, marked strict xfail so that a fix flips them. None today: Triton and TensorFlow
+# imported after a JIT compilation crashed until compiled code was loaded privately, and
+# TensorFlow imported first until the extension was loaded with RTLD_DEEPBIND.
+_CRASHES: dict[tuple[str, str], str] = {}
 
 
 def _script(framework: str, order: str) -> str:
