@@ -24,6 +24,8 @@
 #include "llvm/Support/FileSystem.h"
 
 #include <chrono>
+#include <dlfcn.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace cuvil::detail;
@@ -215,10 +217,29 @@ cuvil::CompiledFunction::Impl::runStep(const PipelineStep &step,
   return success();
 }
 
+/// Identifies the build of the compiler this code is linked into: the size
+/// and modification time of the binary holding it. A rebuilt Cuvil whose
+/// passes changed (with the same version and pipeline text) must not load
+/// code an earlier build cached.
+static const std::string &buildIdentity() {
+  static const std::string identity = [] {
+    Dl_info info;
+    struct stat status;
+    if (!::dladdr(reinterpret_cast<void *>(&buildIdentity), &info) ||
+        !info.dli_fname || ::stat(info.dli_fname, &status) != 0)
+      return std::string("unknown-build");
+    return std::to_string(status.st_size) + "@" +
+           std::to_string(status.st_mtim.tv_sec) + "." +
+           std::to_string(status.st_mtim.tv_nsec);
+  }();
+  return identity;
+}
+
 std::string cuvil::CompiledFunction::Impl::cacheKey() const {
   std::string material = fingerprint + "|" + funcName + "|" + version() + "|" +
-                         options.target + ":" + std::to_string(options.device) +
-                         "|" + target->cacheKeyMaterial(targetOptions());
+                         buildIdentity() + "|" + options.target + ":" +
+                         std::to_string(options.device) + "|" +
+                         target->cacheKeyMaterial(targetOptions());
   // The passes themselves: a cache written by another pipeline (an older
   // build, a custom one) must not be reused.
   for (const PipelineStep &step : options.steps)

@@ -41,3 +41,26 @@ func.func @scalar_f64(%x: f64) -> f64 {
   %e = math.exp %x : f64
   return %e : f64
 }
+
+// -----
+
+// Subnormals: log rescales a positive argument below the smallest normal by
+// 2^24 and subtracts 24 ln 2; exp with an argument below -87 (a subnormal
+// result) adds 24 ln 2 and scales the result by 2^-24. No rescaled op is left
+// unapproximated, and the marker attribute is gone with the op.
+// CHECK-LABEL: func.func @subnormal_rescaling
+// CHECK-DAG: arith.constant 1.17549435E-38 : f32
+// CHECK-DAG: arith.constant 0x4B800000 : f32
+// CHECK-DAG: arith.constant 16.6355324 : f32
+// CHECK-DAG: arith.constant -8.700000e+01 : f32
+// CHECK-DAG: arith.constant 5.96046448E-8 : f32
+// CHECK: return
+// GONE-LABEL: func.func @subnormal_rescaling
+// GONE-NOT: math.{{exp|log}}
+// GONE-NOT: cuvil.rescaled
+// GONE: return
+func.func @subnormal_rescaling(%x: f32) -> (f32, f32) {
+  %l = math.log %x : f32
+  %e = math.exp %x : f32
+  return %l, %e : f32, f32
+}

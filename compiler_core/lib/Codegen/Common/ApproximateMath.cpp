@@ -2,7 +2,10 @@
 //
 // MLIR's polynomial approximations of transcendental functions, so that
 // vectorized kernels evaluate exp/tanh/erf/log with vector arithmetic
-// instead of one libm call per lane.
+// instead of one libm call per lane. MLIR's exp and log take floats apart
+// by their exponent bits, which is wrong for subnormals (log(1e-45) gave
+// -87.3 instead of -103.3; exp flushed subnormal results to 0): Cuvil first
+// rescales those arguments into the normal range, like libm does.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,9 +26,98 @@ namespace mlir::cuvil {
 using namespace mlir;
 
 namespace {
+
+/// Marks the exp/log a rescaling pattern built, so it is not rescaled again.
+constexpr llvm::StringLiteral kRescaled = "cuvil.rescaled";
+
+/// Whether `op` is an f32 (scalar or vector) math op not yet rescaled.
+bool needsRescaling(Operation *op) {
+  return getElementTypeOrSelf(op->getResultTypes()[0]).isF32() &&
+         !op->hasAttr(kRescaled);
+}
+
+/// A constant of `type` (f32 or a vector of f32) holding `value`.
+Value constant(PatternRewriter &rewriter, Location loc, Type type,
+               float value) {
+  auto scalar = rewriter.getF32FloatAttr(value);
+  if (auto vector = dyn_cast<VectorType>(type))
+    return rewriter.create<arith::ConstantOp>(
+        loc, DenseElementsAttr::get(vector, scalar.getValue()));
+  return rewriter.create<arith::ConstantOp>(loc, scalar);
+}
+
+// 2^24: multiplying a subnormal by it (or a result by its inverse) is exact
+// up to the final rounding, and brings every subnormal into normal range.
+constexpr float kScale = 16777216.0f;
+constexpr float kScaleLog = 16.6355323f; // 24 * ln(2)
+constexpr float kSmallestNormal = 1.17549435e-38f;
+// Below this, expf's result is subnormal (ln(FLT_MIN) = -87.3365).
+constexpr float kExpSubnormalBound = -87.0f;
+
+/// log(x) for subnormal x as log(x * 2^24) - 24 ln 2.
+struct RescaleSubnormalLog : OpRewritePattern<math::LogOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::LogOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!needsRescaling(op))
+      return failure();
+    Location loc = op.getLoc();
+    Type type = op.getType();
+    Value x = op.getOperand();
+    Value zero = constant(rewriter, loc, type, 0.0f);
+    Value positive =
+        rewriter.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, x, zero);
+    Value belowNormal = rewriter.create<arith::CmpFOp>(
+        loc, arith::CmpFPredicate::OLT, x,
+        constant(rewriter, loc, type, kSmallestNormal));
+    Value subnormal =
+        rewriter.create<arith::AndIOp>(loc, positive, belowNormal);
+    Value scaled = rewriter.create<arith::MulFOp>(
+        loc, x, constant(rewriter, loc, type, kScale));
+    Value argument =
+        rewriter.create<arith::SelectOp>(loc, subnormal, scaled, x);
+    auto log = rewriter.create<math::LogOp>(loc, argument);
+    log->setAttr(kRescaled, rewriter.getUnitAttr());
+    Value corrected = rewriter.create<arith::SubFOp>(
+        loc, log, constant(rewriter, loc, type, kScaleLog));
+    rewriter.replaceOpWithNewOp<arith::SelectOp>(op, subnormal, corrected, log);
+    return success();
+  }
+};
+
+/// exp(x) with a subnormal result as exp(x + 24 ln 2) * 2^-24.
+struct RescaleSubnormalExp : OpRewritePattern<math::ExpOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::ExpOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!needsRescaling(op))
+      return failure();
+    Location loc = op.getLoc();
+    Type type = op.getType();
+    Value x = op.getOperand();
+    Value small = rewriter.create<arith::CmpFOp>(
+        loc, arith::CmpFPredicate::OLT, x,
+        constant(rewriter, loc, type, kExpSubnormalBound));
+    Value shifted = rewriter.create<arith::AddFOp>(
+        loc, x, constant(rewriter, loc, type, kScaleLog));
+    Value argument = rewriter.create<arith::SelectOp>(loc, small, shifted, x);
+    auto exp = rewriter.create<math::ExpOp>(loc, argument);
+    exp->setAttr(kRescaled, rewriter.getUnitAttr());
+    Value rescaled = rewriter.create<arith::MulFOp>(
+        loc, exp, constant(rewriter, loc, type, 1.0f / kScale));
+    rewriter.replaceOpWithNewOp<arith::SelectOp>(op, small, rescaled, exp);
+    return success();
+  }
+};
+
 struct ApproximateMathPass
     : public cuvil::impl::ApproximateMathBase<ApproximateMathPass> {
   void runOnOperation() override {
+    RewritePatternSet rescaling(&getContext());
+    rescaling.add<RescaleSubnormalLog, RescaleSubnormalExp>(&getContext());
+    if (failed(
+            applyPatternsAndFoldGreedily(getOperation(), std::move(rescaling))))
+      return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     populateMathPolynomialApproximationPatterns(patterns);
     if (failed(
