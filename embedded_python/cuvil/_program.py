@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -11,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ._dtypes import is_supported, supported_names
+from ._errors import UnsupportedConstructError
 from ._mlir import sanitize_symbol
 from ._source import function_location
 from .frontends.numpy_tracer.tracer import TraceContext, Tracer, unsupported
@@ -166,9 +168,11 @@ def trace_function(fn, arguments: ArgumentList, func_name: str | None = None) ->
     name = func_name or sanitize_symbol(_python_name(fn))
     ctx = TraceContext(name, function_location(fn))
     tracers = [ctx.new_argument(v.shape, v.dtype) for v in arguments.values]
+    random_state = _random_states()
     with ctx.active():
         try:
             result = arguments.call(fn, tracers)
+            _check_no_random_draws(random_state, fn)
         except Exception:
             # Every unsupported construct is recorded on the trace, so one that user
             # code caught and turned into another error is still reported as the cause.
@@ -194,6 +198,28 @@ def trace_function(fn, arguments: ArgumentList, func_name: str | None = None) ->
 def unwrap_jit(f):
     """The Python function behind a ``@cuvil.jit`` function; any other callable unchanged."""
     return getattr(f, "__cuvil_function__", f)
+
+
+def _random_states() -> tuple:
+    """The global random generators' states: NumPy's legacy one and Python's ``random``."""
+    return np.random.get_state(legacy=False)["state"]["key"].copy(), random.getstate()
+
+
+def _check_no_random_draws(before: tuple, fn) -> None:
+    """Refuse a trace during which the function drew from a global random generator.
+
+    The numbers drawn while tracing would be frozen into the compiled code as
+    constants, so every call would return the same "random" values.
+    """
+    key, python_state = _random_states()
+    if np.array_equal(key, before[0]) and python_state == before[1]:
+        return
+    raise UnsupportedConstructError(
+        f"{_python_name(fn)} draws random numbers (np.random or random) while it is traced; "
+        "compiled code would repeat the values drawn once. Pass the random values in as "
+        "arguments",
+        function_location(fn),
+    )
 
 
 def trace_examples(f, example_args, example_kwargs, api: str) -> TracedProgram:

@@ -191,3 +191,17 @@ def test_builders_compute_with_numpy_outside_tracing(rng):
     assert pooled.shape == (2, 3, 3, 3)
     np.testing.assert_array_equal(pooled, x.reshape(2, 3, 3, 2, 3, 2).max(axis=(3, 5)))
     np.testing.assert_array_equal(cuvil.dropout(x, 0.5), x)
+
+
+def test_random_draws_while_tracing_fall_back_with_the_reason():
+    # Values drawn while tracing would be frozen into the compiled code.
+    @cuvil.jit
+    def noisy(x):
+        return x + np.random.rand(*x.shape).astype(np.float32)
+
+    a = np.zeros(64, np.float32)
+    first, second = noisy(a), noisy(a)
+    assert not np.array_equal(first, second), "the same random values twice"
+    reason = cuvil.last_fallback_reason(noisy)
+    assert reason is not None and "draws random numbers" in reason
+    assert "Pass the random values in as arguments" in reason
