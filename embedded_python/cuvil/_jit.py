@@ -16,6 +16,7 @@ import numpy as np
 
 from . import _native
 from ._cache import SignatureCache, disk_cache_dir
+from ._captured import changed as captured_changed
 from ._dtypes import dtype_from_name, is_supported
 from ._errors import CompileError, UnsupportedConstructError
 from ._logging import logger
@@ -329,7 +330,23 @@ class JitFunction:
             logger.debug("%s: in-memory cache hit for %s", self.__qualname__, _describe(key))
         if isinstance(entry, _Fallback):
             return self._fall_back(entry.reason, args, kwargs)
+        if entry.program.captured and (stale := captured_changed(entry.program.captured)):
+            entry = self._retrace(arguments, key, stale)
+            if isinstance(entry, _Fallback):
+                return self._fall_back(entry.reason, args, kwargs)
         return self._run(entry, arguments.values)
+
+    def _retrace(self, arguments: ArgumentList, key, stale):
+        """Trace and compile again: an array the compiled code baked in has changed."""
+        logger.warning(
+            "%s: an array it reads from its scope (shape %s) changed after it was traced; "
+            "compiling it again with the new values (pass arrays that change as arguments "
+            "to avoid recompiling)",
+            self.__qualname__,
+            stale.shape,
+        )
+        with self._cache.build_lock:
+            return self._build(arguments, key)
 
     def _build(self, arguments: ArgumentList, key):
         try:

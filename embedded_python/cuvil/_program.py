@@ -118,6 +118,8 @@ class TracedProgram:
     outputs: list[tuple[np.dtype, tuple[int, ...]]]
     structure: str
     input_names: list[str] = field(default_factory=list)
+    #: Arrays read from the function's scope and baked in (cuvil._captured).
+    captured: list = field(default_factory=list)
 
     def pack(self, values: list):
         """Arrange computed outputs the way the Python function returned them."""
@@ -192,6 +194,7 @@ def trace_function(fn, arguments: ArgumentList, func_name: str | None = None) ->
         outputs=[(t.dtype, t.shape) for t in outputs],
         structure=structure,
         input_names=list(arguments.names),
+        captured=ctx.captured,
     )
 
 

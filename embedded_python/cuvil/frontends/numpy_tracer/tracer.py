@@ -60,6 +60,8 @@ class TraceContext:
         self.unsupported: UnsupportedConstructError | None = None
         # id(array) -> (array, Tracer): one constant op per captured array object.
         self._constants: dict[int, tuple[np.ndarray, Tracer]] = {}
+        # Arrays from the user's scope baked in as constants (cuvil._captured).
+        self.captured: list = []
 
     @contextlib.contextmanager
     def active(self):
@@ -124,6 +126,12 @@ class TraceContext:
             raise unsupported(f"a constant empty array of shape {frozen.shape}", loc)
         result = Tracer(self, self.builder.constant(frozen, loc or user_location()))
         self._constants[key] = (original, result)
+        if isinstance(original, np.ndarray):
+            from ..._captured import CapturedArray
+
+            captured = CapturedArray.of(original)
+            if captured is not None:
+                self.captured.append(captured)
         return result
 
     def to_mlir(self, outputs: Sequence[Tracer], return_loc: SourceLoc) -> str:
