@@ -160,6 +160,14 @@ bool verify(const std::string &mlirText, std::string &error);
 /// Empty with `error` set when the text does not parse.
 std::string fingerprint(const std::string &mlirText, std::string &error);
 
+/// What each dynamic dimension of function `funcName`'s results is, per
+/// result, as an expression of the arguments' symbol names ("N", "h * w",
+/// "N * 2"; "?" where unknown), from cuvil-propagate-symbols. False with
+/// `error` set when the text does not parse or two symbols clash.
+bool resultSymbols(const std::string &mlirText, const std::string &funcName,
+                   std::vector<std::vector<std::string>> &out,
+                   std::string &error);
+
 /// The compiler version, part of every cache key.
 const char *version();
 
