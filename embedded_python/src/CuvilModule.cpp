@@ -297,6 +297,19 @@ PYBIND11_MODULE(_cuvil, m) {
       py::arg("mlir_text"),
       "Structural SHA-256 of the IR (locations and SSA names ignored).");
 
+  m.def(
+      "result_symbols",
+      [](const std::string &text, const std::string &funcName) {
+        std::string error;
+        std::vector<std::vector<std::string>> symbols;
+        if (!cuvil::resultSymbols(text, funcName, symbols, error))
+          throw CompileError(error);
+        return symbols;
+      },
+      py::arg("mlir_text"), py::arg("func_name"),
+      "Per result, the expression of each dynamic dimension in the "
+      "arguments' symbol names (cuvil-propagate-symbols).");
+
   cuvil::python::bindProfiler(m);
   cuvil::python::bindDialect(m);
 }
