@@ -460,13 +460,6 @@ class IRModule:
         Raises :class:`cuvil.CompileError` for a ``mode="training"`` module:
         this version compiles inference graphs only.
         """
-        if self.is_symbolic:
-            raise CompileError(
-                f"cuvil: cannot compile {self.name} with symbolic dims yet: the IR and the CPU "
-                "pipeline handle them, but the runtime's calling convention still passes static "
-                "shapes. Fix: build_ir with int dims for now; output_shapes() gives the sizes "
-                "the symbolic outputs take."
-            )
         if self.mode == "training":
             raise CompileError(
                 f"cuvil: cannot compile {self.name}: it was built with mode='training', and "
@@ -557,7 +550,16 @@ class CompiledModel:
         self._entry.record.compiled.emit(kind, str(path))
 
     def __call__(self, *args, **kwargs):
-        return self._entry.run(self._bind(args, kwargs))
+        inputs = self._bind(args, kwargs)
+        if not self.module.is_symbolic:
+            return self._entry.run(inputs)
+        # One compilation serves every size: the outputs are sized from the
+        # symbols' sizes in these inputs.
+        try:
+            shapes = self.module.output_shapes(*inputs)
+        except ValueError as error:
+            raise ValueError(f"compiled {self.module.name}: {error}") from None
+        return self._entry.run(inputs, shapes)
 
     def _bind(self, args, kwargs) -> list:
         names, label = self._names, f"compiled {self.module.name}"
@@ -594,7 +596,10 @@ class CompiledModel:
                 f"{dtype}; fix: pass {name}.astype(np.{dtype.name}) or build the IR for "
                 f"{value.dtype}"
             )
-        if value.shape != shape:
+        fits = len(value.shape) == len(shape) and all(
+            not isinstance(d, int) or d == size for d, size in zip(shape, value.shape)
+        )
+        if not fits:
             raise ValueError(
                 f"{label}: input '{name}' has shape {value.shape}, but the IR was built for "
                 f"shape {shape}; fix: build the IR again with {{{name!r}: {value.shape}}}"

@@ -359,8 +359,9 @@ bool cuvil::CompiledFunction::emit(ArtifactKind kind, const std::string &path,
 }
 
 void cuvil::CompiledFunction::call(void *const *inputs, void *const *outputs,
-                                   const KernelHooks *hooks) const {
-  impl->executable->call(inputs, outputs, hooks);
+                                   const KernelHooks *hooks,
+                                   const Shapes *shapes) const {
+  impl->executable->call(inputs, outputs, hooks, shapes);
 }
 
 //===----------------------------------------------------------------------===//

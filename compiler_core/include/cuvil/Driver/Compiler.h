@@ -129,8 +129,11 @@ public:
   /// Calls the function. `inputs` and `outputs` are data pointers of
   /// C-contiguous buffers matching inputs()/outputs(); the caller checks.
   /// With `hooks`, instrumented code reports every kernel to them.
+  /// `shapes` (inputs then outputs) are the actual shapes, needed when a
+  /// signature has dynamic sizes (-1).
   void call(void *const *inputs, void *const *outputs,
-            const KernelHooks *hooks = nullptr) const;
+            const KernelHooks *hooks = nullptr,
+            const Shapes *shapes = nullptr) const;
 
 private:
   friend std::unique_ptr<CompiledFunction> compile(const std::string &,

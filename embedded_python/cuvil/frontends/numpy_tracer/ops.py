@@ -610,7 +610,9 @@ def _gather_index(x: Tracer, items: list, loc) -> Tracer:
     index = items[position]
     dtype = index.dtype if isinstance(index, Tracer) else np.asarray(index).dtype
     if dtype == BOOL:
-        raise unsupported("boolean mask indexing (its result shape depends on the data)", loc)
+        raise unsupported(
+            "boolean mask indexing (advanced indexing with a data-dependent shape)", loc
+        )
     others = [item for i, item in enumerate(items) if i != position]
     if any(item is not Ellipsis and not isinstance(item, slice) for item in others):
         raise unsupported(
