@@ -1,4 +1,4 @@
-//===- main.cpp - cuvil-workbench [FILE.py] -------------------------------===//
+//===- main.cpp - cuvil-workbench [FILE.py|MODEL.onnx] --------------------===//
 
 #include "MainWindow.h"
 #include "PassExplorerPage.h"
@@ -45,7 +45,8 @@ bool chooseFile(const QCommandLineParser &parser, QString &file) {
     return true;
   std::fprintf(stderr,
                "cuvil-workbench: %s: no such file; pass the path of a "
-               "Python model file, e.g. resources/examples/mlp.py\n",
+               "Python model file or an .onnx model, e.g. "
+               "resources/examples/mlp.py\n",
                qPrintable(file));
   return false;
 }
@@ -106,9 +107,9 @@ int main(int argc, char **argv) {
   parser.addVersionOption();
   parser.addPositionalArgument(
       "file",
-      "Python model file to open (default: the last file opened, "
-      "else the bundled MLP example).",
-      "[FILE.py]");
+      "Python model file or ONNX model to open (default: the last file "
+      "opened, else the bundled MLP example).",
+      "[FILE.py|MODEL.onnx]");
   Options options;
   parser.addOptions({options.pass, options.runCompiled, options.page});
   parser.process(app);

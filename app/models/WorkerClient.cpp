@@ -84,17 +84,13 @@ WorkerClient::WorkerClient(QObject *parent) : QObject(parent) {
   terminateTimer = new QTimer(this);
   terminateTimer->setSingleShot(true);
   terminateTimer->setTimerType(Qt::PreciseTimer);
-  connect(terminateTimer, &QTimer::timeout, this, [this] {
-    if (process && process->state() != QProcess::NotRunning)
-      process->terminate();
-  });
+  connect(terminateTimer, &QTimer::timeout, this,
+          [this] { signalWorkerGroup(SIGTERM); });
   killTimer = new QTimer(this);
   killTimer->setSingleShot(true);
   killTimer->setTimerType(Qt::PreciseTimer);
-  connect(killTimer, &QTimer::timeout, this, [this] {
-    if (process && process->state() != QProcess::NotRunning)
-      process->kill();
-  });
+  connect(killTimer, &QTimer::timeout, this,
+          [this] { signalWorkerGroup(SIGKILL); });
 }
 
 WorkerClient::~WorkerClient() {
@@ -147,6 +143,12 @@ bool WorkerClient::startWorker() {
 
   process = new QProcess(this);
   process->setProgram(workerPath);
+  // The worker ends itself and its process group when this process is gone
+  // (even SIGKILLed), instead of running the user's loop with no parent.
+  QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+  environment.insert("CUVIL_WORKBENCH_PID",
+                     QString::number(QCoreApplication::applicationPid()));
+  process->setProcessEnvironment(environment);
   process->setChildProcessModifier([writeFd] {
     // In the child, between fork and exec: the pipe's write end becomes
     // fd 3 (dup2 clears close-on-exec).
@@ -154,8 +156,16 @@ bool WorkerClient::startWorker() {
       fcntl(kProtocolFd, F_SETFD, 0);
     else
       dup2(writeFd, kProtocolFd);
+    // Its own process group: Stop and the end of the worker reach the
+    // processes the user's file started too.
+    setpgid(0, 0);
   });
   QProcess *p = process;
+  workerGroup = 0;
+  connect(p, &QProcess::started, this, [this, p] {
+    if (p == process)
+      workerGroup = p->processId();
+  });
   // Stateful decoders: a chunk may end inside a UTF-8 sequence.
   stdoutDecoder = QStringDecoder(QStringDecoder::Utf8);
   stderrDecoder = QStringDecoder(QStringDecoder::Utf8);
@@ -218,7 +228,15 @@ void WorkerClient::readProtocol() {
   pending.remove(0, start);
 }
 
+void WorkerClient::signalWorkerGroup(int signal) {
+  if (workerGroup > 0)
+    ::kill(-static_cast<pid_t>(workerGroup), signal);
+}
+
 void WorkerClient::processFinished(int exitCode, QProcess::ExitStatus status) {
+  // What the user's file started must not outlive its worker.
+  signalWorkerGroup(SIGKILL);
+  workerGroup = 0;
   readProtocol(); // replies written just before the end
   emit consoleOutput(stdoutDecoder(process->readAllStandardOutput()), false);
   emit consoleOutput(stderrDecoder(process->readAllStandardError()), true);
@@ -279,16 +297,21 @@ void WorkerClient::retireWorker() {
     QProcess *p = process;
     process = nullptr;
     p->disconnect(this);
+    auto group = static_cast<pid_t>(workerGroup);
+    workerGroup = 0;
+    auto endGroup = [group] {
+      if (group > 0)
+        ::kill(-group, SIGKILL);
+    };
     if (p->state() != QProcess::NotRunning) {
       // An idle worker from an earlier run: ask it to quit, then make sure.
       p->write("{\"cmd\": \"quit\"}\n");
       p->closeWriteChannel();
+      connect(p, &QProcess::finished, p, endGroup);
       connect(p, &QProcess::finished, p, &QObject::deleteLater);
-      QTimer::singleShot(2000, p, [p] {
-        if (p->state() != QProcess::NotRunning)
-          p->kill();
-      });
+      QTimer::singleShot(2000, p, endGroup);
     } else {
+      endGroup();
       p->deleteLater();
     }
   }
@@ -437,9 +460,7 @@ void WorkerClient::stop() {
   stopRequested = true;
   stopClock.start();
   setState(State::Stopping);
-  qint64 pid = process->processId();
-  if (pid > 0) // not yet started: the timers end it
-    ::kill(static_cast<pid_t>(pid), SIGINT);
+  signalWorkerGroup(SIGINT); // not yet started: the timers end it
   terminateTimer->start(kTerminateAfterMs);
   killTimer->start(kKillAfterMs);
 }
@@ -455,10 +476,12 @@ void WorkerClient::shutdown(int msecs) {
     p->write("{\"cmd\": \"quit\"}\n");
     p->closeWriteChannel();
     if (!p->waitForFinished(msecs)) {
-      p->kill();
+      signalWorkerGroup(SIGKILL);
       p->waitForFinished(1000);
     }
   }
+  signalWorkerGroup(SIGKILL); // the user's processes, if any are left
+  workerGroup = 0;
   delete p;
   if (notifier) {
     delete notifier;

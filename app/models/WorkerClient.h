@@ -94,9 +94,13 @@ private:
   void handleMessage(quint64 generation, const WorkerMessage &message);
   void handleEnd(quint64 generation, int exitCode, int exitStatus);
   void processFinished(int exitCode, QProcess::ExitStatus status);
+  /// Sends `signal` to the worker's process group: the worker and what the
+  /// user's file started (the worker leads its own group).
+  void signalWorkerGroup(int signal);
 
   QString workerPath;
   QProcess *process = nullptr;
+  qint64 workerGroup = 0; ///< the worker's pid, which is its process group
   QSocketNotifier *notifier = nullptr;
   int readFd = -1;
   QByteArray pending;

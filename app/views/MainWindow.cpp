@@ -37,6 +37,15 @@ QColor toneColor(WorkbenchContext::Tone tone) {
   return {};
 }
 
+bool isOnnxModel(const QString &path) {
+  return path.endsWith(".onnx", Qt::CaseInsensitive);
+}
+
+/// What the worker runs: a Python model file or an ONNX model.
+bool isModelFile(const QString &path) {
+  return path.endsWith(".py") || isOnnxModel(path);
+}
+
 } // namespace
 
 QString MainWindow::bundledExample() {
@@ -220,8 +229,10 @@ void MainWindow::updateRecentMenu() {
 void MainWindow::openDialog() {
   const QString &file = context.file();
   QString dir = file.isEmpty() ? QDir::homePath() : QFileInfo(file).path();
-  QString path = QFileDialog::getOpenFileName(this, tr("Open Model File"), dir,
-                                              tr("Python files (*.py)"));
+  QString path = QFileDialog::getOpenFileName(
+      this, tr("Open Model File"), dir,
+      tr("Models (*.py *.onnx);;Python files (*.py);;"
+         "ONNX models (*.onnx)"));
   if (!path.isEmpty())
     openFile(path);
 }
@@ -245,7 +256,14 @@ void MainWindow::openFile(const QString &path) {
   }
   updateRecentMenu();
   setWindowTitle(tr("%1 - Cuvil Workbench").arg(QFileInfo(file).fileName()));
-  context.beginFile(file, QString::fromUtf8(f.readAll()));
+  // An ONNX model is binary: the source pane shows a note, not its bytes.
+  QString source =
+      isOnnxModel(file)
+          ? tr("ONNX model %1\n(imported and compiled by the worker; its ops "
+               "carry the model's node names)\n")
+                .arg(file)
+          : QString::fromUtf8(f.readAll());
+  context.beginFile(file, source);
   appendConsole(tr("Running %1 in a fresh worker\n").arg(file),
                 toneColor(WorkbenchContext::Tone::Info));
   context.worker().runFile(file);
@@ -279,7 +297,7 @@ void MainWindow::closeEvent(QCloseEvent *event) {
 
 void MainWindow::dragEnterEvent(QDragEnterEvent *event) {
   for (const QUrl &url : event->mimeData()->urls())
-    if (url.isLocalFile() && url.toLocalFile().endsWith(".py")) {
+    if (url.isLocalFile() && isModelFile(url.toLocalFile())) {
       event->acceptProposedAction();
       return;
     }
@@ -287,7 +305,7 @@ void MainWindow::dragEnterEvent(QDragEnterEvent *event) {
 
 void MainWindow::dropEvent(QDropEvent *event) {
   for (const QUrl &url : event->mimeData()->urls())
-    if (url.isLocalFile() && url.toLocalFile().endsWith(".py")) {
+    if (url.isLocalFile() && isModelFile(url.toLocalFile())) {
       openFile(url.toLocalFile());
       event->acceptProposedAction();
       return;

@@ -1,4 +1,4 @@
-"""Cuvil: an MLIR-based compiler for NumPy inference code (``@cuvil.jit`` and op builders)."""
+"""Cuvil: an MLIR-based compiler for NumPy inference code and imported models (ONNX)."""
 
 from . import _builders, frontend
 from ._builders import (
@@ -39,7 +39,9 @@ from ._targets import (
     set_default_target,
 )
 from .frontend import InputSpecError, IRModule, ShapeSpecError, TensorSpec
+from .frontends.jax.frontend import compile_to_ir
 from .frontends.numpy_tracer.tracer import Tracer
+from .frontends.onnx import OnnxModelError, load_onnx
 
 __all__ = [
     "jit",
@@ -56,12 +58,15 @@ __all__ = [
     "load_target_plugin",
     "phases",
     "trace_to_mlir",
+    "compile_to_ir",
     "set_snapshot_capture",
     "snapshot_capture_enabled",
     "set_log_level",
     "LogLevel",
     "Tracer",
     "frontend",
+    "load_onnx",
+    "OnnxModelError",
     "IRModule",
     "TensorSpec",
     "InputSpecError",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import functools
 import inspect
 import logging
@@ -44,7 +45,21 @@ __all__ = [
 
 _extension_module = None
 _capture_snapshots = os.environ.get("CUVIL_CAPTURE_SNAPSHOTS", "").strip() not in ("", "0")
-_registry: list[Compilation] = []
+
+
+def _history_limit() -> int:
+    """How many compilations :func:`compilations` keeps (``CUVIL_COMPILATION_HISTORY``)."""
+    value = os.environ.get("CUVIL_COMPILATION_HISTORY", "")
+    try:
+        return max(1, int(value)) if value else 512
+    except ValueError:
+        return 512
+
+
+# The newest compilations only: each record keeps its IR (and snapshots) and
+# its loaded code alive, so an unbounded list grew without end in processes
+# that compile many functions.
+_registry: collections.deque[Compilation] = collections.deque(maxlen=_history_limit())
 _registry_lock = threading.Lock()
 
 
@@ -116,7 +131,12 @@ class Compilation:
 
 
 def compilations() -> list[Compilation]:
-    """Every compilation done in this process, oldest first."""
+    """The compilations done in this process, oldest first.
+
+    The newest 512 are kept (``CUVIL_COMPILATION_HISTORY=N`` changes the
+    number): a record holds its IR and keeps its code loaded, and code no
+    function and no record refers to any more is unloaded.
+    """
     with _registry_lock:
         return list(_registry)
 

@@ -8,7 +8,8 @@ stderr, which the Workbench shows in its console.
 The first reply is ``ready``; its ``protocol`` field is :data:`PROTOCOL_VERSION`,
 which the Workbench compares with its own before sending anything else.
 
-Requests (``cmd``): ``run`` (``file``), ``execute`` (``index``; the reply
+Requests (``cmd``): ``run`` (``file``: a Python model file, or an ``.onnx``
+model, which is imported and compiled), ``execute`` (``index``; the reply
 also names a Chrome trace of profiled runs, ``trace``), ``export``
 (``index``, ``kind`` in mlir/llvm/asm/obj/so, ``path``), ``ir`` (``index``,
 ``stage``), ``quit``. ``execute``, ``export`` and ``ir`` may carry the
@@ -20,6 +21,7 @@ it happens with its per-pass snapshots and its ``target``.
 from __future__ import annotations
 
 import faulthandler
+import functools
 import json
 import os
 import runpy
@@ -39,20 +41,28 @@ from . import _jit
 #: 1: unversioned; 2: ``protocol`` in ``ready``, ``target`` in requests.
 PROTOCOL_VERSION = 2
 
+#: Profile traces of a worker live in ``<tmp>/cuvil-worker-traces-<pid>-<random>``,
+#: removed when it ends; a worker killed with SIGKILL cannot, so each worker removes
+#: the folders of workers that are no longer running when it starts.
+_TRACE_DIR_PREFIX = "cuvil-worker-traces-"
+
 _MAX_TIMED_RUNS = 200
 _PROFILED_RUNS = 20
 _TIMING_BUDGET_S = 0.5
 
 
 class _Recorded:
-    """A compilation with what is needed to run it again: its program and first inputs."""
+    """A compilation with what is needed to run it again: its program, inputs and reference.
 
-    def __init__(self, record, program=None, function=None, arguments=None, inputs=None):
+    ``reference(inputs)`` computes the same outputs without Cuvil: the Python
+    function of a ``@cuvil.jit`` call, ONNX Runtime for an ``.onnx`` model.
+    """
+
+    def __init__(self, record, program=None, inputs=None, reference=None):
         self.record = record
         self.program = program
-        self.function = function
-        self.arguments = arguments
         self.inputs = inputs
+        self.reference = reference
 
 
 class Worker:
@@ -125,9 +135,8 @@ class Worker:
             for record in _jit.compilations()[before:]:
                 inputs = [np.array(v, copy=True) for v in arguments.values]
                 program = entry if isinstance(entry, _jit.CompiledProgram) else None
-                worker.recorded.append(
-                    _Recorded(record, program, jit_function.__cuvil_function__, arguments, inputs)
-                )
+                reference = functools.partial(arguments.call, jit_function.__cuvil_function__)
+                worker.recorded.append(_Recorded(record, program, inputs, reference))
             worker._report_new()
             return entry
 
@@ -146,7 +155,10 @@ class Worker:
         sys.argv = [self.current_file]
         ok = True
         try:
-            runpy.run_path(self.current_file, run_name="__main__")
+            if self.current_file.lower().endswith(".onnx"):
+                self._run_onnx()
+            else:
+                runpy.run_path(self.current_file, run_name="__main__")
         except SystemExit as exit_request:
             code = exit_request.code
             if code not in (None, 0):
@@ -173,6 +185,25 @@ class Worker:
         self._report_new()
         seconds = time.perf_counter() - started
         self.send({"type": "finished", "file": self.current_file, "ok": ok, "seconds": seconds})
+
+    def _run_onnx(self) -> None:
+        """Import and compile an ONNX model, as `cuvil compile MODEL.onnx` does.
+
+        Its example inputs are seeded random floats and zero integers (valid
+        indices); ONNX Runtime, when installed, is the reference of ``execute``.
+        """
+        from .frontends.onnx import load_onnx
+
+        compiled = load_onnx(self.current_file).compile()
+        rng = np.random.default_rng(0)
+        inputs = [
+            rng.standard_normal(spec.shape).astype(spec.dtype)
+            if np.dtype(spec.dtype).kind == "f"
+            else np.zeros(spec.shape, spec.dtype)
+            for spec in compiled.input_spec.values()
+        ]
+        reference = _onnxruntime_reference(self.current_file, list(compiled.input_spec))
+        self.recorded.append(_Recorded(compiled.compilation, compiled._entry, inputs, reference))
 
     def _exception(self, error: BaseException) -> dict:
         """The exception with the innermost frame in the user's file (else the innermost)."""
@@ -206,12 +237,18 @@ class Worker:
         return rec
 
     def execute(self, request) -> None:
-        """Time the compiled code on the recorded inputs and compare with the Python function."""
+        """Time the compiled code on the recorded inputs and compare with its reference."""
         rec = self._recorded(request)
         if rec.program is None or rec.inputs is None:
             raise ValueError(
                 f"compilation #{request['index']} ({rec.record.function}) was not made by a "
-                "@cuvil.jit call in this run, so there are no example inputs to run it on"
+                "@cuvil.jit call or a model file in this run, so there are no example inputs "
+                "to run it on"
+            )
+        if rec.reference is None:
+            raise ValueError(
+                f"compilation #{request['index']} ({rec.record.function}) has nothing to "
+                "compare with: install onnxruntime to run ONNX models in the Workbench"
             )
         inputs = rec.inputs
         result = rec.program.run(inputs)  # warm-up, and the result to check
@@ -224,13 +261,13 @@ class Worker:
             rec.program.run(inputs)
             timings.append((time.perf_counter() - t0) * 1000.0)
         t0 = time.perf_counter()
-        reference = rec.arguments.call(rec.function, [np.array(v, copy=True) for v in inputs])
+        reference = rec.reference([np.array(v, copy=True) for v in inputs])
         reference_ms = (time.perf_counter() - t0) * 1000.0
         got, want = _flatten(result), _flatten(reference)
         if len(got) != len(want):
             raise ValueError(
                 f"{rec.record.function}: compiled code returned {len(got)} arrays, "
-                f"the Python function {len(want)}"
+                f"its reference (the Python function or ONNX Runtime) {len(want)}"
             )
         max_error = 0.0
         for g, w in zip(got, want):
@@ -267,7 +304,7 @@ class Worker:
             return ""
         # One folder per worker, removed when it ends (see serve).
         if self.trace_dir is None:
-            self.trace_dir = tempfile.mkdtemp(prefix="cuvil-worker-traces-")
+            self.trace_dir = tempfile.mkdtemp(prefix=f"{_TRACE_DIR_PREFIX}{os.getpid()}-")
         fd, path = tempfile.mkstemp(prefix="profile-", suffix=".json", dir=self.trace_dir)
         os.close(fd)
         prof.export_chrome_trace(path)
@@ -316,12 +353,55 @@ class Worker:
         return True
 
 
+def _onnxruntime_reference(path: str, input_names: list[str]):
+    """``inputs -> outputs`` of the model in ONNX Runtime, or None without onnxruntime."""
+    try:
+        import onnxruntime
+    except ImportError:
+        return None
+    session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+    return lambda inputs: tuple(session.run(None, dict(zip(input_names, inputs))))
+
+
 def _flatten(value) -> list:
     if isinstance(value, (tuple, list)):
         return [item for element in value for item in _flatten(element)]
     if isinstance(value, dict):
         return [item for key in sorted(value) for item in _flatten(value[key])]
     return [np.asarray(value)]
+
+
+def _process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: it exists
+        return True
+    return True
+
+
+def remove_stale_trace_dirs(folder: str | None = None) -> list[str]:
+    """Remove the trace folders of workers that are gone; returns the removed paths.
+
+    A folder whose pid names a running process (perhaps a reused pid) is kept.
+    """
+    folder = folder or tempfile.gettempdir()
+    removed = []
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return removed
+    for name in names:
+        pid_text = name[len(_TRACE_DIR_PREFIX) :].split("-", 1)[0]
+        if not name.startswith(_TRACE_DIR_PREFIX) or not pid_text.isdigit():
+            continue
+        path = os.path.join(folder, name)
+        if int(pid_text) != os.getpid() and not _process_exists(int(pid_text)):
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+                removed.append(path)
+    return removed
 
 
 def serve(fd: int) -> int:
@@ -333,6 +413,7 @@ def serve(fd: int) -> int:
     os.dup2(devnull, 0)
     os.close(devnull)
     faulthandler.enable(file=sys.stderr, all_threads=False)
+    remove_stale_trace_dirs()
     worker = Worker(out)
     worker.install_hooks()
     import cuvil  # the version and the extension load up front

@@ -1,6 +1,7 @@
 """The ``cuvil`` command line.
 
-``cuvil compile FILE.py`` runs a script and shows what it compiled;
+``cuvil compile FILE.py`` runs a script and shows what it compiled
+(``cuvil compile MODEL.onnx`` imports and compiles an ONNX model);
 ``cuvil trace FILE`` summarizes a profile and converts it between formats;
 ``cuvil profile FILE.py`` records one.
 """
@@ -28,6 +29,11 @@ The script's own standard output is sent to standard error, so standard output
 carries only what cuvil prints. With -o and several compilations, the Nth
 artifact is written to OUT.N (N from 1). Arguments after "--" are passed to
 FILE as sys.argv[1:].
+
+FILE may also be an ONNX model (MODEL.onnx): it is imported with
+cuvil.load_onnx and compiled for the target, and reported the same way (its
+ops carry the ONNX node names as locations). Inputs with symbolic dims need
+--input-shape NAME=D1,D2,... (repeatable).
 """
 
 
@@ -40,12 +46,21 @@ def _build_parser() -> argparse.ArgumentParser:
     compile_parser = commands.add_parser(
         "compile",
         help="run a Python file and print or export what it compiled",
-        usage="cuvil compile FILE.py [--target TARGET] [--print-ir-after-all] [--emit KIND] "
-        "[-o OUT] [-- ARGS...]",
+        usage="cuvil compile FILE.py|MODEL.onnx [--target TARGET] [--print-ir-after-all] "
+        "[--emit KIND] [-o OUT] [--input-shape NAME=DIMS] [-- ARGS...]",
         description=_COMPILE_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    compile_parser.add_argument("file", metavar="FILE.py", help="the Python file to run")
+    compile_parser.add_argument(
+        "file", metavar="FILE.py|MODEL.onnx", help="the Python file to run or the ONNX model"
+    )
+    compile_parser.add_argument(
+        "--input-shape",
+        action="append",
+        default=[],
+        metavar="NAME=DIMS",
+        help="an ONNX model input's shape, e.g. x=1,3,224,224 (for symbolic dims)",
+    )
     compile_parser.add_argument(
         "--target",
         metavar="TARGET",
@@ -173,6 +188,8 @@ def _trace_command(args: argparse.Namespace) -> int:
             return fail(f"no such file: {path}", 2)
     if args.top < 0:
         return fail("--top takes a count of rows, 0 for all", 2)
+    if args.output and (why := _unwritable(args.output)):
+        return fail(why, 2)
     trace_error = _profiler.trace_error_type()
     try:
         trace = _profiler.read_trace(args.file, args.input_format)
@@ -203,6 +220,28 @@ def _error(message: str, code: int) -> int:
     return code
 
 
+def _unwritable(path: str) -> str | None:
+    """Why ``path`` cannot be written, or None; checked before a script runs, so
+    that a bad -o fails at once instead of after the whole run."""
+    existed = os.path.lexists(path)
+    try:
+        with open(path, "ab"):
+            pass
+    except OSError as error:
+        return f"cannot write {path}: {error.strerror or error}; choose another -o path"
+    if not existed:
+        os.remove(path)
+    return None
+
+
+def _exit_status(code: object) -> int:
+    """The status for a script's ``sys.exit(code)``: a process can only exit
+    with 0-255, so other integers (256 would wrap to 0, "success") become 1."""
+    if code is None or code == 0:
+        return 0
+    return code if isinstance(code, int) and 0 < code < 256 else 1
+
+
 def _print_user_traceback(error: BaseException, path: str) -> None:
     """Print a traceback starting at the first frame in the user's file."""
     tb = error.__traceback__
@@ -225,10 +264,10 @@ def _run_script(
             runpy.run_path(path, run_name="__main__")
     except SystemExit as exit_request:
         code = exit_request.code
-        if code in (None, 0):
-            return 0
-        print(f"cuvil {command}: {path} exited with status {code}", file=sys.stderr)
-        return code if isinstance(code, int) else 1
+        status = _exit_status(code)
+        if status:
+            print(f"cuvil {command}: {path} exited with status {code}", file=sys.stderr)
+        return status
     except Exception as error:  # the user's program failed: report it like Python would
         _print_user_traceback(error, path)
         return 1
@@ -269,6 +308,38 @@ def _emit_to_stdout(record: Compilation, kind: str) -> None:
             sys.stdout.write(artifact.read().rstrip("\n") + "\n")
 
 
+def _input_shapes(items: list[str]) -> dict[str, tuple[int, ...]]:
+    shapes = {}
+    for item in items:
+        name, _, dims = item.partition("=")
+        try:
+            shapes[name] = tuple(int(d) for d in dims.replace("x", ",").split(",") if d)
+        except ValueError:
+            raise ValueError(f"--input-shape {item!r}: give NAME=D1,D2,... with int dims") from None
+        if not name or not shapes[name]:
+            raise ValueError(f"--input-shape {item!r}: give NAME=D1,D2,... with int dims")
+    return shapes
+
+
+def _compile_onnx(path: str, args: argparse.Namespace) -> int:
+    """Import and compile an ONNX model with pass snapshots; 0, or 1/2 after an error."""
+    from ._errors import CompileError, TraceError, UnsupportedConstructError
+    from .frontends.onnx import load_onnx
+
+    saved_capture = snapshot_capture_enabled()
+    set_snapshot_capture(True)
+    try:
+        shapes = _input_shapes(args.input_shape)
+        load_onnx(path, input_spec=shapes or None).compile()
+    except ValueError as error:  # unreadable model, bad input spec, training-only nodes
+        return _error(str(error), 2 if "--input-shape" in str(error) else 1)
+    except (UnsupportedConstructError, TraceError, CompileError) as error:
+        return _error(str(error), 1)
+    finally:
+        set_snapshot_capture(saved_capture)
+    return 0
+
+
 def _compile_command(args: argparse.Namespace) -> int:
     path = os.path.abspath(args.file)
     if not os.path.isfile(path):
@@ -276,6 +347,8 @@ def _compile_command(args: argparse.Namespace) -> int:
     emit = args.emit or ("mlir" if args.output else None)
     if emit in binary_artifact_kinds() and not args.output:
         return _error(f"--emit {emit} produces a binary file; give its path with -o OUT", 2)
+    if args.output and (why := _unwritable(args.output)):
+        return _error(why, 2)
     previous_target = None
     if args.target is not None:
         try:
@@ -283,8 +356,9 @@ def _compile_command(args: argparse.Namespace) -> int:
         except ValueError as error:
             return _error(f"--target: {error}", 2)
     already = len(compilations())
+    run = _compile_onnx if path.lower().endswith(".onnx") else _run_script
     try:
-        status = _run_script(path, args.script_args)
+        status = run(path, args.script_args) if run is _run_script else run(path, args)
     finally:
         if previous_target is not None:
             set_default_target(previous_target)
@@ -339,8 +413,10 @@ def _profile_command(args: argparse.Namespace) -> int:
         fmt = output_format(args.output, None)
     if fmt is not None and not args.output:
         return fail("--format needs -o OUT", 2)
-    if args.output and not os.path.isdir(os.path.dirname(os.path.abspath(args.output))):
-        return fail(f"cannot write {args.output}: its directory does not exist", 2)
+    if args.top < 0:
+        return fail(f"--top takes a count of rows (0 for all), not {args.top}", 2)
+    if args.output and (why := _unwritable(args.output)):
+        return fail(why, 2)
     with profile() as prof:
         for _ in range(args.runs):
             status = _run_script(path, args.script_args, capture=False, command="profile")

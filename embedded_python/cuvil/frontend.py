@@ -231,7 +231,7 @@ def _example_call(fn, name: str, examples: dict) -> tuple[list, dict]:
 
 def build_ir(
     model,
-    input_spec: Mapping,
+    input_spec: Mapping | None = None,
     target: str | None = None,
     mode: str = "inference",
     dtype="float32",
@@ -241,10 +241,14 @@ def build_ir(
     Args:
         model: a Python callable (a function, or an object with ``__call__`` such
             as a class holding NumPy weights); ``@cuvil.jit`` functions work too.
+            Or a model of a registered front end: an ONNX model (a path ending
+            in ``.onnx``, its bytes, or an ``onnx.ModelProto``).
         input_spec: parameter name -> shape (a tuple of positive ints), a
             ``(shape, dtype)`` pair, or a :class:`TensorSpec`-like object (anything
             with ``shape`` and ``dtype``, a NumPy array included). Every
             parameter without a default must be named; no other name may be.
+            For an ONNX model it is optional (the graph's declared inputs) and
+            may also be a list of specs in the graph's input order.
         target: a registered target (``cuvil.available_targets()``), optionally
             with a device index (``"cuda:0"``); an unknown one raises
             ``ValueError`` listing the registered targets. ``None`` is
@@ -260,6 +264,15 @@ def build_ir(
     ``file:line``. A ``None`` dim raises :class:`ShapeSpecError` ("Missing shape
     attr"), as does a symbolic (string) dim.
     """
+    return build_ir_with(
+        frontends.for_model(model), model, input_spec, target=target, mode=mode, dtype=dtype
+    )
+
+
+def build_ir_with(
+    frontend, model, input_spec, *, target=None, mode="inference", dtype="float32"
+) -> IRModule:
+    """:func:`build_ir` through a given front-end instance (``cuvil.load_onnx`` uses its own)."""
     target, device = resolve_target(target, _API)
     if mode not in MODES:
         raise ValueError(
@@ -271,7 +284,6 @@ def build_ir(
             f"e.g. {model.__name__}(...)"
         )
     default_dtype = _normalize_dtype(dtype, "the dtype argument")
-    frontend = frontends.for_model(model)
     specs = frontend.input_spec(model, input_spec, default_dtype)
     return _import(frontend, model, specs, mode, target, device)
 
@@ -418,6 +430,7 @@ class IRModule:
         self._compiled: dict[tuple, CompiledModel] = {}
         self._latest: CompiledModel | None = None
         self._lock = threading.Lock()
+        self._enable_fusion = True
 
     @property
     def text(self) -> str:
@@ -451,9 +464,53 @@ class IRModule:
         bindings = _symbolic.bind(specs, shapes)
         return tuple(_symbolic.output_shape(spec.shape, bindings) for spec in self.output_spec)
 
-    def compile(self, enable_fusion: bool = True, pipeline=None) -> CompiledModel:
+    def optimize(
+        self,
+        target: str | None = "cpu",
+        precision: str = "fp32",
+        enable_fuse: bool = True,
+        calibrate_dataset=None,
+    ) -> IRModule:
+        """This IR set up for ``target`` with fusion on or off; :meth:`compile` then builds it.
+
+        The graph and fusion passes run when the returned module is compiled,
+        so ``module.optimize(enable_fuse=False).compile()`` compiles without
+        fusion. ``precision`` other than ``"fp32"`` and a ``calibrate_dataset``
+        (quantization) are not supported yet: they raise
+        ``NotImplementedError`` rather than being ignored.
+        """
+        api = "IRModule.optimize"
+        if precision != "fp32":
+            raise NotImplementedError(
+                f"cuvil: {api}(precision={precision!r}) is not supported yet (deployment): "
+                "reduced-precision and quantized compilation come with the deployment work; "
+                "this version compiles fp32 only. Fix: precision='fp32'."
+            )
+        if calibrate_dataset is not None:
+            raise NotImplementedError(
+                f"cuvil: {api}(calibrate_dataset=...) is not supported yet (deployment): "
+                "calibration is for quantized compilation, which this version does not do. "
+                "Fix: leave calibrate_dataset=None."
+            )
+        target, device = resolve_target(target, api)
+        module = IRModule(
+            self._program,
+            self.name,
+            self.source,
+            self._input_spec,
+            target,
+            self.mode,
+            self.fingerprint,
+            device,
+        )
+        module._enable_fusion = bool(enable_fuse)
+        module.output_spec = self.output_spec  # symbolic sizes, if any
+        return module
+
+    def compile(self, enable_fusion: bool | None = None, pipeline=None) -> CompiledModel:
         """Compile for the target; the result is cached per ``enable_fusion``/pipeline.
 
+        ``enable_fusion`` defaults to the :meth:`optimize` setting (on).
         ``pipeline`` is an optional :class:`cuvil.PipelineBuilder` (its
         ``enable_fusion`` then wins).
 
@@ -467,6 +524,8 @@ class IRModule:
                 "is still available as .text. Fix: build_ir(..., mode='inference'), which "
                 "removes training-only ops such as cuvil.dropout when compiling."
             )
+        if enable_fusion is None:
+            enable_fusion = self._enable_fusion
         fusion = bool(pipeline.enable_fusion if pipeline is not None else enable_fusion)
         key = (fusion, pipeline.cache_key() if pipeline is not None else None)
         with self._lock:

@@ -9,6 +9,7 @@
 #include "PipelineBindings.h"
 #include "ProfilerBindings.h"
 #include "ProfilingBindings.h"
+#include "PyText.h"
 #include "TargetBindings.h"
 
 #include "cuvil/Driver/Compiler.h"
@@ -99,16 +100,8 @@ py::list signatures(const std::vector<cuvil::TensorSignature> &sigs) {
 PYBIND11_MODULE(_cuvil, m) {
   m.doc() = "Cuvil compiler core: compile Cuvil IR for a target and call it";
   m.attr("version") = cuvil::version();
-  static py::exception<CompileError> compileError(m, "CompileError",
-                                                  PyExc_RuntimeError);
-  py::register_exception_translator([](std::exception_ptr p) {
-    try {
-      if (p)
-        std::rethrow_exception(p);
-    } catch (const CompileError &e) {
-      PyErr_SetString(compileError.ptr(), e.what());
-    }
-  });
+  cuvil::python::registerException<CompileError>(m, "CompileError",
+                                                 PyExc_RuntimeError);
 
   py::class_<cuvil::CompiledFunction>(m, "CompiledFunction")
       .def(

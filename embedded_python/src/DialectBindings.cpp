@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "DialectBindings.h"
+#include "PyText.h"
 
 #include "cuvil/Dialect/Cuvil/IR/DialectQueries.h"
 
@@ -30,16 +31,8 @@ cuvil::ResultTypeInference &inference() {
 } // namespace
 
 void cuvil::python::bindDialect(py::module_ &m) {
-  static py::exception<TypeInferenceError> inferenceError(
-      m, "TypeInferenceError", PyExc_ValueError);
-  py::register_exception_translator([](std::exception_ptr p) {
-    try {
-      if (p)
-        std::rethrow_exception(p);
-    } catch (const TypeInferenceError &e) {
-      PyErr_SetString(inferenceError.ptr(), e.what());
-    }
-  });
+  cuvil::python::registerException<TypeInferenceError>(m, "TypeInferenceError",
+                                                       PyExc_ValueError);
 
   m.def("compare_predicates", &cuvil::comparePredicates,
         "cuvil.compare's predicate names, indexed by their enum value");

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "PipelineBindings.h"
+#include "PyText.h"
 
 #include <pybind11/stl.h>
 
@@ -126,15 +127,7 @@ cuvil::python::stepsFromPython(const py::object &steps) {
 }
 
 void cuvil::python::bindPipeline(py::module_ &m) {
-  static py::exception<IRError> irError(m, "IRError", PyExc_RuntimeError);
-  py::register_exception_translator([](std::exception_ptr p) {
-    try {
-      if (p)
-        std::rethrow_exception(p);
-    } catch (const IRError &e) {
-      PyErr_SetString(irError.ptr(), e.what());
-    }
-  });
+  cuvil::python::registerException<IRError>(m, "IRError", PyExc_RuntimeError);
 
   py::class_<ValueRef>(m, "Value",
                        "An SSA value of the IR a pass is rewriting.")

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ProfilerBindings.h"
+#include "PyText.h"
 
 #include "cuvil/Profiler/Profiler.h"
 
@@ -17,6 +18,7 @@
 
 namespace py = pybind11;
 using namespace cuvil::profiler;
+using cuvil::python::pyText;
 
 namespace {
 
@@ -76,11 +78,11 @@ TraceHandle unwrap(Expected<Trace> result) {
 
 py::dict rowDict(const OpRow &row) {
   py::dict d;
-  d["name"] = row.name;
+  d["name"] = pyText(row.name);
   d["kind"] = eventKindName(row.kind);
   d["op_id"] = row.opId == kNoOp ? py::object(py::none()) : py::int_(row.opId);
-  d["loc"] = row.loc;
-  d["node"] = row.node;
+  d["loc"] = pyText(row.loc);
+  d["node"] = pyText(row.node);
   d["count"] = row.count;
   d["total_ns"] = row.totalNs;
   d["self_ns"] = row.selfNs;
@@ -93,29 +95,27 @@ py::dict rowDict(const OpRow &row) {
 py::dict eventDict(const Trace &trace, const Event &e) {
   py::dict d;
   const ThreadInfo &thread = trace.threads[e.thread];
-  d["name"] = std::string(trace.str(e.name));
+  d["name"] = pyText(trace.str(e.name));
   d["kind"] = eventKindName(e.kind);
-  d["category"] = std::string(trace.str(e.category));
+  d["category"] = pyText(trace.str(e.category));
   d["start_ns"] = e.startNs;
   d["duration_ns"] = e.durationNs;
   d["pid"] = thread.pid;
   d["tid"] = thread.tid;
   d["op_id"] = e.opId == kNoOp ? py::object(py::none()) : py::int_(e.opId);
-  d["loc"] = std::string(trace.str(e.loc));
+  d["loc"] = pyText(trace.str(e.loc));
   d["correlation"] = e.correlation;
   py::list stack;
   for (FrameId f : trace.stackFrames(e.stack)) {
     const Frame &frame = trace.frames[f];
-    stack.append(py::make_tuple(std::string(trace.str(frame.name)),
-                                std::string(trace.str(frame.file)),
-                                frame.line));
+    stack.append(py::make_tuple(pyText(trace.str(frame.name)),
+                                pyText(trace.str(frame.file)), frame.line));
   }
   d["stack"] = stack;
   py::dict args;
   if (e.args != kNoArgs)
     for (const auto &[key, value] : trace.args[e.args])
-      args[py::str(std::string(trace.str(key)))] =
-          std::string(trace.str(value));
+      args[pyText(trace.str(key))] = pyText(trace.str(value));
   d["args"] = args;
   return d;
 }
@@ -176,10 +176,10 @@ void bindTrace(py::module_ &m) {
           "summary",
           [](const Trace &t, size_t top, const py::object &kinds,
              const std::string &groupBy) {
-            return formatOpTable(
+            return pyText(formatOpTable(
                 opTable(t, selectionArg(py::none(), py::none(), kinds),
                         groupArg(groupBy)),
-                top);
+                top));
           },
           py::arg("top") = 0, py::arg("kinds") = py::none(),
           py::arg("group_by") = "name", "The per-op table as text.")
@@ -187,8 +187,8 @@ void bindTrace(py::module_ &m) {
           "call_tree",
           [](const Trace &t, const py::object &begin, const py::object &end,
              const py::object &kinds, uint32_t maxDepth) {
-            return CallTree::build(t, selectionArg(begin, end, kinds))
-                .print(maxDepth);
+            return pyText(CallTree::build(t, selectionArg(begin, end, kinds))
+                              .print(maxDepth));
           },
           py::arg("begin_ns") = py::none(), py::arg("end_ns") = py::none(),
           py::arg("kinds") = py::none(), py::arg("max_depth") = UINT32_MAX,
@@ -199,7 +199,7 @@ void bindTrace(py::module_ &m) {
             py::list out;
             for (const Track &track : buildTracks(t)) {
               py::dict d;
-              d["label"] = track.label;
+              d["label"] = pyText(track.label);
               d["kind"] = eventKindName(track.kind);
               d["events"] = track.events.size();
               d["max_depth"] = track.maxDepth;
@@ -208,9 +208,18 @@ void bindTrace(py::module_ &m) {
             return out;
           },
           "Timeline tracks: one per thread and event kind.")
-      .def("to_chrome", &writeChromeTrace, "Chrome trace-event JSON text.")
-      .def("to_folded", &writeFoldedStacks, "Folded stacks text.")
-      .def("to_speedscope", &writeSpeedscope, "speedscope JSON text.")
+      .def(
+          "to_chrome",
+          [](const Trace &t) { return pyText(writeChromeTrace(t)); },
+          "Chrome trace-event JSON text.")
+      .def(
+          "to_folded",
+          [](const Trace &t) { return pyText(writeFoldedStacks(t)); },
+          "Folded stacks text.")
+      .def(
+          "to_speedscope",
+          [](const Trace &t) { return pyText(writeSpeedscope(t)); },
+          "speedscope JSON text.")
       .def(
           "write",
           [](const Trace &t, const std::string &path,
@@ -289,7 +298,8 @@ namespace cuvil::python {
 void bindProfiler(py::module_ &parent) {
   py::module_ m = parent.def_submodule(
       "profiler", "Traces: collection, file formats and aggregation.");
-  py::register_exception<TraceFileError>(m, "TraceError", PyExc_ValueError);
+  cuvil::python::registerException<TraceFileError>(m, "TraceError",
+                                                   PyExc_ValueError);
   bindTrace(m);
   bindRecorder(m);
 
@@ -330,9 +340,9 @@ void bindProfiler(py::module_ &parent) {
   m.def(
       "diff_call_trees",
       [](const Trace &baseline, const Trace &current) {
-        return DiffTree::build(CallTree::build(baseline),
-                               CallTree::build(current))
-            .print();
+        return pyText(
+            DiffTree::build(CallTree::build(baseline), CallTree::build(current))
+                .print());
       },
       py::arg("baseline"), py::arg("current"),
       "Per-frame difference of two profiles' flame trees, as text.");

@@ -10,6 +10,8 @@
 
 #include "ProfilingBindings.h"
 
+#include "cuvil/Runtime/MemRefCall.h"
+
 #include "cuvil/Profiler/Profiler.h"
 
 #include <pybind11/stl.h>
@@ -142,6 +144,32 @@ std::vector<prof::PythonFrame> pythonStack() {
 
 } // namespace
 
+namespace {
+
+/// Raises MemoryError when the call just made on this thread could not
+/// allocate an intermediate buffer.
+void checkAllocation(const cuvil::CompiledFunction &fn) {
+  int64_t bytes = cuvil::takeFailedAllocation();
+  if (bytes == 0)
+    return;
+  char size[48];
+  double mib = bytes / (1024.0 * 1024.0);
+  if (mib >= 1024)
+    std::snprintf(size, sizeof(size), "%.1f GiB", mib / 1024);
+  else
+    std::snprintf(size, sizeof(size), "%.1f MiB", mib);
+  PyErr_SetString(PyExc_MemoryError,
+                  ("cuvil: compiled function '" + fn.name() +
+                   "' could not allocate " + std::to_string(bytes) +
+                   " bytes (" + size +
+                   ") for an intermediate buffer; free memory or call it "
+                   "with smaller inputs")
+                      .c_str());
+  throw py::error_already_set();
+}
+
+} // namespace
+
 void cuvil::python::callCompiled(CompiledFunction &fn,
                                  const std::vector<void *> &inputs,
                                  const std::vector<void *> &outputs,
@@ -149,8 +177,11 @@ void cuvil::python::callCompiled(CompiledFunction &fn,
   prof::EventRecorder &recorder = prof::EventRecorder::global();
   bool recording = recorder.enabled();
   if (!recording && !(nvtxToolAttached() && fn.instrumented())) {
-    py::gil_scoped_release release;
-    fn.call(inputs.data(), outputs.data(), nullptr, shapes);
+    {
+      py::gil_scoped_release release;
+      fn.call(inputs.data(), outputs.data(), nullptr, shapes);
+    }
+    checkAllocation(fn);
     return;
   }
   ProfileContext &ctx = contextFor(fn, recorder);
@@ -164,6 +195,7 @@ void cuvil::python::callCompiled(CompiledFunction &fn,
     py::gil_scoped_release release;
     fn.call(inputs.data(), outputs.data(), hooks, shapes);
   }
+  checkAllocation(fn);
   if (!recording)
     return;
   prof::RecordedEvent call;

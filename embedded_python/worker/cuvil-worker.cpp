@@ -16,11 +16,15 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <charconv>
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fcntl.h>
 #include <string>
 #include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 
 #ifndef CUVIL_SOURCE_DIR
@@ -64,9 +68,34 @@ bool checkStatus(PyStatus status, int fd) {
   return false;
 }
 
+/// When the Workbench named by $CUVIL_WORKBENCH_PID is no longer this
+/// process's parent (it exited or was SIGKILLed), ends this worker's process
+/// group: the worker and whatever the user's file started. A thread of its
+/// own, outside Python, so a user loop holding the GIL cannot delay it.
+void watchWorkbench() {
+  std::string text = envOr("CUVIL_WORKBENCH_PID", "");
+  int workbench = 0;
+  auto [end, error] =
+      std::from_chars(text.data(), text.data() + text.size(), workbench);
+  if (text.empty() || error != std::errc() ||
+      end != text.data() + text.size() || workbench <= 1)
+    return; // started by hand: nobody to watch
+  std::thread([parent = static_cast<pid_t>(workbench)] {
+    while (getppid() == parent)
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    std::fprintf(stderr,
+                 "cuvil-worker: the Workbench (pid %d) is gone; "
+                 "ending this worker and what it started\n",
+                 static_cast<int>(parent));
+    // The Workbench makes the worker lead its own group; by hand, only this.
+    kill(getpgrp() == getpid() ? -getpid() : getpid(), SIGKILL);
+  }).detach();
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
+  watchWorkbench();
   int fd = std::atoi(envOr("CUVIL_WORKER_FD", "3").c_str());
   if (fd <= 2 || fcntl(fd, F_GETFD) < 0) {
     std::fprintf(stderr,

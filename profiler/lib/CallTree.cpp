@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
-#include <functional>
 #include <unordered_map>
 
 namespace cuvil::profiler {
@@ -17,31 +16,6 @@ struct KeyHash {
     return std::hash<uint64_t>()(k.first * 0x9E3779B97F4A7C15ULL + k.second);
   }
 };
-
-/// Splits "file:line:col" (or "file:line") into file and line.
-void splitLoc(std::string_view loc, std::string_view &file, uint32_t &line) {
-  auto numericTail = [](std::string_view text, size_t &colon) {
-    colon = text.rfind(':');
-    if (colon == std::string_view::npos || colon + 1 == text.size())
-      return false;
-    return std::all_of(text.begin() + colon + 1, text.end(), [](char c) {
-      return std::isdigit(static_cast<unsigned char>(c));
-    });
-  };
-  file = loc;
-  line = 0;
-  size_t colon;
-  if (!numericTail(file, colon))
-    return;
-  std::string_view last = file.substr(colon + 1);
-  file = file.substr(0, colon);
-  if (numericTail(file, colon)) { // "file:line:col"
-    last = file.substr(colon + 1);
-    file = file.substr(0, colon);
-  }
-  line = static_cast<uint32_t>(
-      std::strtoul(std::string(last).c_str(), nullptr, 10));
-}
 
 bool sortedForNesting(const Trace &trace) {
   for (size_t i = 1; i < trace.events.size(); ++i) {
@@ -66,6 +40,19 @@ std::string nodeText(const std::string &name, const std::string &file,
   if (file.empty())
     return name;
   return name + " (" + file + (line ? ":" + std::to_string(line) : "") + ")";
+}
+
+/// Two spaces per level up to kMaxIndentDepth, then "[depth N]": indenting a
+/// 100,000-frame stack would make the text quadratic in its depth.
+constexpr uint32_t kMaxIndentDepth = 64;
+
+void appendIndent(std::string &out, uint32_t depth) {
+  if (depth <= kMaxIndentDepth) {
+    out.append(2 * (depth - 1), ' ');
+    return;
+  }
+  out.append(2 * (kMaxIndentDepth - 1), ' ');
+  out += "[depth " + std::to_string(depth) + "] ";
 }
 
 } // namespace
@@ -160,10 +147,8 @@ CallTree CallTree::build(const Trace &input, const Selection &selection) {
     auto found = locs.find(loc);
     if (found != locs.end())
       return found->second;
-    std::string_view file;
-    uint32_t line = 0;
-    splitLoc(trace->str(loc), file, line);
-    auto result = std::make_pair(files.intern(file), line);
+    detail::SplitLoc parts = detail::splitLoc(trace->str(loc));
+    auto result = std::make_pair(files.intern(parts.file), parts.line);
     locs.emplace(loc, result);
     return result;
   };
@@ -268,20 +253,24 @@ CallTree::SearchResult CallTree::search(std::string_view text) const {
 
 CallTree CallTree::subtree(uint32_t node) const {
   CallTree tree;
-  std::function<void(uint32_t, uint32_t)> copy = [&](uint32_t from,
-                                                     uint32_t toParent) {
+  // Explicit stack, not recursion: stacks may be 100,000 frames deep.
+  std::vector<std::pair<uint32_t, uint32_t>> stack; // (from, its new parent)
+  if (node == 0) {
+    for (auto c = nodeList[0].children.rbegin();
+         c != nodeList[0].children.rend(); ++c)
+      stack.push_back({*c, 0});
+  } else {
+    stack.push_back({node, 0});
+  }
+  while (!stack.empty()) {
+    auto [from, toParent] = stack.back();
+    stack.pop_back();
     const Node &n = nodeList[from];
     uint32_t to = tree.addChild(toParent, n.name, n.file, n.line);
     tree.nodeList[to].selfNs = n.selfNs;
     tree.nodeList[to].count = n.count;
-    for (uint32_t c : n.children)
-      copy(c, to);
-  };
-  if (node == 0) {
-    for (uint32_t c : nodeList[0].children)
-      copy(c, 0);
-  } else {
-    copy(node, 0);
+    for (auto c = n.children.rbegin(); c != n.children.rend(); ++c)
+      stack.push_back({*c, to});
   }
   tree.finalize();
   return tree;
@@ -289,38 +278,51 @@ CallTree CallTree::subtree(uint32_t node) const {
 
 std::string CallTree::print(uint32_t maxDepth) const {
   std::string out;
-  std::function<void(uint32_t)> visit = [&](uint32_t id) {
+  std::vector<uint32_t> stack{0};
+  while (!stack.empty()) {
+    uint32_t id = stack.back();
+    stack.pop_back();
     const Node &n = nodeList[id];
     if (id != 0) {
-      out.append(2 * (n.depth - 1), ' ');
+      appendIndent(out, n.depth);
       out += nodeText(n.name, n.file, n.line) +
              " total=" + std::to_string(n.totalNs) +
              " self=" + std::to_string(n.selfNs) + "\n";
     }
     if (n.depth >= maxDepth)
-      return;
+      continue;
     std::vector<uint32_t> order = n.children;
     std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
       if (nodeList[a].totalNs != nodeList[b].totalNs)
         return nodeList[a].totalNs > nodeList[b].totalNs;
       return nodeList[a].name < nodeList[b].name;
     });
-    for (uint32_t c : order)
-      visit(c);
-  };
-  visit(0);
+    stack.insert(stack.end(), order.rbegin(), order.rend());
+  }
   return out;
 }
 
 std::string CallTree::folded() const {
+  // One growing prefix for the path being walked, instead of a prefix string
+  // per node: a deep stack would otherwise take quadratic memory.
   std::vector<std::string> lines;
-  std::vector<std::string> prefix(nodeList.size());
-  for (uint32_t i = 1; i < nodeList.size(); ++i) {
-    const Node &n = nodeList[i];
-    std::string text = nodeText(n.name, n.file, n.line);
-    prefix[i] = n.parent == 0 ? text : prefix[n.parent] + ";" + text;
+  std::string prefix;
+  std::vector<std::pair<uint32_t, size_t>> stack; // (node, parent's length)
+  for (auto c = nodeList[0].children.rbegin(); c != nodeList[0].children.rend();
+       ++c)
+    stack.push_back({*c, 0});
+  while (!stack.empty()) {
+    auto [id, parentLength] = stack.back();
+    stack.pop_back();
+    const Node &n = nodeList[id];
+    prefix.resize(parentLength);
+    if (parentLength)
+      prefix += ';';
+    prefix += nodeText(n.name, n.file, n.line);
     if (n.selfNs > 0)
-      lines.push_back(prefix[i] + " " + std::to_string(n.selfNs));
+      lines.push_back(prefix + " " + std::to_string(n.selfNs));
+    for (auto c = n.children.rbegin(); c != n.children.rend(); ++c)
+      stack.push_back({*c, prefix.size()});
   }
   std::sort(lines.begin(), lines.end());
   std::string out;
@@ -333,49 +335,60 @@ std::string CallTree::folded() const {
 // DiffTree
 //===----------------------------------------------------------------------===//
 
+namespace {
+/// Adds `tree`'s weights into `diff`, matching frames by name and location.
+void mergeInto(std::vector<DiffNode> &diff, const CallTree &tree, bool isBase) {
+  std::vector<std::pair<uint32_t, uint32_t>> stack{{0, 0}}; // (from, to)
+  while (!stack.empty()) {
+    auto [from, to] = stack.back();
+    stack.pop_back();
+    const CallTree::Node &n = tree.nodes()[from];
+    DiffNode &d = diff[to];
+    (isBase ? d.baselineTotalNs : d.currentTotalNs) += n.totalNs;
+    (isBase ? d.baselineSelfNs : d.currentSelfNs) += n.selfNs;
+    for (uint32_t c : n.children) {
+      const CallTree::Node &cn = tree.nodes()[c];
+      uint32_t target = 0;
+      for (uint32_t existing : diff[to].children) {
+        const DiffNode &e = diff[existing];
+        if (e.name == cn.name && e.file == cn.file && e.line == cn.line)
+          target = existing;
+      }
+      if (!target) {
+        DiffNode node;
+        node.name = cn.name;
+        node.file = cn.file;
+        node.line = cn.line;
+        node.parent = to;
+        target = static_cast<uint32_t>(diff.size());
+        diff.push_back(std::move(node));
+        diff[to].children.push_back(target);
+      }
+      stack.push_back({c, target});
+    }
+  }
+}
+} // namespace
+
 DiffTree DiffTree::build(const CallTree &baseline, const CallTree &current) {
   DiffTree diff;
   diff.nodeList.emplace_back();
   diff.nodeList[0].name = "<root>";
-  std::function<void(const CallTree &, uint32_t, uint32_t, bool)> merge =
-      [&](const CallTree &tree, uint32_t from, uint32_t to, bool isBase) {
-        const CallTree::Node &n = tree.nodes()[from];
-        DiffNode &d = diff.nodeList[to];
-        (isBase ? d.baselineTotalNs : d.currentTotalNs) += n.totalNs;
-        (isBase ? d.baselineSelfNs : d.currentSelfNs) += n.selfNs;
-        for (uint32_t c : n.children) {
-          const CallTree::Node &cn = tree.nodes()[c];
-          uint32_t target = 0;
-          for (uint32_t existing : diff.nodeList[to].children) {
-            const DiffNode &e = diff.nodeList[existing];
-            if (e.name == cn.name && e.file == cn.file && e.line == cn.line)
-              target = existing;
-          }
-          if (!target) {
-            DiffNode node;
-            node.name = cn.name;
-            node.file = cn.file;
-            node.line = cn.line;
-            node.parent = to;
-            target = static_cast<uint32_t>(diff.nodeList.size());
-            diff.nodeList.push_back(std::move(node));
-            diff.nodeList[to].children.push_back(target);
-          }
-          merge(tree, c, target, isBase);
-        }
-      };
-  merge(baseline, 0, 0, true);
-  merge(current, 0, 0, false);
+  mergeInto(diff.nodeList, baseline, true);
+  mergeInto(diff.nodeList, current, false);
   return diff;
 }
 
 std::string DiffTree::print() const {
   std::string out;
-  std::function<void(uint32_t, int)> visit = [&](uint32_t id, int depth) {
+  std::vector<std::pair<uint32_t, uint32_t>> stack{{0, 0}}; // (node, depth)
+  while (!stack.empty()) {
+    auto [id, depth] = stack.back();
+    stack.pop_back();
     const DiffNode &n = nodeList[id];
     if (id != 0) {
       int64_t delta = n.deltaTotalNs();
-      out.append(2 * (depth - 1), ' ');
+      appendIndent(out, depth);
       out += nodeText(n.name, n.file, n.line) + " " +
              std::to_string(n.baselineTotalNs) + " -> " +
              std::to_string(n.currentTotalNs) + " (" + (delta > 0 ? "+" : "") +
@@ -393,10 +406,9 @@ std::string DiffTree::print() const {
         return da > db;
       return nodeList[a].name < nodeList[b].name;
     });
-    for (uint32_t c : order)
-      visit(c, depth + 1);
-  };
-  visit(0, 0);
+    for (auto c = order.rbegin(); c != order.rend(); ++c)
+      stack.push_back({*c, depth + 1});
+  }
   return out;
 }
 

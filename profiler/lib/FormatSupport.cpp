@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 
@@ -16,8 +17,82 @@ TraceError errorAt(const std::string &path, std::string_view text,
   error.byteOffset = byteOffset;
   uint64_t end = std::min<uint64_t>(byteOffset, text.size());
   error.line = 1 + std::count(text.begin(), text.begin() + end, '\n');
-  error.message = std::move(message);
+  error.message = escapeInvalidUtf8(message);
   return error;
+}
+
+/// Length of the valid UTF-8 sequence at `text[i]`, or 0 when it is not one
+/// (overlong forms, surrogates and values past U+10FFFF are invalid).
+static size_t utf8SequenceLength(std::string_view text, size_t i) {
+  auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+  unsigned char lead = byte(i);
+  if (lead < 0x80)
+    return 1;
+  size_t length = lead >= 0xC2 && lead <= 0xDF   ? 2
+                  : lead >= 0xE0 && lead <= 0xEF ? 3
+                  : lead >= 0xF0 && lead <= 0xF4 ? 4
+                                                 : 0;
+  if (!length || i + length > text.size())
+    return 0;
+  for (size_t k = 1; k < length; ++k)
+    if ((byte(i + k) & 0xC0) != 0x80)
+      return 0;
+  unsigned char second = byte(i + 1);
+  if ((lead == 0xE0 && second < 0xA0) || (lead == 0xED && second > 0x9F) ||
+      (lead == 0xF0 && second < 0x90) || (lead == 0xF4 && second > 0x8F))
+    return 0;
+  return length;
+}
+
+std::string escapeInvalidUtf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    if (size_t length = utf8SequenceLength(text, i)) {
+      out.append(text, i, length);
+      i += length;
+      continue;
+    }
+    static const char hex[] = "0123456789abcdef";
+    auto value = static_cast<unsigned char>(text[i++]);
+    out += "\\x";
+    out += hex[value >> 4];
+    out += hex[value & 15];
+  }
+  return out;
+}
+
+bool parseUint32(std::string_view digits, uint32_t &value) {
+  if (digits.empty() ||
+      digits.find_first_not_of("0123456789") != std::string_view::npos)
+    return false;
+  auto [end, ec] =
+      std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  return ec == std::errc() && end == digits.data() + digits.size();
+}
+
+SplitLoc splitLoc(std::string_view loc) {
+  SplitLoc out;
+  out.file = loc;
+  uint32_t numbers[2] = {0, 0};
+  int found = 0;
+  for (; found < 2; ++found) {
+    size_t colon = out.file.rfind(':');
+    if (colon == std::string_view::npos)
+      break;
+    std::string_view digits = out.file.substr(colon + 1);
+    if (!parseUint32(digits, numbers[found])) {
+      if (!digits.empty() &&
+          digits.find_first_not_of("0123456789") == std::string_view::npos)
+        return SplitLoc{loc}; // a number too large: no line, keep it all
+      break;
+    }
+    out.file = out.file.substr(0, colon);
+  }
+  out.hasColumn = found == 2;
+  out.line = found == 2 ? numbers[1] : numbers[0];
+  out.column = found == 2 ? numbers[0] : 0;
+  return out;
 }
 
 static bool equalsIgnoreCase(std::string_view a, std::string_view b) {

@@ -15,6 +15,25 @@ namespace cuvil::profiler::detail {
 TraceError errorAt(const std::string &path, std::string_view text,
                    uint64_t byteOffset, std::string message);
 
+/// `text` with every byte that is not part of valid UTF-8 written as "\xNN":
+/// messages quote bytes from hostile files, and text that is not UTF-8 is
+/// lost on its way to Python or a GUI. Valid UTF-8 comes back unchanged.
+std::string escapeInvalidUtf8(std::string_view text);
+
+/// A decimal number without sign that fits in uint32_t; false for anything
+/// else (empty, other characters, too large) instead of throwing or wrapping.
+bool parseUint32(std::string_view digits, uint32_t &value);
+
+/// "file:line:col" or "file:line" split into its parts. When a number does
+/// not fit uint32_t, all of `loc` is the file (no line): nothing is lost.
+struct SplitLoc {
+  std::string_view file;
+  uint32_t line = 0;
+  uint32_t column = 0;
+  bool hasColumn = false;
+};
+SplitLoc splitLoc(std::string_view loc);
+
 /// The event kind a producer's category (and name) stands for: Cuvil's own
 /// names, PyTorch's ("cpu_op", "kernel", "cuda_runtime", ...), ONNX
 /// Runtime's ("Node", "Session").

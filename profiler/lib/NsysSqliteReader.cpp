@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FormatSupport.h"
 #include "cuvil/Profiler/Formats.h"
 
 #include <sqlite3.h>
@@ -109,7 +110,7 @@ Expected<Trace> readNsysSqlite(const std::string &path) {
   auto fail = [&](const std::string &message) {
     TraceError error;
     error.path = path;
-    error.message = message;
+    error.message = detail::escapeInvalidUtf8(message); // quotes the file
     return error;
   };
   Database db(path);

@@ -128,21 +128,11 @@ std::string writeSpeedscope(const Trace &input) {
     if (file) {
       std::string_view fileText = trace->str(file);
       if (isLoc) { // "file:line:col" → file, line, col
-        uint32_t numbers[2] = {0, 0};
-        int found = 0;
-        for (; found < 2; ++found) {
-          size_t colon = fileText.rfind(':');
-          if (colon == std::string_view::npos || colon + 1 == fileText.size() ||
-              fileText.find_first_not_of("0123456789", colon + 1) !=
-                  std::string_view::npos)
-            break;
-          numbers[found] = static_cast<uint32_t>(
-              std::stoul(std::string(fileText.substr(colon + 1))));
-          fileText = fileText.substr(0, colon);
-        }
-        line = found == 2 ? numbers[1] : numbers[0];
-        if (found == 2)
-          out += ",\"col\":" + std::to_string(numbers[0]);
+        detail::SplitLoc parts = detail::splitLoc(fileText);
+        fileText = parts.file;
+        line = parts.line;
+        if (parts.hasColumn)
+          out += ",\"col\":" + std::to_string(parts.column);
       }
       out += ",\"file\":\"";
       appendJsonEscaped(out, fileText);

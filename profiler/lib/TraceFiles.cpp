@@ -1,5 +1,6 @@
 //===- TraceFiles.cpp - Format detection, file reading and writing --------===//
 
+#include "FormatSupport.h"
 #include "cuvil/Profiler/Formats.h"
 
 #include <cerrno>
@@ -98,7 +99,8 @@ std::string TraceError::text() const {
   out += ": ";
   if (byteOffset)
     out += "(byte " + std::to_string(byteOffset) + ") ";
-  return out + message;
+  // Paths are bytes too; messages built outside errorAt may quote the file.
+  return detail::escapeInvalidUtf8(out + message);
 }
 
 TraceFormat detectFormat(std::string_view content) {

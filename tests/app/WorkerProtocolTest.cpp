@@ -3,7 +3,8 @@
 // Every case starts a real cuvil-worker: a normal run with compilation,
 // execution and export; an exception with the user's file:line; an endless
 // loop stopped within a second (also when it ignores SIGINT and SIGTERM);
-// a segfault and os._exit, each followed by a working fresh worker; a
+// Stop also ends the processes the user's file started; a segfault and
+// os._exit, each followed by a working fresh worker; a
 // Python that cannot start and a missing worker binary. A worker of another
 // protocol version (a fake one) is refused with both versions named.
 //
@@ -40,6 +41,7 @@ private slots:
   void exceptionNamesTheUsersLine();
   void endlessLoopStopsWithinASecond();
   void loopIgnoringSignalsIsKilledWithinASecond();
+  void stopEndsProcessesTheUsersFileStarted();
   void segfaultIsReportedAndNextRunGetsAFreshWorker();
   void osExitIsReported();
   void brokenPythonIsReported();
@@ -181,6 +183,35 @@ void WorkerProtocolTest::loopIgnoringSignalsIsKilledWithinASecond() {
   // SIGINT and SIGTERM were ignored: only the kill at 600 ms ended it.
   QVERIFY2(ms >= 590 && ms < 1000,
            qPrintable(QString("stop took %1 ms").arg(ms)));
+}
+
+/// True while `pid` runs (a zombie waiting for its reaper does not count).
+static bool processRuns(qint64 pid) {
+  QFile stat(QString("/proc/%1/stat").arg(pid));
+  if (!stat.open(QIODevice::ReadOnly))
+    return false;
+  QByteArray text = stat.readAll();
+  int close = text.lastIndexOf(')');
+  return close > 0 && text.size() > close + 2 && text[close + 2] != 'Z';
+}
+
+void WorkerProtocolTest::stopEndsProcessesTheUsersFileStarted() {
+  // The worker leads its own process group; Stop and the worker's end reach
+  // what the user's file started, which used to keep running.
+  WorkerClient client;
+  Console console;
+  console.attach(client);
+  QSignalSpy ended(&client, &WorkerClient::workerEnded);
+  client.runFile(testData("fixtures/spawns.py"));
+  QTRY_VERIFY_WITH_TIMEOUT(console.out.contains("child "), 30000);
+  qint64 child =
+      console.out.section("child ", 1).section('\n', 0, 0).toLongLong();
+  QVERIFY(child > 0);
+  QVERIFY(processRuns(child));
+  client.stop();
+  QVERIFY(ended.wait(10000));
+  QVERIFY(ended.first().at(0).toString().startsWith("Stopped spawns.py"));
+  QTRY_VERIFY_WITH_TIMEOUT(!processRuns(child), 10000);
 }
 
 void WorkerProtocolTest::segfaultIsReportedAndNextRunGetsAFreshWorker() {

@@ -115,3 +115,43 @@ TEST(CallTree, UnsortedTracesAreSortedFirst) {
   EXPECT_EQ(CallTree::build(trace).print(), "parent total=50 self=45\n"
                                             "  child total=5 self=5\n");
 }
+
+/// One folded line 100,000 frames deep: every walk of the tree (build,
+/// print, folded, zoom, diff) must finish without running out of stack.
+TEST(CallTree, HundredThousandFrameStackWorks) {
+  constexpr int kDepth = 100000;
+  std::string line;
+  for (int i = 0; i < kDepth; ++i)
+    line += (i ? ";f" : "f") + std::to_string(i);
+  auto trace = parseFoldedStacks(line + " 7\n");
+  ASSERT_TRUE(trace) << trace.error().text();
+  CallTree tree = CallTree::build(*trace);
+  ASSERT_EQ(tree.nodes().size(), size_t(kDepth) + 1);
+  EXPECT_EQ(tree.nodes().back().depth, uint32_t(kDepth));
+  EXPECT_EQ(tree.nodes()[1].totalNs, 7);
+
+  std::string printed = tree.print();
+  EXPECT_NE(printed.find("[depth 100000] f99999 total=7 self=7\n"),
+            std::string::npos);
+  // Indentation stops growing at 64 levels, so the text stays linear.
+  EXPECT_LT(printed.size(), size_t(kDepth) * 200);
+  EXPECT_EQ(tree.folded(), line + " 7\n");
+  CallTree zoomed = tree.subtree(2);
+  EXPECT_EQ(zoomed.nodes().size(), size_t(kDepth));
+  DiffTree diff = DiffTree::build(tree, zoomed);
+  EXPECT_EQ(diff.nodes().size(), size_t(2 * kDepth));
+  EXPECT_NE(diff.print().find("f99999 7 -> 0 (-7, faster)"), std::string::npos);
+}
+
+TEST(CallTree, LineNumbersBeyondUint32StayInTheFileName) {
+  Trace trace;
+  uint32_t big = addEvent(trace, "big", 0, 10, EventKind::CpuKernel);
+  trace.events[big].loc = trace.intern("model.py:99999999999:3");
+  uint32_t fits = addEvent(trace, "fits", 20, 10, EventKind::CpuKernel);
+  trace.events[fits].loc = trace.intern("model.py:4294967295");
+  std::string printed = CallTree::build(trace).print();
+  EXPECT_NE(printed.find("big (model.py:99999999999:3)"), std::string::npos)
+      << printed;
+  EXPECT_NE(printed.find("fits (model.py:4294967295)"), std::string::npos)
+      << printed;
+}

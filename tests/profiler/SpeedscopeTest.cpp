@@ -125,3 +125,22 @@ TEST(Speedscope, SampledProfilesAndErrors) {
   ASSERT_FALSE(truncated);
   EXPECT_NE(truncated.error().message.find("truncated"), std::string::npos);
 }
+
+TEST(Speedscope, LineNumbersBeyondUint32AreKeptAsText) {
+  Trace trace;
+  uint32_t op = addEvent(trace, "huge", 0, 10);
+  trace.events[op].loc = trace.intern("model.py:99999999999:3");
+  uint32_t max = addEvent(trace, "max", 20, 10);
+  trace.events[max].loc = trace.intern("model.py:4294967295:1");
+  trace.sortEvents();
+  json doc = json::parse(writeSpeedscope(trace)); // used to throw stoul's
+  for (const json &frame : doc["shared"]["frames"]) {
+    if (frame["name"] == "huge") {
+      EXPECT_EQ(frame["file"], "model.py:99999999999:3");
+      EXPECT_FALSE(frame.contains("line"));
+    } else if (frame["name"] == "max") {
+      EXPECT_EQ(frame["file"], "model.py");
+      EXPECT_EQ(frame["line"], 4294967295u);
+    }
+  }
+}

@@ -63,14 +63,48 @@ void cutEverywhere(const std::string &text, TraceFormat format, size_t step,
   }
 }
 
+/// True when `text` is well-formed UTF-8 (what Python and Qt can show).
+bool isUtf8(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    auto lead = static_cast<unsigned char>(text[i]);
+    size_t length = lead < 0x80         ? 1
+                    : (lead >> 5) == 6  ? 2
+                    : (lead >> 4) == 14 ? 3
+                    : (lead >> 3) == 30 ? 4
+                                        : 0;
+    if (!length || i + length > text.size() || (length == 2 && lead < 0xC2))
+      return false;
+    for (size_t k = 1; k < length; ++k)
+      if ((static_cast<unsigned char>(text[i + k]) & 0xC0) != 0x80)
+        return false;
+    i += length;
+  }
+  return true;
+}
+
+/// Flips bytes; the readers must not crash, and a refusal must say what was
+/// wrong and where, in text a user can read whatever bytes were flipped in.
 void corrupt(const std::string &text, TraceFormat format) {
+  std::string path = format == TraceFormat::Folded       ? "cut.folded"
+                     : format == TraceFormat::Speedscope ? "cut.speedscope.json"
+                                                         : "cut.json";
+  size_t refusals = 0;
   for (size_t at = 0; at < text.size(); at += 97) {
     for (char garbage : {'\0', '"', '}', ']', ',', 'x', '\xff'}) {
       std::string broken = text;
       broken[at] = garbage;
-      (void)parse(format, broken); // must not crash
+      auto result = parse(format, broken);
+      if (result)
+        continue;
+      ++refusals;
+      const TraceError &error = result.error();
+      std::string shown = error.text();
+      EXPECT_FALSE(error.message.empty()) << "byte " << at;
+      EXPECT_EQ(shown.rfind(path + ":", 0), 0u) << shown;
+      EXPECT_TRUE(isUtf8(shown)) << "byte " << at << ": " << shown;
     }
   }
+  EXPECT_GT(refusals, 0u);
 }
 
 Trace sample() {
@@ -128,4 +162,15 @@ TEST(Truncation, ErrorPointsAtTheCut) {
   EXPECT_NE(result.error().text().find("ort_profile.json:5: (byte 1000)"),
             std::string::npos);
   EXPECT_NE(result.error().message.find("truncated"), std::string::npos);
+}
+
+TEST(Truncation, MessagesQuotingInvalidUtf8StayReadable) {
+  auto result = parseChromeTrace("[{\"name\":\"a\",\"ph\":\"X\",\"ts\":1,"
+                                 "\"dur\":2, \xff\xfe}]",
+                                 "bad.json");
+  ASSERT_FALSE(result);
+  std::string shown = result.error().text();
+  EXPECT_TRUE(isUtf8(shown)) << shown;
+  EXPECT_EQ(shown.rfind("bad.json:1: (byte ", 0), 0u) << shown;
+  EXPECT_NE(shown.find("\\xff"), std::string::npos) << shown;
 }

@@ -35,6 +35,15 @@ ROUNDED = Tol(1e-6, 1e-7)
 TRANSCENDENTAL = Tol(1e-5, 1e-6)
 # Normalizations combine a reduction with rsqrt, each a few ulps off.
 NORMALIZATION = Tol(1e-4, 1e-5)
+# The tolerances above are in float32 ulps; float64 results are judged with the
+# same number of float64 ulps, so a float64 op computed in float32 fails.
+FLOAT64_SCALE = float(np.finfo(np.float64).eps / np.finfo(np.float32).eps)
+
+
+def tolerance_for(tol: Tol, dtype) -> Tol:
+    if np.dtype(dtype) == np.float64:
+        return Tol(tol.rtol * FLOAT64_SCALE, tol.atol * FLOAT64_SCALE)
+    return tol
 
 
 def reduction_tol(args, kwargs) -> Tol:
@@ -96,6 +105,22 @@ def unary_samples(low=-2.0, high=2.0, dtypes=(F32,)):
     def make(rng):
         return [
             Sample((_array(rng, s, d, low, high),), name=f"{np.dtype(d).name}{list(s)}")
+            for d in dtypes
+            for s in UNARY_SHAPES
+        ]
+
+    return make
+
+
+def log_uniform_samples(low_exponent: float, high_exponent: float, dtypes=(F32,)):
+    """Positive inputs spread over powers of ten, 10**low_exponent to 10**high_exponent."""
+
+    def make(rng):
+        return [
+            Sample(
+                (np.asarray(10.0 ** rng.uniform(low_exponent, high_exponent, s)).astype(d),),
+                name=f"{np.dtype(d).name}{list(s)}",
+            )
             for d in dtypes
             for s in UNARY_SHAPES
         ]
@@ -389,17 +414,23 @@ OPS = [
     # --- elementwise unary ---
     OpInfo("negative", lambda x: -x, unary_samples(dtypes=(F32, I32))),
     OpInfo("absolute", lambda x: np.abs(x), unary_samples(dtypes=(F32, I64))),
-    OpInfo("exp", lambda x: np.exp(x), unary_samples(dtypes=(F32, F64)), TRANSCENDENTAL),
+    # Transcendental inputs cover the whole range with normal float32 results. Known
+    # gap: compiled float32 log is wrong for subnormal inputs and exp flushes subnormal
+    # results to 0 (issue 16, the math approximations' range reduction): these ranges
+    # stop at the smallest normal float32 until that fix lands.
+    OpInfo("exp", lambda x: np.exp(x), unary_samples(-87.0, 88.0, (F32, F64)), TRANSCENDENTAL),
     OpInfo("exp_int", lambda x: np.exp(x), unary_samples(dtypes=(I32,)), TRANSCENDENTAL),
-    OpInfo("log", lambda x: np.log(x), unary_samples(0.1, 4.0), TRANSCENDENTAL),
-    OpInfo("tanh", lambda x: np.tanh(x), unary_samples(-4.0, 4.0), TRANSCENDENTAL),
+    OpInfo(
+        "log", lambda x: np.log(x), log_uniform_samples(-37.9, 38.5, (F32, F64)), TRANSCENDENTAL
+    ),
+    OpInfo("tanh", lambda x: np.tanh(x), unary_samples(-20.0, 20.0, (F32, F64)), TRANSCENDENTAL),
     OpInfo("sqrt", lambda x: np.sqrt(x), unary_samples(0.0, 4.0), ROUNDED),
     OpInfo("square", lambda x: np.square(x), unary_samples()),
     OpInfo("reciprocal", lambda x: np.reciprocal(x), unary_samples(0.5, 2.0), ROUNDED),
     # --- Cuvil's own elementwise builders ---
     OpInfo("relu", cuvil.relu, unary_samples(dtypes=(F32, I32))),
     OpInfo("gelu", cuvil.gelu, unary_samples(-5.0, 5.0), TRANSCENDENTAL, _ref_gelu),
-    OpInfo("erf", cuvil.erf, unary_samples(-3.0, 3.0, (F32, F64)), TRANSCENDENTAL, _ref_erf),
+    OpInfo("erf", cuvil.erf, unary_samples(-6.0, 6.0, (F32, F64)), TRANSCENDENTAL, _ref_erf),
     OpInfo("sigmoid", cuvil.sigmoid, unary_samples(-8.0, 8.0), TRANSCENDENTAL, _ref_sigmoid),
     OpInfo("rsqrt", cuvil.rsqrt, unary_samples(0.1, 4.0), TRANSCENDENTAL, _ref_rsqrt),
     OpInfo("dropout", lambda x: cuvil.dropout(x, 0.25), unary_samples()),
@@ -708,6 +739,7 @@ def _assert_matches(actual, expected, tol: Tol):
     if expected.dtype.kind in "biu" or tol == EXACT:
         np.testing.assert_array_equal(actual, expected)
     else:
+        tol = tolerance_for(tol, expected.dtype)
         np.testing.assert_allclose(actual, expected, rtol=tol.rtol, atol=tol.atol)
 
 

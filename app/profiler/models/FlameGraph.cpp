@@ -62,7 +62,7 @@ FlameTree FlameTree::fromCallTree(const prof::CallTree &tree) {
   out.nodeList.reserve(tree.nodes().size());
   for (const prof::CallTree::Node &n : tree.nodes()) {
     Node node;
-    node.name = fromStd(n.name);
+    node.name = displayText(n.name);
     node.file = fromStd(n.file);
     node.line = n.line;
     node.module = frameModule(node.name, node.file);
@@ -119,7 +119,7 @@ FlameTree FlameTree::fromDiff(const prof::CallTree &baseline,
   out.nodeList.reserve(diffTree.nodes().size());
   for (const prof::DiffNode &n : diffTree.nodes()) {
     Node node;
-    node.name = fromStd(n.name);
+    node.name = displayText(n.name);
     node.file = fromStd(n.file);
     node.line = n.line;
     node.module = frameModule(node.name, node.file);

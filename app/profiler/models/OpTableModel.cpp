@@ -26,13 +26,13 @@ void OpTableModel::setRows(std::vector<prof::OpRow> rows,
     QHash<QString, int> nameCount;
     QHash<QString, int64_t> byName;
     for (const prof::OpRow &b : baseline) {
-      QString name = QString::fromStdString(b.name);
+      QString name = displayText(b.name);
       byNameAndLoc[name + '\n' + QString::fromStdString(b.loc)] += b.totalNs;
       nameCount[name] += 1;
       byName[name] += b.totalNs;
     }
     for (size_t i = 0; i < rowList.size(); ++i) {
-      QString name = QString::fromStdString(rowList[i].name);
+      QString name = displayText(rowList[i].name);
       QString key = name + '\n' + QString::fromStdString(rowList[i].loc);
       if (byNameAndLoc.contains(key))
         baselineTotal[i] = byNameAndLoc.value(key);
@@ -48,7 +48,8 @@ void OpTableModel::clear() { setRows({}); }
 int OpTableModel::rowForLocation(const QString &loc) const {
   for (size_t i = 0; i < rowList.size(); ++i) {
     const prof::OpRow &r = rowList[i];
-    if (QString::fromStdString(r.loc.empty() ? r.name : r.loc) == loc)
+    if ((r.loc.empty() ? displayText(r.name) : QString::fromStdString(r.loc)) ==
+        loc)
       return int(i);
   }
   return -1;
@@ -76,7 +77,7 @@ QVariant OpTableModel::data(const QModelIndex &index, int role) const {
   case OpIdRole:
     return qint64(r.opId);
   case NameRole:
-    return QString::fromStdString(r.name);
+    return displayText(r.name);
   case KindRole:
     return QString(prof::eventKindName(r.kind));
   case TotalNsRole:
@@ -89,9 +90,9 @@ QVariant OpTableModel::data(const QModelIndex &index, int role) const {
     if (index.column() == Location)
       return QString::fromStdString(r.loc);
     if (index.column() == Op)
-      return QString::fromStdString(r.name) +
-             (r.opId != prof::kNoOp ? QString(" (IR op #%1)").arg(r.opId)
-                                    : QString());
+      return displayText(r.name) + (r.opId != prof::kNoOp
+                                        ? QString(" (IR op #%1)").arg(r.opId)
+                                        : QString());
     return {};
   case Qt::ForegroundRole:
     if (index.column() == DeltaTotal && base >= 0 && r.totalNs != base)
@@ -101,7 +102,7 @@ QVariant OpTableModel::data(const QModelIndex &index, int role) const {
   case SortRole:
     switch (index.column()) {
     case Op:
-      return QString::fromStdString(r.name);
+      return displayText(r.name);
     case Kind:
       return QString(prof::eventKindName(r.kind));
     case Location:
@@ -128,7 +129,7 @@ QVariant OpTableModel::data(const QModelIndex &index, int role) const {
   case Qt::DisplayRole:
     switch (index.column()) {
     case Op:
-      return QString::fromStdString(r.name);
+      return displayText(r.name);
     case Kind:
       return QString(prof::eventKindName(r.kind));
     case Location:

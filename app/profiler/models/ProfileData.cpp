@@ -52,13 +52,10 @@ int kindOrder(prof::EventKind kind) {
 
 QString threadLabel(const prof::Trace &trace, uint32_t thread) {
   const prof::ThreadInfo &t = trace.threads[thread];
-  QString process =
-      t.processName ? QString::fromUtf8(trace.str(t.processName).data(),
-                                        int(trace.str(t.processName).size()))
-                    : QString("pid %1").arg(t.pid);
-  QString name = t.name ? QString::fromUtf8(trace.str(t.name).data(),
-                                            int(trace.str(t.name).size()))
-                        : QString("tid %1").arg(t.tid);
+  QString process = t.processName ? displayText(trace.str(t.processName))
+                                  : QString("pid %1").arg(t.pid);
+  QString name =
+      t.name ? displayText(trace.str(t.name)) : QString("tid %1").arg(t.tid);
   return process + " / " + name;
 }
 
@@ -263,6 +260,18 @@ Aggregates aggregate(const prof::Trace &trace,
   result.callTree = prof::CallTree::build(trace, selection);
   result.ops = prof::opTable(trace, selection, prof::GroupBy::OpId);
   return result;
+}
+
+QString displayText(std::string_view text) {
+  // A character takes at most 4 bytes: this prefix holds more than the limit.
+  size_t take = std::min(text.size(), size_t(kMaxDisplayChars) * 4 + 4);
+  QString out = QString::fromUtf8(text.data(), qsizetype(take));
+  if (take == text.size() && out.size() <= kMaxDisplayChars)
+    return out;
+  out.truncate(kMaxDisplayChars - 1);
+  if (!out.isEmpty() && out.back().isHighSurrogate())
+    out.chop(1); // never half a character
+  return out + QChar(0x2026);
 }
 
 QString formatDuration(int64_t ns) {

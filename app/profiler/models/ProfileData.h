@@ -107,6 +107,15 @@ struct Aggregates {
 Aggregates aggregate(const prof::Trace &trace,
                      const prof::Selection &selection);
 
+/// The most characters of a name that models hand to views.
+constexpr int kMaxDisplayChars = 1000;
+/// A name (frame, event, thread) as the views show it: decoded from UTF-8
+/// (bytes that are not become U+FFFD) and, past kMaxDisplayChars, cut with
+/// "…". Only that prefix is decoded, so a 5 MB name costs what a short one
+/// does in layout and paint. Every name crossing into the views goes
+/// through here, so names compared between views are cut the same way.
+QString displayText(std::string_view text);
+
 /// "12 ns", "3.40 µs", "1.25 ms", "2.003 s".
 QString formatDuration(int64_t ns);
 /// "+1.25 ms" / "-3.40 µs" / "0 ns".

@@ -181,13 +181,12 @@ void ProfilerPage::buildUi() {
             const prof::Trace &trace = *current->trace;
             const prof::Frame &f = trace.frames[frame];
             std::string_view file = trace.str(f.file), name = trace.str(f.name);
-            emit opActivated(
-                f.file
-                    ? QString("%1:%2")
-                          .arg(QString::fromUtf8(file.data(), int(file.size())))
-                          .arg(f.line)
-                    : QString(),
-                prof::kNoOp, QString::fromUtf8(name.data(), int(name.size())));
+            emit opActivated(f.file ? QString("%1:%2")
+                                          .arg(QString::fromUtf8(
+                                              file.data(), int(file.size())))
+                                          .arg(f.line)
+                                    : QString(),
+                             prof::kNoOp, displayText(name));
           });
 
   flameView = new FlameGraphView;
@@ -608,8 +607,7 @@ void ProfilerPage::activateEvent(qint64 index) {
   const prof::Event &e = trace.events[size_t(index)];
   QString loc =
       QString::fromUtf8(trace.str(e.loc).data(), int(trace.str(e.loc).size()));
-  QString name = QString::fromUtf8(trace.str(e.name).data(),
-                                   int(trace.str(e.name).size()));
+  QString name = displayText(trace.str(e.name));
   int row = ops->rowForLocation(loc.isEmpty() ? name : loc);
   if (row >= 0)
     opView->selectRow(opSort->mapFromSource(ops->index(row, 0)).row());
@@ -636,7 +634,7 @@ void ProfilerPage::activateFrame(quint32 node) {
   // Rows are by total time, so the first row of that name is the hottest.
   int row = -1;
   for (int r = 0; r < ops->rowCount() && row < 0; ++r)
-    if (QString::fromStdString(ops->row(r).name) == n.name)
+    if (displayText(ops->row(r).name) == n.name)
       row = r;
   qint64 opId = row >= 0 ? ops->row(row).opId : prof::kNoOp;
   if (row >= 0) {

@@ -312,8 +312,7 @@ void TimelineView::paintTimeline(QPainter &painter, const QRect &area) {
       }
       if (box.merged == 1 && r.width() > 30) {
         painter.setPen(QColor(25, 25, 25));
-        QString name = QString::fromUtf8(trace.str(nameId).data(),
-                                         int(trace.str(nameId).size()));
+        QString name = displayText(trace.str(nameId));
         painter.drawText(
             r.adjusted(3, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
             metrics.elidedText(name, Qt::ElideRight, int(r.width()) - 5));
@@ -596,8 +595,7 @@ QString TimelineView::spanToolTip(const RowSpan &span) const {
   const prof::Trace &trace = *data->trace;
   const prof::Event &e = trace.events[span.event];
   auto text = [&](prof::StringId id) {
-    std::string_view s = trace.str(id);
-    return QString::fromUtf8(s.data(), int(s.size())).toHtmlEscaped();
+    return displayText(trace.str(id)).toHtmlEscaped();
   };
   size_t out = data->flows.targets(span.event).size();
   size_t in = data->flows.sources(span.event).size();
@@ -625,7 +623,14 @@ QString TimelineView::spanToolTip(const RowSpan &span) const {
   if (e.stack != prof::kNoStack) {
     tip += "<br><i>Python stack</i>";
     std::vector<prof::FrameId> frames = trace.stackFrames(e.stack);
+    // Innermost first; a tooltip of a 30,000-frame stack would not fit.
+    constexpr size_t kMaxFrames = 40;
     for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
+      if (size_t(it - frames.rbegin()) == kMaxFrames) {
+        tip += QString("<br>&nbsp;&nbsp;… %1 more frames")
+                   .arg(frames.size() - kMaxFrames);
+        break;
+      }
       const prof::Frame &f = trace.frames[*it];
       tip += "<br>&nbsp;&nbsp;" + text(f.name);
       if (f.file)

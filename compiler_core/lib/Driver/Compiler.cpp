@@ -79,7 +79,10 @@ struct cuvil::CompiledFunction::Impl {
   void readCodegenAttributes();
   std::string cacheKey() const;
   std::string cachePath() const;
-  void storeInCache(const std::string &path);
+  /// Builds the cache entry at `path` and loads the executable from it:
+  /// one compilation serves both. Null (with `error`) on failure.
+  std::unique_ptr<::cuvil::Executable> compileIntoCache(const std::string &path,
+                                                        std::string &error);
   TargetOptions targetOptions() const {
     TargetOptions o;
     o.enableFusion = options.enableFusion;
@@ -232,16 +235,32 @@ std::string cuvil::CompiledFunction::Impl::cachePath() const {
   return options.cacheDir + "/" + cacheKey() + extension;
 }
 
-void cuvil::CompiledFunction::Impl::storeInCache(const std::string &path) {
-  // Write under a unique name, then rename: concurrent processes never see
-  // a half-written entry. A failure only costs the next process a compile.
-  if (llvm::sys::fs::create_directories(options.cacheDir))
-    return;
-  std::string unique = path + ".tmp" + std::to_string(::getpid());
-  std::string error;
-  if (failed(target->storeInCache(*lowered, request, unique, error)) ||
-      llvm::sys::fs::rename(unique, path))
-    llvm::sys::fs::remove(unique);
+std::unique_ptr<::cuvil::Executable>
+cuvil::CompiledFunction::Impl::compileIntoCache(const std::string &path,
+                                                std::string &error) {
+  // Write under a name unique to this compilation (threads of one process
+  // compile the same function too), load that, then rename it into place:
+  // readers never see a half-written entry, and the loaded file is the one
+  // cached.
+  if (std::error_code ec =
+          llvm::sys::fs::create_directories(options.cacheDir)) {
+    error = "cannot create the cache folder " + options.cacheDir + ": " +
+            ec.message();
+    return nullptr;
+  }
+  llvm::SmallString<256> unique;
+  llvm::sys::fs::createUniquePath(path + ".%%%%%%%%.tmp", unique,
+                                  /*MakeAbsolute=*/false);
+  std::string file = unique.str().str();
+  std::unique_ptr<::cuvil::Executable> executable;
+  if (succeeded(target->storeInCache(*lowered, request, file, error))) {
+    auto loaded = target->loadFromCache(file, request, error);
+    if (succeeded(loaded))
+      executable = std::move(*loaded);
+  }
+  if (!executable || llvm::sys::fs::rename(file, path))
+    llvm::sys::fs::remove(file);
+  return executable;
 }
 
 cuvil::CompiledFunction::CompiledFunction(std::unique_ptr<Impl> impl)
@@ -440,12 +459,17 @@ cuvil::CompiledFunction::compileAndLoad(const std::string &mlirText,
   if (!impl->fromCache) {
     if (failed(impl->lower(error)))
       return nullptr;
-    auto loaded = impl->target->load(*impl->lowered, request, error);
-    if (failed(loaded))
-      return nullptr;
-    impl->executable = std::move(*loaded);
+    // A cache that cannot be written only costs the next process a
+    // compilation: fall back to loading without it.
+    std::string cacheError;
     if (!cachePath.empty())
-      impl->storeInCache(cachePath);
+      impl->executable = impl->compileIntoCache(cachePath, cacheError);
+    if (!impl->executable) {
+      auto loaded = impl->target->load(*impl->lowered, request, error);
+      if (failed(loaded))
+        return nullptr;
+      impl->executable = std::move(*loaded);
+    }
   }
   impl->compileMs = std::chrono::duration<double, std::milli>(
                         std::chrono::steady_clock::now() - start)

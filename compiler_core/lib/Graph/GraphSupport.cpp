@@ -9,6 +9,8 @@
 #include "llvm/Support/MD5.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <limits>
+
 using namespace mlir;
 
 namespace cuvil::graph {
@@ -46,6 +48,13 @@ void printNestedOpNames(Region &region, llvm::raw_ostream &os) {
   os << '}';
 }
 
+/// A location's line or column as the graph's int, 0 (unknown) when it is
+/// past INT_MAX: a wrapped negative line made the whole graph unreadable for
+/// the Workbench, whose reader accepts lines in [0, INT_MAX] only.
+int checkedInt(unsigned value) {
+  return value <= unsigned(std::numeric_limits<int>::max()) ? int(value) : 0;
+}
+
 } // namespace
 
 void describeLocation(Location loc, SourceLoc &file, std::string &name) {
@@ -54,8 +63,8 @@ void describeLocation(Location loc, SourceLoc &file, std::string &name) {
       llvm::StringRef path = fileLoc.getFilename().getValue();
       if (file.file.empty() && !path.empty() && path != kInputName) {
         file.file = fileLoc.getFilename().str();
-        file.line = static_cast<int>(fileLoc.getLine());
-        file.column = static_cast<int>(fileLoc.getColumn());
+        file.line = checkedInt(fileLoc.getLine());
+        file.column = checkedInt(fileLoc.getColumn());
       }
     } else if (auto nameLoc = dyn_cast<NameLoc>(inner)) {
       if (name.empty())
@@ -70,7 +79,7 @@ int inputLine(Location loc) {
   loc->walk([&](Location inner) {
     auto fileLoc = dyn_cast<FileLineColLoc>(inner);
     if (fileLoc && fileLoc.getFilename().getValue() == kInputName) {
-      line = static_cast<int>(fileLoc.getLine());
+      line = checkedInt(fileLoc.getLine());
       return WalkResult::interrupt();
     }
     return WalkResult::advance();

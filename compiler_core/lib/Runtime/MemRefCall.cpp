@@ -4,7 +4,36 @@
 
 #include "llvm/ADT/SmallVector.h"
 
+#include <csetjmp>
+#include <cstdio>
+#include <cstdlib>
+
 using namespace cuvil;
+
+namespace {
+/// The call in progress on this thread, if any: where a failed allocation
+/// in compiled code unwinds to, and how many bytes it asked for.
+thread_local sigjmp_buf *activeCall = nullptr;
+thread_local int64_t failedBytes = 0;
+} // namespace
+
+int64_t cuvil::takeFailedAllocation() {
+  int64_t bytes = failedBytes;
+  failedBytes = 0;
+  return bytes;
+}
+
+extern "C" void cuvilAllocationFailed(int64_t bytes) {
+  if (!activeCall) {
+    std::fprintf(stderr,
+                 "cuvil: compiled code could not allocate %lld bytes on a "
+                 "worker thread; stopping the process\n",
+                 static_cast<long long>(bytes));
+    std::abort();
+  }
+  failedBytes = bytes;
+  siglongjmp(*activeCall, 1);
+}
 
 MemRefCallExecutable::MemRefCallExecutable(
     PackedEntry entry, const std::vector<TensorSignature> &inputs,
@@ -59,7 +88,19 @@ void MemRefCallExecutable::call(void *const *inputs, void *const *outputs,
     descriptorPtrs[i] = desc;
     packed[i] = &descriptorPtrs[i];
   }
+  // Compiled code is C-like (no destructors run on its frames), so a failed
+  // allocation can jump straight back here. What it allocated before is
+  // lost; the process stays usable.
+  sigjmp_buf env;
+  sigjmp_buf *previous = activeCall;
+  failedBytes = 0;
+  if (sigsetjmp(env, 0)) {
+    activeCall = previous;
+    return;
+  }
+  activeCall = &env;
   entry(packed.data());
+  activeCall = previous;
 }
 
 std::string cuvil::packedEntryName(const std::string &symbol) {

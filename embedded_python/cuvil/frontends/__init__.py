@@ -46,4 +46,7 @@ __all__ = [
 ]
 
 # Registers the built-in front ends.
+from .jax import frontend as _jax_frontend  # noqa: E402,F401
 from .numpy_tracer import frontend as _numpy_frontend  # noqa: E402,F401
+from .onnx import frontend as _onnx_frontend  # noqa: E402,F401
+from .tensorflow import frontend as _tf_frontend  # noqa: E402,F401

@@ -5,7 +5,15 @@ from __future__ import annotations
 import abc
 from collections.abc import Mapping
 
-__all__ = ["FrontEnd", "register", "available", "get", "for_model", "to_ir_module"]
+__all__ = [
+    "FrontEnd",
+    "register",
+    "available",
+    "get",
+    "for_model",
+    "to_ir_module",
+    "require_inference",
+]
 
 _REGISTRY: dict[str, type[FrontEnd]] = {}
 
@@ -102,6 +110,16 @@ def for_model(model) -> FrontEnd:
         f"cuvil: cannot import a {type(model).__name__}: build_ir accepts a Python callable "
         f"(NumPy tracing) or a model of a registered front end ({', '.join(available())})"
     )
+
+
+def require_inference(mode: str, name: str, frontend: str) -> None:
+    """Refuse ``mode="training"`` for importers of inference graphs (JAX, TensorFlow)."""
+    if mode != "inference":
+        raise ValueError(
+            f"cuvil: cannot import {name} with mode={mode!r}: the {frontend} front end imports "
+            "inference graphs only; fix: use mode='inference' (training is not supported by "
+            "this version)"
+        )
 
 
 def to_ir_module(

@@ -70,6 +70,7 @@ private slots:
   void realCuvilTrace();
   void malformedTraceReportsTheReadersError();
   void formatting();
+  void longNamesAreElided();
 };
 
 void ProfilerModelsTest::flameGraphModelOfFoldedStacks() {
@@ -180,7 +181,11 @@ void ProfilerModelsTest::flameColors() {
   QColor c = moduleColor("mlp", "linalg.matmul");
   QCOMPARE(a.hue(), b.hue());
   QVERIFY(a.hue() != c.hue() || a.saturation() != c.saturation());
-  QCOMPARE(moduleColor("attention", "x"), moduleColor("attention", "x"));
+  // Frames of one module differ in shade; frames without one share the
+  // neutral tone's hue.
+  QVERIFY(moduleColor("attention", "linalg.matmul") !=
+          moduleColor("attention", "linalg.fill"));
+  QCOMPARE(moduleColor("", "forward").hue(), QColor(222, 214, 196).hue());
   QCOMPARE(frameModule("linalg.matmul", "/src/model/attention.py"),
            QString("attention"));
   QCOMPARE(frameModule("cuvil.matmul", ""), QString("cuvil"));
@@ -494,3 +499,57 @@ void ProfilerModelsTest::formatting() {
 
 QTEST_MAIN(ProfilerModelsTest)
 #include "ProfilerModelsTest.moc"
+
+void ProfilerModelsTest::longNamesAreElided() {
+  // A 5 MB frame name: the models hand the views at most kMaxDisplayChars,
+  // so layout and paint cost what they do for a short name.
+  std::string huge(5 * 1024 * 1024, 'x');
+  std::string folded = "main;" + huge + ";leaf 5\nmain;other 3\n";
+  FlameGraphModel flame;
+  QAbstractItemModelTester tester(
+      &flame, QAbstractItemModelTester::FailureReportingMode::QtTest);
+  flame.setTree(FlameTree::fromCallTree(
+      prof::CallTree::build(parsedFolded(folded.c_str()))));
+  QModelIndex main = flame.index(0, 0);
+  QModelIndex big = flame.index(0, FlameGraphModel::Frame, main);
+  QString shown = big.data().toString();
+  QCOMPARE(shown.size(), kMaxDisplayChars);
+  QVERIFY(shown.startsWith("xxxx") && shown.endsWith(QChar(0x2026)));
+  QVERIFY(big.data(Qt::ToolTipRole).toString().size() <= kMaxDisplayChars);
+  QCOMPARE(flame.index(0, 0, big).data().toString(), QString("leaf"));
+  QCOMPARE(flame.index(1, 0, main).data().toString(), QString("other"));
+
+  std::shared_ptr<const Profile> profile =
+      analyzeProfile(parsedFolded(folded.c_str()), "long.folded");
+  OpTableModel ops;
+  QAbstractItemModelTester opsTester(
+      &ops, QAbstractItemModelTester::FailureReportingMode::QtTest);
+  ops.setRows(profile->ops, profile->ops);
+  bool sawHuge = false;
+  for (int r = 0; r < ops.rowCount(); ++r) {
+    for (int c = 0; c < ops.columnCount(); ++c) {
+      QModelIndex index = ops.index(r, c);
+      for (int role : {int(Qt::DisplayRole), int(Qt::ToolTipRole)})
+        QVERIFY(index.data(role).toString().size() <= 2 * kMaxDisplayChars);
+    }
+    QString name = ops.index(r, 0).data(OpTableModel::NameRole).toString();
+    QVERIFY(name.size() <= kMaxDisplayChars);
+    sawHuge |= name.startsWith("xxxx");
+  }
+  QVERIFY(sawHuge);
+
+  // Cut on characters, never inside one; bytes that are not UTF-8 show as
+  // U+FFFD; short names are unchanged.
+  std::string accents;
+  for (int i = 0; i < 3000; ++i)
+    accents += "\xc3\xa9\xf0\x9f\x99\x82"; // é and an emoji (2 UTF-16 units)
+  QString cut = displayText(accents);
+  QVERIFY(cut.size() <= kMaxDisplayChars && cut.endsWith(QChar(0x2026)));
+  QVERIFY(!cut.chopped(1).back().isHighSurrogate());
+  QCOMPARE(displayText("a\xff"
+                       "b"),
+           QString("a") + QChar(0xFFFD) + "b");
+  QCOMPARE(displayText("forward"), QString("forward"));
+  QCOMPARE(displayText(std::string(kMaxDisplayChars, 'y')),
+           QString(kMaxDisplayChars, 'y'));
+}

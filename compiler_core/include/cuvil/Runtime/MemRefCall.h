@@ -12,6 +12,7 @@
 
 #include "cuvil/Runtime/Executable.h"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,20 @@ private:
 /// Name of the packed entry point of function `symbol` in a shared library
 /// the CPU target wrote.
 std::string packedEntryName(const std::string &symbol);
+
+/// The size of the allocation that failed in compiled code during the last
+/// `MemRefCallExecutable::call` on this thread, or 0; reading clears it.
+/// A call whose code could not allocate returns early, outputs unwritten.
+int64_t takeFailedAllocation();
+
+/// The global compiled code calls when an allocation fails (it is set in
+/// every library that defines it): on the calling thread it unwinds to
+/// `MemRefCallExecutable::call`, which returns (see takeFailedAllocation);
+/// on an OpenMP
+/// worker thread, where no unwinding is possible, it reports and aborts.
+constexpr const char *kAllocationFailureHandlerSymbol =
+    "cuvil_alloc_failure_handler";
+extern "C" void cuvilAllocationFailed(int64_t bytes);
 
 } // namespace cuvil
 

@@ -1,20 +1,23 @@
 //===- CpuTarget.cpp - The host CPU as a target backend -------------------===//
 //
 // The CPU's phases (GEMM schedule, bufferization, LLVM lowering), its cache
-// of shared libraries and its loading: ORC JIT in process, or a cached
-// library, both called through memref descriptors.
+// of shared libraries and their loading. Code is always built as a shared
+// library and opened privately, whether it goes to the cache or only to a
+// temporary file: one compilation per function, the same machine code on
+// the first call and from the cache, and no LLVM symbols in the process's
+// global scope.
 //
 //===----------------------------------------------------------------------===//
 
 #include "cuvil/Target/CPU/CpuTarget.h"
 
 #include "cuvil/Pipelines/Pipelines.h"
-#include "cuvil/Runtime/MemRefCall.h"
+#include "cuvil/Runtime/SharedLibrary.h"
 #include "cuvil/Target/CPU/CpuBackend.h"
 #include "cuvil/Target/CPU/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "llvm/Support/DynamicLibrary.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -29,19 +32,6 @@ namespace {
 std::string symbolOf(const LoadRequest &request) {
   return "cuvil_" + request.symbol;
 }
-
-/// JIT-compiled code; owns the engine its entry point lives in.
-class JitExecutable : public ::cuvil::MemRefCallExecutable {
-public:
-  JitExecutable(std::unique_ptr<ExecutionEngine> engine,
-                ::cuvil::PackedEntry entry, const LoadRequest &request)
-      : MemRefCallExecutable(entry, request.inputs, request.outputs,
-                             request.instrumented),
-        engine(std::move(engine)) {}
-
-private:
-  std::unique_ptr<ExecutionEngine> engine;
-};
 
 LogicalResult writeFile(StringRef path, StringRef content, std::string &error) {
   std::error_code ec;
@@ -65,7 +55,7 @@ class CpuTarget : public TargetBackend {
 public:
   StringRef name() const override { return "cpu"; }
   StringRef description() const override {
-    return "the host CPU through LLVM: JIT in process, shared libraries, "
+    return "the host CPU through LLVM: shared libraries loaded in process, "
            "objects";
   }
 
@@ -152,8 +142,13 @@ void CpuTarget::buildPhases(const TargetOptions &o, PipelineBuilder &p) const {
   for (StringRef pass :
        {"convert-math-to-funcs", "convert-math-to-llvm", "convert-math-to-libm",
         "convert-scf-to-cf", "expand-strided-metadata", "lower-affine",
-        "convert-vector-to-llvm", "finalize-memref-to-llvm",
-        "convert-arith-to-llvm", "convert-index-to-llvm",
+        "convert-vector-to-llvm"})
+    p.add(Phase::Lower, pass);
+  // Allocations call _mlir_memref_to_llvm_alloc, which the backend defines
+  // to check for failure (cpu::defineAllocationFunctions).
+  p.add(Phase::Lower, "finalize-memref-to-llvm", "use-generic-functions=1");
+  for (StringRef pass :
+       {"convert-arith-to-llvm", "convert-index-to-llvm",
         "convert-func-to-llvm", "convert-cf-to-llvm", "convert-openmp-to-llvm",
         "reconcile-unrealized-casts"})
     p.add(Phase::Lower, pass);
@@ -162,43 +157,31 @@ void CpuTarget::buildPhases(const TargetOptions &o, PipelineBuilder &p) const {
 FailureOr<std::unique_ptr<::cuvil::Executable>>
 CpuTarget::load(ModuleOp lowered, const LoadRequest &request,
                 std::string &error) const {
-  auto engine = cpu::createJit(lowered);
-  if (!engine) {
-    error = "JIT compilation failed: " + llvm::toString(engine.takeError());
+  // No cache entry wanted: build the library in a temporary file, open it,
+  // and remove the file (the mapping stays until the library is closed).
+  llvm::SmallString<128> path;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("cuvil", "so", path)) {
+    error = "cannot create a temporary file for compiled code: " + ec.message();
     return failure();
   }
-  auto entry = (*engine)->lookupPacked("_mlir_ciface_" + symbolOf(request));
-  if (!entry) {
-    error = "compiled function '" + request.symbol +
-            "' not found: " + llvm::toString(entry.takeError());
-    return failure();
-  }
-  std::unique_ptr<::cuvil::Executable> executable =
-      std::make_unique<JitExecutable>(std::move(*engine), *entry, request);
-  return executable;
+  auto loaded = failed(storeInCache(lowered, request, path, error))
+                    ? FailureOr<std::unique_ptr<::cuvil::Executable>>(failure())
+                    : loadFromCache(path, request, error);
+  llvm::sys::fs::remove(path);
+  return loaded;
 }
 
 FailureOr<std::unique_ptr<::cuvil::Executable>>
 CpuTarget::loadFromCache(StringRef path, const LoadRequest &request,
                          std::string &error) const {
   cpu::configureThreadRuntime();
-  std::string loadError;
-  auto library = llvm::sys::DynamicLibrary::getPermanentLibrary(
-      path.str().c_str(), &loadError);
-  if (!library.isValid()) {
-    error = loadError;
-    return failure();
-  }
-  std::string entryName = ::cuvil::packedEntryName(symbolOf(request));
-  void *symbol = library.getAddressOfSymbol(entryName.c_str());
-  if (!symbol) {
-    error = "symbol " + entryName + " missing in " + path.str();
-    return failure();
-  }
   std::unique_ptr<::cuvil::Executable> executable =
-      std::make_unique<::cuvil::MemRefCallExecutable>(
-          reinterpret_cast<::cuvil::PackedEntry>(symbol), request.inputs,
-          request.outputs, request.instrumented);
+      ::cuvil::LibraryExecutable::load(
+          path.str(), symbolOf(request), cpu::runtimeLibraries(),
+          request.inputs, request.outputs, request.instrumented, error);
+  if (!executable)
+    return failure();
   return executable;
 }
 

@@ -98,6 +98,8 @@ public:
   /// A tree whose root is `node` (zooming into a frame).
   CallTree subtree(uint32_t node) const;
   /// Sorted, indented text, children by total time: "name total self".
+  /// Frames deeper than 64 levels show "[depth N]" instead of more indent.
+  /// Like every walk of the tree, this uses no recursion: any depth works.
   std::string print(uint32_t maxDepth = UINT32_MAX) const;
   /// Folded stacks of the tree weighted by self time.
   std::string folded() const;

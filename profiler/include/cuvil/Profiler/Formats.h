@@ -56,7 +56,7 @@ struct TraceError {
   uint64_t line = 0;   ///< 1-based; 0 when not meaningful
   std::string message; ///< what was found and what was expected
 
-  /// "path:line: (byte N) message".
+  /// "path:line: (byte N) message", always valid UTF-8 (other bytes "\xNN").
   std::string text() const;
 };
 

@@ -2,7 +2,6 @@
 #ifndef CUVIL_TARGET_CPU_CPUBACKEND_H
 #define CUVIL_TARGET_CPU_CPUBACKEND_H
 
-#include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Target/TargetMachine.h"
@@ -17,7 +16,7 @@ namespace mlir::cuvil::cpu {
 void initializeTargets(DialectRegistry &registry);
 
 /// A target machine for the host CPU (its name and features detected at run
-/// time: JIT code may use AVX-512 where the host has it).
+/// time: compiled code may use AVX-512 where the host has it).
 /// With `positionIndependent` the code can go into a shared library.
 llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
 createHostTargetMachine(bool positionIndependent = false);
@@ -33,7 +32,7 @@ void configureThreadRuntime();
 /// utilities), in load order.
 std::vector<std::string> runtimeLibraries();
 
-/// Translates an LLVM-dialect module to LLVM IR, optimized at O3 for `tm`.
+/// Translates an LLVM-dialect module to LLVM IR, optimized for `tm` when asked.
 llvm::Expected<std::unique_ptr<llvm::Module>>
 translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
                   llvm::TargetMachine &tm, bool optimize);
@@ -51,15 +50,20 @@ llvm::Error emitArtifact(ModuleOp module, Artifact kind, std::string &out,
                          llvm::StringRef packedEntry = "");
 
 /// Adds `_mlir__mlir_ciface_<name>(void **args)`, the packed entry point
-/// the runtime calls (the same one the JIT generates), so that shared
-/// libraries and the JIT are called alike.
+/// the runtime calls (the form MLIR's ExecutionEngine also generates).
 llvm::Error addPackedInterface(llvm::Module &module, llvm::StringRef name);
 
-/// JIT-compiles an LLVM-dialect module in process.
-llvm::Expected<std::unique_ptr<ExecutionEngine>> createJit(ModuleOp module);
+/// Gives the allocation functions compiled code calls
+/// (`_mlir_memref_to_llvm_alloc`/`_free`, from finalize-memref-to-llvm's
+/// generic-functions mode) bodies: malloc/free, and on a failed allocation a
+/// call through the `cuvil_alloc_failure_handler` pointer the runtime sets
+/// when it loads the code (cuvil/Runtime/MemRefCall.h).
+void defineAllocationFunctions(llvm::Module &module);
 
 /// Compiles an LLVM-dialect module into a shared library at `path` whose
-/// entry point for `funcName` is the packed interface.
+/// entry point for `funcName` is the packed interface. This is the one way
+/// CPU code is built, whether it is then cached or only loaded: code run
+/// right after compiling and code loaded from the cache are the same bytes.
 llvm::Error emitSharedLibrary(ModuleOp module, llvm::StringRef funcName,
                               llvm::StringRef path);
 

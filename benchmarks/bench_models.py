@@ -1,0 +1,135 @@
+"""Times the zoo models (ResNet-style CNN, GPT-2 block, BERT layer) in Cuvil and the frameworks.
+
+Usage: python benchmarks/bench_models.py [--runs N] [--warmup N] [--threads N]
+       [--no-torch-compile] [MODEL ...]
+
+Each model (``resources/examples/models/zoo.py``) is exported to ONNX once,
+then timed in one process with the same thread count for every engine:
+PyTorch eager, ``torch.compile`` (inductor), ONNX Runtime (CPU provider) and
+Cuvil (``cuvil.load_onnx(...).compile()``). Times are medians of ``--runs``
+calls after ``--warmup`` untimed ones; each engine's largest difference
+from PyTorch eager's output is printed next to its time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import pathlib
+import statistics
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT / "embedded_python"))
+
+import cuvil  # noqa: E402
+
+MODEL_NAMES = ("resnet", "gpt2", "bert")
+
+
+def _zoo():
+    path = REPO_ROOT / "resources" / "examples" / "models" / "zoo.py"
+    spec = importlib.util.spec_from_file_location("cuvil_bench_zoo", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def median_ms(fn, runs: int, warmup: int) -> float:
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times)
+
+
+def _engines(model, inputs, onnx_path, feeds, threads: int, torch_compile: bool):
+    """name -> a callable returning the output as a NumPy array (or the reason it is missing)."""
+    import onnxruntime as ort
+    import torch
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    session = ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
+    compiled = cuvil.load_onnx(onnx_path).compile()
+    arrays = list(feeds.values())
+
+    def eager():
+        with torch.no_grad():
+            return model(*inputs).numpy()
+
+    engines = {
+        "pytorch eager": eager,
+        "onnxruntime": lambda: session.run(None, feeds)[0],
+        "cuvil": lambda: compiled(*arrays),
+    }
+    if torch_compile:
+        try:
+            optimized = torch.compile(model)
+            with torch.no_grad():
+                optimized(*inputs)  # compiles
+
+            def inductor():
+                with torch.no_grad():
+                    return optimized(*inputs).numpy()
+
+            engines["torch.compile"] = inductor
+        except Exception as error:  # no C++ toolchain, unsupported op...
+            engines["torch.compile"] = f"n/a ({type(error).__name__})"
+    return engines
+
+
+def bench_model(zoo, name: str, folder: pathlib.Path, args) -> list[tuple[str, str]]:
+    import torch
+
+    model, inputs = zoo.build(name)
+    onnx_path = zoo.export_onnx(name, folder / f"{name}.onnx")
+    feeds = {zoo.INPUT_NAMES[name][0]: inputs[0].numpy()}
+    with torch.no_grad():
+        expected = model(*inputs).numpy()
+    rows = []
+    engines = _engines(model, inputs, onnx_path, feeds, args.threads, args.torch_compile)
+    for engine, fn in engines.items():
+        if isinstance(fn, str):
+            rows.append((engine, fn))
+            continue
+        error = float(np.max(np.abs(fn() - expected)))
+        ms = median_ms(fn, args.runs, args.warmup)
+        rows.append((engine, f"{ms:9.3f} ms  (max |diff| vs eager {error:.1e})"))
+    return rows
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("models", nargs="*", metavar="MODEL", help=", ".join(MODEL_NAMES))
+    parser.add_argument("--runs", type=int, default=50)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=1, help="threads of PyTorch and ORT")
+    parser.add_argument("--no-torch-compile", dest="torch_compile", action="store_false")
+    args = parser.parse_args(argv)
+    unknown = [m for m in args.models if m not in MODEL_NAMES]
+    if unknown:
+        parser.error(f"unknown model(s) {', '.join(unknown)}; choose from {', '.join(MODEL_NAMES)}")
+    import torch
+
+    torch.set_num_threads(args.threads)
+    zoo = _zoo()
+    print(f"threads={args.threads} runs={args.runs} warmup={args.warmup} torch={torch.__version__}")
+    with tempfile.TemporaryDirectory(prefix="cuvil-bench-models-") as folder:
+        for name in args.models or MODEL_NAMES:
+            print(f"\n{name}")
+            for engine, result in bench_model(zoo, name, pathlib.Path(folder), args):
+                print(f"  {engine:<14} {result}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

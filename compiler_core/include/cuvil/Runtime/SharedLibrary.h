@@ -1,0 +1,72 @@
+//===- SharedLibrary.h - Compiled code loaded as a private library -*- C++
+//-*-===//
+//
+// Compiled functions live in shared libraries that are opened privately
+// (RTLD_LOCAL): neither their symbols nor those of their dependencies (the
+// MLIR runner utilities pull in LLVM) enter the process's global scope,
+// where they would capture the symbols of other LLVM copies loaded later
+// (Triton, jaxlib, TensorFlow). A library is closed when its last user goes.
+//
+//===----------------------------------------------------------------------===//
+#ifndef CUVIL_RUNTIME_SHAREDLIBRARY_H
+#define CUVIL_RUNTIME_SHAREDLIBRARY_H
+
+#include "cuvil/Runtime/MemRefCall.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cuvil {
+
+/// One dlopen'ed library; dlclose'd on destruction.
+class SharedLibrary {
+public:
+  /// Opens `path` privately, after pinning `runtimeLibraries` (loaded once
+  /// per process, never unloaded: OpenMP's worker threads outlive every
+  /// library that started them). Returns null and sets `error` on failure.
+  static std::shared_ptr<SharedLibrary>
+  open(const std::string &path,
+       const std::vector<std::string> &runtimeLibraries, std::string &error);
+
+  ~SharedLibrary();
+  SharedLibrary(const SharedLibrary &) = delete;
+  SharedLibrary &operator=(const SharedLibrary &) = delete;
+
+  /// The address of `name`, or null.
+  void *symbol(const std::string &name) const;
+  const std::string &path() const { return libraryPath; }
+
+private:
+  SharedLibrary(void *handle, std::string path)
+      : handle(handle), libraryPath(std::move(path)) {}
+  void *handle;
+  std::string libraryPath;
+};
+
+/// A MemRefCallExecutable whose entry point lives in a SharedLibrary it
+/// keeps open.
+class LibraryExecutable : public MemRefCallExecutable {
+public:
+  LibraryExecutable(std::shared_ptr<SharedLibrary> library, PackedEntry entry,
+                    const std::vector<TensorSignature> &inputs,
+                    const std::vector<TensorSignature> &outputs,
+                    bool instrumented)
+      : MemRefCallExecutable(entry, inputs, outputs, instrumented),
+        library(std::move(library)) {}
+
+  /// Loads the packed entry point of `symbol` from the library at `path`.
+  static std::unique_ptr<Executable>
+  load(const std::string &path, const std::string &symbol,
+       const std::vector<std::string> &runtimeLibraries,
+       const std::vector<TensorSignature> &inputs,
+       const std::vector<TensorSignature> &outputs, bool instrumented,
+       std::string &error);
+
+private:
+  std::shared_ptr<SharedLibrary> library;
+};
+
+} // namespace cuvil
+
+#endif // CUVIL_RUNTIME_SHAREDLIBRARY_H

@@ -1,0 +1,82 @@
+//===- SharedLibrary.cpp - Compiled code loaded as a private library -----===//
+
+#include "cuvil/Runtime/SharedLibrary.h"
+
+#include <algorithm>
+#include <dlfcn.h>
+#include <mutex>
+
+using namespace cuvil;
+
+namespace {
+
+/// dlerror() text, or a fallback when the loader gave none.
+std::string loaderError(const char *fallback) {
+  const char *text = ::dlerror();
+  return text ? text : fallback;
+}
+
+/// Loads each runtime library once per process, privately and never
+/// unloaded, so compiled libraries find them already present.
+bool pinRuntime(const std::vector<std::string> &libraries, std::string &error) {
+  static std::mutex mutex;
+  static std::vector<std::string> pinned;
+  std::lock_guard<std::mutex> lock(mutex);
+  for (const std::string &library : libraries) {
+    if (std::find(pinned.begin(), pinned.end(), library) != pinned.end())
+      continue;
+    if (!::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE)) {
+      error = "cannot load the runtime library " + library + ": " +
+              loaderError("unknown error");
+      return false;
+    }
+    pinned.push_back(library);
+  }
+  return true;
+}
+
+} // namespace
+
+std::shared_ptr<SharedLibrary>
+SharedLibrary::open(const std::string &path,
+                    const std::vector<std::string> &runtimeLibraries,
+                    std::string &error) {
+  if (!pinRuntime(runtimeLibraries, error))
+    return nullptr;
+  void *handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    error = "cannot load " + path + ": " + loaderError("unknown error");
+    return nullptr;
+  }
+  return std::shared_ptr<SharedLibrary>(new SharedLibrary(handle, path));
+}
+
+SharedLibrary::~SharedLibrary() { ::dlclose(handle); }
+
+void *SharedLibrary::symbol(const std::string &name) const {
+  return ::dlsym(handle, name.c_str());
+}
+
+std::unique_ptr<Executable>
+LibraryExecutable::load(const std::string &path, const std::string &symbol,
+                        const std::vector<std::string> &runtimeLibraries,
+                        const std::vector<TensorSignature> &inputs,
+                        const std::vector<TensorSignature> &outputs,
+                        bool instrumented, std::string &error) {
+  std::shared_ptr<SharedLibrary> library =
+      SharedLibrary::open(path, runtimeLibraries, error);
+  if (!library)
+    return nullptr;
+  std::string entryName = packedEntryName(symbol);
+  void *entry = library->symbol(entryName);
+  if (!entry) {
+    error = "symbol " + entryName + " missing in " + path;
+    return nullptr;
+  }
+  if (void *handler = library->symbol(kAllocationFailureHandlerSymbol))
+    *static_cast<void **>(handler) =
+        reinterpret_cast<void *>(&cuvilAllocationFailed);
+  return std::make_unique<LibraryExecutable>(
+      std::move(library), reinterpret_cast<PackedEntry>(entry), inputs, outputs,
+      instrumented);
+}

@@ -1,0 +1,205 @@
+"""Walks an ONNX graph node by node, building Cuvil IR and folding static values with NumPy.
+
+Every tensor of the graph is either a runtime :class:`~cuvil.frontends.Value`
+or a NumPy array known at import time (initializers, ``Constant`` nodes and
+anything computed only from them, including the shape arithmetic exporters
+emit: ``Shape`` of a static tensor is a constant). Op handlers (``ops_*.py``)
+fold when all their inputs are known and emit cuvil ops otherwise; a
+constant reaches the IR only when a runtime op uses it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ..._dtypes import is_supported
+from ..._errors import TraceError, UnsupportedConstructError
+from ..builder import IRBuilder, TensorType, Value
+from ..locations import FileLineColLoc
+from .model import LoadedModel, OnnxModelError, tensor_to_array
+
+__all__ = ["OPS", "op", "NodeContext", "import_graph"]
+
+# op_type -> handler(ctx) returning one entry (Value or ndarray) per node output.
+OPS: dict[str, Callable] = {}
+
+
+def op(*op_types: str):
+    """Register the decorated function as the handler of ``op_types`` (default domain)."""
+
+    def register(fn):
+        for op_type in op_types:
+            OPS[op_type] = fn
+        return fn
+
+    return register
+
+
+class NodeContext:
+    """One node being imported: its inputs (Values or arrays), attributes, builder and opset."""
+
+    def __init__(self, importer: _Importer, node, name: str, loc):
+        self.importer = importer
+        self.node = node
+        self.name = name
+        self.loc = loc
+        self.b: IRBuilder = importer.builder
+        self.opset: int = importer.model.opset
+        self.op_type: str = node.op_type
+        self.inputs = [importer.lookup(n, node, name) if n else None for n in node.input]
+        self.attrs = {a.name: a for a in node.attribute}
+
+    # ----- attributes and inputs ---------------------------------------------------------
+    def attr(self, name: str, default=None):
+        """Attribute ``name`` as a Python value (ints, floats, strings, lists, arrays)."""
+        from onnx import helper
+
+        proto = self.attrs.get(name)
+        if proto is None:
+            return default
+        value = helper.get_attribute_value(proto)
+        if isinstance(value, bytes):
+            return value.decode()
+        if hasattr(value, "data_type"):
+            return tensor_to_array(value, self.importer.model)
+        return list(value) if isinstance(value, (list, tuple)) else value
+
+    def has(self, index: int) -> bool:
+        """Whether optional input ``index`` is given (present and not the empty name)."""
+        return index < len(self.inputs) and self.inputs[index] is not None
+
+    def is_constant(self, index: int) -> bool:
+        return self.has(index) and not isinstance(self.inputs[index], Value)
+
+    def all_constant(self) -> bool:
+        return all(not isinstance(v, Value) for v in self.inputs if v is not None)
+
+    def value(self, index: int) -> Value:
+        """Input ``index`` as an IR value (a constant becomes a ``cuvil.constant`` once)."""
+        return self.importer.materialize(self.node.input[index], self.inputs[index])
+
+    def constant(self, index: int, what: str) -> np.ndarray:
+        """Input ``index``'s value at import time; unsupported if only known at run time."""
+        item = self.inputs[index]
+        if isinstance(item, Value):
+            raise self.unsupported(
+                f"{what} (input {index}, '{self.node.input[index]}') computed at run time; "
+                "Cuvil needs it known when the model is imported"
+            )
+        return item
+
+    def ints(self, attr: str, index: int, default=None) -> list[int] | None:
+        """A list of ints from attribute ``attr`` (older opsets) or constant input ``index``."""
+        if attr in self.attrs:
+            return [int(v) for v in self.attr(attr)]
+        if self.has(index):
+            return [int(v) for v in np.asarray(self.constant(index, attr)).reshape(-1)]
+        return default
+
+    def rank(self, index: int = 0) -> int:
+        return len(self.shape(index))
+
+    def shape(self, index: int = 0) -> tuple:
+        item = self.inputs[index]
+        return item.type.shape if isinstance(item, Value) else np.shape(item)
+
+    def dtype(self, index: int = 0) -> str:
+        item = self.inputs[index]
+        return item.type.dtype if isinstance(item, Value) else np.asarray(item).dtype.name
+
+    # ----- errors ----------------------------------------------------------------------
+    def unsupported(self, what: str) -> UnsupportedConstructError:
+        """An error naming the op type, the node and where the model came from."""
+        return UnsupportedConstructError(
+            f"ONNX {self.op_type} node '{self.name}': {what}", self.importer.model.label
+        )
+
+    def require_float(self, index: int = 0) -> None:
+        if self.dtype(index) not in ("float16", "bfloat16", "float32", "float64"):
+            raise self.unsupported(f"input of type {self.dtype(index)} (a float type is needed)")
+
+
+class _Importer:
+    def __init__(self, model: LoadedModel, builder: IRBuilder):
+        self.model = model
+        self.builder = builder
+        self.env: dict[str, Value | np.ndarray] = {}
+        self._materialized: dict[str, Value] = {}
+
+    def lookup(self, name: str, node, node_name: str):
+        try:
+            return self.env[name]
+        except KeyError:
+            raise OnnxModelError(
+                f"{self.model.label}: {node.op_type} node '{node_name}' reads '{name}', which no "
+                "earlier node, input or initializer defines (the graph is not in order or is "
+                "incomplete)"
+            ) from None
+
+    def materialize(self, name: str, item) -> Value:
+        if isinstance(item, Value):
+            return item
+        cached = self._materialized.get(name)
+        if cached is None:
+            array = np.asarray(item)
+            if not is_supported(array.dtype):
+                raise UnsupportedConstructError(
+                    f"ONNX tensor '{name}' of type {array.dtype} used at run time"
+                )
+            cached = self._materialized[name] = self.builder.constant(np.ascontiguousarray(array))
+        return cached
+
+    def run_node(self, index: int, node) -> None:
+        name = node.name or f"{node.op_type}_{index}"
+        source = FileLineColLoc(self.model.label, 0, 0)
+        with self.builder.node(name, source) as loc:
+            ctx = NodeContext(self, node, name, loc)
+            if node.domain not in ("", "ai.onnx"):
+                raise ctx.unsupported(f"the operator domain '{node.domain}' (custom op)")
+            handler = OPS.get(node.op_type)
+            if handler is None:
+                raise ctx.unsupported(
+                    "this operator is not supported by Cuvil's ONNX importer; "
+                    "supported: " + ", ".join(sorted(OPS))
+                )
+            try:
+                outputs = handler(ctx)
+            except TraceError as error:
+                raise TraceError(f"ONNX {node.op_type} node '{name}': {error}") from None
+            except OnnxModelError:
+                raise
+            except (ValueError, IndexError, TypeError, KeyError) as error:
+                # Malformed attributes or inputs (a missing weight, an axis out of range).
+                raise TraceError(
+                    f"ONNX {node.op_type} node '{name}' in {self.model.label}: cannot import it: "
+                    f"{type(error).__name__}: {error}"
+                ) from error
+        for out_name, value in zip(node.output, outputs):
+            if out_name:
+                self.env[out_name] = value
+        unused = [n for n in node.output[len(outputs) :] if n]
+        if unused:
+            raise ctx.unsupported(f"the optional output(s) {', '.join(unused)}")
+
+
+def import_graph(model: LoadedModel, input_spec, func_name: str):
+    """Import ``model``'s graph for inputs ``input_spec`` (name -> TensorSpec) as a program."""
+    from . import ops_nn, ops_tensor  # noqa: F401  (registers the handlers)
+
+    graph = model.proto.graph
+    builder = IRBuilder(func_name, FileLineColLoc(model.label, 0, 0))
+    importer = _Importer(model, builder)
+    for tensor in graph.initializer:
+        importer.env[tensor.name] = tensor_to_array(tensor, model)
+    for name, spec in input_spec.items():
+        with builder.node(name, FileLineColLoc(model.label, 0, 0)):
+            importer.env[name] = builder.argument(TensorType.of(spec.shape, spec.dtype))
+    for index, node in enumerate(graph.node):
+        importer.run_node(index, node)
+    results = []
+    for output in graph.output:
+        with builder.node(output.name, FileLineColLoc(model.label, 0, 0)):
+            results.append(importer.materialize(output.name, importer.env[output.name]))
+    return builder.program(results, input_names=list(input_spec))

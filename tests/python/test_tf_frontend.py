@@ -1,0 +1,337 @@
+"""The TensorFlow front end: each op and Keras models, compiled by Cuvil, against TensorFlow."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import cuvil
+
+# Cuvil's compiler library is loaded before TensorFlow's: loaded after it, the two LLVM copies
+# collide (the process-isolation part of the model front-ends issue).
+cuvil._dtypes.extension()
+tf = pytest.importorskip("tensorflow")
+keras = pytest.importorskip("keras")
+
+from conftest import caller_line  # noqa: E402
+
+EXACT = {"rtol": 1e-6, "atol": 1e-6}
+ROUNDED = {"rtol": 1e-5, "atol": 1e-5}
+TRANSCENDENTAL = {"rtol": 1e-4, "atol": 1e-5}
+MODEL = {"rtol": 1e-4, "atol": 1e-4}
+F32, I32 = tf.float32, tf.int32
+
+
+def _spec(shape, dtype=F32):
+    return tf.TensorSpec(shape, dtype)
+
+
+def _sample(rng, spec, low=-2.0, high=2.0):
+    dtype = spec.dtype.as_numpy_dtype
+    if np.issubdtype(dtype, np.floating):
+        return rng.uniform(low, high, spec.shape).astype(dtype)
+    if dtype == np.bool_:
+        return rng.random(spec.shape) < 0.5
+    return rng.integers(-5, 6, spec.shape).astype(dtype)
+
+
+def _check(fn, specs, tol, low=-2.0, high=2.0, seed=0):
+    """Import ``fn`` as a tf.function for ``specs``, compile it and compare with TensorFlow."""
+    function = fn if hasattr(fn, "get_concrete_function") else tf.function(fn)
+    module = cuvil.frontend.build_ir(model=function, input_spec=specs)
+    rng = np.random.default_rng(seed)
+    args = [_sample(rng, s, low, high) for s in specs]
+    got = module.compile()(*args)
+    want = function(*args)
+    got = got if isinstance(got, tuple) else (got,)
+    want = tuple(want) if isinstance(want, (tuple, list)) else (want,)
+    for g, w in zip(got, want):
+        w = np.asarray(w)
+        assert g.shape == w.shape and g.dtype == w.dtype
+        np.testing.assert_allclose(g, w, **tol)
+    return module
+
+
+X, Y = _spec((3, 4)), _spec((3, 4))
+POS = (0.5, 2.0)
+IMG = _spec((2, 7, 7, 3))
+OPS = [
+    ("AddV2_Sub_Mul", lambda a, b: a + b - a * b, [X, Y], EXACT),
+    ("RealDiv", lambda a, b: a / b, [X, Y], ROUNDED, POS),
+    ("Maximum_Minimum", lambda a, b: tf.maximum(a, b) + tf.minimum(a, b), [X, Y], EXACT),
+    ("Pow", tf.pow, [X, Y], TRANSCENDENTAL, POS),
+    ("SquaredDifference", tf.math.squared_difference, [X, Y], EXACT),
+    ("Relu_Relu6", lambda a: tf.nn.relu(a * 4) + tf.nn.relu6(a * 4), [X], EXACT),
+    ("Sigmoid_Tanh", lambda a: tf.sigmoid(a) + tf.tanh(a), [X], TRANSCENDENTAL),
+    ("Softmax_LogSoftmax", lambda a: tf.nn.softmax(a) + tf.nn.log_softmax(a), [X], TRANSCENDENTAL),
+    ("Gelu", lambda a: tf.nn.gelu(a) + tf.nn.gelu(a, approximate=True), [X], TRANSCENDENTAL),
+    (
+        "Erf_Exp_Log",
+        lambda a: tf.math.erf(a) + tf.exp(a) + tf.math.log(a),
+        [X],
+        TRANSCENDENTAL,
+        POS,
+    ),
+    (
+        "Sqrt_Rsqrt_Square",
+        lambda a: tf.sqrt(a) + tf.math.rsqrt(a) + tf.square(a),
+        [X],
+        TRANSCENDENTAL,
+        POS,
+    ),
+    ("Neg_Abs_LeakyRelu", lambda a: -tf.abs(a) + tf.nn.leaky_relu(a), [X], EXACT),
+    ("Softplus", tf.nn.softplus, [X], TRANSCENDENTAL),
+    ("Elu_Selu", lambda a: tf.nn.elu(a) + tf.nn.selu(a), [X], TRANSCENDENTAL),
+    ("Compare_SelectV2", lambda a, b: tf.where((a < b) | (a >= 1.0), a, b), [X, Y], EXACT),
+    ("Logical", lambda a, b: tf.cast(tf.logical_not(a > b) & (a > 0), tf.float32), [X, Y], EXACT),
+    ("Cast", lambda a: tf.cast(a * 3, tf.int32) + 1, [X], EXACT),
+    ("MatMul", lambda a, b: tf.matmul(a, b, transpose_b=True), [X, Y], ROUNDED),
+    (
+        "BatchMatMulV2",
+        lambda a, b: tf.matmul(a, b, adjoint_a=True),
+        [_spec((2, 4, 3)), _spec((2, 4, 5))],
+        ROUNDED,
+    ),
+    (
+        "Einsum",
+        lambda a, b: tf.einsum("btnh,bsnh->bnts", a, b),
+        [_spec((2, 3, 2, 4)), _spec((2, 5, 2, 4))],
+        ROUNDED,
+    ),
+    ("BiasAdd", lambda a: tf.nn.bias_add(a, tf.range(4, dtype=tf.float32)), [X], EXACT),
+    ("Reshape_Transpose", lambda a: tf.transpose(tf.reshape(a, (2, -1)), (1, 0)), [X], EXACT),
+    ("ExpandDims_Squeeze", lambda a: tf.squeeze(tf.expand_dims(a, 1), axis=1)[:, None], [X], EXACT),
+    (
+        "ConcatV2_Pack",
+        lambda a, b: tf.concat([a, tf.stack([a, b], axis=1)[:, 0]], axis=0),
+        [X, Y],
+        EXACT,
+    ),
+    ("StridedSlice", lambda a: a[1:, ::2] + a[None, -1, 1:3][0] + a[1:, 0:1], [X], EXACT),
+    (
+        "Slice_Split",
+        lambda a: tf.slice(a, (1, 1), (2, -1)) + tf.split(a, 4, axis=1)[2][1:],
+        [X],
+        EXACT,
+    ),
+    ("Unstack_Tile", lambda a: tf.unstack(a)[1] + tf.tile(a[:1], (2, 1))[1], [X], EXACT),
+    ("Shape_Fill_Range", lambda a: a + tf.fill(tf.shape(a), 2.0) * tf.range(4.0), [X], EXACT),
+    ("ZerosLike_OnesLike", lambda a: tf.zeros_like(a) + tf.ones_like(a) + a, [X], EXACT),
+    (
+        "Mean_Sum_Max_Min",
+        lambda a: (
+            tf.reduce_mean(a, 1),
+            tf.reduce_sum(a, 0, keepdims=True),
+            tf.reduce_max(a),
+            tf.reduce_min(a, -1),
+        ),
+        [X],
+        ROUNDED,
+    ),
+    (
+        "ArgMax_ArgMin",
+        lambda a: (tf.argmax(a, 1), tf.argmin(a, 0, output_type=tf.int32)),
+        [X],
+        EXACT,
+    ),
+    (
+        "Conv2D_same",
+        lambda x: tf.nn.conv2d(x, tf.reshape(tf.range(108.0) / 100, (3, 3, 3, 4)), 1, "SAME"),
+        [IMG],
+        ROUNDED,
+    ),
+    (
+        "Conv2D_strided_dilated",
+        lambda x: tf.nn.conv2d(x, tf.ones((2, 2, 3, 2)) / 4, (1, 2, 2, 1), "VALID"),
+        [IMG],
+        ROUNDED,
+    ),
+    (
+        "Conv2D_dilated",
+        lambda x: tf.nn.conv2d(x, tf.ones((3, 3, 3, 2)) / 9, 1, "SAME", dilations=2),
+        [IMG],
+        ROUNDED,
+    ),
+    (
+        "DepthwiseConv2dNative",
+        lambda x: tf.nn.depthwise_conv2d(
+            x, tf.reshape(tf.range(54.0) / 50, (3, 3, 3, 2)), (1, 2, 2, 1), "SAME"
+        ),
+        [IMG],
+        ROUNDED,
+    ),
+    ("MaxPool", lambda x: tf.nn.max_pool2d(x, 3, 2, "SAME"), [IMG], EXACT),
+    (
+        "AvgPool",
+        lambda x: tf.nn.avg_pool2d(x, 3, 2, "SAME")[:, :3, :3] + tf.nn.avg_pool2d(x, 2, 2, "VALID"),
+        [IMG],
+        ROUNDED,
+    ),
+    (
+        "FusedBatchNormV3",
+        lambda x: tf.compat.v1.nn.fused_batch_norm(
+            x, tf.ones(3) * 2, tf.ones(3), tf.range(3.0), tf.ones(3) * 0.5, is_training=False
+        )[0],
+        [IMG],
+        ROUNDED,
+    ),
+]
+
+
+@pytest.mark.parametrize("case", OPS, ids=[op[0] for op in OPS])
+def test_op_matches_tensorflow(case):
+    name, fn, specs, tol, *bounds = case
+    low, high = bounds[0] if bounds else (-2.0, 2.0)
+    _check(fn, specs, tol, low, high)
+
+
+# ----- Keras models ---------------------------------------------------------------------------
+
+
+def _randomize_batch_norm(model, seed=0):
+    rng = np.random.default_rng(seed)
+    for layer in model.layers:
+        if isinstance(layer, keras.layers.BatchNormalization):
+            n = layer.moving_mean.shape[0]
+            layer.moving_mean.assign(rng.normal(0, 0.5, n).astype(np.float32))
+            layer.moving_variance.assign(rng.uniform(0.5, 1.5, n).astype(np.float32))
+            layer.gamma.assign(rng.uniform(0.5, 1.5, n).astype(np.float32))
+            layer.beta.assign(rng.normal(0, 0.1, n).astype(np.float32))
+
+
+def test_keras_sequential_cnn_matches_tensorflow():
+    keras.utils.set_random_seed(0)
+    layers = keras.layers
+    model = keras.Sequential(
+        [
+            layers.Input((16, 16, 3)),
+            layers.Conv2D(8, 3, padding="same", activation="relu"),
+            layers.BatchNormalization(),
+            layers.MaxPooling2D(),
+            layers.DepthwiseConv2D(3, padding="same", activation="relu6"),
+            layers.Conv2D(16, 3, strides=2, padding="valid"),
+            layers.BatchNormalization(),
+            layers.Activation("swish"),
+            layers.AveragePooling2D(2, padding="same"),
+            layers.GlobalAveragePooling2D(),
+            layers.Dropout(0.5),
+            layers.Dense(10),
+            layers.Softmax(),
+        ]
+    )
+    _randomize_batch_norm(model)
+    function = tf.function(lambda x: model(x, training=False))
+    module = _check(function, [_spec((2, 16, 16, 3))], MODEL, 0.0, 1.0)
+    assert "cuvil.conv2d" in module.text and "cuvil.max_pool2d" in module.text
+
+
+def _transformer_block(dim=32, heads=4, length=8):
+    layers = keras.layers
+    x = layers.Input((length, dim), batch_size=2)
+    h = layers.LayerNormalization(epsilon=1e-5)(x)
+    h = layers.MultiHeadAttention(num_heads=heads, key_dim=dim // heads)(h, h)
+    x1 = x + h
+    h = layers.LayerNormalization(epsilon=1e-5)(x1)
+    h = layers.Dense(4 * dim, activation="gelu")(h)
+    h = layers.Dense(dim)(h)
+    return keras.Model(x, x1 + h)
+
+
+def test_keras_transformer_block_matches_tensorflow():
+    keras.utils.set_random_seed(1)
+    model = _transformer_block()
+    function = tf.function(
+        lambda x: model(x, training=False), input_signature=[_spec((2, 8, 32), F32)]
+    )
+    module = cuvil.frontend.build_ir(model=function, input_spec=None)
+    x = np.random.default_rng(0).normal(size=(2, 8, 32)).astype(np.float32)
+    np.testing.assert_allclose(module.compile()(x), function(x).numpy(), **MODEL)
+
+
+def test_keras_models_are_imported_in_inference_mode():
+    keras.utils.set_random_seed(3)
+    layers = keras.layers
+    model = keras.Sequential(
+        [
+            layers.Input((6,)),
+            layers.Dense(8, activation="tanh"),
+            layers.Dropout(0.5),
+            layers.Dense(2),
+        ]
+    )
+    assert cuvil.frontends.for_model(model).name == "tensorflow"
+    with pytest.raises(cuvil.ShapeSpecError, match="Missing shape attr.*dim 0"):
+        cuvil.frontend.build_ir(model=model, input_spec=None)
+    module = cuvil.frontend.build_ir(model=model, input_spec=[_spec((4, 6))])
+    assert "cuvil.dropout" not in module.text
+    x = np.random.default_rng(0).normal(size=(4, 6)).astype(np.float32)
+    np.testing.assert_allclose(module.compile()(x), model(x, training=False).numpy(), **MODEL)
+
+
+def test_concrete_functions_and_named_inputs():
+    function = tf.function(lambda images, scale: tf.reduce_mean(images, axis=(1, 2)) * scale)
+    concrete = function.get_concrete_function(
+        _spec((2, 4, 4, 3), F32), tf.TensorSpec((3,), F32, name="scale")
+    )
+    assert cuvil.frontends.for_model(concrete).name == "tensorflow"
+    assert cuvil.frontends.for_model(function).name == "tensorflow"
+    module = cuvil.frontend.build_ir(model=concrete, input_spec=None)
+    assert list(module.input_spec) == ["images", "scale"]
+    images = np.ones((2, 4, 4, 3), np.float32)
+    scale = np.array([1.0, 2.0, 3.0], np.float32)
+    np.testing.assert_allclose(module.compile()(images, scale=scale), [[1, 2, 3]] * 2)
+
+
+# ----- errors and locations ---------------------------------------------------------------
+
+
+def test_ops_carry_the_node_names_and_the_function_line():
+    keras.utils.set_random_seed(2)
+    model = keras.Sequential([keras.layers.Input((4,)), keras.layers.Dense(3, name="dense")])
+    function = tf.function(lambda x: model(x, training=False))
+    line = caller_line() - 1
+    text = cuvil.frontend.build_ir(model=function, input_spec=[_spec((2, 4))]).text
+    # Keras numbers its graph scopes per process: sequential_1_1/dense_3/MatMul.
+    pattern = rf'loc\("sequential\w*/dense\w*/MatMul"\("{re.escape(__file__)}":{line}:'
+    assert re.search(pattern, text)
+    assert "cuvil.matmul" in text
+
+
+def test_unsupported_op_names_the_op_the_node_and_the_location():
+    @tf.function
+    def model(x):
+        return tf.math.cumsum(x)
+
+    line = caller_line() - 3
+    with pytest.raises(cuvil.UnsupportedConstructError) as info:
+        cuvil.frontend.build_ir(model=model, input_spec=[_spec((4,))])
+    message = str(info.value)
+    assert "TensorFlow op 'Cumsum'" in message and "node 'Cumsum'" in message
+    assert f"{__file__}:{line}" in message
+
+
+def test_gather_uses_the_runtime_gather_and_constant_gathers_fold():
+    function = tf.function(lambda t, i: tf.gather(t, i) + tf.gather(t, i[0], axis=1)[:3])
+    specs = [_spec((5, 3)), _spec((2, 3), I32)]
+    rng = np.random.default_rng(0)
+    table = rng.normal(size=(5, 3)).astype(np.float32)
+    ids = rng.integers(0, 3, (2, 3)).astype(np.int32)
+    module = cuvil.frontend.build_ir(model=function, input_spec=specs)
+    assert "cuvil.gather" in module.text
+    np.testing.assert_allclose(module.compile()(table, ids), function(table, ids), **ROUNDED)
+    _check(lambda t: tf.gather(tf.range(6.0), [4, 1]) * t, [_spec((2,))], EXACT)
+
+
+def test_none_dims_training_mode_and_missing_signatures_are_refused():
+    function = tf.function(lambda x: x * 2, input_signature=[_spec((None, 4))])
+    with pytest.raises(cuvil.ShapeSpecError, match="Missing shape attr.*input 'x'.*dim 0"):
+        cuvil.frontend.build_ir(model=function, input_spec=None)
+    # A static spec given to build_ir wins over the signature's None.
+    module = cuvil.frontend.build_ir(model=function, input_spec=[_spec((3, 4))])
+    np.testing.assert_allclose(module.compile()(np.ones((3, 4), np.float32)), 2.0)
+    with pytest.raises(ValueError, match="mode='training'"):
+        cuvil.frontend.build_ir(model=function, input_spec=[_spec((3, 4))], mode="training")
+    with pytest.raises(cuvil.InputSpecError, match="no input_signature"):
+        cuvil.frontend.build_ir(model=tf.function(lambda x: x), input_spec=None)
