@@ -145,12 +145,15 @@ class CompiledProgram:
     record: Compilation
     output_dtypes: list
 
-    def run(self, inputs: list):
-        """Run the machine code on ``inputs`` and return the packed outputs."""
+    def run(self, inputs: list, output_shapes=None):
+        """Run the machine code on ``inputs`` and return the packed outputs.
+
+        ``output_shapes`` sizes the outputs of a program with symbolic dims
+        (the sizes its inputs' symbols determine); by default the traced ones.
+        """
         program = self.program
-        outputs = [
-            np.empty(shape, dtype) for dtype, (_, shape) in zip(self.output_dtypes, program.outputs)
-        ]
+        shapes = output_shapes or [shape for _, shape in program.outputs]
+        outputs = [np.empty(shape, dtype) for dtype, shape in zip(self.output_dtypes, shapes)]
         self.record.compiled(inputs, outputs)
         return program.pack([o[()] if o.ndim == 0 else o for o in outputs])
 

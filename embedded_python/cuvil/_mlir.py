@@ -158,6 +158,18 @@ class ArgRecord:
     value: str
     type: str
     loc: object
+    attributes: dict | None = None
+
+    def format(self) -> str:
+        """``%arg0: tensor<?x3xf32> {cuvil.symbols = ["N"]} loc(...)``."""
+        attrs = ""
+        if self.attributes:
+            items = ", ".join(
+                f"{k} = [{', '.join(escape_string(n) for n in v)}]"
+                for k, v in self.attributes.items()
+            )
+            attrs = f" {{{items}}}"
+        return f"{self.value}: {self.type}{attrs} {format_loc(self.loc)}"
 
 
 @dataclass
@@ -191,7 +203,7 @@ def format_module(
     return_loc,
 ) -> str:
     """A ``module`` with one ``func.func @func_name`` returning ``results`` (value, type)."""
-    arg_text = ", ".join(f"{a.value}: {a.type} {format_loc(a.loc)}" for a in args)
+    arg_text = ", ".join(a.format() for a in args)
     result_types = ", ".join(t for _, t in results)
     lines = ["module {", f"  func.func @{func_name}({arg_text}) -> ({result_types}) {{"]
     lines.extend("    " + op.format() for op in ops)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import frontends
+from . import _symbolic, frontends
 from ._dtypes import is_supported
 from ._errors import CompileError
 from ._jit import CompiledProgram, check_ir_stage, compile_program
@@ -18,6 +18,7 @@ from ._targets import resolve_target
 
 __all__ = [
     "build_ir",
+    "to_ir_with_dynamic_shape",
     "IRModule",
     "CompiledModel",
     "TensorSpec",
@@ -28,6 +29,7 @@ __all__ = [
 
 MODES = ("inference", "training")
 _API = "cuvil.frontend.build_ir"
+_DYNAMIC_API = "cuvil.frontend.to_ir_with_dynamic_shape"
 _Parameter = inspect.Parameter
 
 
@@ -46,6 +48,8 @@ class TensorSpec:
     :func:`build_ir` compiles static shapes: every dim must be a positive int.
     ``None`` dims and string (symbolic) dims such as ``"h"`` are rejected with a
     :class:`ShapeSpecError` naming the input and the dim.
+    :func:`to_ir_with_dynamic_shape` keeps them: a string names a dynamic size
+    (equal names, equal sizes), ``None`` is a dynamic size of its own.
     """
 
     shape: tuple
@@ -99,14 +103,15 @@ def _normalize_shape(name: str, shape) -> tuple[int, ...]:
             example = tuple(1 if d is None else d for d in shape)
             raise ShapeSpecError(
                 f"{_API}: Missing shape attr: input '{name}' has None at dim {index} of shape "
-                f"{shape} in static mode; fix: give a tuple of ints, e.g. {example}, or declare "
-                "the dim symbolic once symbolic dimensions are supported"
+                f"{shape} in static mode; fix: give a tuple of ints, e.g. {example}, or keep the "
+                "dim symbolic with cuvil.frontend.to_ir_with_dynamic_shape"
             )
         if isinstance(dim, str):
             raise ShapeSpecError(
                 f"{_API}: input '{name}' has the symbolic dim {dim!r} at dim {index} of shape "
-                f"{shape}; symbolic dimensions are not supported by this version; "
-                f"fix: give an int for dim {index}"
+                f"{shape}; symbolic dimensions are not supported by build_ir; "
+                f"fix: give an int for dim {index}, or use "
+                "cuvil.frontend.to_ir_with_dynamic_shape"
             )
         if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
             raise ShapeSpecError(
@@ -122,14 +127,39 @@ def _normalize_shape(name: str, shape) -> tuple[int, ...]:
     return tuple(dims)
 
 
+def _normalize_symbolic_shape(name: str, shape) -> tuple:
+    """``shape`` with dims that are positive ints, symbol names (identifiers) or ``None``."""
+    if not isinstance(shape, (tuple, list)):
+        raise InputSpecError(
+            f"{_DYNAMIC_API}: input '{name}' has shape {shape!r}; give a tuple of ints, "
+            "symbol names and None, e.g. (1, 3, 'h', 'w')"
+        )
+    dims = []
+    for index, dim in enumerate(shape):
+        if isinstance(dim, str) and not dim.isidentifier():
+            raise ShapeSpecError(
+                f"{_DYNAMIC_API}: input '{name}' has the symbol {dim!r} at dim {index}; symbol "
+                "names must be Python identifiers such as 'N' or 'seq_len'"
+            )
+        if dim is None or isinstance(dim, str):
+            dims.append(dim)
+        else:
+            dims.extend(_normalize_shape(name, (dim,)))
+    return tuple(dims)
+
+
+def _shape_and_dtype(value, default_dtype: str) -> tuple:
+    """The shape and dtype an ``input_spec`` entry (shape, pair or TensorSpec-like) gives."""
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        return value.shape, value.dtype
+    if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], (tuple, list)):
+        return value
+    return value, default_dtype
+
+
 def _normalize_spec(name: str, value, default_dtype: str) -> TensorSpec:
     """One ``input_spec`` entry (shape, ``(shape, dtype)`` or TensorSpec-like) as a TensorSpec."""
-    if hasattr(value, "shape") and hasattr(value, "dtype"):
-        shape, dtype = value.shape, value.dtype
-    elif isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], (tuple, list)):
-        shape, dtype = value
-    else:
-        shape, dtype = value, default_dtype
+    shape, dtype = _shape_and_dtype(value, default_dtype)
     dims = _normalize_shape(name, shape)
     return TensorSpec(dims, _normalize_dtype(dtype, f"input '{name}'"))
 
@@ -255,6 +285,11 @@ def build_ir_with(
         )
     default_dtype = _normalize_dtype(dtype, "the dtype argument")
     specs = frontend.input_spec(model, input_spec, default_dtype)
+    return _import(frontend, model, specs, mode, target, device)
+
+
+def _import(frontend, model, specs, mode, target, device) -> IRModule:
+    """``model`` imported by ``frontend`` for ``specs``, verified, as an IRModule."""
     program = frontend.import_model(model, specs, mode)
     name, source = frontend.describe(model)
     return frontends.to_ir_module(
@@ -266,6 +301,90 @@ def build_ir_with(
         mode=mode,
         device=device,
     )
+
+
+def to_ir_with_dynamic_shape(
+    model,
+    input_spec,
+    target: str | None = None,
+    mode: str = "inference",
+    dtype="float32",
+) -> IRModule:
+    """Like :func:`build_ir`, keeping symbolic dimensions symbolic in the IR.
+
+    ``input_spec`` is a list of :class:`TensorSpec` in the model's parameter
+    order, or a mapping of parameter names to them (or to shapes). A dim may
+    be a symbol name (``"N"``, ``"h"``: equal names mean equal sizes), ``None``
+    (a dynamic size of its own) or an int. The IR's arguments have ``?`` for
+    those dims and record the names (``cuvil.symbols``); the compiler checks
+    every op against them, so two different names meeting where sizes must
+    be equal raise :class:`cuvil.CompileError` naming the op and the symbols.
+    ``output_spec`` gives each output dim as a size expression of the input
+    symbols (``"N"``, ``"N * 2"``), which :meth:`IRModule.output_shapes`
+    evaluates for concrete inputs.
+    """
+    target, device = resolve_target(target, _DYNAMIC_API)
+    if mode not in MODES:
+        raise ValueError(f"{_DYNAMIC_API}: unknown mode {mode!r}; use one of {MODES}")
+    default_dtype = _normalize_dtype(dtype, "the dtype argument")
+    frontend = frontends.for_model(model)
+    specs = _symbolic_specs(frontend, model, input_spec, default_dtype)
+    module = _import(frontend, model, specs, mode, target, device)
+    ext = _dtypes_extension()
+    try:
+        symbols = ext.result_symbols(module.text, module.func_name)
+    except ext.CompileError as error:
+        raise CompileError(
+            f"{_DYNAMIC_API}: the shapes of {module.name} disagree:\n{error}"
+        ) from None
+    outputs = []
+    for spec, exprs in zip(module.output_spec, symbols):
+        named = iter(exprs)
+        shape = tuple(next(named) if d is None else d for d in spec.shape)
+        outputs.append(TensorSpec(shape, spec.dtype))
+    module.output_spec = tuple(outputs)
+    return module
+
+
+def _dtypes_extension():
+    from ._dtypes import extension
+
+    return extension()
+
+
+def _symbolic_specs(frontend, model, input_spec, default_dtype: str) -> dict[str, TensorSpec]:
+    """``input_spec`` (a list in parameter order, or a mapping) as symbolic TensorSpecs."""
+    if isinstance(input_spec, Mapping):
+        items = list(input_spec.items())
+    else:
+        values = list(input_spec)
+        # The front end names the inputs; static stand-ins (1 for each
+        # symbolic dim) let it apply its own rules for lists.
+        stand_ins = [
+            TensorSpec(tuple(d if isinstance(d, int) else 1 for d in v.shape), v.dtype)
+            if hasattr(v, "shape")
+            else v
+            for v in values
+        ]
+        if frontend.name == "numpy":
+            fn = getattr(model, "__wrapped__", model)
+            params = list(signature_of(fn).parameters) if signature_of(fn) else []
+            names = params[: len(values)]
+        else:
+            names = list(frontend.input_spec(model, stand_ins, default_dtype))
+        if len(names) != len(values):
+            raise InputSpecError(
+                f"{_DYNAMIC_API}: {len(values)} input specs for {len(names)} model inputs"
+            )
+        items = list(zip(names, values))
+    specs = {}
+    for name, value in items:
+        shape, dtype = _shape_and_dtype(value, default_dtype)
+        shape = tuple(shape) if isinstance(shape, list) else shape
+        specs[name] = TensorSpec(
+            _normalize_symbolic_shape(name, shape), _normalize_dtype(dtype, f"input '{name}'")
+        )
+    return specs
 
 
 def normalize_input_spec(input_spec, default_dtype: str) -> dict[str, TensorSpec]:
@@ -325,6 +444,26 @@ class IRModule:
     def input_spec(self) -> dict[str, TensorSpec]:
         return dict(self._input_spec)
 
+    @property
+    def is_symbolic(self) -> bool:
+        """True when an input has symbolic dims (see :func:`to_ir_with_dynamic_shape`)."""
+        return any(_symbolic.is_symbolic(spec.shape) for spec in self._input_spec.values())
+
+    def output_shapes(self, *inputs) -> tuple[tuple[int, ...], ...]:
+        """The outputs' shapes for inputs of these shapes (arrays or shape tuples, in order).
+
+        Binds each symbol to its size in the inputs (``ValueError`` when a
+        static size differs or one symbol gets two sizes) and evaluates the
+        output size expressions of :attr:`output_spec`.
+        """
+        shapes = {
+            name: tuple(np.shape(value) if hasattr(value, "shape") else value)
+            for name, value in zip(self._input_spec, inputs)
+        }
+        specs = {name: spec.shape for name, spec in self._input_spec.items()}
+        bindings = _symbolic.bind(specs, shapes)
+        return tuple(_symbolic.output_shape(spec.shape, bindings) for spec in self.output_spec)
+
     def optimize(
         self,
         target: str | None = "cpu",
@@ -365,6 +504,7 @@ class IRModule:
             device,
         )
         module._enable_fusion = bool(enable_fuse)
+        module.output_spec = self.output_spec  # symbolic sizes, if any
         return module
 
     def compile(self, enable_fusion: bool | None = None, pipeline=None) -> CompiledModel:
@@ -469,7 +609,16 @@ class CompiledModel:
         self._entry.record.compiled.emit(kind, str(path))
 
     def __call__(self, *args, **kwargs):
-        return self._entry.run(self._bind(args, kwargs))
+        inputs = self._bind(args, kwargs)
+        if not self.module.is_symbolic:
+            return self._entry.run(inputs)
+        # One compilation serves every size: the outputs are sized from the
+        # symbols' sizes in these inputs.
+        try:
+            shapes = self.module.output_shapes(*inputs)
+        except ValueError as error:
+            raise ValueError(f"compiled {self.module.name}: {error}") from None
+        return self._entry.run(inputs, shapes)
 
     def _bind(self, args, kwargs) -> list:
         names, label = self._names, f"compiled {self.module.name}"
@@ -506,7 +655,10 @@ class CompiledModel:
                 f"{dtype}; fix: pass {name}.astype(np.{dtype.name}) or build the IR for "
                 f"{value.dtype}"
             )
-        if value.shape != shape:
+        fits = len(value.shape) == len(shape) and all(
+            not isinstance(d, int) or d == size for d, size in zip(shape, value.shape)
+        )
+        if not fits:
             raise ValueError(
                 f"{label}: input '{name}' has shape {value.shape}, but the IR was built for "
                 f"shape {shape}; fix: build the IR again with {{{name!r}: {value.shape}}}"

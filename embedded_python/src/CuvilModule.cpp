@@ -42,7 +42,10 @@ void *checkedData(const py::array &array, const cuvil::TensorSignature &sig,
   std::string dtype = py::str(array.dtype()).cast<std::string>();
   std::vector<int64_t> shape(array.shape(), array.shape() + array.ndim());
   std::string what = std::string(role) + " " + std::to_string(index);
-  if (dtype != sig.dtype || shape != sig.shape)
+  bool fits = shape.size() == sig.shape.size();
+  for (size_t d = 0; fits && d < shape.size(); ++d)
+    fits = sig.shape[d] == -1 || sig.shape[d] == shape[d];
+  if (dtype != sig.dtype || !fits)
     throw py::value_error(what + " is " + dtype + shapeText(shape) +
                           " but the compiled function expects " + sig.dtype +
                           shapeText(sig.shape));
@@ -120,7 +123,13 @@ PYBIND11_MODULE(_cuvil, m) {
             for (size_t i = 0; i < out.size(); ++i)
               outPtrs.push_back(
                   checkedData(out[i], outSigs[i], "output", i, true));
-            cuvil::python::callCompiled(self, inPtrs, outPtrs);
+            // Dynamic sizes (-1) come from the arrays on every call; the
+            // caller sized the outputs from the inputs' symbol sizes.
+            cuvil::Shapes shapes;
+            for (const auto *arrays : {&in, &out})
+              for (const py::array &a : *arrays)
+                shapes.emplace_back(a.shape(), a.shape() + a.ndim());
+            cuvil::python::callCompiled(self, inPtrs, outPtrs, &shapes);
           },
           py::arg("inputs"), py::arg("outputs"),
           "Runs the compiled code on C-contiguous arrays; writes `outputs`.")
@@ -289,6 +298,19 @@ PYBIND11_MODULE(_cuvil, m) {
       },
       py::arg("mlir_text"),
       "Structural SHA-256 of the IR (locations and SSA names ignored).");
+
+  m.def(
+      "result_symbols",
+      [](const std::string &text, const std::string &funcName) {
+        std::string error;
+        std::vector<std::vector<std::string>> symbols;
+        if (!cuvil::resultSymbols(text, funcName, symbols, error))
+          throw CompileError(error);
+        return symbols;
+      },
+      py::arg("mlir_text"), py::arg("func_name"),
+      "Per result, the expression of each dynamic dimension in the "
+      "arguments' symbol names (cuvil-propagate-symbols).");
 
   cuvil::python::bindProfiler(m);
   cuvil::python::bindDialect(m);

@@ -172,13 +172,14 @@ void checkAllocation(const cuvil::CompiledFunction &fn) {
 
 void cuvil::python::callCompiled(CompiledFunction &fn,
                                  const std::vector<void *> &inputs,
-                                 const std::vector<void *> &outputs) {
+                                 const std::vector<void *> &outputs,
+                                 const Shapes *shapes) {
   prof::EventRecorder &recorder = prof::EventRecorder::global();
   bool recording = recorder.enabled();
   if (!recording && !(nvtxToolAttached() && fn.instrumented())) {
     {
       py::gil_scoped_release release;
-      fn.call(inputs.data(), outputs.data());
+      fn.call(inputs.data(), outputs.data(), nullptr, shapes);
     }
     checkAllocation(fn);
     return;
@@ -192,7 +193,7 @@ void cuvil::python::callCompiled(CompiledFunction &fn,
   int64_t start = prof::steadyNowNs();
   {
     py::gil_scoped_release release;
-    fn.call(inputs.data(), outputs.data(), hooks);
+    fn.call(inputs.data(), outputs.data(), hooks, shapes);
   }
   checkAllocation(fn);
   if (!recording)

@@ -13,9 +13,12 @@ namespace cuvil::python {
 /// Calls `fn` without the GIL. While profiling (or under an NVTX tool such
 /// as Nsight Systems) the call is recorded with the caller's Python stack
 /// and every kernel is timed and/or wrapped in an NVTX range; otherwise the
-/// code runs with a null hook table. Called with the GIL held.
+/// code runs with a null hook table. `shapes`, when given, are the actual
+/// shapes of inputs then outputs (for dynamic sizes). Called with the GIL
+/// held.
 void callCompiled(CompiledFunction &fn, const std::vector<void *> &inputs,
-                  const std::vector<void *> &outputs);
+                  const std::vector<void *> &outputs,
+                  const Shapes *shapes = nullptr);
 
 } // namespace cuvil::python
 

@@ -224,7 +224,7 @@ module {
     ext = cuvil._jit._extension()
     pb = cuvil.PipelineBuilder()
     eraser = EraseDead()
-    pb.insert_before("cuvil-strip-training-ops", eraser)
+    pb.insert_before("cuvil-propagate-symbols", eraser)
     steps = pb.extension_steps()
     compiled = ext.compile(source, "f", steps=steps, capture_snapshots=True)
     assert eraser.erased == ["cuvil.exp"]
@@ -343,7 +343,7 @@ def test_invalid_ir_left_by_a_pass_is_reported_with_the_pass_name():
 def test_default_pipeline_comes_from_the_compiler():
     pb = cuvil.PipelineBuilder()
     names = [p.name for p in pb.passes]
-    assert names[0] == "cuvil-strip-training-ops" and names[-1] == "reconcile-unrealized-casts"
+    assert names[0] == "cuvil-propagate-symbols" and names[-1] == "reconcile-unrealized-casts"
     assert names.index("convert-cuvil-to-linalg") < names.index("cuvil-fuse-elementwise")
     assert {p.stage for p in pb.passes} == {
         "cuvil",

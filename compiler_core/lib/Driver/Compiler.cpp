@@ -11,6 +11,7 @@
 
 #include "cuvil/Driver/Compiler.h"
 #include "cuvil/Dialect/Cuvil/IR/CuvilDialect.h"
+#include "cuvil/Dialect/Cuvil/Transforms/Passes.h"
 
 #include "DriverSupport.h"
 #include "IRSession.h"
@@ -21,6 +22,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FileSystem.h"
 
 #include <chrono>
@@ -397,8 +399,9 @@ bool cuvil::CompiledFunction::emit(ArtifactKind kind, const std::string &path,
 }
 
 void cuvil::CompiledFunction::call(void *const *inputs, void *const *outputs,
-                                   const KernelHooks *hooks) const {
-  impl->executable->call(inputs, outputs, hooks);
+                                   const KernelHooks *hooks,
+                                   const Shapes *shapes) const {
+  impl->executable->call(inputs, outputs, hooks, shapes);
 }
 
 //===----------------------------------------------------------------------===//
@@ -505,14 +508,52 @@ bool cuvil::verify(const std::string &mlirText, std::string &error) {
   return false;
 }
 
+/// The parsed and verified module, or null with the diagnostics in `error`.
+static OwningOpRef<ModuleOp> parseForQuery(const std::string &mlirText,
+                                           MLIRContext *context,
+                                           std::string &error) {
+  DiagnosticCollector diagnostics(context);
+  OwningOpRef<ModuleOp> module = parseModule(mlirText, context);
+  if (!module)
+    error = diagnostics.take("the IR does not parse");
+  return module;
+}
+
 std::string cuvil::fingerprint(const std::string &mlirText,
                                std::string &error) {
   auto context = createContext();
+  OwningOpRef<ModuleOp> module = parseForQuery(mlirText, context.get(), error);
+  return module ? structuralFingerprint(*module) : "";
+}
+
+bool cuvil::resultSymbols(const std::string &mlirText,
+                          const std::string &funcName,
+                          std::vector<std::vector<std::string>> &out,
+                          std::string &error) {
+  auto context = createContext();
+  OwningOpRef<ModuleOp> module = parseForQuery(mlirText, context.get(), error);
+  if (!module)
+    return false;
   DiagnosticCollector diagnostics(context.get());
-  OwningOpRef<ModuleOp> module = parseModule(mlirText, context.get());
-  if (!module) {
-    error = diagnostics.take("the IR does not parse");
-    return "";
+  auto func = module->lookupSymbol<mlir::func::FuncOp>(funcName);
+  if (!func) {
+    error = "no function @" + funcName + " in the IR";
+    return false;
   }
-  return structuralFingerprint(*module);
+  mlir::PassManager pm(context.get(), mlir::func::FuncOp::getOperationName());
+  pm.addPass(mlir::cuvil::createPropagateSymbols());
+  if (mlir::failed(pm.run(func))) {
+    error = diagnostics.take("the symbolic shapes do not agree");
+    return false;
+  }
+  llvm::StringRef name =
+      mlir::cuvil::CuvilDialect::SymbolsAttrHelper::getNameStr();
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    std::vector<std::string> exprs;
+    if (auto symbols = func.getResultAttrOfType<mlir::ArrayAttr>(i, name))
+      for (mlir::Attribute symbol : symbols)
+        exprs.push_back(mlir::cast<mlir::StringAttr>(symbol).getValue().str());
+    out.push_back(std::move(exprs));
+  }
+  return true;
 }

@@ -162,14 +162,15 @@ LogicalResult cuvil::detail::signatureOf(TypeRange types, Location loc,
     auto tensor = dyn_cast<RankedTensorType>(type);
     std::optional<llvm::StringRef> dtype =
         tensor ? mlir::cuvil::dtypeName(tensor.getElementType()) : std::nullopt;
-    if (!tensor || !tensor.hasStaticShape() || !dtype)
+    if (!tensor || !dtype)
       return emitError(loc) << "unsupported " << what << " type " << type
                             << ": compiled functions take and return "
-                               "statically shaped tensors of "
+                               "ranked tensors of "
                             << dtypeList();
-    out.push_back(
-        {dtype->str(), std::vector<int64_t>(tensor.getShape().begin(),
-                                            tensor.getShape().end())});
+    std::vector<int64_t> shape;
+    for (int64_t d : tensor.getShape())
+      shape.push_back(mlir::ShapedType::isDynamic(d) ? -1 : d);
+    out.push_back({dtype->str(), std::move(shape)});
   }
   return success();
 }

@@ -236,6 +236,8 @@ bool mlir::cuvil::checkPassPipeline(const std::string &pipeline,
 void mlir::cuvil::buildTargetNeutralPhases(PipelineBuilder &p,
                                            bool enableFusion) {
   using Need = PipelineBuilder::Need;
+  // Named dynamic dimensions are checked before anything relies on them.
+  p.add(Phase::Graph, "cuvil-propagate-symbols", "", "func.func");
   for (StringRef pass : {"cuvil-strip-training-ops", "cuvil-fold-batch-norm",
                          "cuvil-fold-constants"})
     p.add(Phase::Graph, pass, "", "func.func", Need::Optional);

@@ -51,8 +51,20 @@ MemRefCallExecutable::MemRefCallExecutable(
     }
 }
 
+/// Sizes and row-major strides of `shape` into a descriptor's words.
+static void setShape(int64_t *desc, const std::vector<int64_t> &shape) {
+  size_t rank = shape.size();
+  int64_t stride = 1;
+  for (size_t d = rank; d-- > 0;) {
+    desc[3 + d] = shape[d];
+    desc[3 + rank + d] = stride;
+    stride *= shape[d];
+  }
+}
+
 void MemRefCallExecutable::call(void *const *inputs, void *const *outputs,
-                                const KernelHooks *hooks) const {
+                                const KernelHooks *hooks,
+                                const Shapes *shapes) const {
   size_t numArgs = descriptors.size();
   llvm::SmallVector<int64_t, 64> words;
   llvm::SmallVector<size_t, 8> offsets;
@@ -71,6 +83,8 @@ void MemRefCallExecutable::call(void *const *inputs, void *const *outputs,
     int64_t *desc = words.data() + offsets[i];
     desc[0] = reinterpret_cast<int64_t>(data);
     desc[1] = reinterpret_cast<int64_t>(data);
+    if (shapes && i < shapes->size())
+      setShape(desc, (*shapes)[i]);
     descriptorPtrs[i] = desc;
     packed[i] = &descriptorPtrs[i];
   }

@@ -28,9 +28,19 @@ __all__ = ["TensorType", "Value", "IRBuilder", "GIVEN_RESULT_TYPE_OPS", "infer_r
 GIVEN_RESULT_TYPE_OPS = frozenset({"cuvil.reshape", "cuvil.broadcast_to", "cuvil.cast"})
 
 
+def _dim(d):
+    """A dimension: an int, a symbol name (``"N"``) or ``None`` (dynamic, unnamed)."""
+    return d if d is None or isinstance(d, str) else int(d)
+
+
 @dataclass(frozen=True)
 class TensorType:
-    """A static tensor type: ``shape`` and a dtype-table name (``"float32"``, ``"bfloat16"``)."""
+    """A tensor type: ``shape`` and a dtype-table name (``"float32"``, ``"bfloat16"``).
+
+    A dimension is an int, a symbol name such as ``"N"`` (dynamic, and equal
+    to every other dimension of that name) or ``None`` (dynamic, unnamed);
+    both are ``?`` in the MLIR type.
+    """
 
     shape: tuple
     dtype: str
@@ -40,24 +50,36 @@ class TensorType:
 
     @functools.cached_property
     def text(self) -> str:
-        """The MLIR text, e.g. ``tensor<4x3xf32>`` (computed once per type)."""
-        dims = "".join(f"{int(d)}x" for d in self.shape)
+        """The MLIR text, e.g. ``tensor<?x3xf32>`` (computed once per type)."""
+        dims = "".join(
+            "?x" if d is None or isinstance(d, str) else f"{int(d)}x" for d in self.shape
+        )
         return f"tensor<{dims}{_dtypes.by_name(self.dtype).mlir}>"
 
+    @property
+    def is_static(self) -> bool:
+        return all(isinstance(d, int) for d in self.shape)
+
+    @property
+    def symbols(self) -> tuple:
+        """The names of the dynamic dimensions, in order (``None`` for unnamed ones)."""
+        return tuple(d for d in self.shape if not isinstance(d, int))
+
     @staticmethod
-    def of(shape: Sequence[int], dtype) -> TensorType:
-        """From a shape and a dtype name or NumPy dtype."""
+    def of(shape: Sequence, dtype) -> TensorType:
+        """From a shape (ints, symbol names, ``None``) and a dtype name or NumPy dtype."""
         name = dtype if isinstance(dtype, str) else np.dtype(dtype).name
-        return TensorType(tuple(int(d) for d in shape), name)
+        return TensorType(tuple(_dim(d) for d in shape), name)
 
     @staticmethod
     @functools.lru_cache(maxsize=4096)
     def parse(text: str) -> TensorType:
-        """From MLIR text such as ``tensor<4x3xf32>`` (static shapes only)."""
+        """From MLIR text such as ``tensor<?x3xf32>``; ``?`` dims become ``None``."""
         if not (text.startswith("tensor<") and text.endswith(">")):
             raise ValueError(f"not a tensor type: {text!r}")
         *dims, element = text[len("tensor<") : -1].split("x")
-        return TensorType(tuple(int(d) for d in dims), _dtypes.by_mlir(element).name)
+        shape = tuple(None if d == "?" else int(d) for d in dims)
+        return TensorType(shape, _dtypes.by_mlir(element).name)
 
 
 class Value:
@@ -113,6 +135,7 @@ class IRBuilder:
         self.func_name = _mlir.sanitize_symbol(func_name)
         self.loc = loc
         self.arguments: list[_mlir.ArgRecord] = []
+        self.argument_types: list[TensorType] = []
         self.ops: list[_mlir.OpRecord] = []
         self._next_id = 0
         self._node: NameLoc | None = None
@@ -142,10 +165,20 @@ class IRBuilder:
 
     # ----- values and ops ----------------------------------------------------------
     def argument(self, type: TensorType, loc=None) -> Value:
-        """Add a function argument of ``type``."""
-        value = Value(f"%arg{len(self.arguments)}", type)
+        """Add a function argument of ``type``.
+
+        Its symbol names are recorded on the argument (``cuvil.symbols``); an
+        unnamed dynamic dimension gets a name of its own, ``arg0_d2``.
+        """
+        index = len(self.arguments)
+        if not type.is_static:
+            shape = tuple(f"arg{index}_d{i}" if d is None else d for i, d in enumerate(type.shape))
+            type = TensorType(shape, type.dtype)
+        value = Value(f"%arg{index}", type)
+        self.argument_types.append(type)
+        attributes = {"cuvil.symbols": list(type.symbols)} if type.symbols else None
         self.arguments.append(
-            _mlir.ArgRecord(value.name, str(type), self.location(loc or self.loc))
+            _mlir.ArgRecord(value.name, str(type), self.location(loc or self.loc), attributes)
         )
         return value
 
@@ -221,7 +254,7 @@ class IRBuilder:
         """
         from .._program import TracedProgram
 
-        args = [TensorType.parse(a.type) for a in self.arguments]
+        args = self.argument_types
         names = (
             list(input_names) if input_names is not None else [f"arg{i}" for i in range(len(args))]
         )

@@ -34,8 +34,8 @@ public:
   explicit ZeroExecutable(std::vector<::cuvil::TensorSignature> outputs)
       : outputs(std::move(outputs)) {}
 
-  void call(void *const *, void *const *out,
-            const ::cuvil::KernelHooks *) const override {
+  void call(void *const *, void *const *out, const ::cuvil::KernelHooks *,
+            const ::cuvil::Shapes *) const override {
     for (size_t i = 0; i < outputs.size(); ++i) {
       int64_t bytes = elementBytes(outputs[i].dtype);
       for (int64_t dim : outputs[i].shape)

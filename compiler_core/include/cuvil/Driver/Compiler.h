@@ -129,8 +129,11 @@ public:
   /// Calls the function. `inputs` and `outputs` are data pointers of
   /// C-contiguous buffers matching inputs()/outputs(); the caller checks.
   /// With `hooks`, instrumented code reports every kernel to them.
+  /// `shapes` (inputs then outputs) are the actual shapes, needed when a
+  /// signature has dynamic sizes (-1).
   void call(void *const *inputs, void *const *outputs,
-            const KernelHooks *hooks = nullptr) const;
+            const KernelHooks *hooks = nullptr,
+            const Shapes *shapes = nullptr) const;
 
 private:
   friend std::unique_ptr<CompiledFunction> compile(const std::string &,
@@ -159,6 +162,14 @@ bool verify(const std::string &mlirText, std::string &error);
 /// Hex SHA-256 over the normalized IR (no locations, SSA names by position).
 /// Empty with `error` set when the text does not parse.
 std::string fingerprint(const std::string &mlirText, std::string &error);
+
+/// What each dynamic dimension of function `funcName`'s results is, per
+/// result, as an expression of the arguments' symbol names ("N", "h * w",
+/// "N * 2"; "?" where unknown), from cuvil-propagate-symbols. False with
+/// `error` set when the text does not parse or two symbols clash.
+bool resultSymbols(const std::string &mlirText, const std::string &funcName,
+                   std::vector<std::vector<std::string>> &out,
+                   std::string &error);
 
 /// The compiler version, part of every cache key.
 const char *version();

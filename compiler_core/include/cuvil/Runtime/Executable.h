@@ -16,11 +16,14 @@
 
 namespace cuvil {
 
-/// Element type and static shape of one argument or result.
+/// Element type and shape of one argument or result; -1 for a dynamic size.
 struct TensorSignature {
   std::string dtype; ///< a name of the dtype table, e.g. "float32"
   std::vector<int64_t> shape;
 };
+
+/// The actual shape of each argument of one call, inputs then outputs.
+using Shapes = std::vector<std::vector<int64_t>>;
 
 /// Where an op, kernel or profile event came from, as structured data: the
 /// user's file:line:col and, for imported models, the node's name (an ONNX
@@ -63,8 +66,11 @@ public:
   /// Calls the function. `inputs` and `outputs` are data pointers of
   /// C-contiguous buffers matching the function's signature; the caller
   /// checks. With `hooks`, instrumented code reports every kernel to them.
+  /// `shapes` (inputs then outputs) gives the actual shapes, which a
+  /// signature with dynamic sizes (-1) needs on every call.
   virtual void call(void *const *inputs, void *const *outputs,
-                    const KernelHooks *hooks) const = 0;
+                    const KernelHooks *hooks,
+                    const Shapes *shapes = nullptr) const = 0;
 };
 
 } // namespace cuvil

@@ -30,8 +30,8 @@ public:
                        const std::vector<TensorSignature> &outputs,
                        bool instrumented);
 
-  void call(void *const *inputs, void *const *outputs,
-            const KernelHooks *hooks) const override;
+  void call(void *const *inputs, void *const *outputs, const KernelHooks *hooks,
+            const Shapes *shapes = nullptr) const override;
 
 private:
   PackedEntry entry;

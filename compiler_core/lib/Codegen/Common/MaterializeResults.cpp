@@ -66,7 +66,13 @@ struct MaterializeResultsPass
           continue;
         }
         auto identity = MemRefType::get(type.getShape(), type.getElementType());
-        Value copy = builder.create<memref::AllocOp>(ret.getLoc(), identity);
+        SmallVector<Value> sizes;
+        for (int64_t d = 0; d < type.getRank(); ++d)
+          if (type.isDynamicDim(d))
+            sizes.push_back(
+                builder.create<memref::DimOp>(ret.getLoc(), value, d));
+        Value copy =
+            builder.create<memref::AllocOp>(ret.getLoc(), identity, sizes);
         builder.create<memref::CopyOp>(ret.getLoc(), value, copy);
         operand.set(copy);
         seen.insert(copy);

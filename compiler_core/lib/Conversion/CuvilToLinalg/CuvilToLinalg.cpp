@@ -30,15 +30,71 @@ using namespace mlir::cuvil::lowering;
 // Builders
 //===----------------------------------------------------------------------===//
 
-Value lowering::emptyTensor(OpBuilder &b, Location loc, RankedTensorType type) {
-  return b.create<tensor::EmptyOp>(loc, type.getShape(), type.getElementType());
+Value lowering::emptyTensor(OpBuilder &b, Location loc, RankedTensorType type,
+                            ValueRange dynamicSizes) {
+  return b.create<tensor::EmptyOp>(loc, type, dynamicSizes);
 }
 
 Value lowering::filledTensor(OpBuilder &b, Location loc, RankedTensorType type,
-                             TypedAttr value) {
+                             TypedAttr value, ValueRange dynamicSizes) {
   Value scalar = b.create<arith::ConstantOp>(loc, value);
-  return b.create<linalg::FillOp>(loc, scalar, emptyTensor(b, loc, type))
+  return b
+      .create<linalg::FillOp>(loc, scalar,
+                              emptyTensor(b, loc, type, dynamicSizes))
       .getResult(0);
+}
+
+/// For each dynamic dimension of `type`, an input and its dimension that
+/// `maps` address it with and whose size is dynamic too.
+static FailureOr<SmallVector<std::pair<Value, int64_t>>>
+dynamicSources(RankedTensorType type, ValueRange inputs,
+               ArrayRef<AffineMap> maps) {
+  SmallVector<std::pair<Value, int64_t>> sources;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    if (!type.isDynamicDim(d))
+      continue;
+    std::optional<std::pair<Value, int64_t>> source;
+    AffineExpr dim = getAffineDimExpr(d, type.getContext());
+    for (auto [input, map] : llvm::zip(inputs, maps)) {
+      auto inType = cast<RankedTensorType>(input.getType());
+      for (auto [j, e] : llvm::enumerate(map.getResults()))
+        if (!source && e == dim && inType.isDynamicDim(j))
+          source = {input, (int64_t)j};
+    }
+    if (!source)
+      return failure();
+    sources.push_back(*source);
+  }
+  return sources;
+}
+
+bool lowering::providesDynamicSizes(RankedTensorType type, ValueRange inputs,
+                                    ArrayRef<AffineMap> maps) {
+  return succeeded(dynamicSources(type, inputs, maps));
+}
+
+FailureOr<SmallVector<Value>> lowering::dynamicSizes(OpBuilder &b, Location loc,
+                                                     RankedTensorType type,
+                                                     ValueRange inputs,
+                                                     ArrayRef<AffineMap> maps) {
+  auto sources = dynamicSources(type, inputs, maps);
+  if (failed(sources))
+    return failure();
+  SmallVector<Value> sizes;
+  for (auto [input, dim] : *sources)
+    sizes.push_back(b.create<tensor::DimOp>(loc, input, dim));
+  return sizes;
+}
+
+SmallVector<AffineMap> lowering::broadcastMaps(MLIRContext *ctx,
+                                               RankedTensorType resultType,
+                                               ValueRange inputs) {
+  SmallVector<AffineMap> maps;
+  for (Value input : inputs)
+    maps.push_back(
+        broadcastMap(ctx, cast<RankedTensorType>(input.getType()).getShape(),
+                     resultType.getShape()));
+  return maps;
 }
 
 AffineMap lowering::broadcastMap(MLIRContext *ctx, ArrayRef<int64_t> shape,
@@ -74,9 +130,12 @@ Value lowering::elementwiseWithMaps(OpBuilder &b, Location loc,
   maps.push_back(b.getMultiDimIdentityMap(rank));
   SmallVector<utils::IteratorType> iterators(rank,
                                              utils::IteratorType::parallel);
+  // Shape rules only make a dimension dynamic when an operand's is.
+  auto sizes = dynamicSizes(b, loc, resultType, inputs, inputMaps);
+  assert(succeeded(sizes) && "a dynamic result size no input provides");
   auto generic = b.create<linalg::GenericOp>(
       loc, TypeRange{resultType}, inputs,
-      ValueRange{emptyTensor(b, loc, resultType)}, maps, iterators,
+      ValueRange{emptyTensor(b, loc, resultType, *sizes)}, maps, iterators,
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
         Value result = body(nb, nloc, args.drop_back());
         nb.create<linalg::YieldOp>(nloc, result);
@@ -87,12 +146,9 @@ Value lowering::elementwiseWithMaps(OpBuilder &b, Location loc,
 Value lowering::elementwise(OpBuilder &b, Location loc,
                             RankedTensorType resultType, ValueRange inputs,
                             ScalarBody body) {
-  SmallVector<AffineMap> maps;
-  for (Value input : inputs)
-    maps.push_back(broadcastMap(
-        b.getContext(), cast<RankedTensorType>(input.getType()).getShape(),
-        resultType.getShape()));
-  return elementwiseWithMaps(b, loc, resultType, inputs, maps, body);
+  return elementwiseWithMaps(b, loc, resultType, inputs,
+                             broadcastMaps(b.getContext(), resultType, inputs),
+                             body);
 }
 
 Value lowering::scalarConstant(OpBuilder &b, Location loc, Type type,
@@ -140,9 +196,15 @@ Value lowering::reduce(OpBuilder &b, Location loc, Value input,
     if (!llvm::is_contained(axes, (int64_t)d))
       outShape.push_back(size);
   auto outType = RankedTensorType::get(outShape, inType.getElementType());
-  Value init = filledTensor(b, loc, outType,
-                            reductionInit(b, inType.getElementType(), kind));
   unsigned rank = inType.getRank();
+  AffineMap kept = projectionMap(b.getContext(), rank, axes);
+  SmallVector<Value> sizes;
+  for (auto [j, e] : llvm::enumerate(kept.getResults()))
+    if (outType.isDynamicDim(j))
+      sizes.push_back(b.create<tensor::DimOp>(
+          loc, input, cast<AffineDimExpr>(e).getPosition()));
+  Value init = filledTensor(
+      b, loc, outType, reductionInit(b, inType.getElementType(), kind), sizes);
   SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank),
                                  projectionMap(b.getContext(), rank, axes)};
   SmallVector<utils::IteratorType> iterators;
@@ -175,7 +237,10 @@ Value lowering::reshape(OpBuilder &b, Location loc, Value input,
   auto inType = cast<RankedTensorType>(input.getType());
   if (inType == resultType)
     return input;
-  if (inType.getRank() > 0 && resultType.getRank() > 0) {
+  // collapse/expand cannot turn dynamic sizes into static ones: those go
+  // through a flat vector cast to its static length.
+  bool toStatic = !inType.hasStaticShape() && resultType.hasStaticShape();
+  if (inType.getRank() > 0 && resultType.getRank() > 0 && !toStatic) {
     if (inType.getRank() > resultType.getRank()) {
       if (auto reassociation =
               getReassociationIndicesForReshape(inType, resultType))
@@ -190,7 +255,8 @@ Value lowering::reshape(OpBuilder &b, Location loc, Value input,
   }
   // General case: through a flat vector. Rank 0 is reached from and to a
   // one-element vector with an empty reassociation.
-  int64_t count = inType.getNumElements();
+  int64_t count =
+      inType.hasStaticShape() ? inType.getNumElements() : ShapedType::kDynamic;
   auto flatType = RankedTensorType::get({count}, inType.getElementType());
   auto all = [](int64_t rank) {
     SmallVector<ReassociationIndices> groups;
@@ -204,8 +270,15 @@ Value lowering::reshape(OpBuilder &b, Location loc, Value input,
   else if (inType.getRank() > 1)
     flat = b.create<tensor::CollapseShapeOp>(loc, flatType, input,
                                              all(inType.getRank()));
+  if (toStatic) {
+    flatType = RankedTensorType::get({resultType.getNumElements()},
+                                     inType.getElementType());
+    flat = b.create<tensor::CastOp>(loc, flatType, flat);
+  }
   if (resultType.getRank() == 1)
-    return flat;
+    return flat == input || flat.getType() == resultType
+               ? flat
+               : b.create<tensor::CastOp>(loc, resultType, flat).getResult();
   if (resultType.getRank() == 0)
     return b.create<tensor::CollapseShapeOp>(loc, resultType, flat, all(0));
   return b.create<tensor::ExpandShapeOp>(loc, resultType, flat,

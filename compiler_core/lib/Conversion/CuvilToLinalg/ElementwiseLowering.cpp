@@ -30,6 +30,12 @@ struct ElementwiseLowering : public OpConversionPattern<OpTy> {
   matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     auto resultType = cast<RankedTensorType>(op.getType());
+    ValueRange operands = adaptor.getOperands();
+    if (!providesDynamicSizes(
+            resultType, operands,
+            broadcastMaps(op.getContext(), resultType, operands)))
+      return rewriter.notifyMatchFailure(
+          op, "a dynamic result size that no operand has");
     Value result =
         elementwise(rewriter, op.getLoc(), resultType, adaptor.getOperands(),
                     [&](OpBuilder &b, Location loc, ValueRange args) {

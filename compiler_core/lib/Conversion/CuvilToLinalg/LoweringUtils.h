@@ -10,17 +10,34 @@ namespace mlir::cuvil::lowering {
 
 using ScalarBody = llvm::function_ref<Value(OpBuilder &, Location, ValueRange)>;
 
-/// `tensor.empty` of a static type.
-Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType type);
+/// `tensor.empty` of `type`, with the sizes of its dynamic dimensions.
+Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType type,
+                  ValueRange dynamicSizes = {});
 
 /// A tensor of `type` filled with the scalar attribute `value`.
 Value filledTensor(OpBuilder &b, Location loc, RankedTensorType type,
-                   TypedAttr value);
+                   TypedAttr value, ValueRange dynamicSizes = {});
+
+/// The sizes of `type`'s dynamic dimensions (an iteration space) read from
+/// `inputs` whose `maps` address that dimension with a dynamic size of their
+/// own; failure when an input does not provide one.
+FailureOr<SmallVector<Value>> dynamicSizes(OpBuilder &b, Location loc,
+                                           RankedTensorType type,
+                                           ValueRange inputs,
+                                           ArrayRef<AffineMap> maps);
 
 /// Map from a rank-`resultRank` iteration space to an operand of `shape`
 /// broadcast NumPy-style (right-aligned, size-1 dims read index 0).
 AffineMap broadcastMap(MLIRContext *ctx, ArrayRef<int64_t> shape,
                        ArrayRef<int64_t> resultShape);
+
+/// broadcastMap of each input to `resultType`.
+SmallVector<AffineMap>
+broadcastMaps(MLIRContext *ctx, RankedTensorType resultType, ValueRange inputs);
+
+/// Whether `inputs` provide every dynamic size of `type` (see dynamicSizes).
+bool providesDynamicSizes(RankedTensorType type, ValueRange inputs,
+                          ArrayRef<AffineMap> maps);
 
 /// Map that keeps only the iteration dims not in `droppedDims`.
 AffineMap projectionMap(MLIRContext *ctx, unsigned rank,
@@ -47,7 +64,8 @@ Value scalarConstant(OpBuilder &b, Location loc, Type type, double value);
 /// Identity element of a reduction for an element type.
 TypedAttr reductionInit(Builder &b, Type elementType, ReduceKind kind);
 
-/// Reshape between static shapes, with collapse/expand where possible.
+/// Reshape with collapse/expand where possible, else through a flat vector;
+/// at most one dynamic size per expanded group (its size follows).
 Value reshape(OpBuilder &b, Location loc, Value input,
               RankedTensorType resultType);
 

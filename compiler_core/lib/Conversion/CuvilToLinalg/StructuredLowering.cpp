@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 
 using namespace mlir;
 using namespace mlir::cuvil;
@@ -35,9 +36,86 @@ Value broadcastTo(OpBuilder &b, Location loc, Value input,
 
 int64_t product(ArrayRef<int64_t> dims) {
   int64_t p = 1;
-  for (int64_t d : dims)
+  for (int64_t d : dims) {
+    if (ShapedType::isDynamic(d))
+      return ShapedType::kDynamic;
     p *= d;
+  }
   return p;
+}
+
+/// The number of elements of `x` over `axes` as a scalar of `type`: a
+/// constant when static, else computed from the dynamic sizes.
+Value elementCount(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> axes,
+                   Type type) {
+  auto shape = cast<RankedTensorType>(x.getType()).getShape();
+  double count = 1;
+  Value dynamic;
+  for (int64_t axis : axes) {
+    if (!ShapedType::isDynamic(shape[axis])) {
+      count *= shape[axis];
+      continue;
+    }
+    Value size = b.create<tensor::DimOp>(loc, x, axis);
+    dynamic = dynamic ? b.create<arith::MulIOp>(loc, dynamic, size) : size;
+  }
+  Value constant = scalarConstant(b, loc, type, count);
+  if (!dynamic)
+    return constant;
+  Value wide =
+      b.create<arith::IndexCastOp>(loc, b.getI64Type(), dynamic).getResult();
+  return scalarMul(b, loc, constant, scalarConvert(b, loc, wide, type));
+}
+
+/// Whether `op`'s operands and result are all static (ops whose lowering
+/// needs static sizes check it).
+bool allStatic(Operation *op) {
+  auto isStatic = [](Type t) {
+    auto tensor = dyn_cast<RankedTensorType>(t);
+    return !tensor || tensor.hasStaticShape();
+  };
+  return llvm::all_of(op->getOperandTypes(), isStatic) &&
+         llvm::all_of(op->getResultTypes(), isStatic);
+}
+
+/// (B..., M, K) @ (K, N) as one generic contraction, without reshapes.
+Value contractLastDim(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                      RankedTensorType resultType) {
+  MLIRContext *ctx = b.getContext();
+  unsigned rank = resultType.getRank(), loops = rank + 1;
+  SmallVector<AffineExpr> lhsExprs, outExprs;
+  for (unsigned d = 0; d + 1 < rank; ++d)
+    lhsExprs.push_back(getAffineDimExpr(d, ctx));
+  lhsExprs.push_back(getAffineDimExpr(rank, ctx));
+  for (unsigned d = 0; d < rank; ++d)
+    outExprs.push_back(getAffineDimExpr(d, ctx));
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(loops, 0, lhsExprs, ctx),
+      AffineMap::get(
+          loops, 0,
+          {getAffineDimExpr(rank, ctx), getAffineDimExpr(rank - 1, ctx)}, ctx),
+      AffineMap::get(loops, 0, outExprs, ctx)};
+  SmallVector<Value> sizes;
+  for (unsigned d = 0; d + 1 < rank; ++d)
+    if (resultType.isDynamicDim(d))
+      sizes.push_back(b.create<tensor::DimOp>(loc, lhs, d));
+  if (resultType.isDynamicDim(rank - 1))
+    sizes.push_back(b.create<tensor::DimOp>(loc, rhs, 1));
+  Type element = resultType.getElementType();
+  Value init = filledTensor(b, loc, resultType,
+                            reductionInit(b, element, ReduceKind::Sum), sizes);
+  SmallVector<utils::IteratorType> iterators(loops,
+                                             utils::IteratorType::parallel);
+  iterators.back() = utils::IteratorType::reduction;
+  return b
+      .create<linalg::GenericOp>(
+          loc, TypeRange{resultType}, ValueRange{lhs, rhs}, ValueRange{init},
+          maps, iterators,
+          [&](OpBuilder &nb, Location l, ValueRange a) {
+            Value product = scalarMul(nb, l, a[0], a[1]);
+            nb.create<linalg::YieldOp>(l, scalarAdd(nb, l, a[2], product));
+          })
+      .getResult(0);
 }
 
 //===----------------------------------------------------------------------===//
@@ -53,14 +131,23 @@ struct MatmulLowering : public OpConversionPattern<MatmulOp> {
     RankedTensorType resultType = op.getType();
     auto lhsType = cast<RankedTensorType>(adaptor.getLhs().getType());
     auto rhsType = cast<RankedTensorType>(adaptor.getRhs().getType());
-    if (!resultType.hasStaticShape() || !lhsType.hasStaticShape() ||
-        !rhsType.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic matmul shapes");
+    // Dynamic sizes: the GEMM form (batch folded into M) only.
+    if (!allStatic(op) && rhsType.getRank() != 2)
+      return rewriter.notifyMatchFailure(op, "dynamic batched matmul");
     Type elementType = resultType.getElementType();
     TypedAttr zero = reductionInit(rewriter, elementType, ReduceKind::Sum);
     ArrayRef<int64_t> out = resultType.getShape();
     int64_t m = out[out.size() - 2], n = out.back();
     int64_t k = lhsType.getShape().back();
+
+    // Several dynamic sizes among (B..., M): MLIR 19 cannot bufferize an
+    // expand of one size into several dynamic ones, so contract in place.
+    if (rhsType.getRank() == 2 &&
+        llvm::count_if(out.drop_back(), ShapedType::isDynamic) > 1) {
+      rewriter.replaceOp(op, contractLastDim(rewriter, loc, adaptor.getLhs(),
+                                             adaptor.getRhs(), resultType));
+      return success();
+    }
 
     // (B..., M, K) @ (K, N): fold the batch into M and use one GEMM.
     if (rhsType.getRank() == 2) {
@@ -68,7 +155,13 @@ struct MatmulLowering : public OpConversionPattern<MatmulOp> {
       Value lhs = reshape(rewriter, loc, adaptor.getLhs(),
                           withShape(lhsType, {rows, k}));
       auto gemmType = withShape(resultType, {rows, n});
-      Value init = filledTensor(rewriter, loc, gemmType, zero);
+      SmallVector<Value> sizes;
+      if (ShapedType::isDynamic(rows))
+        sizes.push_back(rewriter.create<tensor::DimOp>(loc, lhs, 0));
+      if (ShapedType::isDynamic(n))
+        sizes.push_back(
+            rewriter.create<tensor::DimOp>(loc, adaptor.getRhs(), 1));
+      Value init = filledTensor(rewriter, loc, gemmType, zero, sizes);
       Value gemm = rewriter
                        .create<linalg::MatmulOp>(
                            loc, TypeRange{gemmType},
@@ -130,6 +223,8 @@ struct Conv2dLowering : public OpConversionPattern<Conv2dOp> {
   LogicalResult
   matchAndRewrite(Conv2dOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    if (!allStatic(op))
+      return rewriter.notifyMatchFailure(op, "dynamic sizes");
     Location loc = op.getLoc();
     RankedTensorType resultType = op.getType();
     Type elementType = resultType.getElementType();
@@ -179,6 +274,8 @@ struct MaxPool2dLowering : public OpConversionPattern<MaxPool2dOp> {
   LogicalResult
   matchAndRewrite(MaxPool2dOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    if (!allStatic(op))
+      return rewriter.notifyMatchFailure(op, "dynamic sizes");
     Location loc = op.getLoc();
     RankedTensorType resultType = op.getType();
     TypedAttr lowest =
@@ -204,6 +301,8 @@ struct AvgPool2dLowering : public OpConversionPattern<AvgPool2dOp> {
   LogicalResult
   matchAndRewrite(AvgPool2dOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    if (!allStatic(op))
+      return rewriter.notifyMatchFailure(op, "dynamic sizes");
     Location loc = op.getLoc();
     RankedTensorType resultType = op.getType();
     Type elementType = resultType.getElementType();
@@ -259,19 +358,15 @@ struct ReduceLowering : public OpConversionPattern<OpTy> {
   matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    auto inType = cast<RankedTensorType>(adaptor.getInput().getType());
     Value result =
         reduce(rewriter, loc, adaptor.getInput(), op.getAxes(), Kind);
     auto reducedType = cast<RankedTensorType>(result.getType());
     if (Mean) {
-      double count = 1;
-      for (int64_t axis : op.getAxes())
-        count *= inType.getDimSize(axis);
-      Type t = reducedType.getElementType();
+      Value count = elementCount(rewriter, loc, adaptor.getInput(),
+                                 op.getAxes(), reducedType.getElementType());
       result = elementwise(rewriter, loc, reducedType, result,
                            [&](OpBuilder &b, Location l, ValueRange a) {
-                             return scalarDiv(b, l, a[0],
-                                              scalarConstant(b, l, t, count));
+                             return scalarDiv(b, l, a[0], count);
                            });
     }
     rewriter.replaceOp(op, reshape(rewriter, loc, result, op.getType()));
@@ -282,17 +377,13 @@ struct ReduceLowering : public OpConversionPattern<OpTy> {
 /// Mean over trailing/selected `axes` of `x`, broadcast back is by maps.
 Value meanOver(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> axes) {
   auto type = cast<RankedTensorType>(x.getType());
-  double count = 1;
-  for (int64_t axis : axes)
-    count *= type.getDimSize(axis);
+  Value count = elementCount(b, loc, x, axes, type.getElementType());
   Value sum = reduce(b, loc, x, axes, ReduceKind::Sum);
   auto sumType = cast<RankedTensorType>(sum.getType());
-  Type t = type.getElementType();
-  return elementwise(b, loc, sumType, sum,
-                     [&](OpBuilder &nb, Location l, ValueRange a) {
-                       return nb.create<arith::DivFOp>(
-                           l, a[0], scalarConstant(nb, l, t, count));
-                     });
+  return elementwise(
+      b, loc, sumType, sum, [&](OpBuilder &nb, Location l, ValueRange a) {
+        return nb.create<arith::DivFOp>(l, a[0], count).getResult();
+      });
 }
 
 struct SoftmaxLowering : public OpConversionPattern<SoftmaxOp> {
@@ -421,8 +512,14 @@ struct ReshapeLowering : public OpConversionPattern<ReshapeOp> {
   LogicalResult
   matchAndRewrite(ReshapeOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (!op.getType().hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic reshape");
+    RankedTensorType in = op.getInput().getType(), out = op.getType();
+    // An expanded group's sizes follow from its source only with at most one
+    // dynamic size among them.
+    bool collapses = in.getRank() > out.getRank() &&
+                     getReassociationIndicesForReshape(in, out);
+    if (out.getNumDynamicDims() > 1 && !collapses)
+      return rewriter.notifyMatchFailure(
+          op, "reshape into several dynamic dimensions");
     rewriter.replaceOp(
         op, reshape(rewriter, op.getLoc(), adaptor.getInput(), op.getType()));
     return success();
@@ -434,7 +531,12 @@ struct TransposeLowering : public OpConversionPattern<TransposeOp> {
   LogicalResult
   matchAndRewrite(TransposeOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    Value init = emptyTensor(rewriter, op.getLoc(), op.getType());
+    SmallVector<Value> sizes;
+    for (auto [d, p] : llvm::enumerate(op.getPermutation()))
+      if (op.getType().isDynamicDim(d))
+        sizes.push_back(
+            rewriter.create<tensor::DimOp>(op.getLoc(), adaptor.getInput(), p));
+    Value init = emptyTensor(rewriter, op.getLoc(), op.getType(), sizes);
     rewriter.replaceOp(
         op, rewriter
                 .create<linalg::TransposeOp>(op.getLoc(), adaptor.getInput(),
@@ -449,6 +551,8 @@ struct ConcatLowering : public OpConversionPattern<ConcatOp> {
   LogicalResult
   matchAndRewrite(ConcatOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    if (!allStatic(op))
+      return rewriter.notifyMatchFailure(op, "dynamic sizes");
     Location loc = op.getLoc();
     RankedTensorType type = op.getType();
     int64_t axis = op.getAxis();

@@ -34,14 +34,18 @@ class NumPyFrontEnd(FrontEnd):
 
     def import_model(self, model, input_spec: Mapping, mode: str = "inference"):
         # Imported on use: the jit plumbing imports this package.
+        from ... import _symbolic
         from ..._errors import UnsupportedConstructError
         from ..._program import _python_name, trace_examples, unwrap_jit
         from ...frontend import _API, _example_call
 
         fn = unwrap_jit(model)
         name = _python_name(fn)
+        # A symbolic spec is its own example: tracing needs shape and dtype only.
         examples = {
-            key: np.broadcast_to(np.zeros((), spec.dtype), spec.shape)
+            key: spec
+            if _symbolic.is_symbolic(spec.shape)
+            else np.broadcast_to(np.zeros((), spec.dtype), spec.shape)
             for key, spec in input_spec.items()
         }
         args, kwargs = _example_call(fn, name, examples)

@@ -407,6 +407,8 @@ def reshape(x, shape, loc: SourceLoc | None = None, copy: bool = False) -> Trace
     loc = loc or user_location()
     if isinstance(shape, (int, np.integer)):
         shape = (shape,)
+    if not all(isinstance(d, int) for d in x.shape):
+        return _symbolic_reshape(ctx, x, shape, loc, copy)
     shape = [operator.index(d) for d in shape]
     unknown = [i for i, d in enumerate(shape) if d == -1]
     known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
@@ -423,6 +425,26 @@ def reshape(x, shape, loc: SourceLoc | None = None, copy: bool = False) -> Trace
     if shape == x.shape:
         return x._alias() if not copy else Tracer(ctx, x._value)
     result = ctx.emit("cuvil.reshape", [x], None, loc, result=(shape, x.dtype))
+    return result if copy else x._alias(result._value)
+
+
+def _symbolic_reshape(ctx, x, shape, loc, copy: bool) -> Tracer:
+    """Reshape of an array with symbolic dims: ints plus at most one ``-1``.
+
+    The ``-1`` becomes a dynamic dimension whose size the compiler derives
+    from the element count (``reshape(2, -1)`` of ``(N, 4)`` is ``(2, N * 2)``).
+    """
+    if any(isinstance(d, str) or d is None for d in shape):
+        raise unsupported(
+            f"reshape of a symbolic shape {x.shape} to {tuple(shape)}: give ints and one -1", loc
+        )
+    dims = [operator.index(d) for d in shape]
+    if sum(d == -1 for d in dims) > 1:
+        raise ValueError("can only specify one unknown dimension")
+    if any(d < -1 or d == 0 for d in dims):
+        raise TraceError(f"cuvil.reshape: invalid shape {tuple(dims)} at {loc}")
+    result_shape = tuple(None if d == -1 else d for d in dims)
+    result = ctx.emit("cuvil.reshape", [x], None, loc, result=(result_shape, x.dtype))
     return result if copy else x._alias(result._value)
 
 
@@ -588,7 +610,9 @@ def _gather_index(x: Tracer, items: list, loc) -> Tracer:
     index = items[position]
     dtype = index.dtype if isinstance(index, Tracer) else np.asarray(index).dtype
     if dtype == BOOL:
-        raise unsupported("boolean mask indexing (its result shape depends on the data)", loc)
+        raise unsupported(
+            "boolean mask indexing (advanced indexing with a data-dependent shape)", loc
+        )
     others = [item for i, item in enumerate(items) if i != position]
     if any(item is not Ellipsis and not isinstance(item, slice) for item in others):
         raise unsupported(

@@ -219,6 +219,8 @@ class Tracer:
 
     @property
     def size(self) -> int:
+        if not all(isinstance(d, int) for d in self.shape):
+            raise unsupported(f"the size of an array of symbolic shape {self.shape}")
         return int(np.prod(self.shape, dtype=np.int64))
 
     @property

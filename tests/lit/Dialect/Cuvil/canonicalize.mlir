@@ -57,3 +57,21 @@ func.func @identities(%x: tensor<4xf32>) -> tensor<4xf32> {
   %5 = cuvil.cast %4 : (tensor<4xf32>) -> tensor<4xf32>
   return %5 : tensor<4xf32>
 }
+
+// -----
+
+// Ops depending on an unknown size are not folded: ?x? may regroup the
+// elements, and a dynamic broadcast may turn 1 into N. With one dynamic
+// size the element count fixes it, and the reshape folds.
+// CHECK-LABEL: func.func @dynamic_not_folded
+// CHECK-SAME: (%{{.*}}: tensor<?x?xf32>, %[[Y:.*]]: tensor<?x4xf32>, %{{.*}}: tensor<?x4xf32>)
+// CHECK: %[[R:.*]] = cuvil.reshape
+// CHECK: %[[B:.*]] = cuvil.broadcast_to
+// CHECK: return %[[R]], %[[B]], %[[Y]]
+func.func @dynamic_not_folded(%x: tensor<?x?xf32>, %y: tensor<?x4xf32>, %l: tensor<?x4xf32>)
+    -> (tensor<?x?xf32>, tensor<?x4xf32>, tensor<?x4xf32>) {
+  %0 = cuvil.reshape %x : (tensor<?x?xf32>) -> tensor<?x?xf32>
+  %1 = cuvil.broadcast_to %y like %l : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  %2 = cuvil.reshape %y : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  return %0, %1, %2 : tensor<?x?xf32>, tensor<?x4xf32>, tensor<?x4xf32>
+}

@@ -370,3 +370,44 @@ func.func @gather_element_type(%t: tensor<10x4xf32>, %i: tensor<3xi64>) {
   %0 = cuvil.gather %t, %i {axis = 0 : i64} : (tensor<10x4xf32>, tensor<3xi64>) -> tensor<3x4xf64>
   return
 }
+// -----
+
+// expected-error @+1 {{'cuvil.symbols' on argument #0 names 1 dimensions but 'tensor<?x?xf32>' has 2 dynamic ones; name each '?' once, in order}}
+func.func @symbols_count(%a: tensor<?x?xf32> {cuvil.symbols = ["N"]}) {
+  return
+}
+// -----
+
+// expected-error @+1 {{'cuvil.symbols' on argument #0 must hold non-empty strings, got 3 : i64}}
+func.func @symbols_strings(%a: tensor<?xf32> {cuvil.symbols = [3]}) {
+  return
+}
+// -----
+
+func.func @slice_dynamic(%a: tensor<?x3xf32>) {
+  // expected-error @+1 {{cannot slice dimension 0 of dynamic size in [?, 3]}}
+  %0 = cuvil.slice %a {start = array<i64: 0, 0>, limit = array<i64: 2, 3>, step = array<i64: 1, 1>} : (tensor<?x3xf32>) -> tensor<2x3xf32>
+  return
+}
+// -----
+
+func.func @conv_dynamic_channels(%x: tensor<1x?x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{channels and kernel sizes must be static}}
+  %0 = cuvil.conv2d %x, %w {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, groups = 1 : i64}
+      : (tensor<1x?x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return
+}
+// -----
+
+func.func @broadcast_needs_like(%a: tensor<1x4xf32>) {
+  // expected-error @+1 {{result dimension 0 is dynamic but the input's is not; pass a tensor of the result's shape as 'like'}}
+  %0 = cuvil.broadcast_to %a : (tensor<1x4xf32>) -> tensor<?x4xf32>
+  return
+}
+// -----
+
+func.func @broadcast_like_shape(%a: tensor<1x4xf32>, %l: tensor<?x5xf32>) {
+  // expected-error @+1 {{'like' has shape [?, 5] but the result has [?, 4]}}
+  %0 = cuvil.broadcast_to %a like %l : (tensor<1x4xf32>, tensor<?x5xf32>) -> tensor<?x4xf32>
+  return
+}

@@ -127,3 +127,23 @@ func.func @gather(%t: tensor<100x16xf32>, %i: tensor<2x5xi64>, %j: tensor<i32>)
   %1 = cuvil.gather %t, %j {axis = 1 : i64} : (tensor<100x16xf32>, tensor<i32>) -> tensor<100xf32>
   return %0, %1 : tensor<2x5x16xf32>, tensor<100xf32>
 }
+
+// Shape rules keep dynamic sizes: a dynamic size meets a static one as that
+// size, concat adds up to dynamic, windows slide over dynamic extents.
+// CHECK-LABEL: func.func @dynamic
+func.func @dynamic(%x: tensor<?x8xf32>, %w: tensor<8x16xf32>, %v: tensor<?xf32>, %c: tensor<4xf32>,
+                   %img: tensor<?x3x?x?xf32>, %k: tensor<4x3x3x3xf32>, %b: tensor<1x8xf32>)
+    -> (tensor<?x16xf32>, tensor<4xf32>, tensor<?xf32>, tensor<?x4x?x?xf32>, tensor<?x8xf32>) {
+  // CHECK: cuvil.matmul {{.*}} -> tensor<?x16xf32>
+  %0 = cuvil.matmul %x, %w : (tensor<?x8xf32>, tensor<8x16xf32>) -> tensor<?x16xf32>
+  // CHECK: cuvil.add {{.*}} -> tensor<4xf32>
+  %1 = cuvil.add %v, %c : (tensor<?xf32>, tensor<4xf32>) -> tensor<4xf32>
+  // CHECK: cuvil.concat {{.*}} -> tensor<?xf32>
+  %2 = cuvil.concat %v, %c {axis = 0 : i64} : (tensor<?xf32>, tensor<4xf32>) -> tensor<?xf32>
+  // CHECK: cuvil.conv2d {{.*}} -> tensor<?x4x?x?xf32>
+  %3 = cuvil.conv2d %img, %k {strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, groups = 1 : i64}
+      : (tensor<?x3x?x?xf32>, tensor<4x3x3x3xf32>) -> tensor<?x4x?x?xf32>
+  // CHECK: cuvil.broadcast_to %{{.*}} like %{{.*}} : (tensor<1x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  %4 = cuvil.broadcast_to %b like %x : (tensor<1x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %0, %1, %2, %3, %4 : tensor<?x16xf32>, tensor<4xf32>, tensor<?xf32>, tensor<?x4x?x?xf32>, tensor<?x8xf32>
+}

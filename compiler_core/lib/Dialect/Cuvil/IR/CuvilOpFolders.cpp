@@ -50,7 +50,9 @@ OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
 }
 
 OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
-  if (getInput().getType() == getType())
+  // tensor<?x?xf32> to tensor<?x?xf32> may regroup the same elements into
+  // other sizes; with one dynamic dimension the sizes follow from the count.
+  if (getInput().getType() == getType() && getType().getNumDynamicDims() <= 1)
     return getInput();
   if (auto dense = dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput()))
     if (getType().hasStaticShape())
@@ -71,6 +73,10 @@ OpFoldResult TransposeOp::fold(FoldAdaptor) {
 }
 
 OpFoldResult BroadcastToOp::fold(FoldAdaptor adaptor) {
+  // Only static sizes say nothing is broadcast (a dynamic 1 may become N),
+  // and a constant needs a static type.
+  if (!getType().hasStaticShape())
+    return {};
   if (getInput().getType() == getType())
     return getInput();
   if (auto splat = dyn_cast_or_null<SplatElementsAttr>(adaptor.getInput()))

@@ -10,6 +10,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -35,6 +37,55 @@ Operation *CuvilDialect::materializeConstant(OpBuilder &builder,
   return builder.create<ConstantOp>(loc, type, elements);
 }
 
+/// `cuvil.symbols` on a function argument or result: one non-empty string
+/// per dynamic dimension of its tensor type.
+static LogicalResult verifySymbolsAttr(Operation *op, Type type,
+                                       NamedAttribute attr, StringRef what) {
+  if (attr.getName() != CuvilDialect::SymbolsAttrHelper::getNameStr())
+    return success();
+  // After bufferization the argument is a memref or a descriptor's parts;
+  // the names then only document the signature.
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return success();
+  auto names = dyn_cast<ArrayAttr>(attr.getValue());
+  if (!names)
+    return op->emitError("'") << attr.getName().getValue() << "' on " << what
+                              << " must be an array of strings";
+  if ((int64_t)names.size() != tensor.getNumDynamicDims())
+    return op->emitError("'") << attr.getName().getValue() << "' on " << what
+                              << " names " << names.size() << " dimensions but "
+                              << type << " has " << tensor.getNumDynamicDims()
+                              << " dynamic ones; name each '?' once, in order";
+  for (Attribute name : names) {
+    auto text = dyn_cast<StringAttr>(name);
+    if (!text || text.getValue().empty())
+      return op->emitError("'") << attr.getName().getValue() << "' on " << what
+                                << " must hold non-empty strings, got " << name;
+  }
+  return success();
+}
+
+LogicalResult CuvilDialect::verifyRegionArgAttribute(Operation *op, unsigned,
+                                                     unsigned argIndex,
+                                                     NamedAttribute attr) {
+  auto func = dyn_cast<FunctionOpInterface>(op);
+  if (!func)
+    return success();
+  return verifySymbolsAttr(op, func.getArgumentTypes()[argIndex], attr,
+                           "argument #" + std::to_string(argIndex));
+}
+
+LogicalResult CuvilDialect::verifyRegionResultAttribute(Operation *op, unsigned,
+                                                        unsigned resultIndex,
+                                                        NamedAttribute attr) {
+  auto func = dyn_cast<FunctionOpInterface>(op);
+  if (!func)
+    return success();
+  return verifySymbolsAttr(op, func.getResultTypes()[resultIndex], attr,
+                           "result #" + std::to_string(resultIndex));
+}
+
 //===----------------------------------------------------------------------===//
 // Shape helpers
 //===----------------------------------------------------------------------===//
@@ -47,16 +98,28 @@ mlir::cuvil::broadcastShapes(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs) {
     int64_t l = i < lhs.size() ? lhs[lhs.size() - 1 - i] : 1;
     int64_t r = i < rhs.size() ? rhs[rhs.size() - 1 - i] : 1;
     int64_t &out = result[rank - 1 - i];
+    // A dynamic size meets a static one only as that size (or as 1, which
+    // the static side then broadcasts); two dynamic sizes stay dynamic.
     if (l == r || r == 1)
       out = l;
     else if (l == 1)
       out = r;
-    else if (ShapedType::isDynamic(l) || ShapedType::isDynamic(r))
-      out = ShapedType::kDynamic;
+    else if (ShapedType::isDynamic(l))
+      out = r;
+    else if (ShapedType::isDynamic(r))
+      out = l;
     else
       return std::nullopt;
   }
   return result;
+}
+
+std::optional<int64_t> mlir::cuvil::mergeDims(int64_t lhs, int64_t rhs) {
+  if (lhs == rhs || ShapedType::isDynamic(rhs))
+    return lhs;
+  if (ShapedType::isDynamic(lhs))
+    return rhs;
+  return std::nullopt;
 }
 
 std::string mlir::cuvil::formatShape(ArrayRef<int64_t> shape) {
@@ -167,6 +230,23 @@ LogicalResult BroadcastToOp::verify() {
       ArrayRef<int64_t>(*combined) != out)
     return emitOpError("cannot broadcast shape ")
            << formatShape(in) << " to " << formatShape(out);
+  if (Value like = getLike()) {
+    ArrayRef<int64_t> likeShape =
+        cast<RankedTensorType>(like.getType()).getShape();
+    if (failed(verifyCompatibleShape(likeShape, out)))
+      return emitOpError("'like' has shape ")
+             << formatShape(likeShape) << " but the result has "
+             << formatShape(out);
+    return success();
+  }
+  for (size_t i = 0; i < out.size(); ++i) {
+    size_t offset = out.size() - in.size();
+    if (ShapedType::isDynamic(out[i]) &&
+        (i < offset || !ShapedType::isDynamic(in[i - offset])))
+      return emitOpError("result dimension ")
+             << i << " is dynamic but the input's is not; pass a tensor of "
+             << "the result's shape as 'like'";
+  }
   return success();
 }
 

@@ -9,6 +9,7 @@
 
 #include "cuvil/Dialect/Cuvil/IR/CuvilOps.h"
 
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
 
@@ -181,10 +182,13 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
-/// Output size of a sliding window along one dimension.
+/// Output size of a sliding window along one dimension (dynamic for a
+/// dynamic input).
 static int64_t windowOutputSize(int64_t in, int64_t padBefore, int64_t padAfter,
                                 int64_t window, int64_t stride,
                                 int64_t dilation) {
+  if (ShapedType::isDynamic(in))
+    return ShapedType::kDynamic;
   int64_t effective = dilation * (window - 1) + 1;
   return (in + padBefore + padAfter - effective) / stride + 1;
 }
@@ -226,6 +230,11 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *,
   if (failed(checkWindowAttrs(loc, op, s, p, d)))
     return failure();
   int64_t groups = adaptor.getGroups();
+  if (ShapedType::isDynamic(in[1]) || ShapedType::isDynamicShape(w))
+    return OpError(loc, op)
+           << "channels and kernel sizes must be static, got "
+              "input shape "
+           << formatShape(in) << " and weight shape " << formatShape(w);
   if (groups < 1 || in[1] % groups != 0 || w[0] % groups != 0)
     return OpError(loc, op)
            << "groups=" << groups << " must divide input channels (" << in[1]
@@ -238,7 +247,8 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *,
   SmallVector<int64_t> shape = {
       in[0], w[0], windowOutputSize(in[2], p[0], p[2], w[2], s[0], d[0]),
       windowOutputSize(in[3], p[1], p[3], w[3], s[1], d[1])};
-  if (shape[2] < 1 || shape[3] < 1)
+  if ((shape[2] < 1 && !ShapedType::isDynamic(shape[2])) ||
+      (shape[3] < 1 && !ShapedType::isDynamic(shape[3])))
     return OpError(loc, op) << "kernel " << formatShape(w.drop_front(2))
                             << " does not fit input " << formatShape(in)
                             << " with this padding and dilation";
@@ -269,7 +279,8 @@ static LogicalResult inferPool(std::optional<Location> loc, Value input,
   SmallVector<int64_t> shape = {
       in[0], in[1], windowOutputSize(in[2], p[0], p[2], k[0], s[0], 1),
       windowOutputSize(in[3], p[1], p[3], k[1], s[1], 1)};
-  if (shape[2] < 1 || shape[3] < 1)
+  if ((shape[2] < 1 && !ShapedType::isDynamic(shape[2])) ||
+      (shape[3] < 1 && !ShapedType::isDynamic(shape[3])))
     return OpError(loc, op) << "kernel " << formatShape(k)
                             << " does not fit input " << formatShape(in);
   results.push_back(RankedTensorType::get(shape, type->getElementType()));
@@ -354,7 +365,7 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
     return failure();
   ArrayRef<int64_t> normalized = in.getShape().drop_front(adaptor.getAxis());
   for (RankedTensorType param : ArrayRef(*types).drop_front())
-    if (param.getShape() != normalized)
+    if (failed(verifyCompatibleShape(param.getShape(), normalized)))
       return OpError(loc, op)
              << "gamma/beta shape " << formatShape(param.getShape())
              << " must equal the normalized shape " << formatShape(normalized)
@@ -376,7 +387,8 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *,
     return OpError(loc, op) << "expects an input of rank >= 2 (N, C, ...), got "
                             << formatShape(in.getShape());
   for (RankedTensorType param : ArrayRef(*types).drop_front())
-    if (param.getShape() != ArrayRef<int64_t>{in.getDimSize(1)})
+    if (failed(verifyCompatibleShape(param.getShape(),
+                                     ArrayRef<int64_t>{in.getDimSize(1)})))
       return OpError(loc, op)
              << "per-channel parameter shape " << formatShape(param.getShape())
              << " must be [" << in.getDimSize(1) << "] for input "
@@ -429,18 +441,25 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
   int64_t axis = adaptor.getAxis(), total = 0;
   if (failed(checkAxis(loc, op, axis, first.getRank())))
     return failure();
+  SmallVector<int64_t> shape(first.getShape());
   for (RankedTensorType t : *types) {
     if (t.getRank() != first.getRank() ||
         t.getElementType() != first.getElementType())
       return OpError(loc, op) << "inputs must share rank and element type";
-    for (int64_t d = 0; d < t.getRank(); ++d)
-      if (d != axis && t.getDimSize(d) != first.getDimSize(d))
+    for (int64_t d = 0; d < t.getRank(); ++d) {
+      std::optional<int64_t> merged = mergeDims(shape[d], t.getDimSize(d));
+      if (d != axis && !merged)
         return OpError(loc, op)
                << "input shapes " << formatShape(first.getShape()) << " and "
                << formatShape(t.getShape()) << " differ outside axis " << axis;
-    total += t.getDimSize(axis);
+      if (d != axis)
+        shape[d] = *merged;
+    }
+    // A dynamic part makes the concatenated axis dynamic.
+    total = ShapedType::isDynamic(total) || t.isDynamicDim(axis)
+                ? ShapedType::kDynamic
+                : total + t.getDimSize(axis);
   }
-  SmallVector<int64_t> shape(first.getShape());
   shape[axis] = total;
   results.push_back(RankedTensorType::get(shape, first.getElementType()));
   return success();
@@ -464,6 +483,11 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
   for (size_t d = 0; d < in.size(); ++d) {
     if (step[d] < 1)
       return OpError(loc, op) << "step must be >= 1 in dimension " << d;
+    if (ShapedType::isDynamic(in[d]))
+      return OpError(loc, op)
+             << "cannot slice dimension " << d << " of dynamic size in "
+             << formatShape(in)
+             << "; slice static dimensions or give this one a static size";
     if (start[d] < 0 || limit[d] > in[d] || start[d] > limit[d])
       return OpError(loc, op)
              << "slice [" << start[d] << ", " << limit[d] << ") of dimension "

@@ -21,6 +21,9 @@ def Cuvil_Dialect : Dialect {
     location of the user source line that created it.
   }];
   let hasConstantMaterializer = 1;
+  // `cuvil.symbols` on function arguments and results.
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
   // Attributes passes leave on ops and functions for later passes and the
   // driver; declared here so every user spells them through one helper
   // (CuvilDialect::KernelsAttrHelper::getNameStr(), ...).
@@ -35,7 +38,12 @@ def Cuvil_Dialect : Dialect {
     // cuvil-cpu-schedule: which transform block schedules an op.
     "::mlir::IntegerAttr":$gemm_id,
     "::mlir::IntegerAttr":$epilogue_id,
-    "::mlir::IntegerAttr":$vector_id
+    "::mlir::IntegerAttr":$vector_id,
+    // Symbolic shapes: on a function argument, the name of each dynamic
+    // dimension in order (equal names mean equal sizes); on a result, what
+    // each dynamic dimension is in terms of them (cuvil-propagate-symbols),
+    // e.g. ["N", "N * h // 2"].
+    "::mlir::ArrayAttr":$symbols
   );
 }
 

@@ -12,9 +12,14 @@
 
 namespace mlir::cuvil {
 
-/// NumPy broadcast of two static shapes; std::nullopt when incompatible.
+/// NumPy broadcast of two shapes; std::nullopt when incompatible. A dynamic
+/// size is assumed equal to the other side's (it never broadcasts itself).
 std::optional<llvm::SmallVector<int64_t>>
 broadcastShapes(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs);
+
+/// The size two dimensions that must be equal share: the static one when one
+/// is dynamic; std::nullopt for two different static sizes.
+std::optional<int64_t> mergeDims(int64_t lhs, int64_t rhs);
 
 /// Renders a shape as `[4, 3]` for diagnostics.
 std::string formatShape(llvm::ArrayRef<int64_t> shape);

@@ -358,13 +358,19 @@ def Cuvil_TransposeOp : Cuvil_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
 def Cuvil_BroadcastToOp : Cuvil_Op<"broadcast_to", [Pure]> {
   let summary = "Broadcast to a larger shape with NumPy rules";
   let description = [{
+    A dynamic size of the result is the input's size in that dimension or,
+    when the input's is 1 there (a dynamic broadcast), the size of `like`, a
+    tensor of the result's rank whose shape the result takes.
+
     ```mlir
     %1 = cuvil.broadcast_to %0 : (tensor<1x8xf32>) -> tensor<4x8xf32>
+    %3 = cuvil.broadcast_to %0 like %2 : (tensor<1x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
     ```
   }];
-  let arguments = (ins Cuvil_Tensor:$input);
+  let arguments = (ins Cuvil_Tensor:$input, Optional<Cuvil_Tensor>:$like);
   let results = (outs Cuvil_Tensor:$result);
-  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = "$input (`like` $like^)? attr-dict `:` "
+                       "functional-type(operands, results)";
   let hasVerifier = 1;
   let hasFolder = 1;
 }

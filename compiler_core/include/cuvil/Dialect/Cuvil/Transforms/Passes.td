@@ -82,4 +82,33 @@ def StripTrainingOps : Pass<"cuvil-strip-training-ops", "func::FuncOp"> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Symbolic shapes
+//===----------------------------------------------------------------------===//
+
+def PropagateSymbols : Pass<"cuvil-propagate-symbols", "func::FuncOp"> {
+  let summary = "Check and propagate the named dynamic dimensions of a function";
+  let description = [{
+    Arguments name their dynamic dimensions with `cuvil.symbols` (one name
+    per `?`, in order; equal names mean equal sizes). Each op's dimensions
+    are derived from its operands' as expressions of these names; where an
+    op needs two dimensions equal (broadcasting, a matmul's K, a concat's
+    other dimensions) different names are an error. Results get
+    `cuvil.symbols` with the expression of each `?`, which is how a caller
+    computes output shapes from the sizes of the inputs. Dimensions without
+    a name are unknown and assumed to fit.
+
+    Before:
+    ```mlir
+    func.func @f(%x: tensor<?x4xf32> {cuvil.symbols = ["N"]}) -> tensor<2x?xf32> {
+      %0 = cuvil.reshape %x : (tensor<?x4xf32>) -> tensor<2x?xf32>
+    ```
+    After:
+    ```mlir
+    func.func @f(%x: tensor<?x4xf32> {cuvil.symbols = ["N"]})
+        -> (tensor<2x?xf32> {cuvil.symbols = ["N * 2"]}) {
+    ```
+  }];
+}
+
 #endif // CUVIL_DIALECT_CUVIL_TRANSFORMS_PASSES_TD

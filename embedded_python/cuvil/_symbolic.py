@@ -1,0 +1,86 @@
+"""Symbolic dimensions: named dynamic sizes, their bindings at call time, and output sizes.
+
+An input dimension is an int, a symbol name (``"N"``, ``"h"``: equal names
+mean equal sizes) or ``None`` (dynamic, unnamed). Output dimensions are
+expressions over the input symbols that the compiler derives
+(``cuvil-propagate-symbols``), in Python syntax: ``"N"``, ``"N * 2"``,
+``"((h + -1) // 2) + 1"``; ``"?"`` where the compiler could not name a size.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping, Sequence
+
+__all__ = ["is_symbolic", "bind", "evaluate", "output_shape"]
+
+_OPERATORS = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.FloorDiv: lambda a, b: a // b,
+    ast.Mod: lambda a, b: a % b,
+}
+
+
+def is_symbolic(shape: Sequence) -> bool:
+    """True when a dimension of ``shape`` is a symbol name or ``None``."""
+    return any(d is None or isinstance(d, str) for d in shape)
+
+
+def bind(specs: Mapping[str, Sequence], shapes: Mapping[str, Sequence[int]]) -> dict[str, int]:
+    """The size of each symbol, read from the actual input ``shapes``.
+
+    ``specs`` maps input names to their declared shapes. Raises ``ValueError``
+    naming the input and dimension when a static size differs or one symbol
+    gets two sizes.
+    """
+    bindings: dict[str, int] = {}
+    where: dict[str, str] = {}
+    for name, declared in specs.items():
+        actual = tuple(shapes[name])
+        if len(actual) != len(declared):
+            raise ValueError(
+                f"input '{name}' has shape {actual} but is declared with rank {len(declared)} "
+                f"{tuple(declared)}"
+            )
+        for index, (dim, size) in enumerate(zip(declared, actual)):
+            if isinstance(dim, str):
+                if bindings.setdefault(dim, size) != size:
+                    raise ValueError(
+                        f"symbol {dim!r} is {bindings[dim]} at {where[dim]} but {size} at dim "
+                        f"{index} of input '{name}'; equal names must have equal sizes"
+                    )
+                where.setdefault(dim, f"dim {index} of input '{name}'")
+            elif dim is not None and dim != size:
+                raise ValueError(
+                    f"input '{name}' has size {size} at dim {index}, declared {dim} "
+                    f"(shape {tuple(declared)})"
+                )
+    return bindings
+
+
+def evaluate(expression: str, bindings: Mapping[str, int]) -> int:
+    """The value of an output-size ``expression`` (``"N * 2"``) for these symbol sizes."""
+
+    def value(node):
+        if isinstance(node, ast.Constant) and isinstance(node.value, int):
+            return node.value
+        if isinstance(node, ast.Name):
+            if node.id not in bindings:
+                raise ValueError(f"size {expression!r} uses the unbound symbol {node.id!r}")
+            return bindings[node.id]
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -value(node.operand)
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+            return _OPERATORS[type(node.op)](value(node.left), value(node.right))
+        raise ValueError(f"{expression!r} is not a size expression")
+
+    if expression == "?":
+        raise ValueError("the compiler could not name this output size (a '?' dimension)")
+    return value(ast.parse(expression, mode="eval").body)
+
+
+def output_shape(shape: Sequence, bindings: Mapping[str, int]) -> tuple[int, ...]:
+    """``shape`` (ints and size expressions) evaluated for these symbol sizes."""
+    return tuple(d if isinstance(d, int) else evaluate(d, bindings) for d in shape)

@@ -1,0 +1,154 @@
+"""Symbolic dimensions: to_ir_with_dynamic_shape keeps them in the IR, checks them, sizes outputs"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import cuvil
+from cuvil import _symbolic
+from cuvil.frontend import build_ir, to_ir_with_dynamic_shape
+
+W = np.arange(8 * 16, dtype=np.float32).reshape(8, 16) / 100.0
+B = np.linspace(-1.0, 1.0, 16, dtype=np.float32)
+
+
+def image_block(x):
+    return np.maximum(x * 2.0, 0.0).sum(axis=1)
+
+
+def mlp(x):
+    return np.maximum(x @ W + B, 0.0)
+
+
+def test_symbols_stay_symbolic_in_the_ir():
+    spec = cuvil.TensorSpec(shape=(1, 3, "h", "w"), dtype="float32")
+    module = to_ir_with_dynamic_shape(image_block, input_spec=[spec])
+    assert 'tensor<1x3x?x?xf32> {cuvil.symbols = ["h", "w"]}' in module.text
+    assert module.is_symbolic
+    assert module.input_spec == {"x": spec}
+    assert module.output_spec == (cuvil.TensorSpec((1, "h", "w"), "float32"),)
+    assert module.output_shapes(np.zeros((1, 3, 5, 7), np.float32)) == ((1, 5, 7),)
+    assert module.output_shapes((1, 3, 224, 96)) == ((1, 224, 96),)
+
+
+def test_batch_symbol_through_a_gemm_and_reshape_minus_one():
+    def model(x):
+        y = mlp(x)
+        return y, y.reshape(2, -1)
+
+    module = to_ir_with_dynamic_shape(model, {"x": (("N", 8), "float32")})
+    assert module.output_spec == (
+        cuvil.TensorSpec(("N", 16), "float32"),
+        cuvil.TensorSpec((2, "N * 8"), "float32"),
+    )
+    for n in (1, 3, 8):
+        assert module.output_shapes((n, 8)) == ((n, 16), (2, n * 8))
+
+
+def test_unnamed_dims_get_names_of_their_own():
+    module = to_ir_with_dynamic_shape(lambda a: a * 3.0, [cuvil.TensorSpec((None, 4), "float32")])
+    assert '{cuvil.symbols = ["arg0_d0"]}' in module.text
+    assert module.output_spec == (cuvil.TensorSpec(("arg0_d0", 4), "float32"),)
+
+
+def test_different_symbols_where_sizes_must_be_equal_are_an_error():
+    specs = [cuvil.TensorSpec(("N", 4), "float32"), cuvil.TensorSpec(("M", 4), "float32")]
+    with pytest.raises(cuvil.CompileError) as info:
+        to_ir_with_dynamic_shape(lambda a, b: a + b, specs)
+    message = str(info.value)
+    assert "'cuvil.add' op dimensions N and M of the operands differ" in message
+    assert "test_symbolic_shapes.py" in message  # the op's location, the user's line
+    # The same name is the same size: accepted.
+    same = [cuvil.TensorSpec(("N", 4), "float32"), cuvil.TensorSpec(("N", 4), "float32")]
+    assert to_ir_with_dynamic_shape(lambda a, b: a + b, same).output_spec[0].shape == ("N", 4)
+
+
+def test_output_shapes_check_the_bindings():
+    module = to_ir_with_dynamic_shape(
+        lambda a, b: a + b,
+        [cuvil.TensorSpec(("N", 4), "float32"), cuvil.TensorSpec(("N", 4), "float32")],
+    )
+    with pytest.raises(ValueError, match="symbol 'N' is 2 at dim 0 of input 'a' but 3"):
+        module.output_shapes((2, 4), (3, 4))
+    with pytest.raises(ValueError, match="input 'b' has size 5 at dim 1, declared 4"):
+        module.output_shapes((2, 4), (2, 5))
+
+
+def test_size_expressions_evaluate_like_python():
+    bindings = {"h": 9, "w": 224, "N": 3}
+    assert _symbolic.evaluate("((h + -1) // 2) + 1", bindings) == 5
+    assert _symbolic.evaluate("N * (w // 16)", bindings) == 42
+    with pytest.raises(ValueError, match="could not name"):
+        _symbolic.evaluate("?", bindings)
+    with pytest.raises(ValueError, match="not a size expression"):
+        _symbolic.evaluate("__import__('os')", bindings)
+
+
+def test_symbol_names_must_be_identifiers():
+    with pytest.raises(cuvil.ShapeSpecError, match="must be Python identifiers"):
+        to_ir_with_dynamic_shape(image_block, [cuvil.TensorSpec((1, 3, "h w", 4), "float32")])
+
+
+def test_one_compilation_serves_every_batch_size():
+    def model(x):
+        y = mlp(x)
+        return y - y.mean(axis=0, keepdims=True), y.reshape(2, -1)
+
+    module = to_ir_with_dynamic_shape(model, [cuvil.TensorSpec(("N", 8), "float32")])
+    compiled = module.compile()
+    record = compiled.compilation
+    rng = np.random.default_rng(0)
+    for n in (1, 3, 8):
+        x = rng.standard_normal((n, 8)).astype(np.float32)
+        centered, folded = compiled(x)
+        y = mlp(x)
+        np.testing.assert_allclose(
+            centered, y - y.mean(axis=0, keepdims=True), rtol=1e-5, atol=1e-5
+        )
+        np.testing.assert_allclose(folded, y.reshape(2, -1), rtol=1e-5, atol=1e-5)
+    # The calls compiled nothing more: the last compilation is still the one
+    # compile() made, the only one of this IR (the list keeps the most recent).
+    recent = cuvil.compilations()
+    assert recent[-1] is record
+    assert sum(r.mlir == module.text for r in recent) == 1
+
+
+def test_symbolic_image_sizes_and_gather_run_compiled():
+    def model(x, table, ids):
+        return image_block(x), np.take(table, ids, axis=0) * 2.0
+
+    specs = [
+        cuvil.TensorSpec((1, 3, "h", "w"), "float32"),
+        cuvil.TensorSpec((10, 4), "float32"),
+        cuvil.TensorSpec(("B", "T"), "int64"),
+    ]
+    compiled = to_ir_with_dynamic_shape(model, specs).compile()
+    rng = np.random.default_rng(1)
+    table = rng.standard_normal((10, 4)).astype(np.float32)
+    for (h, w), (b, t) in (((5, 7), (1, 3)), ((16, 9), (2, 5))):
+        x = rng.standard_normal((1, 3, h, w)).astype(np.float32)
+        ids = rng.integers(-10, 10, (b, t))
+        image, rows = compiled(x, table, ids)
+        np.testing.assert_allclose(image, image_block(x), rtol=1e-5, atol=1e-5)
+        np.testing.assert_array_equal(rows, np.take(table, ids, axis=0) * 2.0)
+
+
+def test_calls_with_clashing_sizes_are_refused():
+    compiled = to_ir_with_dynamic_shape(
+        lambda a, b: a + b,
+        [cuvil.TensorSpec(("N", 4), "float32"), cuvil.TensorSpec(("N", 4), "float32")],
+    ).compile()
+    a, b = np.ones((2, 4), np.float32), np.ones((3, 4), np.float32)
+    with pytest.raises(ValueError, match="symbol 'N' is 2 at dim 0 of input 'a' but 3"):
+        compiled(a, b)
+    with pytest.raises(ValueError, match="input 'a' has shape"):
+        compiled(np.ones((2, 5), np.float32), b)
+
+
+def test_static_build_ir_still_rejects_none_and_symbols():
+    with pytest.raises(cuvil.ShapeSpecError, match="Missing shape attr") as info:
+        build_ir(mlp, {"x": (None, 8)})
+    assert "to_ir_with_dynamic_shape" in str(info.value)
+    with pytest.raises(cuvil.ShapeSpecError, match="not supported by build_ir"):
+        build_ir(mlp, {"x": ("N", 8)})
