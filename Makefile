@@ -15,7 +15,7 @@ run: setup
 	.venv/bin/python $(EXAMPLE)
 
 test: setup lint
-	cd build && ctest --output-on-failure
+	cd build && ctest -j2 --output-on-failure
 	@# CTest does not print why a test skipped itself; GPU tests say it here.
 	@cd build && ctest -L gpu -V 2>/dev/null | sed -n 's/^[0-9]*: \(SKIPPED: .*\)/gpu test \1/p'
 
