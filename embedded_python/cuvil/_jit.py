@@ -64,9 +64,8 @@ _registry: collections.deque[Compilation] = collections.deque(maxlen=_history_li
 _registry_lock = threading.Lock()
 
 
-def _extension():
-    """The compiled ``cuvil._cuvil`` module, imported on first use."""
-    return _native.load()
+# The compiled ``cuvil._cuvil`` module, imported on first use.
+_extension = _native.load
 
 
 def set_snapshot_capture(enabled: bool) -> None:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
 from cuvil.frontends import IRBuilder, TensorType, composites, to_ir_module
 
-torch = pytest.importorskip("torch")
 F = torch.nn.functional
 
 RNG = np.random.default_rng(0)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import functools
 
+import jax
 import numpy as np
 import pytest
 
 import cuvil
 
-jax = pytest.importorskip("jax")
 jnp = jax.numpy
 lax = jax.lax
 

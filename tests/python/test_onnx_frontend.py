@@ -7,15 +7,15 @@ import json
 import re
 
 import numpy as np
+import onnx
+import onnxruntime as ort
 import pytest
+import torch
 from conftest import EXAMPLES_DIR, run_python
 
 import cuvil
 from cuvil import frontend, frontends
 
-onnx = pytest.importorskip("onnx")
-ort = pytest.importorskip("onnxruntime")
-torch = pytest.importorskip("torch")
 helper = onnx.helper
 
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import onnx
+import onnxruntime as ort
 import pytest
 
 import cuvil
 
-onnx = pytest.importorskip("onnx")
-ort = pytest.importorskip("onnxruntime")
 helper = onnx.helper
 
 RNG = np.random.default_rng(0)

@@ -4,18 +4,13 @@ from __future__ import annotations
 
 import re
 
+import keras
 import numpy as np
 import pytest
+import tensorflow as tf
+from conftest import caller_line  # noqa: E402
 
 import cuvil
-
-# Cuvil's compiler library is loaded before TensorFlow's: loaded after it, the two LLVM copies
-# collide (the process-isolation part of the model front-ends issue).
-cuvil._dtypes.extension()
-tf = pytest.importorskip("tensorflow")
-keras = pytest.importorskip("keras")
-
-from conftest import caller_line  # noqa: E402
 
 EXACT = {"rtol": 1e-6, "atol": 1e-6}
 ROUNDED = {"rtol": 1e-5, "atol": 1e-5}

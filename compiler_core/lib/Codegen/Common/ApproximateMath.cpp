@@ -54,6 +54,21 @@ constexpr float kSmallestNormal = 1.17549435e-38f;
 // Below this, expf's result is subnormal (ln(FLT_MIN) = -87.3365).
 constexpr float kExpSubnormalBound = -87.0f;
 
+/// Replaces `op(x)` by `select(cond, fixResult(op(arg)), op(arg))` with
+/// `arg = select(cond, fixedArgument, x)`; the new op is marked rescaled.
+template <typename OpTy>
+void replaceRescaled(OpTy op, PatternRewriter &rewriter, Value cond,
+                     Value fixedArgument,
+                     llvm::function_ref<Value(Value)> fixResult) {
+  Location loc = op.getLoc();
+  Value argument = rewriter.create<arith::SelectOp>(loc, cond, fixedArgument,
+                                                    op.getOperand());
+  auto inner = rewriter.create<OpTy>(loc, argument);
+  inner->setAttr(kRescaled, rewriter.getUnitAttr());
+  rewriter.replaceOpWithNewOp<arith::SelectOp>(op, cond, fixResult(inner),
+                                               inner);
+}
+
 /// log(x) for subnormal x as log(x * 2^24) - 24 ln 2.
 struct RescaleSubnormalLog : OpRewritePattern<math::LogOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -64,9 +79,8 @@ struct RescaleSubnormalLog : OpRewritePattern<math::LogOp> {
     Location loc = op.getLoc();
     Type type = op.getType();
     Value x = op.getOperand();
-    Value zero = constant(rewriter, loc, type, 0.0f);
-    Value positive =
-        rewriter.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, x, zero);
+    Value positive = rewriter.create<arith::CmpFOp>(
+        loc, arith::CmpFPredicate::OGT, x, constant(rewriter, loc, type, 0.0f));
     Value belowNormal = rewriter.create<arith::CmpFOp>(
         loc, arith::CmpFPredicate::OLT, x,
         constant(rewriter, loc, type, kSmallestNormal));
@@ -74,13 +88,10 @@ struct RescaleSubnormalLog : OpRewritePattern<math::LogOp> {
         rewriter.create<arith::AndIOp>(loc, positive, belowNormal);
     Value scaled = rewriter.create<arith::MulFOp>(
         loc, x, constant(rewriter, loc, type, kScale));
-    Value argument =
-        rewriter.create<arith::SelectOp>(loc, subnormal, scaled, x);
-    auto log = rewriter.create<math::LogOp>(loc, argument);
-    log->setAttr(kRescaled, rewriter.getUnitAttr());
-    Value corrected = rewriter.create<arith::SubFOp>(
-        loc, log, constant(rewriter, loc, type, kScaleLog));
-    rewriter.replaceOpWithNewOp<arith::SelectOp>(op, subnormal, corrected, log);
+    replaceRescaled(op, rewriter, subnormal, scaled, [&](Value log) -> Value {
+      return rewriter.create<arith::SubFOp>(
+          loc, log, constant(rewriter, loc, type, kScaleLog));
+    });
     return success();
   }
 };
@@ -100,12 +111,10 @@ struct RescaleSubnormalExp : OpRewritePattern<math::ExpOp> {
         constant(rewriter, loc, type, kExpSubnormalBound));
     Value shifted = rewriter.create<arith::AddFOp>(
         loc, x, constant(rewriter, loc, type, kScaleLog));
-    Value argument = rewriter.create<arith::SelectOp>(loc, small, shifted, x);
-    auto exp = rewriter.create<math::ExpOp>(loc, argument);
-    exp->setAttr(kRescaled, rewriter.getUnitAttr());
-    Value rescaled = rewriter.create<arith::MulFOp>(
-        loc, exp, constant(rewriter, loc, type, 1.0f / kScale));
-    rewriter.replaceOpWithNewOp<arith::SelectOp>(op, small, rescaled, exp);
+    replaceRescaled(op, rewriter, small, shifted, [&](Value exp) -> Value {
+      return rewriter.create<arith::MulFOp>(
+          loc, exp, constant(rewriter, loc, type, 1.0f / kScale));
+    });
     return success();
   }
 };
