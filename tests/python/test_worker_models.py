@@ -64,7 +64,7 @@ def test_a_torch_model_file_is_compiled_executed_against_pytorch_and_named():
     with open(executed["trace"], encoding="utf-8") as trace:
         events = json.load(trace)["traceEvents"]
     nodes = {e["args"].get("node") for e in events if e.get("cat") == "cpu_kernel"}
-    assert "convolution" in nodes  # profile rows name the FX node
+    assert "features.conv1/convolution" in nodes  # profile rows name module and FX node
 
 
 @pytest.mark.parametrize(

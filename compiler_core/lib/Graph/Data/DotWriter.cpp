@@ -21,14 +21,17 @@ std::string quote(const std::string &text) {
   return out + "\"";
 }
 
-/// `text` cut to at most `size` bytes at a UTF-8 character boundary.
-std::string shorten(const std::string &text, size_t size) {
+/// `text` cut to at most `size` bytes at a UTF-8 character boundary, its
+/// end kept: the end of a node name is its most specific part
+/// ("...layers.0.attn/linear_3", ".../attention/self/MatMul").
+std::string shortenKeepingEnd(const std::string &text, size_t size) {
   if (text.size() <= size)
     return text;
-  size_t end = size - 3;
-  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80)
-    --end;
-  return text.substr(0, end) + "...";
+  size_t begin = text.size() - (size - 3);
+  while (begin < text.size() &&
+         (static_cast<unsigned char>(text[begin]) & 0xC0) == 0x80)
+    ++begin;
+  return "..." + text.substr(begin);
 }
 
 std::string locText(const SourceLoc &loc) {
@@ -92,7 +95,7 @@ private:
     // An imported model's node name says which layer this is; long module
     // paths are shortened to keep boxes narrow.
     if (!node.locName.empty())
-      label += "\n" + shorten(node.locName, 32);
+      label += "\n" + shortenKeepingEnd(node.locName, 32);
     if (!node.type.empty())
       label += "\n" + node.type;
     out << indent << "n" << node.id << " [label=" << quote(label)
