@@ -30,13 +30,22 @@ class DeclaredModel:
         model, examples: as the file declared them (``examples`` as a tuple).
         compiled: the :class:`cuvil.frontend.CompiledModel`.
         frontend: the name of the front end that imported it (``"torch"``, ...).
+        framework: what :meth:`reference` runs (``"PyTorch"``, ``"ONNX Runtime"``, ...).
     """
+
+    _FRAMEWORKS = {
+        "torch": "PyTorch",
+        "jax": "JAX",
+        "tensorflow": "TensorFlow",
+        "onnx": "ONNX Runtime",
+    }
 
     def __init__(self, model, examples: tuple, compiled, frontend: str):
         self.model = model
         self.examples = examples
         self.compiled = compiled
         self.frontend = frontend
+        self.framework = self._FRAMEWORKS.get(frontend, frontend)
 
     def inputs(self) -> list[np.ndarray]:
         """The example inputs as NumPy arrays, in the compiled function's order."""

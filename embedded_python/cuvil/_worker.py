@@ -12,7 +12,9 @@ Requests (``cmd``): ``run`` (``file``: a Python model file, or an ``.onnx``
 model, which is imported and compiled; a Python file that declares a model as
 ``cuvil compile`` understands it, ``cuvil_model()`` or ``model`` and
 ``example_inputs``, has that model compiled after it ran), ``execute`` (``index``; the reply
-also names a Chrome trace of profiled runs, ``trace``), ``export``
+also names a Chrome trace of profiled runs, ``trace``, and what the result was
+compared with, ``reference``: "the Python function", "ONNX Runtime",
+"PyTorch", "JAX", "TensorFlow"), ``export``
 (``index``, ``kind`` in mlir/llvm/asm/obj/so, ``path``), ``ir`` (``index``,
 ``stage``), ``quit``. ``execute``, ``export`` and ``ir`` may carry the
 compilation record's ``target`` unchanged; a request whose target is not the
@@ -62,11 +64,14 @@ class _Recorded:
     framework (PyTorch, JAX, TensorFlow) for a model a file declares.
     """
 
-    def __init__(self, record, program=None, inputs=None, reference=None):
+    def __init__(
+        self, record, program=None, inputs=None, reference=None, compared_with="the Python function"
+    ):
         self.record = record
         self.program = program
         self.inputs = inputs
         self.reference = reference
+        self.compared_with = compared_with  # what ``reference`` is, for the Workbench
 
 
 class Worker:
@@ -211,7 +216,9 @@ class Worker:
             reference = onnx_runtime_call(self.current_file, list(compiled.input_spec))
         except ImportError:
             reference = None
-        self.recorded.append(_Recorded(compiled.compilation, compiled._entry, inputs, reference))
+        self.recorded.append(
+            _Recorded(compiled.compilation, compiled._entry, inputs, reference, "ONNX Runtime")
+        )
 
     def _compile_declared(self, namespace: dict) -> None:
         """Compile the model the file declares, as `cuvil compile FILE.py` does.
@@ -225,7 +232,13 @@ class Worker:
             return
         compiled = declared.compiled
         self.recorded.append(
-            _Recorded(compiled.compilation, compiled._entry, declared.inputs(), declared.reference)
+            _Recorded(
+                compiled.compilation,
+                compiled._entry,
+                declared.inputs(),
+                declared.reference,
+                declared.framework,
+            )
         )
 
     def _exception(self, error: BaseException) -> dict:
@@ -314,6 +327,7 @@ class Worker:
                 "min_ms": timings[0],
                 "runs": len(timings),
                 "reference_ms": reference_ms,
+                "reference": rec.compared_with,
                 "max_error": max_error,
                 "outputs": [list(np.shape(g)) for g in got],
             }

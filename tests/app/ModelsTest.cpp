@@ -89,6 +89,11 @@ void ModelsTest::decodesWorkerReplies() {
       m, error));
   QCOMPARE(m.run.runs, 9);
   QCOMPARE(m.run.latencyMs, 1.5);
+  QCOMPARE(m.run.reference, QString("the Python function"));
+  QVERIFY(decodeWorkerMessage(
+      R"({"type": "executed", "index": 1, "reference_ms": 2.0, "max_error": 1e-7, "reference": "PyTorch"})",
+      m, error));
+  QCOMPARE(m.run.reference, QString("PyTorch"));
   QVERIFY(!decodeWorkerMessage("Traceback (most recent call last):", m, error));
   QVERIFY(
       error.startsWith("cuvil-worker sent a line that is not a JSON object"));
