@@ -2,8 +2,8 @@
 // or around a file location) is kept as the node's locname, next to the
 // file:line found through NameLoc, FusedLoc and CallSiteLoc (callee first).
 // A NameLoc nested around another (an FX node in its nn.Module path) is named
-// after both, scope first: "stem.0/convolution"; a long one keeps its end in
-// the box's label.
+// after both, scope first: "stem.0/convolution"; a long one keeps its start
+// and end in the box's label.
 // Ops written without a location have none, not one in the IR text.
 // RUN: %cuvil_graph %s | FileCheck %s
 // RUN: %cuvil_graph --json %s | FileCheck %s --check-prefix=JSON
@@ -27,6 +27,6 @@ module {
 // CHECK-DAG: n3 [label="cuvil.neg\ntensor<4xf32>", {{.*}} loc="/lib.py:5", changed=false, locname=""
 // CHECK-DAG: n4 [label="cuvil.tanh\ntensor<4xf32>", {{.*}} irline=16, loc="", changed=false, locname=""
 // CHECK-DAG: n5 [label="cuvil.relu\nstem.0/convolution\ntensor<4xf32>", {{.*}} loc="/m.py:8", changed=false, locname="stem.0/convolution"
-// CHECK-DAG: n6 [label="cuvil.exp\n...ers.0.attention.self/linear_3\ntensor<4xf32>", {{.*}} locname="encoder.layers.0.attention.self/linear_3"
+// CHECK-DAG: n6 [label="cuvil.exp\nencoder.layers.0...ion.self/linear_3\ntensor<4xf32>", {{.*}} locname="encoder.layers.0.attention.self/linear_3"
 
 // JSON: "column":1,"file":"/model.onnx",{{.*}}"line":7,"locName":"node_7","op":"cuvil.relu"
