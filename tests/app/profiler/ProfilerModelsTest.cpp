@@ -226,16 +226,11 @@ void ProfilerModelsTest::opTableModelOfChromeTrace() {
 }
 
 void ProfilerModelsTest::opTableNamesModelNodes() {
-  // Kernels of imported models, as cuvil.profile() records them: an FX node
-  // in its nn.Module path at the forward's line, an ONNX node in its file.
-  const char *trace = R"json({"traceEvents":[
-{"ph":"X","name":"linalg.conv_2d_nchw_fchw","cat":"cpu_kernel","ts":0,"dur":30,"pid":1,"tid":1,"args":{"op_id":0,"loc":"/e/torch_cnn.py:37:0","node":"features.conv1/convolution"}},
-{"ph":"X","name":"linalg.conv_2d_nchw_fchw","cat":"cpu_kernel","ts":40,"dur":20,"pid":1,"tid":1,"args":{"op_id":7,"loc":"/r/resnet.onnx:0:0","node":"/stem/stem.0/Conv"}}
-]})json";
   OpTableModel model;
   QAbstractItemModelTester tester(
       &model, QAbstractItemModelTester::FailureReportingMode::QtTest);
-  model.setRows(analyzeProfile(parsedChrome(trace), "t.json")->ops);
+  model.setRows(
+      analyzeProfile(parsedChrome(kImportedModelTrace), "t.json")->ops);
   QCOMPARE(model.rowCount(), 2);
   auto cell = [&](int row, int role) {
     return model.index(row, OpTableModel::Location).data(role).toString();
