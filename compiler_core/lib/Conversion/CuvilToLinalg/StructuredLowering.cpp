@@ -115,52 +115,99 @@ Value contract(OpBuilder &b, Location loc, Value lhs, Value rhs,
       .getResult(0);
 }
 
-/// Reassociation folding the leading `batch` dims of a rank batch+2 tensor
-/// into one: [[0 .. batch-1], [batch], [batch+1]].
-SmallVector<ReassociationIndices> foldBatch(int64_t batch) {
-  return {llvm::to_vector(llvm::seq<int64_t>(0, batch)), {batch}, {batch + 1}};
+/// `v` with its leading `count` dims folded into one (a view).
+Value foldLeading(OpBuilder &b, Location loc, Value v, int64_t count) {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (count == 1)
+    return v;
+  SmallVector<ReassociationIndices> groups = {
+      llvm::to_vector(llvm::seq<int64_t>(0, count))};
+  for (int64_t d = count; d < type.getRank(); ++d)
+    groups.push_back({d});
+  return b.create<tensor::CollapseShapeOp>(loc, v, groups);
+}
+
+/// The inverse of foldLeading: `v` unfolded into `resultType`, whose leading
+/// sizes are `leading` (one entry: nothing to unfold). MLIR 19 cannot bufferize
+/// an expand_shape of one size into several dynamic ones, so those unfold
+/// through tensor.reshape (a view of the contiguous result too).
+Value unfoldLeading(OpBuilder &b, Location loc, Value v,
+                    RankedTensorType resultType,
+                    ArrayRef<OpFoldResult> leading) {
+  auto type = cast<RankedTensorType>(v.getType());
+  int64_t count = leading.size();
+  if (count == 1)
+    return v;
+  if (llvm::count_if(resultType.getShape().take_front(count),
+                     ShapedType::isDynamic) <= 1) {
+    SmallVector<ReassociationIndices> groups = {
+        llvm::to_vector(llvm::seq<int64_t>(0, count))};
+    for (int64_t d = count; d < resultType.getRank(); ++d)
+      groups.push_back({d});
+    return b.create<tensor::ExpandShapeOp>(loc, resultType, v, groups);
+  }
+  SmallVector<Value> shape;
+  for (OpFoldResult size : leading)
+    shape.push_back(getValueOrCreateConstantIndexOp(b, loc, size));
+  for (int64_t d = 1; d < type.getRank(); ++d)
+    shape.push_back(b.createOrFold<tensor::DimOp>(loc, v, d));
+  Value shapeTensor = b.create<tensor::FromElementsOp>(loc, shape);
+  return b.create<tensor::ReshapeOp>(loc, resultType, v, shapeTensor);
 }
 
 //===----------------------------------------------------------------------===//
 // Matmul
 //===----------------------------------------------------------------------===//
 
+/// A named GEMM op of `type` over `inputs`, accumulating from zero; the
+/// dynamic sizes of `type` are `sizes`.
+Value gemmOp(OpBuilder &b, Location loc, bool batched, RankedTensorType type,
+             ValueRange inputs, ValueRange sizes) {
+  TypedAttr zero = reductionInit(b, type.getElementType(), ReduceKind::Sum);
+  Value init = filledTensor(b, loc, type, zero, sizes);
+  if (batched)
+    return b
+        .create<linalg::BatchMatmulOp>(loc, TypeRange{type}, inputs,
+                                       ValueRange{init})
+        .getResult(0);
+  return b
+      .create<linalg::MatmulOp>(loc, TypeRange{type}, inputs, ValueRange{init})
+      .getResult(0);
+}
+
 /// (B..., M, K) @ (K, N): the batch folded into M, one GEMM.
 Value gemmOverRows(OpBuilder &b, Location loc, Value lhs, Value rhs,
                    RankedTensorType resultType) {
-  auto lhsType = cast<RankedTensorType>(lhs.getType());
+  int64_t rank = resultType.getRank();
+  SmallVector<OpFoldResult> rows = {b.getIndexAttr(0)};
+  if (rank > 2) {
+    rows = tensor::getMixedSizes(b, loc, lhs);
+    rows.pop_back();
+  }
+  Value folded = foldLeading(b, loc, lhs, rank - 1);
   ArrayRef<int64_t> out = resultType.getShape();
-  int64_t n = out.back(), k = lhsType.getShape().back();
-  int64_t rows = product(out.drop_back());
-  lhs = reshape(b, loc, lhs, withShape(lhsType, {rows, k}));
-  auto gemmType = withShape(resultType, {rows, n});
+  auto gemmType = withShape(resultType, {product(out.drop_back()), out.back()});
   SmallVector<Value> sizes;
-  if (ShapedType::isDynamic(rows))
-    sizes.push_back(b.create<tensor::DimOp>(loc, lhs, 0));
-  if (ShapedType::isDynamic(n))
+  if (gemmType.isDynamicDim(0))
+    sizes.push_back(b.create<tensor::DimOp>(loc, folded, 0));
+  if (gemmType.isDynamicDim(1))
     sizes.push_back(b.create<tensor::DimOp>(loc, rhs, 1));
-  TypedAttr zero =
-      reductionInit(b, resultType.getElementType(), ReduceKind::Sum);
-  Value init = filledTensor(b, loc, gemmType, zero, sizes);
-  Value gemm =
-      b.create<linalg::MatmulOp>(loc, TypeRange{gemmType}, ValueRange{lhs, rhs},
-                                 ValueRange{init})
-          .getResult(0);
-  return reshape(b, loc, gemm, resultType);
+  Value gemm = gemmOp(b, loc, false, gemmType, {folded, rhs}, sizes);
+  return unfoldLeading(b, loc, gemm, resultType, rows);
 }
 
-/// Batched operands with the result's batch dims (no broadcast, at most one
-/// dynamic batch size): the batch folded into one dim, one batch_matmul.
+/// Batched operands with the result's batch dims (no broadcast): the batch
+/// folded into one dim, one batch_matmul.
 Value batchedGemm(OpBuilder &b, Location loc, Value lhs, Value rhs,
                   RankedTensorType resultType) {
   int64_t batch = resultType.getRank() - 2;
-  auto fold = [&](Value v) -> Value {
-    if (batch == 1)
-      return v;
-    return b.create<tensor::CollapseShapeOp>(loc, v, foldBatch(batch));
-  };
-  lhs = fold(lhs);
-  rhs = fold(rhs);
+  SmallVector<OpFoldResult> batchSizes = {b.getIndexAttr(0)};
+  if (batch > 1) {
+    batchSizes = tensor::getMixedSizes(b, loc, lhs);
+    batchSizes.resize(batch);
+  }
+  lhs = foldLeading(b, loc, lhs, batch);
+  rhs = foldLeading(b, loc, rhs, batch);
   ArrayRef<int64_t> out = resultType.getShape();
   auto bmmType = withShape(
       resultType, {product(out.drop_back(2)), out[batch], out[batch + 1]});
@@ -171,17 +218,8 @@ Value batchedGemm(OpBuilder &b, Location loc, Value lhs, Value rhs,
     sizes.push_back(b.create<tensor::DimOp>(loc, lhs, 1));
   if (bmmType.isDynamicDim(2))
     sizes.push_back(b.create<tensor::DimOp>(loc, rhs, 2));
-  TypedAttr zero =
-      reductionInit(b, resultType.getElementType(), ReduceKind::Sum);
-  Value init = filledTensor(b, loc, bmmType, zero, sizes);
-  Value bmm =
-      b.create<linalg::BatchMatmulOp>(loc, TypeRange{bmmType},
-                                      ValueRange{lhs, rhs}, ValueRange{init})
-          .getResult(0);
-  if (batch == 1)
-    return bmm;
-  return b.create<tensor::ExpandShapeOp>(loc, resultType, bmm,
-                                         foldBatch(batch));
+  Value bmm = gemmOp(b, loc, true, bmmType, {lhs, rhs}, sizes);
+  return unfoldLeading(b, loc, bmm, resultType, batchSizes);
 }
 
 struct MatmulLowering : public OpConversionPattern<MatmulOp> {
@@ -196,19 +234,15 @@ struct MatmulLowering : public OpConversionPattern<MatmulOp> {
     auto rhsType = cast<RankedTensorType>(rhs.getType());
     ArrayRef<int64_t> out = resultType.getShape();
     ArrayRef<int64_t> batch = out.drop_back(2);
-    // MLIR 19 cannot bufferize an expand of one size into several dynamic
-    // ones: with several dynamic sizes in a folded group, contract in place.
     if (rhsType.getRank() == 2) {
-      bool folds = llvm::count_if(out.drop_back(), ShapedType::isDynamic) <= 1;
-      rewriter.replaceOp(
-          op, folds ? gemmOverRows(rewriter, loc, lhs, rhs, resultType)
-                    : contract(rewriter, loc, lhs, rhs, resultType));
+      rewriter.replaceOp(op, gemmOverRows(rewriter, loc, lhs, rhs, resultType));
       return success();
     }
+    // A batch dim that broadcasts against a dynamic one: one contraction
+    // reading the broadcast operand at index 0, nothing materialized.
     bool sameBatch = lhsType.getShape().drop_back(2) == batch &&
                      rhsType.getShape().drop_back(2) == batch;
-    if (!resultType.hasStaticShape() &&
-        (!sameBatch || llvm::count_if(batch, ShapedType::isDynamic) > 1)) {
+    if (!resultType.hasStaticShape() && !sameBatch) {
       rewriter.replaceOp(op, contract(rewriter, loc, lhs, rhs, resultType));
       return success();
     }
