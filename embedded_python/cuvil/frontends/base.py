@@ -13,6 +13,7 @@ __all__ = [
     "for_model",
     "to_ir_module",
     "require_inference",
+    "op_registrar",
 ]
 
 _REGISTRY: dict[str, type[FrontEnd]] = {}
@@ -110,6 +111,21 @@ def for_model(model) -> FrontEnd:
         f"cuvil: cannot import a {type(model).__name__}: build_ir accepts a Python callable "
         f"(NumPy tracing) or a model of a registered front end ({', '.join(available())})"
     )
+
+
+def op_registrar(table: dict):
+    """The decorator factory of an importer's op table: ``@register("Add", "Sub")`` maps each name
+    to the decorated handler in ``table`` and returns the handler unchanged."""
+
+    def register(*names: str):
+        def decorate(fn):
+            for name in names:
+                table[name] = fn
+            return fn
+
+        return decorate
+
+    return register
 
 
 def require_inference(mode: str, name: str, frontend: str) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 
 from .. import composites as cc
-from .. import graph_composites as gc
 from .ops import OPS, op_type
 
 __all__ = ["OPS"]
@@ -44,7 +43,7 @@ def _einsum(imp, op, ins):
     if len(ins) != 2:
         raise imp.unsupported(f"Einsum {equation!r} with {len(ins)} operands")
     try:
-        return gc.einsum(imp.b, equation, *(imp.value(v) for v in ins))
+        return cc.einsum(imp.b, equation, *(imp.value(v) for v in ins))
     except ValueError as error:
         raise imp.unsupported(f"Einsum {equation!r} ({error})") from None
 
@@ -89,7 +88,7 @@ def _conv(imp, x, weight, groups: int):
     dilations = [imp.attr("dilations", [1, 1, 1, 1])[d] for d in spatial]
     kernel = weight.type.shape[:2]
     sizes = [x.type.shape[d] for d in spatial]
-    return gc.conv2d_layout(
+    return cc.conv2d_layout(
         imp.b,
         x,
         weight,
@@ -129,7 +128,7 @@ def _pool(imp, op, ins):
     padding = _padding(imp, sizes, kernel, strides, (1, 1), spatial)
     kind = "max" if op.type == "MaxPool" else "avg"
     # TensorFlow averages over the cells inside the input only.
-    return gc.pool2d_layout(
+    return cc.pool2d_layout(
         imp.b, x, kind, spatial, kernel, strides, padding, count_include_pad=False
     )
 

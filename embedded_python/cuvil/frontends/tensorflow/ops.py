@@ -11,20 +11,14 @@ from __future__ import annotations
 import numpy as np
 
 from .. import composites as cc
-from .. import graph_composites as gc
+from ..base import op_registrar
 
 __all__ = ["OPS"]
 
 OPS: dict = {}
 
 
-def op_type(*names):
-    def register(fn):
-        for name in names:
-            OPS[name] = fn
-        return fn
-
-    return register
+op_type = op_registrar(OPS)
 
 
 # ----- elementwise ----------------------------------------------------------------------
@@ -76,7 +70,7 @@ def _unary(imp, op, ins):
 
 def _compare(imp, op, ins):
     a, b = (imp.value(x) for x in ins)
-    return gc.compare(imp.b, a, b, _COMPARE[op.type])
+    return cc.compare(imp.b, a, b, _COMPARE[op.type])
 
 
 def _identity(imp, op, ins):
@@ -166,7 +160,7 @@ def _logical(imp, op, ins):
     values = [imp.value(v) for v in ins]
     false, true = cc.scalar(b, False, "bool"), cc.scalar(b, True, "bool")
     if op.type == "LogicalNot":
-        return gc.compare(b, values[0], false, "eq")
+        return cc.compare(b, values[0], false, "eq")
     x, y = values
     if op.type == "LogicalAnd":
         return b.op("cuvil.where", [x, y, false])
@@ -404,7 +398,7 @@ def _arg_reduce(imp, op, ins):
     x = imp.value(ins[0])
     axis = _axis(imp, ins[1], f"the axis of {op.type}")
     dtype = np.dtype(imp.attr("output_type").as_numpy_dtype).name
-    return gc.arg_reduce(imp.b, x, axis, "max" if op.type == "ArgMax" else "min", dtype)
+    return cc.arg_reduce(imp.b, x, axis, "max" if op.type == "ArgMax" else "min", dtype)
 
 
 @op_type("ReadVariableOp")

@@ -13,6 +13,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..._dtypes import is_supported
+from ..base import op_registrar
 
 __all__ = [
     "lowers",
@@ -44,15 +45,8 @@ class NotComputed:
         return f"NotComputed({self.what!r})"
 
 
-def lowers(*names: str):
-    """Register the decorated function as the lowering of ATen ops ``names`` (packet names)."""
-
-    def register(fn):
-        for name in names:
-            _LOWERINGS[name] = fn
-        return fn
-
-    return register
+# ``@lowers("aten.add")`` registers the lowering of those ATen op packets.
+lowers = op_registrar(_LOWERINGS)
 
 
 def lowering(name: str) -> Callable | None:

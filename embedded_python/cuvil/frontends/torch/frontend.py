@@ -115,6 +115,18 @@ def _to_numpy(tensor, what: str) -> np.ndarray:
     return tensor.detach().cpu().contiguous().numpy()
 
 
+def _decompositions():
+    """Export's core-ATen table, less the upsampling ops: Cuvil lowers them whole (one
+    interpolation matrix per axis) where their decompositions index element by element."""
+    import torch
+
+    table = torch.export.default_decompositions()
+    for op in list(table.keys()):
+        if "upsample" in str(op) and "_aa" not in str(op):
+            del table[op]
+    return table
+
+
 def _export(model, input_spec: Mapping, name: str):
     """``torch.export`` in eval mode, decomposed to core ATen.
 
@@ -129,7 +141,7 @@ def _export(model, input_spec: Mapping, name: str):
     try:
         with torch.no_grad():
             program = torch.export.export(model, tuple(bound.args), dict(bound.kwargs))
-            program = program.run_decompositions()
+            program = program.run_decompositions(_decompositions())
     except Exception as error:  # export's errors have many types; all mean "cannot import"
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise UnsupportedConstructError(
