@@ -706,3 +706,56 @@ def test_loop_beyond_the_unroll_limit_or_with_a_runtime_condition_is_refused():
     body.node.insert(4, body.node.pop(0))  # after state_out is computed
     with pytest.raises(cuvil.UnsupportedConstructError, match=r"condition computed at run time"):
         cuvil.load_onnx(model)
+
+
+# ----- float16: computed in float32 inside, refused at the boundary ---------------------------
+
+FLOAT16 = {"rtol": 1e-2, "atol": 1e-2}  # ONNX Runtime rounds every float16 intermediate
+
+
+def _float16_model(output_type=onnx.TensorProto.FLOAT):
+    """float32 in and out around float16 weights and compute (``keep_io_types`` conversions)."""
+    h = helper
+    nodes = [
+        h.make_node("Cast", ["x"], ["x16"], to=onnx.TensorProto.FLOAT16, name="to_half"),
+        h.make_node("MatMul", ["x16", "w"], ["y16"], name="project"),
+        h.make_node("Add", ["y16", "bias"], ["z16"], name="shift"),
+        h.make_node("Relu", ["z16"], ["r16"], name="act"),
+        h.make_node("Cast", ["r16"], ["out"], to=output_type, name="to_output"),
+    ]
+    inits = [("w", rand(8, 5).astype(np.float16)), ("bias", rand(5).astype(np.float16))]
+    x = rand(3, 8)
+    graph = helper.make_graph(
+        nodes,
+        "half",
+        [h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, x.shape)],
+        [h.make_tensor_value_info("out", output_type, (3, 5))],
+        [onnx.numpy_helper.from_array(a, n) for n, a in inits],
+    )
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 17)]), {"x": x}
+
+
+def test_float16_weights_and_casts_inside_a_model_are_computed_in_float32():
+    model, feeds = _float16_model()
+    module = cuvil.load_onnx(model)
+    assert "f16" not in module.text
+    got = module.compile()(**feeds)
+    np.testing.assert_allclose(got, _reference(model, feeds)[0], **FLOAT16)
+
+
+def test_float16_at_a_models_inputs_or_outputs_is_refused_naming_the_tensor():
+    model, _ = _float16_model(output_type=onnx.TensorProto.FLOAT16)
+    with pytest.raises(cuvil.UnsupportedConstructError, match=r"output 'out' is float16.*fix"):
+        cuvil.load_onnx(model)
+    x = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT16, (2, 3))
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        "g",
+        [x],
+        [helper.make_empty_tensor_value_info("y")],
+    )
+    model = onnx.shape_inference.infer_shapes(
+        helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    )
+    with pytest.raises(cuvil.InputSpecError, match=r"input 'x' has unsupported dtype float16.*fix"):
+        cuvil.load_onnx(model)

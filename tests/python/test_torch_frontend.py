@@ -53,7 +53,7 @@ class TwoInputs(nn.Module):
 
 class Unsupported(nn.Module):
     def forward(self, x):
-        return torch.cumsum(x, dim=0)  # marker: cumsum call
+        return torch.cumprod(x, dim=0)  # marker: cumprod call
 
 
 def _close(a, b, tol=1e-5):
@@ -140,9 +140,9 @@ def test_unsupported_op_names_the_op_the_fx_node_and_the_line():
     with pytest.raises(cuvil.UnsupportedConstructError) as info:
         build_ir(Unsupported(), {"x": (4,)})
     message = str(info.value)
-    assert "ATen op aten.cumsum" in message
-    assert "FX node 'cumsum'" in message
-    assert f"{THIS_FILE}:{line_of('marker: cumsum call', THIS_FILE)}" in message
+    assert "ATen op aten.cumprod" in message
+    assert "FX node 'cumprod'" in message
+    assert f"{THIS_FILE}:{line_of('marker: cumprod call', THIS_FILE)}" in message
 
 
 def test_transformer_encoder_layer_matches_pytorch():
@@ -280,11 +280,11 @@ def test_cli_reports_an_unsupported_model_with_the_op(tmp_path):
             import torch
             class Scan(torch.nn.Module):
                 def forward(self, x):
-                    return torch.cumsum(x, 0)
+                    return torch.cumprod(x, 0)
             model, example_inputs = Scan(), (torch.randn(3),)
             """
         )
     )
     result = run_python(["-m", "cuvil", "compile", str(script)])
     assert result.returncode == 1
-    assert "UnsupportedConstructError: ATen op aten.cumsum (FX node 'cumsum')" in result.stderr
+    assert "UnsupportedConstructError: ATen op aten.cumprod (FX node 'cumprod')" in result.stderr

@@ -416,3 +416,40 @@ def test_table_lowers_the_core_aten_ops_of_cnns_and_transformers():
         "aten.erfinv",
     }
     assert expected <= ops, expected - ops
+
+
+# ----- float16: computed in float32 inside, refused at the boundary ---------------------------
+
+FLOAT16 = Tol(1e-2, 1e-2)  # PyTorch rounds every float16 intermediate
+
+
+class _HalfInside(nn.Module):
+    """float32 in and out; a float16 linear layer and activation inside."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 6).half()
+
+    def forward(self, x):
+        return torch.relu(self.proj(x.half())).float() * 2
+
+
+def test_float16_inside_a_module_is_computed_in_float32():
+    torch.manual_seed(0)
+    model = _HalfInside().eval()
+    x = torch.randn(3, 8)
+    with torch.no_grad():
+        expected = model(x).numpy()
+    module = build_ir(model, [x])
+    assert "f16" not in module.text
+    result = module.compile()(x.numpy())
+    assert result.dtype == np.float32
+    np.testing.assert_allclose(result, expected, rtol=FLOAT16.rtol, atol=FLOAT16.atol)
+
+
+def test_a_half_module_with_half_inputs_is_refused_naming_the_input():
+    import cuvil
+
+    model = nn.Linear(4, 2).half().eval()
+    with pytest.raises(cuvil.InputSpecError, match=r"unsupported dtype float16.*model\.float\(\)"):
+        build_ir(model, [torch.randn(3, 4).half()])

@@ -51,7 +51,6 @@ __all__ = [
     "batch_statistics_norm",
     "group_norm",
     "channel_affine",
-    "matmul",
     "linear",
     "gemm",
     "dot_general",
@@ -262,20 +261,6 @@ def channel_affine(
 
 
 # ----- contractions ---------------------------------------------------------------------
-
-
-def matmul(b: IRBuilder, x: Value, y: Value) -> Value:
-    """NumPy ``x @ y``: a 1-D operand is a row (left) or column (right), removed afterwards."""
-    rx, ry = len(x.type.shape), len(y.type.shape)
-    x2 = reshape(b, x, (1, -1)) if rx == 1 else x
-    y2 = reshape(b, y, (-1, 1)) if ry == 1 else y
-    result = b.op("cuvil.matmul", [x2, y2])
-    shape = list(result.type.shape)
-    if ry == 1:
-        shape.pop(-1)
-    if rx == 1:
-        shape.pop(-2 if ry >= 2 else -1)
-    return reshape(b, result, shape)
 
 
 def linear(b: IRBuilder, x: Value, weight: Value, bias: Value | None = None) -> Value:

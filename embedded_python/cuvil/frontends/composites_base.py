@@ -24,6 +24,7 @@ __all__ = [
     "pad",
     "predicate",
     "compare",
+    "matmul",
 ]
 
 
@@ -118,3 +119,17 @@ def predicate(name: str) -> int:
 def compare(b: IRBuilder, lhs: Value, rhs: Value, name: str) -> Value:
     """``lhs <name> rhs`` elementwise (``"eq"``, ``"lt"``, ...) as a boolean tensor."""
     return b.op("cuvil.compare", [lhs, rhs], {"predicate": predicate(name)})
+
+
+def matmul(b: IRBuilder, x: Value, y: Value) -> Value:
+    """NumPy ``x @ y``: a 1-D operand is a row (left) or column (right), removed afterwards."""
+    rx, ry = len(x.type.shape), len(y.type.shape)
+    x2 = reshape(b, x, (1, -1)) if rx == 1 else x
+    y2 = reshape(b, y, (-1, 1)) if ry == 1 else y
+    result = b.op("cuvil.matmul", [x2, y2])
+    shape = list(result.type.shape)
+    if ry == 1:
+        shape.pop(-1)
+    if rx == 1:
+        shape.pop(-2 if ry >= 2 else -1)
+    return reshape(b, result, shape)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .builder import IRBuilder, Value
-from .composites_base import broadcast_to, concat, pad, reshape, slice_axis, transpose
+from .composites_base import broadcast_to, concat, matmul, pad, reshape, slice_axis, transpose
 from .composites_index import gather
 
 __all__ = [
@@ -135,21 +135,29 @@ def conv2d_layout(
     padding=(0, 0, 0, 0),
     dilations=(1, 1),
     groups: int = 1,
+    lhs_dilation=(1, 1),
 ) -> Value:
     """A convolution in any layout through NCHW ``cuvil.conv2d``.
 
     ``input_layout`` lists the input's (batch, channel, H, W) dimensions,
     ``weight_layout`` the weight's (out, in, KH, KW) ones, ``output_layout`` the
     output's (batch, channel, H, W) ones: NHWC is ``(0, 3, 1, 2)``, HWIO
-    ``(3, 2, 0, 1)``. ``padding`` is (top, left, bottom, right).
+    ``(3, 2, 0, 1)``. ``padding`` is (top, left, bottom, right); negative
+    amounts crop. ``lhs_dilation`` puts ``d - 1`` zeros between input
+    elements first: XLA's transposed convolution (``lax.conv_transpose``).
     """
+    x = transpose(b, x, input_layout)
+    x = _insert_zeros(b, x, [int(d) for d in lhs_dilation])
+    top, left, bottom, right = (int(p) for p in padding)
+    _, _, h, w = x.type.shape
+    x = slice_axis(b, x, 2, max(-top, 0), h - max(-bottom, 0))
+    x = slice_axis(b, x, 3, max(-left, 0), w - max(-right, 0))
     attrs = {
         "strides": tuple(int(s) for s in strides),
-        "padding": tuple(int(p) for p in padding),
+        "padding": tuple(max(p, 0) for p in (top, left, bottom, right)),
         "dilations": tuple(int(d) for d in dilations),
         "groups": int(groups),
     }
-    x = transpose(b, x, input_layout)
     weight = transpose(b, weight, weight_layout)
     y = b.op("cuvil.conv2d", [x, weight], attrs)
     return transpose(b, y, np.argsort(output_layout))
@@ -281,12 +289,15 @@ def resize_matrix(
     nearest: str = "round_prefer_floor",
     cubic_a: float = -0.75,
     exclude_outside: bool = False,
+    cubic_steps: int | None = None,
 ) -> np.ndarray:
     """The (out, size) float64 matrix that resizes one axis: row ``o`` holds the weights of the
     input elements that output ``o`` interpolates (a single 1 for ``mode="nearest"``).
 
     ``scale`` is the output/input ratio the coordinate mapping divides by
     (ONNX ``scales``, PyTorch ``scale_factor``); ``None`` means ``out / size``.
+    ``cubic_steps`` rounds each cubic tap's fraction to a multiple of
+    ``1 / cubic_steps``, as TensorFlow's table of 1024 cubic weights does.
     """
     if coordinates not in _COORDINATES:
         raise ValueError(
@@ -307,7 +318,10 @@ def resize_matrix(
         np.add.at(matrix, (rows, high), x - low)
     elif mode == "cubic":
         low = np.floor(x).astype(np.int64)
-        weights = _cubic_weights(x - low, cubic_a)
+        fraction = x - low
+        if cubic_steps:
+            fraction = np.rint(fraction * cubic_steps) / cubic_steps
+        weights = _cubic_weights(fraction, cubic_a)
         taps = low[:, None] + np.arange(-1, 3)
         if exclude_outside:
             weights = np.where((taps >= 0) & (taps < size), weights, 0.0)
@@ -359,5 +373,5 @@ def resize(
         perm = list(range(rank))
         perm[axis], perm[-1] = perm[-1], perm[axis]
         moved = transpose(b, x, perm)
-        x = transpose(b, b.op("cuvil.matmul", [moved, transpose(b, weights, (1, 0))]), perm)
+        x = transpose(b, matmul(b, moved, transpose(b, weights, (1, 0))), perm)
     return x

@@ -13,6 +13,7 @@ from .builder import IRBuilder, Value
 from .composites_base import (
     cast,
     compare,
+    matmul,
     normalize_axis,
     pad,
     reshape,
@@ -149,7 +150,7 @@ def cumsum(
         perm = list(range(rank))
         perm[axis], perm[-1] = perm[-1], perm[axis]
         upper = b.constant(np.triu(np.ones((size, size), dtype=x.type.dtype)))
-        y = transpose(b, b.op("cuvil.matmul", [transpose(b, x, perm), upper]), perm)
+        y = transpose(b, matmul(b, transpose(b, x, perm), upper), perm)
     else:
         y, step = x, 1
         while step < size:

@@ -129,6 +129,21 @@ def _erfc(imp, eqn, ins, **_):
     return imp.b.op("cuvil.sub", [cc.scalar(imp.b, 1, x), imp.b.op("cuvil.erf", [x])])
 
 
+@primitive("erf_inv")
+def _erf_inv(imp, eqn, ins, **_):
+    return cc.erf_inv(imp.b, imp.value(ins[0]))
+
+
+@primitive("rev")
+def _rev(imp, eqn, ins, *, dimensions, **_):
+    return cc.flip(imp.b, imp.value(ins[0]), dimensions)
+
+
+@primitive("cumsum")
+def _cumsum(imp, eqn, ins, *, axis, reverse=False, **_):
+    return cc.cumsum(imp.b, imp.value(ins[0]), axis, reverse=reverse)
+
+
 @primitive("sign")
 def _sign(imp, eqn, ins, **_):
     b, x = imp.b, imp.value(ins[0])
@@ -297,11 +312,10 @@ def _conv(imp, eqn, ins, **params):
     rank = len(dims.lhs_spec)
     if rank not in (3, 4):
         raise imp.unsupported(f"a {rank - 2}-D convolution (Cuvil has conv2d)")
-    if any(d != 1 for d in params["lhs_dilation"]) or params["batch_group_count"] != 1:
-        raise imp.unsupported("a transposed (lhs-dilated) or batch-grouped convolution")
+    if params["batch_group_count"] != 1:
+        raise imp.unsupported("a batch-grouped convolution")
     padding = [tuple(p) for p in params["padding"]]
-    if min(min(p) for p in padding) < 0:
-        raise imp.unsupported("a convolution with negative padding")
+    lhs_dilation = list(params["lhs_dilation"])
     x, w = (imp.value(v) for v in ins)
     layouts = [tuple(dims.lhs_spec), tuple(dims.rhs_spec), tuple(dims.out_spec)]
     strides, dilations = list(params["window_strides"]), list(params["rhs_dilation"])
@@ -310,6 +324,7 @@ def _conv(imp, eqn, ins, **params):
         w = cc.reshape(imp.b, w, (*w.type.shape, 1))
         layouts = [layout + (3,) for layout in layouts]
         strides, dilations, padding = strides + [1], dilations + [1], padding + [(0, 0)]
+        lhs_dilation = lhs_dilation + [1]
     (top, bottom), (left, right) = padding
     y = cc.conv2d_layout(
         imp.b,
@@ -322,6 +337,7 @@ def _conv(imp, eqn, ins, **params):
         padding=(top, left, bottom, right),
         dilations=dilations,
         groups=params["feature_group_count"],
+        lhs_dilation=lhs_dilation,
     )
     return cc.reshape(imp.b, y, imp.out_type().shape)
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..._dtypes import is_supported
 from ..._errors import TraceError, UnsupportedConstructError
-from ..base import op_registrar
+from ..base import FLOAT16_POLICY, compute_dtype, op_registrar
 from ..builder import IRBuilder, TensorType, Value
 from ..locations import FileLineColLoc
 from .model import LoadedModel, OnnxModelError, tensor_to_array
@@ -140,6 +140,7 @@ class _Importer:
         cached = self._materialized.get(name)
         if cached is None:
             array = np.asarray(item)
+            array = array.astype(compute_dtype(array.dtype.name), copy=False)
             if not is_supported(array.dtype):
                 raise UnsupportedConstructError(
                     f"ONNX tensor '{name}' of type {array.dtype} used at run time"
@@ -196,6 +197,12 @@ class _Importer:
             self.env, self._materialized, self.scope = saved
 
 
+def onnx_float16() -> int:
+    from onnx import TensorProto
+
+    return TensorProto.FLOAT16
+
+
 def import_graph(model: LoadedModel, input_spec, func_name: str):
     """Import ``model``'s graph for inputs ``input_spec`` (name -> TensorSpec) as a program."""
     from . import ops_control, ops_nn, ops_tensor  # noqa: F401  (registers the handlers)
@@ -212,6 +219,10 @@ def import_graph(model: LoadedModel, input_spec, func_name: str):
         importer.run_node(index, node)
     results = []
     for output in graph.output:
+        if output.type.tensor_type.elem_type == onnx_float16():
+            raise UnsupportedConstructError(
+                f"ONNX graph output '{output.name}' is float16: {FLOAT16_POLICY}", model.label
+            )
         with builder.node(output.name, FileLineColLoc(model.label, 0, 0)):
             results.append(importer.materialize(output.name, importer.env[output.name]))
     return builder.program(results, input_names=list(input_spec))

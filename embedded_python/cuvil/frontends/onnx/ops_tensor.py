@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import composites as C
+from ..base import compute_dtype
 from ..builder import Value
 from .importer import NodeContext, op
 from .model import np_dtype
@@ -130,7 +131,8 @@ def cast(ctx: NodeContext):
     dtype = np_dtype(ctx.attr("to"), f"Cast node '{ctx.name}'")
     if ctx.all_constant():
         return [np.asarray(ctx.inputs[0]).astype(dtype)]
-    return [C.cast(ctx.b, ctx.value(0), dtype.name)]
+    # A cast to float16 at run time computes on in float32 (see FLOAT16_POLICY).
+    return [C.cast(ctx.b, ctx.value(0), compute_dtype(dtype.name))]
 
 
 # ----- constants and shapes ------------------------------------------------------------------

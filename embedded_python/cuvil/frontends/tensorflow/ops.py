@@ -369,11 +369,28 @@ def _broadcast_to(imp, op, ins):
 
 @op_type("GatherV2")
 def _gather(imp, op, ins):
-    if imp.attr("batch_dims", 0):
-        raise imp.unsupported("GatherV2 with batch_dims")
     data, indices = imp.value(ins[0]), imp.value(ins[1])
     axis = cc.normalize_axis(_axis(imp, ins[2], "the axis of GatherV2"), len(data.type.shape))
-    return imp.b.op("cuvil.gather", [data, indices], {"axis": axis})
+    batch_dims = int(imp.attr("batch_dims", 0))
+    if batch_dims < 0:
+        batch_dims += len(indices.type.shape)
+    if batch_dims == 0:
+        return imp.b.op("cuvil.gather", [data, indices], {"axis": axis})
+    return cc.gather_batched(imp.b, data, indices, axis, batch_dims)
+
+
+@op_type("ReverseV2")
+def _reverse(imp, op, ins):
+    axes = np.asarray(imp.known(ins[1], "the axes of ReverseV2")).reshape(-1)
+    return cc.flip(imp.b, imp.value(ins[0]), [int(a) for a in axes])
+
+
+@op_type("Cumsum")
+def _cumsum(imp, op, ins):
+    x = imp.value(ins[0])
+    axis = _axis(imp, ins[1], "the axis of Cumsum")
+    exclusive, reverse = bool(imp.attr("exclusive", False)), bool(imp.attr("reverse", False))
+    return cc.cumsum(imp.b, x, axis, exclusive=exclusive, reverse=reverse)
 
 
 # ----- reductions -------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..._dtypes import is_supported, supported_names
 from .. import composites
+from ..base import compute_dtype
 from ..builder import Value
 from .aten import NotComputed, dtype_name, lowers, torch_dtype
 
@@ -29,8 +30,9 @@ def compilable(dtype: str) -> bool:
 
 
 def result_dtype(c) -> str:
-    """The dtype-table name of the current node's (first) result."""
-    return dtype_name(c.result_meta().dtype)
+    """The dtype-table name the current node's (first) result is computed in (float16 results
+    in float32: see ``FLOAT16_POLICY``)."""
+    return compute_dtype(dtype_name(c.result_meta().dtype))
 
 
 def result_shape(c) -> tuple[int, ...]:
@@ -79,7 +81,7 @@ def promoted(*values) -> str:
         )
     if dtype is None:
         dtype = current.dtype if isinstance(current, torch.Tensor) else torch.float32
-    return dtype_name(dtype)
+    return compute_dtype(dtype_name(dtype))
 
 
 def unary(c, op: str, x) -> Value:
