@@ -10,9 +10,9 @@ Cuvil (``cuvil.load_onnx(...).compile()``). Times are medians of ``--runs``
 calls after ``--warmup`` untimed ones; each engine's largest difference
 from PyTorch eager's output is printed next to its time.
 
-The GPT-2 block also runs as JAX and TensorFlow code with the same weights
-(``framework_ports.py``): ``jax.jit``, Cuvil's import of that JAX function,
-and with ``--tensorflow`` ``tf.function`` with and without XLA
+The GPT-2 block and the BERT layer also run as JAX and TensorFlow code with
+the same weights (``framework_ports.py``): ``jax.jit``, Cuvil's import of
+that JAX function, and with ``--tensorflow`` ``tf.function`` with and without XLA
 (``jit_compile``) and Cuvil's import of that ``tf.function``. TensorFlow
 and Triton (which ``torch.compile`` loads) both bundle LLVM and cannot share
 a process, so ``--tensorflow`` drops the ``torch.compile`` row. TensorFlow
@@ -110,7 +110,8 @@ def bench_model(zoo, name: str, folder: pathlib.Path, args) -> list[tuple[str, s
     rows = []
     engines = _engines(model, inputs, onnx_path, feeds, args.threads, args.torch_compile)
     if name in framework_ports.PORTED:
-        ids = inputs[0].numpy().astype(np.int32)
+        ids = inputs[0].numpy()
+        ids = ids.astype(np.int32) if ids.dtype == np.int64 else ids  # JAX's default ints
         if args.jax:
             engines.update(framework_ports.jax_engines(name, model, ids))
         if args.tensorflow:
