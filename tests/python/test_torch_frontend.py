@@ -194,6 +194,23 @@ def test_graph_module_from_symbolic_trace_imports_with_its_parameters():
         _close(module.compile()(x.numpy()), model(x))
 
 
+def test_upsampling_stays_one_op_in_exported_and_traced_graphs():
+    class Decoder(nn.Module):
+        def forward(self, x):
+            up = F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=False)
+            return F.interpolate(up, size=(11, 13), mode="bicubic") * 2
+
+    model = Decoder().eval()
+    x = torch.randn(1, 2, 4, 5)
+    with torch.no_grad():
+        expected = model(x)
+    for source in (model, torch.fx.symbolic_trace(model)):
+        module = build_ir(source, [x])
+        # One interpolation matrix per resized axis (no element-wise index arithmetic).
+        assert module.text.count("cuvil.matmul") == 4 and "cuvil.gather" not in module.text
+        _close(module.compile()(x.numpy()), expected)
+
+
 def test_aten_graph_module_is_walked_as_it_is():
     from torch.fx.experimental.proxy_tensor import make_fx
 

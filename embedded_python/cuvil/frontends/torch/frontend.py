@@ -120,7 +120,11 @@ def _decompositions():
     interpolation matrix per axis) where their decompositions index element by element."""
     import torch
 
-    table = torch.export.default_decompositions()
+    return _keep_upsampling(torch.export.default_decompositions())
+
+
+def _keep_upsampling(table):
+    """``table`` (a decomposition table) without the upsampling ops Cuvil lowers whole."""
     for op in list(table.keys()):
         if "upsample" in str(op) and "_aa" not in str(op):
             del table[op]
@@ -207,7 +211,7 @@ def to_aten_graph(graph_module, examples: list):
         with torch.no_grad(), fx_traceback.preserve_node_meta():
             graph_module = make_fx(
                 torch.fx.Interpreter(graph_module).run,
-                decomposition_table=core_aten_decompositions(),
+                decomposition_table=_keep_upsampling(dict(core_aten_decompositions())),
                 tracing_mode="fake",
                 # Parameters held by the graph module (get_attr) stay real: they are constants.
                 _allow_non_fake_inputs=True,
