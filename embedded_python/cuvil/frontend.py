@@ -76,8 +76,11 @@ def _normalize_dtype(dtype, what: str) -> str:
             f"(supported: {SUPPORTED_NAMES})"
         )
     if not is_supported(resolved):
+        from .frontends.base import FLOAT16_POLICY
+
+        hint = f"; {FLOAT16_POLICY}" if resolved == np.float16 else ""
         raise InputSpecError(
-            f"{_API}: {what} has unsupported dtype {resolved} (supported: {SUPPORTED_NAMES})"
+            f"{_API}: {what} has unsupported dtype {resolved} (supported: {SUPPORTED_NAMES})" + hint
         )
     return resolved.name
 

@@ -50,6 +50,9 @@ def _check(fn, specs, tol, low=-2.0, high=2.0, seed=0):
     return module
 
 
+_NHWC = ("NHWC", "HWIO", "NHWC")
+
+
 def _conv(x, w, **kw):
     return lax.conv_general_dilated(x, w, dimension_numbers=("NHWC", "HWIO", "NHWC"), **kw)
 
@@ -207,6 +210,39 @@ OPS = [
         [_spec((2, 3, 6, 6))],
         ROUNDED,
     ),
+    (
+        "conv_transpose",
+        lambda x, w: lax.conv_transpose(x, w, (2, 2), "SAME", dimension_numbers=_NHWC),
+        [_spec((1, 5, 5, 3)), _spec((3, 3, 3, 4))],
+        ROUNDED,
+    ),
+    (
+        "conv_transpose_valid_rect",
+        lambda x, w: lax.conv_transpose(x, w, (2, 1), "VALID", dimension_numbers=_NHWC),
+        [_spec((2, 4, 5, 2)), _spec((2, 3, 2, 3))],
+        ROUNDED,
+    ),
+    (
+        "conv_lhs_dilation_negative_padding",
+        lambda x, w: lax.conv_general_dilated(
+            x, w, (1, 1), ((-1, 2), (1, -1)), lhs_dilation=(2, 3)
+        ),
+        [_spec((1, 2, 4, 4)), _spec((3, 2, 2, 3))],
+        ROUNDED,
+    ),
+    ("erf_inv", jax.scipy.special.erfinv, [X], TRANSCENDENTAL, (-0.999, 0.999)),
+    ("rev", lambda a: jnp.flip(a, (0, 1)) + lax.rev(a, (1,)), [X], EXACT),
+    ("cumsum", lambda a: jnp.cumsum(a, axis=1) + lax.cumsum(a, 0, reverse=True), [X], ROUNDED),
+    ("cumsum_int", lambda a: jnp.cumsum(a, axis=0), [_spec((6, 3), jnp.int32)], EXACT),
+    *[
+        (
+            f"image_resize_{method}",
+            functools.partial(jax.image.resize, shape=(2, 7, 3, 3), method=method),
+            [_spec((2, 4, 5, 3))],
+            ROUNDED,
+        )
+        for method in ("nearest", "linear", "cubic")
+    ],
     ("jit_call", lambda a: jax.jit(lambda t: jnp.tanh(t) * 2)(a) + 1, [X], TRANSCENDENTAL),
     ("checkpoint", lambda a: jax.checkpoint(lambda t: jnp.tanh(t) + t * t)(a), [X], TRANSCENDENTAL),
     (
@@ -363,13 +399,13 @@ def test_inlined_jit_calls_carry_the_call_site():
 
 def test_unsupported_primitive_names_it_the_equation_and_the_line():
     def model(x):
-        return jnp.sin(x)
+        return lax.cumprod(x)
 
     line = caller_line() - 2
     with pytest.raises(cuvil.UnsupportedConstructError) as info:
         cuvil.compile_to_ir(model, _spec((4,)))
     message = str(info.value)
-    assert "JAX primitive 'sin'" in message and "= sin" in message
+    assert "JAX primitive 'cumprod'" in message and "= cumprod" in message
     assert f"{__file__}:{line}" in message
 
 

@@ -93,6 +93,7 @@ def _cuvil(model, feeds):
 
 X4 = rand(2, 3, 8, 8)
 X3 = rand(2, 4, 6)
+IMG = rand(1, 2, 4, 5)
 POS = rand(2, 3, 4, low=0.1)
 
 CASES = [
@@ -397,6 +398,74 @@ CASES = [
         {"coordinate_transformation_mode": "half_pixel"},
         opset=13,
     ),
+    *[
+        Case(
+            f"resize_{mode}_{coordinates}",
+            "Resize",
+            [IMG, None, None, Const(ints(1, 2, 7, 9))],
+            {"mode": mode, "coordinate_transformation_mode": coordinates},
+            opset=13,
+            atol=1e-5,
+        )
+        for mode in ("linear", "cubic")
+        for coordinates in ("half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel")
+    ],
+    Case(
+        "resize_linear_downsample_to_one",
+        "Resize",
+        [IMG, None, None, Const(ints(1, 2, 1, 3))],
+        {"mode": "linear", "coordinate_transformation_mode": "pytorch_half_pixel"},
+        opset=13,
+        atol=1e-5,
+    ),
+    Case(
+        "resize_linear_scales",
+        "Resize",
+        [IMG, None, Const(np.asarray([1, 1, 2.5, 0.6], np.float32))],
+        {"mode": "linear"},
+        opset=13,
+        atol=1e-5,
+    ),
+    Case(
+        "resize_cubic_exclude_outside_tf",
+        "Resize",
+        [IMG, None, None, Const(ints(1, 2, 9, 3))],
+        {"mode": "cubic", "cubic_coeff_a": -0.5, "exclude_outside": 1},
+        opset=13,
+        atol=1e-5,
+    ),
+    Case(
+        "resize_linear_axes_opset18",
+        "Resize",
+        [IMG, None, None, Const(ints(6, 8))],
+        {"mode": "linear", "axes": [2, 3]},
+        opset=18,
+        atol=1e-5,
+    ),
+    *[
+        Case(
+            f"resize_nearest_{nearest}_{coordinates}",
+            "Resize",
+            [IMG, None, None, Const(ints(1, 2, 7, 3))],
+            {"nearest_mode": nearest, "coordinate_transformation_mode": coordinates},
+            opset=13,
+        )
+        for nearest, coordinates in (
+            ("round_prefer_ceil", "asymmetric"),
+            ("floor", "align_corners"),
+            ("ceil", "half_pixel"),
+            ("round_prefer_floor", "tf_half_pixel_for_nn"),
+        )
+    ],
+    Case("cumsum", "CumSum", [X3, Const(ints(1))], atol=1e-5),
+    Case(
+        "cumsum_exclusive_reverse",
+        "CumSum",
+        [X3, Const(np.asarray(-1, np.int32))],
+        {"exclusive": 1, "reverse": 1},
+        atol=1e-5,
+    ),
+    Case("cumsum_int", "CumSum", [np.arange(24, dtype=np.int64).reshape(4, 6), Const(ints(0))]),
     Case("identity", "Identity", [rand(3, 3)]),
     Case("dropout_inference", "Dropout", [rand(3, 3)]),
     # ----- attention (opset 23)
@@ -415,6 +484,37 @@ CASES = [
         "Attention",
         [rand(1, 2, 4, 8), rand(1, 2, 4, 8), rand(1, 2, 4, 8), np.tril(np.ones((4, 4), bool))],
         opset=23,
+    ),
+    Case(
+        "attention_grouped_query_causal",
+        "Attention",
+        [rand(2, 4, 5, 8), rand(2, 2, 5, 8), rand(2, 2, 5, 8)],
+        {"is_causal": 1},
+        opset=23,
+        atol=1e-5,
+    ),
+    Case(
+        "attention_3d_grouped_heads",
+        "Attention",
+        [rand(2, 5, 24), rand(2, 7, 8), rand(2, 7, 12)],
+        {"q_num_heads": 6, "kv_num_heads": 2},
+        opset=23,
+        atol=1e-5,
+    ),
+    Case(
+        "attention_past_key_value",
+        "Attention",
+        [
+            rand(1, 2, 3, 8),
+            rand(1, 1, 3, 8),
+            rand(1, 1, 3, 8),
+            rand(1, 2, 3, 7),
+            rand(1, 1, 4, 8),
+            rand(1, 1, 4, 8),
+        ],
+        opset=23,
+        outputs=3,
+        atol=1e-5,
     ),
     # ----- reductions, axes as attribute or input
     Case("reduce_mean_attr_opset13", "ReduceMean", [X3], {"axes": [1], "keepdims": 0}, opset=13),
@@ -491,3 +591,184 @@ def test_shape_arithmetic_is_folded_into_a_static_reshape():
         assert f'loc("{folded}' not in module.text
     assert "cuvil.reshape" in module.text
     np.testing.assert_allclose(module.compile()(x), _reference(model, {"x": x})[0], rtol=1e-6)
+
+
+# ----- control flow: If and Loop inlined ------------------------------------------------------
+
+
+def _graph_model(nodes, inputs, outputs, initializers=(), opset=17):
+    """A model of ``nodes``; ``outputs`` maps each graph output to its float32 shape."""
+    h = helper
+    graph = h.make_graph(
+        nodes,
+        "control",
+        [
+            h.make_tensor_value_info(n, h.np_dtype_to_tensor_dtype(a.dtype), a.shape)
+            for n, a in inputs
+        ],
+        [h.make_tensor_value_info(o, onnx.TensorProto.FLOAT, s) for o, s in outputs.items()],
+        [onnx.numpy_helper.from_array(np.asarray(a), n) for n, a in initializers],
+    )
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", opset)])
+
+
+def _branch(name, op, output, shape, *inputs):
+    """A one-node subgraph computing ``op(*inputs)`` (outer-scope names) into ``output``."""
+    node = helper.make_node(op, list(inputs), [output], name=f"{name}_{op.lower()}")
+    typed = helper.make_tensor_value_info(output, onnx.TensorProto.FLOAT, shape)
+    return helper.make_graph([node], name, [], [typed])
+
+
+def _if_model(condition_initializer=None, unequal=False):
+    then_g = _branch("then", "Add", "t_out", (3, 4), "x", "y")
+    if unequal:
+        else_g = _branch("else", "Identity", "e_out", (2,), "other")
+    else:
+        else_g = _branch("else", "Sub", "e_out", (3, 4), "x", "y")
+    node = helper.make_node(
+        "If", ["cond"], ["out"], name="choose", then_branch=then_g, else_branch=else_g
+    )
+    x, y = rand(3, 4), rand(3, 4)
+    inputs = [("x", x), ("y", y)]
+    inits = [("other", rand(2))] if unequal else []
+    if condition_initializer is None:
+        inputs.append(("cond", np.asarray(True)))
+    else:
+        inits.append(("cond", np.asarray(condition_initializer)))
+    return _graph_model([node], inputs, {"out": (3, 4)}, inits), {"x": x, "y": y}
+
+
+@pytest.mark.parametrize("taken", [True, False])
+def test_if_with_a_known_condition_imports_the_taken_branch_only(taken):
+    model, feeds = _if_model(condition_initializer=taken)
+    module = cuvil.load_onnx(model)
+    kept, dropped = ("then_add", "else_sub") if taken else ("else_sub", "then_add")
+    assert kept in module.text and dropped not in module.text
+    expected = _reference(model, feeds)[0]
+    np.testing.assert_allclose(module.compile()(**feeds), expected, rtol=1e-6)
+
+
+def test_if_with_a_runtime_condition_selects_between_both_branches():
+    model, feeds = _if_model()
+    compiled = cuvil.load_onnx(model).compile()
+    for condition in (True, False):
+        run = {**feeds, "cond": np.asarray(condition)}
+        np.testing.assert_allclose(compiled(**run), _reference(model, run)[0], rtol=1e-6)
+
+
+def test_if_with_a_runtime_condition_and_unequal_branch_shapes_names_the_node():
+    model, _ = _if_model(unequal=True)
+    with pytest.raises(cuvil.UnsupportedConstructError, match=r"If node 'choose'.*equal shapes"):
+        cuvil.load_onnx(model)
+
+
+def _loop_model(trip_count, condition_op="Identity"):
+    """``state = state * w + i`` for ``trip_count`` iterations, also scanning ``state + 1``."""
+    h = helper
+    body = h.make_graph(
+        [
+            h.make_node(condition_op, ["cond_in"], ["cond_out"], name="keep_going"),
+            h.make_node("Cast", ["i"], ["i_f"], to=onnx.TensorProto.FLOAT, name="count"),
+            h.make_node("Mul", ["state_in", "w"], ["scaled"], name="scale"),
+            h.make_node("Add", ["scaled", "i_f"], ["state_out"], name="step"),
+            h.make_node("Add", ["state_out", "one"], ["scan"], name="emit"),
+        ],
+        "body",
+        [
+            h.make_tensor_value_info("i", onnx.TensorProto.INT64, ()),
+            h.make_tensor_value_info("cond_in", onnx.TensorProto.BOOL, ()),
+            h.make_tensor_value_info("state_in", onnx.TensorProto.FLOAT, (2, 3)),
+        ],
+        [
+            h.make_tensor_value_info("cond_out", onnx.TensorProto.BOOL, ()),
+            h.make_tensor_value_info("state_out", onnx.TensorProto.FLOAT, (2, 3)),
+            h.make_tensor_value_info("scan", onnx.TensorProto.FLOAT, (2, 3)),
+        ],
+    )
+    node = h.make_node("Loop", ["M", "cond", "x"], ["final", "scans"], name="repeat", body=body)
+    x = rand(2, 3)
+    inits = [
+        ("M", np.asarray(trip_count, np.int64)),
+        ("cond", np.asarray(True)),
+        ("w", rand(2, 3)),
+        ("one", np.float32(1)),
+    ]
+    outputs = {"final": (2, 3), "scans": (trip_count, 2, 3)}
+    return _graph_model([node], [("x", x)], outputs, inits), {"x": x}
+
+
+def test_loop_with_a_static_trip_count_is_unrolled():
+    model, feeds = _loop_model(4)
+    module = cuvil.load_onnx(model)
+    assert 'loc("repeat/iteration_3/step"' in module.text
+    final, scans = module.compile()(**feeds)
+    want_final, want_scans = _reference(model, feeds)
+    np.testing.assert_allclose(final, want_final, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(scans, want_scans, rtol=1e-5, atol=1e-6)
+
+
+def test_loop_beyond_the_unroll_limit_or_with_a_runtime_condition_is_refused():
+    from cuvil.frontends.onnx.ops_control import LOOP_UNROLL_LIMIT
+
+    model, _ = _loop_model(LOOP_UNROLL_LIMIT + 1)
+    with pytest.raises(cuvil.UnsupportedConstructError, match=r"Loop node 'repeat'.*unroll"):
+        cuvil.load_onnx(model)
+    model, _ = _loop_model(3)
+    body = model.graph.node[0].attribute[0].g
+    body.node[0].CopyFrom(helper.make_node("Less", ["state_out", "one"], ["cond_out"]))
+    body.node.insert(4, body.node.pop(0))  # after state_out is computed
+    with pytest.raises(cuvil.UnsupportedConstructError, match=r"condition computed at run time"):
+        cuvil.load_onnx(model)
+
+
+# ----- float16: computed in float32 inside, refused at the boundary ---------------------------
+
+FLOAT16 = {"rtol": 1e-2, "atol": 1e-2}  # ONNX Runtime rounds every float16 intermediate
+
+
+def _float16_model(output_type=onnx.TensorProto.FLOAT):
+    """float32 in and out around float16 weights and compute (``keep_io_types`` conversions)."""
+    h = helper
+    nodes = [
+        h.make_node("Cast", ["x"], ["x16"], to=onnx.TensorProto.FLOAT16, name="to_half"),
+        h.make_node("MatMul", ["x16", "w"], ["y16"], name="project"),
+        h.make_node("Add", ["y16", "bias"], ["z16"], name="shift"),
+        h.make_node("Relu", ["z16"], ["r16"], name="act"),
+        h.make_node("Cast", ["r16"], ["out"], to=output_type, name="to_output"),
+    ]
+    inits = [("w", rand(8, 5).astype(np.float16)), ("bias", rand(5).astype(np.float16))]
+    x = rand(3, 8)
+    graph = helper.make_graph(
+        nodes,
+        "half",
+        [h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, x.shape)],
+        [h.make_tensor_value_info("out", output_type, (3, 5))],
+        [onnx.numpy_helper.from_array(a, n) for n, a in inits],
+    )
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 17)]), {"x": x}
+
+
+def test_float16_weights_and_casts_inside_a_model_are_computed_in_float32():
+    model, feeds = _float16_model()
+    module = cuvil.load_onnx(model)
+    assert "f16" not in module.text
+    got = module.compile()(**feeds)
+    np.testing.assert_allclose(got, _reference(model, feeds)[0], **FLOAT16)
+
+
+def test_float16_at_a_models_inputs_or_outputs_is_refused_naming_the_tensor():
+    model, _ = _float16_model(output_type=onnx.TensorProto.FLOAT16)
+    with pytest.raises(cuvil.UnsupportedConstructError, match=r"output 'out' is float16.*fix"):
+        cuvil.load_onnx(model)
+    x = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT16, (2, 3))
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        "g",
+        [x],
+        [helper.make_empty_tensor_value_info("y")],
+    )
+    model = onnx.shape_inference.infer_shapes(
+        helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    )
+    with pytest.raises(cuvil.InputSpecError, match=r"input 'x' has unsupported dtype float16.*fix"):
+        cuvil.load_onnx(model)

@@ -49,6 +49,11 @@ def _check(fn, specs, tol, low=-2.0, high=2.0, seed=0):
     return module
 
 
+def _in_range(indices, size):
+    """Indices clipped into [0, size): TensorFlow refuses others on the CPU."""
+    return tf.minimum(tf.maximum(indices, 0), size - 1)
+
+
 X, Y = _spec((3, 4)), _spec((3, 4))
 POS = (0.5, 2.0)
 IMG = _spec((2, 7, 7, 3))
@@ -190,6 +195,65 @@ OPS = [
         [IMG],
         ROUNDED,
     ),
+    *[
+        (
+            f"Resize_{method}",
+            lambda x, method=method: tf.image.resize(x, (9, 5), method=method),
+            [IMG],
+            ROUNDED,
+        )
+        for method in ("bilinear", "nearest", "bicubic")
+    ],
+    *[
+        (
+            f"ResizeV1_{op.__name__}_{corners}",
+            lambda x, op=op, corners=corners: op(x, (4, 11), align_corners=corners),
+            [IMG],
+            ROUNDED,
+        )
+        for op in (
+            tf.compat.v1.image.resize_bilinear,
+            tf.compat.v1.image.resize_nearest_neighbor,
+            tf.compat.v1.image.resize_bicubic,
+        )
+        for corners in (False, True)
+    ],
+    (
+        "Conv2DBackpropInput_same",
+        lambda x: tf.nn.conv2d_transpose(
+            x, tf.reshape(tf.range(54.0) / 50, (3, 3, 2, 3)), (2, 14, 14, 2), 2, "SAME"
+        ),
+        [IMG],
+        ROUNDED,
+    ),
+    (
+        "Conv2DBackpropInput_valid",
+        lambda x: tf.nn.conv2d_transpose(
+            x, tf.reshape(tf.range(24.0) / 20, (2, 2, 2, 3)), (2, 15, 8, 2), (2, 1), "VALID"
+        ),
+        [IMG],
+        ROUNDED,
+    ),
+    (
+        "GatherV2_batch_dims",
+        lambda a, i: tf.gather(a, _in_range(i, 5), axis=1, batch_dims=1),
+        [_spec((3, 5, 2)), _spec((3, 4), I32)],
+        EXACT,
+    ),
+    (
+        "GatherV2_batch_dims_axis2",
+        lambda a, i: tf.gather(a, _in_range(i, 5), axis=2, batch_dims=1),
+        [_spec((2, 3, 5, 2)), _spec((2, 4), I32)],
+        EXACT,
+    ),
+    ("ReverseV2", lambda a: tf.reverse(a, [0, -1]), [X], EXACT),
+    ("Cumsum_1d", tf.math.cumsum, [_spec((4,))], ROUNDED),
+    (
+        "Cumsum",
+        lambda a: tf.cumsum(a, 1) + tf.cumsum(a, 0, exclusive=True, reverse=True),
+        [X],
+        ROUNDED,
+    ),
     (
         "FusedBatchNormV3",
         lambda x: tf.compat.v1.nn.fused_batch_norm(
@@ -246,6 +310,23 @@ def test_keras_sequential_cnn_matches_tensorflow():
     function = tf.function(lambda x: model(x, training=False))
     module = _check(function, [_spec((2, 16, 16, 3))], MODEL, 0.0, 1.0)
     assert "cuvil.conv2d" in module.text and "cuvil.max_pool2d" in module.text
+
+
+def test_keras_decoder_with_transposed_convolutions_and_resizing_matches_tensorflow():
+    keras.utils.set_random_seed(0)
+    layers = keras.layers
+    model = keras.Sequential(
+        [
+            layers.Input((6, 6, 4)),
+            layers.Conv2DTranspose(8, 3, strides=2, padding="same", activation="relu"),
+            layers.Conv2DTranspose(4, (2, 3), strides=(1, 2), padding="valid"),
+            layers.UpSampling2D(2, interpolation="bilinear"),
+            layers.Resizing(20, 30),
+            layers.UpSampling2D((1, 2)),
+        ]
+    )
+    function = tf.function(lambda x: model(x, training=False))
+    _check(function, [_spec((2, 6, 6, 4))], MODEL)
 
 
 def _transformer_block(dim=32, heads=4, length=8):
@@ -323,13 +404,13 @@ def test_ops_carry_the_node_names_and_the_function_line():
 def test_unsupported_op_names_the_op_the_node_and_the_location():
     @tf.function
     def model(x):
-        return tf.math.cumsum(x)
+        return tf.math.cumprod(x)
 
     line = caller_line() - 3
     with pytest.raises(cuvil.UnsupportedConstructError) as info:
         cuvil.frontend.build_ir(model=model, input_spec=[_spec((4,))])
     message = str(info.value)
-    assert "TensorFlow op 'Cumsum'" in message and "node 'Cumsum'" in message
+    assert "TensorFlow op 'Cumprod'" in message and "node 'Cumprod'" in message
     assert f"{__file__}:{line}" in message
 
 

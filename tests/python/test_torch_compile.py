@@ -35,7 +35,7 @@ class WithCumsum(nn.Module):
 
     def forward(self, x):
         y = torch.relu(self.proj(x))
-        return torch.cumsum(y, dim=0) * 2.0  # marker: cumsum
+        return torch.cumprod(y, dim=0) * 2.0  # marker: cumprod
 
 
 @pytest.fixture(autouse=True)
@@ -78,13 +78,13 @@ def test_unsupported_op_runs_eagerly_with_the_reason_logged(caplog):
         result = compiled(x)
         expected = model(x)
     torch.testing.assert_close(result, expected, rtol=1e-5, atol=1e-6)
-    line = line_of("marker: cumsum", THIS_FILE)
+    line = line_of("marker: cumprod", THIS_FILE)
     reason = dynamo.last_fallback_reason()
-    assert f"ATen op aten.cumsum (FX node 'cumsum') at {THIS_FILE}:{line}" in reason
+    assert f"ATen op aten.cumprod (FX node 'cumprod') at {THIS_FILE}:{line}" in reason
     assert "supported part(s) compiled, the rest runs eagerly" in reason
     messages = [r.getMessage() for r in caplog.records]
     assert any("running PyTorch eager instead of compiled code" in m for m in messages)
-    # linear+relu before cumsum is compiled; the lone multiply after it stays eager
+    # linear+relu before cumprod is compiled; the lone multiply after it stays eager
     # (single-op parts are not worth a call into compiled code).
     assert "1 supported part(s) compiled" in reason
     assert len(cuvil.compilations()) - before == 1

@@ -53,7 +53,7 @@ class TwoInputs(nn.Module):
 
 class Unsupported(nn.Module):
     def forward(self, x):
-        return torch.cumsum(x, dim=0)  # marker: cumsum call
+        return torch.cumprod(x, dim=0)  # marker: cumprod call
 
 
 def _close(a, b, tol=1e-5):
@@ -140,9 +140,9 @@ def test_unsupported_op_names_the_op_the_fx_node_and_the_line():
     with pytest.raises(cuvil.UnsupportedConstructError) as info:
         build_ir(Unsupported(), {"x": (4,)})
     message = str(info.value)
-    assert "ATen op aten.cumsum" in message
-    assert "FX node 'cumsum'" in message
-    assert f"{THIS_FILE}:{line_of('marker: cumsum call', THIS_FILE)}" in message
+    assert "ATen op aten.cumprod" in message
+    assert "FX node 'cumprod'" in message
+    assert f"{THIS_FILE}:{line_of('marker: cumprod call', THIS_FILE)}" in message
 
 
 def test_transformer_encoder_layer_matches_pytorch():
@@ -192,6 +192,23 @@ def test_graph_module_from_symbolic_trace_imports_with_its_parameters():
     x = torch.randn(1, 3, 8, 8)
     with torch.no_grad():
         _close(module.compile()(x.numpy()), model(x))
+
+
+def test_upsampling_stays_one_op_in_exported_and_traced_graphs():
+    class Decoder(nn.Module):
+        def forward(self, x):
+            up = F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=False)
+            return F.interpolate(up, size=(11, 13), mode="bicubic") * 2
+
+    model = Decoder().eval()
+    x = torch.randn(1, 2, 4, 5)
+    with torch.no_grad():
+        expected = model(x)
+    for source in (model, torch.fx.symbolic_trace(model)):
+        module = build_ir(source, [x])
+        # One interpolation matrix per resized axis (no element-wise index arithmetic).
+        assert module.text.count("cuvil.matmul") == 4 and "cuvil.gather" not in module.text
+        _close(module.compile()(x.numpy()), expected)
 
 
 def test_aten_graph_module_is_walked_as_it_is():
@@ -280,11 +297,11 @@ def test_cli_reports_an_unsupported_model_with_the_op(tmp_path):
             import torch
             class Scan(torch.nn.Module):
                 def forward(self, x):
-                    return torch.cumsum(x, 0)
+                    return torch.cumprod(x, 0)
             model, example_inputs = Scan(), (torch.randn(3),)
             """
         )
     )
     result = run_python(["-m", "cuvil", "compile", str(script)])
     assert result.returncode == 1
-    assert "UnsupportedConstructError: ATen op aten.cumsum (FX node 'cumsum')" in result.stderr
+    assert "UnsupportedConstructError: ATen op aten.cumprod (FX node 'cumprod')" in result.stderr

@@ -30,6 +30,7 @@ TRANSCENDENTAL = Tol(1e-5, 1e-6)  # exp/log/tanh/erf/sigmoid/gelu/pow
 NORMALIZATION = Tol(1e-4, 1e-5)  # a reduction with rsqrt
 REDUCTION = Tol(1e-5, 1e-5)  # reordered sums of a few dozen terms
 CONTRACTION = Tol(1e-4, 1e-4)  # matmul/conv: K products summed in another order
+INTERPOLATION = Tol(1e-5, 1e-5)  # resizing: weighted sums, one axis at a time
 
 
 # ----- cases --------------------------------------------------------------------------------
@@ -241,6 +242,49 @@ CASES = [
     # shapes and data movement
     m("upsample_nearest", lambda: nn.Upsample(scale_factor=2), NCHW),
     m("pixel_shuffle", lambda: nn.PixelShuffle(2), NCHW),
+    f(
+        "interpolate_bilinear",
+        lambda a: F.interpolate(a, (13, 7), mode="bilinear"),
+        NCHW,
+        tol=INTERPOLATION,
+    ),
+    f(
+        "interpolate_bilinear_align_corners",
+        lambda a: F.interpolate(a, scale_factor=1.5, mode="bilinear", align_corners=True),
+        NCHW,
+        tol=INTERPOLATION,
+    ),
+    f(
+        "interpolate_bilinear_scale",
+        lambda a: F.interpolate(a, scale_factor=(1.7, 0.5), mode="bilinear"),
+        NCHW,
+        tol=INTERPOLATION,
+    ),
+    f(
+        "interpolate_bicubic",
+        lambda a: F.interpolate(a, (11, 5), mode="bicubic"),
+        NCHW,
+        tol=INTERPOLATION,
+    ),
+    f(
+        "interpolate_bicubic_align_corners",
+        lambda a: F.interpolate(a, scale_factor=1.5, mode="bicubic", align_corners=True),
+        NCHW,
+        tol=INTERPOLATION,
+    ),
+    f(
+        "interpolate_linear_1d",
+        lambda a: F.interpolate(a, 17, mode="linear"),
+        (2, 3, 8),
+        tol=INTERPOLATION,
+    ),
+    f("interpolate_nearest_scale", lambda a: F.interpolate(a, scale_factor=1.5), NCHW),
+    f("interpolate_nearest_exact", lambda a: F.interpolate(a, (5, 12), mode="nearest-exact"), NCHW),
+    f("cumsum", lambda a: torch.cumsum(a, 1), (3, 7, 2), tol=REDUCTION),
+    f("cumsum_int", lambda a: torch.cumsum(a, 0), ((9, 4), torch.int64, -5, 5)),
+    f("cumsum_long_scan", lambda a: torch.cumsum(a, -1), (2, 700), tol=Tol(1e-4, 1e-4)),
+    f("flip", lambda a: torch.flip(a, (0, 2)), (3, 4, 5)),
+    f("erfinv", torch.erfinv, ((4, 6), torch.float32, -0.999, 0.999), tol=Tol(2e-5, 2e-6)),
     f("repeat", lambda a: a.repeat(2, 1, 3), (3, 2)),
     f("glu", lambda a: F.glu(a, dim=1), (3, 4), tol=TRANSCENDENTAL),
     f("view", lambda a: a.view(6, 5) + 0, (2, 3, 5)),
@@ -306,6 +350,14 @@ CASES = [
         tol=CONTRACTION,
     ),
     m("multihead_attention", lambda: _MHA(), (2, 5, 16), tol=CONTRACTION),
+    f(
+        "sdpa_grouped_query",
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True),
+        (1, 6, 5, 8),
+        (1, 2, 5, 8),
+        (1, 2, 5, 8),
+        tol=CONTRACTION,
+    ),
 ]
 
 
@@ -382,5 +434,48 @@ def test_table_lowers_the_core_aten_ops_of_cnns_and_transformers():
         "aten.embedding",
         "aten.sym_size",
         "aten.scaled_dot_product_attention",
+        "aten.upsample_bilinear2d",
+        "aten.upsample_bicubic2d",
+        "aten.upsample_nearest2d",
+        "aten.cumsum",
+        "aten.flip",
+        "aten.erfinv",
     }
     assert expected <= ops, expected - ops
+
+
+# ----- float16: computed in float32 inside, refused at the boundary ---------------------------
+
+FLOAT16 = Tol(1e-2, 1e-2)  # PyTorch rounds every float16 intermediate
+
+
+class _HalfInside(nn.Module):
+    """float32 in and out; a float16 linear layer and activation inside."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 6).half()
+
+    def forward(self, x):
+        return torch.relu(self.proj(x.half())).float() * 2
+
+
+def test_float16_inside_a_module_is_computed_in_float32():
+    torch.manual_seed(0)
+    model = _HalfInside().eval()
+    x = torch.randn(3, 8)
+    with torch.no_grad():
+        expected = model(x).numpy()
+    module = build_ir(model, [x])
+    assert "f16" not in module.text
+    result = module.compile()(x.numpy())
+    assert result.dtype == np.float32
+    np.testing.assert_allclose(result, expected, rtol=FLOAT16.rtol, atol=FLOAT16.atol)
+
+
+def test_a_half_module_with_half_inputs_is_refused_naming_the_input():
+    import cuvil
+
+    model = nn.Linear(4, 2).half().eval()
+    with pytest.raises(cuvil.InputSpecError, match=r"unsupported dtype float16.*model\.float\(\)"):
+        build_ir(model, [torch.randn(3, 4).half()])

@@ -13,6 +13,9 @@ __all__ = [
     "for_model",
     "to_ir_module",
     "require_inference",
+    "op_registrar",
+    "compute_dtype",
+    "FLOAT16_POLICY",
 ]
 
 _REGISTRY: dict[str, type[FrontEnd]] = {}
@@ -110,6 +113,36 @@ def for_model(model) -> FrontEnd:
         f"cuvil: cannot import a {type(model).__name__}: build_ir accepts a Python callable "
         f"(NumPy tracing) or a model of a registered front end ({', '.join(available())})"
     )
+
+
+# float16 inside an imported model is computed in float32 (weights and casts widened at
+# import); the compiled code does not take or return float16 yet.
+_COMPUTED_AS = {"float16": "float32"}
+FLOAT16_POLICY = (
+    "Cuvil computes float16 inside an imported model in float32, but does not compile float16 "
+    "at a model's inputs and outputs yet; fix: give the model float32 inputs and outputs "
+    "(PyTorch: model.float(); ONNX: convert to float16 with keep_io_types=True, or to float32)"
+)
+
+
+def compute_dtype(name: str) -> str:
+    """The dtype-table name Cuvil computes a framework dtype ``name`` in (float16 -> float32)."""
+    return _COMPUTED_AS.get(name, name)
+
+
+def op_registrar(table: dict):
+    """The decorator factory of an importer's op table: ``@register("Add", "Sub")`` maps each name
+    to the decorated handler in ``table`` and returns the handler unchanged."""
+
+    def register(*names: str):
+        def decorate(fn):
+            for name in names:
+                table[name] = fn
+            return fn
+
+        return decorate
+
+    return register
 
 
 def require_inference(mode: str, name: str, frontend: str) -> None:

@@ -20,18 +20,19 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .builder import IRBuilder, TensorType, Value
+from .builder import IRBuilder, Value
+from .composites_base import *  # noqa: F403  (re-exported)
+from .composites_base import __all__ as _base_all
+from .composites_base import broadcast_to, compare, normalize_axis, reshape, scalar, transpose
+from .composites_conv import *  # noqa: F403  (re-exported)
+from .composites_conv import __all__ as _conv_all
+from .composites_index import *  # noqa: F403  (re-exported)
+from .composites_index import __all__ as _index_all
 
 __all__ = [
-    "scalar",
-    "normalize_axis",
-    "reshape",
-    "transpose",
-    "broadcast_to",
-    "cast",
-    "slice_axis",
-    "concat",
-    "pad",
+    *_base_all,
+    *_conv_all,
+    *_index_all,
     "gelu",
     "silu",
     "hardsigmoid",
@@ -43,108 +44,23 @@ __all__ = [
     "mish",
     "clip",
     "log_softmax",
+    "erf_inv",
     "layer_norm",
     "rms_norm",
     "batch_norm",
-    "matmul",
+    "batch_statistics_norm",
+    "group_norm",
+    "channel_affine",
     "linear",
     "gemm",
-    "conv2d",
-    "conv_transpose2d",
-    "global_pool2d",
-    "adaptive_pool2d",
-    "upsample_nearest",
+    "dot_general",
+    "einsum",
     "scaled_dot_product_attention",
-    "gather",
-    "compare",
+    "repeat_heads",
     "floor_divide",
     "truncate_divide",
     "remainder",
 ]
-
-
-# ----- building blocks --------------------------------------------------------------
-
-
-def scalar(b: IRBuilder, value, like: Value | str) -> Value:
-    """A rank-0 constant ``value`` of ``like``'s dtype (a Value or a dtype-table name)."""
-    dtype = like if isinstance(like, str) else like.type.dtype
-    return b.constant(np.asarray(value, dtype=dtype))
-
-
-def normalize_axis(axis: int, rank: int) -> int:
-    """``axis`` in ``[0, rank)`` (negative counts from the end); ``ValueError`` if out of range."""
-    if not -rank <= axis < max(rank, 1):
-        raise ValueError(f"axis {axis} is out of range for rank {rank}")
-    return axis % max(rank, 1)
-
-
-def reshape(b: IRBuilder, x: Value, shape: Sequence[int]) -> Value:
-    """``x`` with ``shape`` (at most one ``-1``); no op when the shape is unchanged."""
-    shape = [int(d) for d in shape]
-    size = int(np.prod(x.type.shape, dtype=np.int64))
-    if -1 in shape:
-        known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
-        shape[shape.index(-1)] = size // known if known else 0
-    if tuple(shape) == x.type.shape:
-        return x
-    return b.op("cuvil.reshape", [x], result_type=TensorType(tuple(shape), x.type.dtype))
-
-
-def transpose(b: IRBuilder, x: Value, perm: Sequence[int]) -> Value:
-    """``x`` with its dimensions permuted; no op for the identity permutation."""
-    perm = tuple(normalize_axis(int(p), len(x.type.shape)) for p in perm)
-    if perm == tuple(range(len(perm))):
-        return x
-    return b.op("cuvil.transpose", [x], {"permutation": perm})
-
-
-def broadcast_to(b: IRBuilder, x: Value, shape: Sequence[int]) -> Value:
-    """``x`` broadcast to ``shape`` with NumPy rules; no op when already that shape."""
-    shape = tuple(int(d) for d in shape)
-    if shape == x.type.shape:
-        return x
-    return b.op("cuvil.broadcast_to", [x], result_type=TensorType(shape, x.type.dtype))
-
-
-def cast(b: IRBuilder, x: Value, dtype: str) -> Value:
-    """``x`` converted to dtype ``dtype`` (a table name), NumPy ``astype`` semantics."""
-    if x.type.dtype == dtype:
-        return x
-    return b.op("cuvil.cast", [x], result_type=TensorType(x.type.shape, dtype))
-
-
-def slice_axis(b: IRBuilder, x: Value, axis: int, start: int, limit: int, step: int = 1) -> Value:
-    """``x[..., start:limit:step, ...]`` along ``axis`` (positive step, in-range bounds)."""
-    shape = x.type.shape
-    starts, limits, steps = [0] * len(shape), list(shape), [1] * len(shape)
-    starts[axis], limits[axis], steps[axis] = start, limit, step
-    if (start, limit, step) == (0, shape[axis], 1):
-        return x
-    return b.op("cuvil.slice", [x], {"start": starts, "limit": limits, "step": steps})
-
-
-def concat(b: IRBuilder, values: Sequence[Value], axis: int) -> Value:
-    """``values`` concatenated along ``axis``; a single value is returned as is."""
-    values = list(values)
-    if len(values) == 1:
-        return values[0]
-    return b.op("cuvil.concat", values, {"axis": normalize_axis(axis, len(values[0].type.shape))})
-
-
-def pad(b: IRBuilder, x: Value, pads: Sequence[tuple[int, int]], value: float = 0.0) -> Value:
-    """``x`` padded with constant ``value``: ``pads[i] = (before, after)`` for each dimension."""
-    for axis, (before, after) in enumerate(pads):
-        parts = []
-        for count in (before, None, after):
-            if count is None:
-                parts.append(x)
-            elif count > 0:
-                shape = list(x.type.shape)
-                shape[axis] = count
-                parts.append(b.constant(np.full(shape, value, dtype=x.type.dtype)))
-        x = concat(b, parts, axis)
-    return x
 
 
 # ----- activations --------------------------------------------------------------------
@@ -192,19 +108,19 @@ def hardswish(b: IRBuilder, x: Value) -> Value:
 def leaky_relu(b: IRBuilder, x: Value, alpha: float = 0.01) -> Value:
     """``x`` where ``x >= 0``, else ``alpha * x``."""
     zero = scalar(b, 0.0, x)
-    positive = b.op("cuvil.compare", [x, zero], {"predicate": _predicate("ge")})
+    positive = compare(b, x, zero, "ge")
     return b.op("cuvil.where", [positive, x, b.op("cuvil.mul", [x, scalar(b, alpha, x)])])
 
 
 def prelu(b: IRBuilder, x: Value, slope: Value) -> Value:
     """``x`` where ``x >= 0``, else ``slope * x`` (``slope`` broadcasts, e.g. per channel)."""
-    positive = b.op("cuvil.compare", [x, scalar(b, 0.0, x)], {"predicate": _predicate("ge")})
+    positive = compare(b, x, scalar(b, 0.0, x), "ge")
     return b.op("cuvil.where", [positive, x, b.op("cuvil.mul", [x, slope])])
 
 
 def elu(b: IRBuilder, x: Value, alpha: float = 1.0, scale: float = 1.0) -> Value:
     """``scale * (x if x > 0 else alpha * (exp(x) - 1))``; SELU is ELU with its alpha and scale."""
-    positive = b.op("cuvil.compare", [x, scalar(b, 0.0, x)], {"predicate": _predicate("gt")})
+    positive = compare(b, x, scalar(b, 0.0, x), "gt")
     # exp of the negative part only, so large positive inputs do not overflow.
     negative_part = b.op("cuvil.min", [x, scalar(b, 0.0, x)])
     expm1 = b.op("cuvil.sub", [b.op("cuvil.exp", [negative_part]), scalar(b, 1.0, x)])
@@ -231,6 +147,38 @@ def log_softmax(b: IRBuilder, x: Value, axis: int = -1) -> Value:
     shifted = b.op("cuvil.sub", [x, b.op("cuvil.reduce_max", [x], attrs)])
     total = b.op("cuvil.reduce_sum", [b.op("cuvil.exp", [shifted])], attrs)
     return b.op("cuvil.sub", [shifted, b.op("cuvil.log", [total])])
+
+
+# Giles' single-precision inverse-error-function polynomials (what XLA evaluates for
+# ``erf_inv``): one for w = -log(1 - x^2) < 5, one in sqrt(w) for the tails.
+_ERF_INV_CENTRAL = (
+    2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
+    -0.00125372503, -0.00417768164, 0.246640727, 1.50140941,
+)  # fmt: skip
+_ERF_INV_TAIL = (
+    -0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
+    -0.0076224613, 0.00943887047, 1.00167406, 2.83297682,
+)  # fmt: skip
+
+
+def erf_inv(b: IRBuilder, x: Value) -> Value:
+    """The inverse error function on (-1, 1), +-inf at +-1 (float32 accuracy, as XLA's)."""
+
+    def horner(w: Value, coefficients) -> Value:
+        p = scalar(b, coefficients[0], w)
+        for c in coefficients[1:]:
+            p = b.op("cuvil.add", [b.op("cuvil.mul", [p, w]), scalar(b, c, w)])
+        return p
+
+    one = scalar(b, 1.0, x)
+    product = b.op("cuvil.mul", [b.op("cuvil.sub", [one, x]), b.op("cuvil.add", [one, x])])
+    w = b.op("cuvil.neg", [b.op("cuvil.log", [product])])
+    central = horner(b.op("cuvil.sub", [w, scalar(b, 2.5, x)]), _ERF_INV_CENTRAL)
+    tail = horner(b.op("cuvil.sub", [b.op("cuvil.sqrt", [w]), scalar(b, 3.0, x)]), _ERF_INV_TAIL)
+    p = b.op("cuvil.where", [compare(b, w, scalar(b, 5.0, x), "lt"), central, tail])
+    edge = compare(b, b.op("cuvil.abs", [x]), one, "eq")
+    infinite = b.op("cuvil.mul", [x, scalar(b, np.inf, x)])
+    return b.op("cuvil.where", [edge, infinite, b.op("cuvil.mul", [p, x])])
 
 
 # ----- normalizations ---------------------------------------------------------------------
@@ -281,21 +229,41 @@ def batch_norm(
     return reshape(b, y, shape)
 
 
+def batch_statistics_norm(b: IRBuilder, x: Value, epsilon: float = 1e-5) -> Value:
+    """``(x - mean) / sqrt(var + epsilon)`` with statistics over every axis but channel axis 1.
+
+    What an instance norm, or a batch norm without running statistics,
+    computes in inference; no affine (see :func:`channel_affine`).
+    """
+    attrs = {"axes": tuple(d for d in range(len(x.type.shape)) if d != 1), "keepdims": True}
+    centered = b.op("cuvil.sub", [x, b.op("cuvil.reduce_mean", [x], attrs)])
+    var = b.op("cuvil.reduce_mean", [b.op("cuvil.mul", [centered, centered])], attrs)
+    inverse = b.op("cuvil.rsqrt", [b.op("cuvil.add", [var, scalar(b, epsilon, x)])])
+    return b.op("cuvil.mul", [centered, inverse])
+
+
+def group_norm(b: IRBuilder, x: Value, groups: int, epsilon: float = 1e-5) -> Value:
+    """Normalize each of ``groups`` channel groups of (N, C, ...) over its channels and positions.
+
+    Each group is a layer norm of its flattened values; no affine (see :func:`channel_affine`).
+    """
+    shape = x.type.shape
+    grouped = reshape(b, x, (shape[0], int(groups), -1))
+    return reshape(b, layer_norm(b, grouped, epsilon=epsilon), shape)
+
+
+def channel_affine(
+    b: IRBuilder, y: Value, weight: Value | None = None, bias: Value | None = None
+) -> Value:
+    """``y * weight + bias`` with per-channel (axis 1) parameters, either of them optional."""
+    per_channel = (1, y.type.shape[1]) + (1,) * (len(y.type.shape) - 2)
+    for op, param in (("cuvil.mul", weight), ("cuvil.add", bias)):
+        if param is not None:
+            y = b.op(op, [y, reshape(b, param, per_channel)])
+    return y
+
+
 # ----- contractions ---------------------------------------------------------------------
-
-
-def matmul(b: IRBuilder, x: Value, y: Value) -> Value:
-    """NumPy ``x @ y``: a 1-D operand is a row (left) or column (right), removed afterwards."""
-    rx, ry = len(x.type.shape), len(y.type.shape)
-    x2 = reshape(b, x, (1, -1)) if rx == 1 else x
-    y2 = reshape(b, y, (-1, 1)) if ry == 1 else y
-    result = b.op("cuvil.matmul", [x2, y2])
-    shape = list(result.type.shape)
-    if ry == 1:
-        shape.pop(-1)
-    if rx == 1:
-        shape.pop(-2 if ry >= 2 else -1)
-    return reshape(b, result, shape)
 
 
 def linear(b: IRBuilder, x: Value, weight: Value, bias: Value | None = None) -> Value:
@@ -328,155 +296,66 @@ def gemm(
     return b.op("cuvil.add", [y, c])
 
 
-def _bias_nchw(b: IRBuilder, y: Value, bias: Value | None) -> Value:
-    if bias is None:
-        return y
-    return b.op("cuvil.add", [y, reshape(b, bias, (1, -1, 1, 1))])
-
-
-def conv2d(
-    b: IRBuilder,
-    x: Value,
-    weight: Value,
-    bias: Value | None = None,
-    *,
-    strides=(1, 1),
-    padding=(0, 0, 0, 0),
-    dilations=(1, 1),
-    groups: int = 1,
+def dot_general(
+    b: IRBuilder, lhs: Value, rhs: Value, contract: Sequence[Sequence[int]], batch=((), ())
 ) -> Value:
-    """NCHW convolution with (F, C/groups, KH, KW) weights; ``padding`` (top, left, bottom, right).
+    """XLA's DotGeneral: contract ``contract[0]`` of ``lhs`` with ``contract[1]`` of ``rhs``.
 
-    Padding larger than the op accepts is not special-cased: the op's rule decides.
+    The result is (batch dims, lhs free dims, rhs free dims), computed as one
+    ``cuvil.matmul`` of (B, M, K) by (B, K, N) after transposes and reshapes.
     """
-    attrs = {
-        "strides": tuple(strides),
-        "padding": tuple(padding),
-        "dilations": tuple(dilations),
-        "groups": int(groups),
-    }
-    return _bias_nchw(b, b.op("cuvil.conv2d", [x, weight], attrs), bias)
+    (lc, rc), (lb, rb) = [list(map(int, c)) for c in contract], [list(map(int, c)) for c in batch]
+    ls, rs = lhs.type.shape, rhs.type.shape
+    lf = [d for d in range(len(ls)) if d not in lc and d not in lb]
+    rf = [d for d in range(len(rs)) if d not in rc and d not in rb]
+
+    def size(shape, dims):
+        return int(np.prod([shape[d] for d in dims], dtype=np.int64))
+
+    k, m, n = size(ls, lc), size(ls, lf), size(rs, rf)
+    batch_shape = [ls[d] for d in lb]
+    lead = [size(ls, lb)] if lb else []
+    lhs = reshape(b, transpose(b, lhs, lb + lf + lc), [*lead, m, k])
+    rhs = reshape(b, transpose(b, rhs, rb + rc + rf), [*lead, k, n])
+    product = b.op("cuvil.matmul", [lhs, rhs])
+    return reshape(b, product, batch_shape + [ls[d] for d in lf] + [rs[d] for d in rf])
 
 
-def conv_transpose2d(
-    b: IRBuilder,
-    x: Value,
-    weight: np.ndarray,
-    bias: Value | None = None,
-    *,
-    strides=(1, 1),
-    padding=(0, 0, 0, 0),
-    output_padding=(0, 0),
-    dilations=(1, 1),
-    groups: int = 1,
-) -> Value:
-    """Transposed convolution as zero insertion, padding and a convolution.
+def einsum(b: IRBuilder, equation: str, lhs: Value, rhs: Value) -> Value:
+    """A two-operand ``einsum`` (``"btnh,bsnh->bnts"``) as one :func:`dot_general`.
 
-    ``weight`` is a constant NumPy array of shape (C_in, C_out/groups, KH, KW)
-    (PyTorch and ONNX layout); ``padding`` (top, left, bottom, right) is the
-    amount removed from the full output, ``output_padding`` what is added at
-    the bottom/right. The input gets ``stride - 1`` zeros between elements,
-    ``dilation * (k - 1) - pad`` zeros around it, and is convolved with the
-    spatially flipped weight whose in/out channels are swapped per group.
+    Letters in both operands and the output are batch dimensions, in both but
+    not the output contracted; a letter only in one operand and not in the
+    output is summed first. Repeated letters within one operand are not
+    supported (``ValueError``).
     """
-    weight = np.asarray(weight)
-    cin, cout_g, kh, kw = weight.shape
-    w = weight.reshape(groups, cin // groups, cout_g, kh, kw).transpose(0, 2, 1, 3, 4)
-    w = np.ascontiguousarray(w.reshape(groups * cout_g, cin // groups, kh, kw)[:, :, ::-1, ::-1])
-    x = _insert_zeros(b, x, strides)
-    top, left, bottom, right = padding
-    full = [d * (k - 1) for d, k in zip(dilations, (kh, kw))]
-    before = (full[0] - top, full[1] - left)
-    after = (full[0] - bottom + output_padding[0], full[1] - right + output_padding[1])
-    # Negative amounts crop: slice them off, pad the rest.
-    n, c, h, wd = x.type.shape
-    x = slice_axis(b, x, 2, max(-before[0], 0), h - max(-after[0], 0))
-    x = slice_axis(b, x, 3, max(-before[1], 0), wd - max(-after[1], 0))
-    pads = [(0, 0), (0, 0)] + [(max(p, 0), max(q, 0)) for p, q in zip(before, after)]
-    x = pad(b, x, pads)
-    y = b.op(
-        "cuvil.conv2d",
-        [x, b.constant(w.astype(x.type.dtype))],
-        {
-            "strides": (1, 1),
-            "padding": (0, 0, 0, 0),
-            "dilations": tuple(dilations),
-            "groups": groups,
-        },
+    inputs, output = equation.replace(" ", "").split("->")
+    left, right = inputs.split(",")
+    for term in (left, right, output):
+        if len(set(term)) != len(term) or "." in term:
+            raise ValueError(f"einsum {equation!r}: repeated or ellipsis indices are not supported")
+
+    def drop_unused(x: Value, term: str, other: str) -> tuple[Value, str]:
+        unused = [i for i, c in enumerate(term) if c not in other and c not in output]
+        if not unused:
+            return x, term
+        x = b.op("cuvil.reduce_sum", [x], {"axes": tuple(unused)})
+        return x, "".join(c for i, c in enumerate(term) if i not in unused)
+
+    lhs, left = drop_unused(lhs, left, right)
+    rhs, right = drop_unused(rhs, right, left)
+    batch = [c for c in left if c in right and c in output]
+    contract = [c for c in left if c in right and c not in output]
+    y = dot_general(
+        b,
+        lhs,
+        rhs,
+        ([left.index(c) for c in contract], [right.index(c) for c in contract]),
+        ([left.index(c) for c in batch], [right.index(c) for c in batch]),
     )
-    return _bias_nchw(b, y, bias)
-
-
-def _insert_zeros(b: IRBuilder, x: Value, strides) -> Value:
-    """``stride - 1`` zeros between neighbouring elements of the two trailing dimensions."""
-    for axis, stride in ((2, strides[0]), (3, strides[1])):
-        if stride == 1:
-            continue
-        shape = list(x.type.shape)
-        # (..., H, ...) -> (..., H, 1, ...) ++ zeros (..., H, s-1, ...) -> (..., H*s, ...), crop.
-        expanded = reshape(b, x, shape[: axis + 1] + [1] + shape[axis + 1 :])
-        zeros_shape = shape[: axis + 1] + [stride - 1] + shape[axis + 1 :]
-        zeros = b.constant(np.zeros(zeros_shape, dtype=x.type.dtype))
-        joined = concat(b, [expanded, zeros], axis + 1)
-        shape[axis] *= stride
-        x = slice_axis(b, reshape(b, joined, shape), axis, 0, shape[axis] - stride + 1)
-    return x
-
-
-# ----- pooling --------------------------------------------------------------------------
-
-
-def global_pool2d(b: IRBuilder, x: Value, kind: str = "avg") -> Value:
-    """Mean (``"avg"``) or max (``"max"``) over H and W of NCHW, keeping them as 1x1."""
-    op = {"avg": "cuvil.reduce_mean", "max": "cuvil.reduce_max"}[kind]
-    rank = len(x.type.shape)
-    return b.op(op, [x], {"axes": tuple(range(2, rank)), "keepdims": True})
-
-
-def adaptive_pool2d(b: IRBuilder, x: Value, output_size, kind: str = "avg") -> Value:
-    """PyTorch's adaptive pooling: output cell i covers ``[floor(i*H/o), ceil((i+1)*H/o))``.
-
-    Sizes that divide evenly become one pooling op; others are pooled cell by
-    cell and concatenated.
-    """
-    (h, w), (oh, ow) = x.type.shape[2:], tuple(output_size)
-    if (oh, ow) == (1, 1):
-        return global_pool2d(b, x, kind)
-    if h % oh == 0 and w % ow == 0:
-        kernel = (h // oh, w // ow)
-        attrs = {"kernel": kernel, "strides": kernel, "padding": (0, 0, 0, 0)}
-        return b.op(f"cuvil.{kind}_pool2d", [x], attrs)
-    op = {"avg": "cuvil.reduce_mean", "max": "cuvil.reduce_max"}[kind]
-    rows = []
-    for i in range(oh):
-        band = slice_axis(b, x, 2, (i * h) // oh, -((-(i + 1) * h) // oh))
-        cells = [
-            b.op(
-                op,
-                [slice_axis(b, band, 3, (j * w) // ow, -((-(j + 1) * w) // ow))],
-                {"axes": (2, 3), "keepdims": True},
-            )
-            for j in range(ow)
-        ]
-        rows.append(concat(b, cells, 3))
-    return concat(b, rows, 2)
-
-
-def upsample_nearest(b: IRBuilder, x: Value, factors: Sequence[int]) -> Value:
-    """Nearest-neighbour upsampling by an integer factor per dimension (each value repeated).
-
-    ``factors`` has one positive int per dimension of ``x``; this is what
-    ``F.interpolate(mode="nearest")`` and ONNX ``Resize``/``Upsample`` in
-    nearest mode compute for integer scales.
-    """
-    shape = x.type.shape
-    expanded, repeated, final = [], [], []
-    for size, factor in zip(shape, factors):
-        expanded += [size, 1]
-        repeated += [size, int(factor)]
-        final.append(size * int(factor))
-    y = broadcast_to(b, reshape(b, x, expanded), repeated)
-    return reshape(b, y, final)
+    order = batch + [c for c in left if c not in batch + contract]
+    order += [c for c in right if c not in batch + contract]
+    return transpose(b, y, [order.index(c) for c in output])
 
 
 # ----- attention ------------------------------------------------------------------------
@@ -497,8 +376,13 @@ def scaled_dot_product_attention(
     ``mask`` is boolean (``True`` = attend) or additive float, broadcast to
     (..., L, S); ``is_causal`` masks keys after each query (PyTorch's
     ``scaled_dot_product_attention``). ``scale`` defaults to ``1/sqrt(E)``.
+    Grouped-query attention: when ``k``/``v`` have fewer heads (dimension -3)
+    than ``q``, each key/value head serves ``q_heads / kv_heads`` consecutive
+    query heads.
     """
     rank = len(q.type.shape)
+    if rank >= 3 and k.type.shape[-3] != q.type.shape[-3]:
+        k, v = (repeat_heads(b, t, q.type.shape[-3]) for t in (k, v))
     length, embed = q.type.shape[-2], q.type.shape[-1]
     keys = k.type.shape[-2]
     scale = 1.0 / math.sqrt(embed) if scale is None else scale
@@ -517,45 +401,18 @@ def scaled_dot_product_attention(
     return b.op("cuvil.matmul", [weights, v])
 
 
-# ----- indexing -------------------------------------------------------------------------
-
-
-def gather(b: IRBuilder, data: Value, indices, axis: int = 0) -> Value:
-    """NumPy ``take(data, indices, axis)`` as ``cuvil.gather``: ONNX Gather, embedding lookup.
-
-    ``indices`` is an integer :class:`Value` computed at run time or a NumPy
-    integer array known now. Negative indices count from the end of ``axis``.
-    Known indices are checked (``IndexError`` when out of range); run-time
-    ones out of range are clamped by the op, so compiled code never reads out
-    of bounds.
-    """
-    axis = normalize_axis(axis, len(data.type.shape))
-    if not isinstance(indices, Value):
-        size = data.type.shape[axis]
-        known = np.asarray(indices)
-        if known.dtype.kind not in "iu":
-            raise TypeError(f"gather indices must be integers, got {known.dtype}")
-        if np.any((known < -size) | (known >= size)):
-            raise IndexError(
-                f"gather indices {known.reshape(-1).tolist()} out of range for an axis of "
-                f"size {size}"
-            )
-        if known.size == 0:
-            raise ValueError(
-                "gather with no indices gives an empty tensor, which Cuvil cannot compile"
-            )
-        indices = b.constant(known.astype(np.int64))
-    elif indices.type.dtype not in ("int32", "int64"):
-        indices = cast(b, indices, "int64")
-    return b.op("cuvil.gather", [data, indices], {"axis": axis})
+def repeat_heads(b: IRBuilder, x: Value, heads: int) -> Value:
+    """(..., H, S, E) key/value heads repeated to ``heads`` (each ``heads / H`` times in a row)."""
+    *lead, kv_heads, length, embed = x.type.shape
+    if heads % kv_heads:
+        raise ValueError(f"{heads} query heads cannot share {kv_heads} key/value heads evenly")
+    group = heads // kv_heads
+    x = reshape(b, x, (*lead, kv_heads, 1, length, embed))
+    x = broadcast_to(b, x, (*lead, kv_heads, group, length, embed))
+    return reshape(b, x, (*lead, heads, length, embed))
 
 
 # ----- division ------------------------------------------------------------------------
-
-
-def compare(b: IRBuilder, x: Value, y: Value, predicate: str) -> Value:
-    """``x <predicate> y`` (``"lt"``, ``"ne"``, ...) as a boolean tensor."""
-    return b.op("cuvil.compare", [x, y], {"predicate": _predicate(predicate)})
 
 
 def _both(b: IRBuilder, p: Value, q: Value) -> Value:
@@ -623,9 +480,3 @@ def truncate_divide(b: IRBuilder, x: Value, y: Value) -> Value:
         "cuvil.where",
         [_sign_differs(b, mod, y), b.op("cuvil.add", [floor, scalar(b, 1, floor)]), floor],
     )
-
-
-def _predicate(name: str) -> int:
-    from .numpy_tracer.ops import compare_predicate_value
-
-    return compare_predicate_value(name)

@@ -12,20 +12,14 @@ from __future__ import annotations
 import numpy as np
 
 from .. import composites as cc
-from .. import graph_composites as gc
+from ..base import op_registrar
 
 __all__ = ["PRIMITIVES"]
 
 PRIMITIVES: dict = {}
 
 
-def primitive(*names):
-    def register(fn):
-        for name in names:
-            PRIMITIVES[name] = fn
-        return fn
-
-    return register
+primitive = op_registrar(PRIMITIVES)
 
 
 def _dtype_name(dtype) -> str:
@@ -84,7 +78,7 @@ def _unary(imp, eqn, ins, **_):
 
 def _compare(imp, eqn, ins, **_):
     a, b = (imp.value(x) for x in ins)
-    return gc.compare(imp.b, a, b, _COMPARE[eqn.primitive.name])
+    return cc.compare(imp.b, a, b, _COMPARE[eqn.primitive.name])
 
 
 def _identity(imp, eqn, ins, **_):
@@ -152,12 +146,27 @@ def _erfc(imp, eqn, ins, **_):
     return imp.b.op("cuvil.sub", [cc.scalar(imp.b, 1, x), imp.b.op("cuvil.erf", [x])])
 
 
+@primitive("erf_inv")
+def _erf_inv(imp, eqn, ins, **_):
+    return cc.erf_inv(imp.b, imp.value(ins[0]))
+
+
+@primitive("rev")
+def _rev(imp, eqn, ins, *, dimensions, **_):
+    return cc.flip(imp.b, imp.value(ins[0]), dimensions)
+
+
+@primitive("cumsum")
+def _cumsum(imp, eqn, ins, *, axis, reverse=False, **_):
+    return cc.cumsum(imp.b, imp.value(ins[0]), axis, reverse=reverse)
+
+
 @primitive("sign")
 def _sign(imp, eqn, ins, **_):
     b, x = imp.b, imp.value(ins[0])
     zero, one = cc.scalar(b, 0, x), cc.scalar(b, 1, x)
-    negative = b.op("cuvil.where", [gc.compare(b, x, zero, "lt"), cc.scalar(b, -1, x), zero])
-    return b.op("cuvil.where", [gc.compare(b, x, zero, "gt"), one, negative])
+    negative = b.op("cuvil.where", [cc.compare(b, x, zero, "lt"), cc.scalar(b, -1, x), zero])
+    return b.op("cuvil.where", [cc.compare(b, x, zero, "gt"), one, negative])
 
 
 @primitive("clamp")
@@ -174,7 +183,7 @@ def _logical(imp, eqn, ins, **_):
         raise imp.unsupported(f"bitwise '{eqn.primitive.name}' on {values[0].type.dtype}")
     false, true = cc.scalar(b, False, "bool"), cc.scalar(b, True, "bool")
     if eqn.primitive.name == "not":
-        return gc.compare(b, values[0], false, "eq")
+        return cc.compare(b, values[0], false, "eq")
     x, y = values
     if eqn.primitive.name == "and":
         return b.op("cuvil.where", [x, y, false])
@@ -189,7 +198,7 @@ def _select_n(imp, eqn, ins, **_):
         return b.op("cuvil.where", [which, cases[1], cases[0]])
     result = cases[0]
     for index, case in enumerate(cases[1:], start=1):
-        hit = gc.compare(b, which, cc.scalar(b, index, which), "eq")
+        hit = cc.compare(b, which, cc.scalar(b, index, which), "eq")
         result = b.op("cuvil.where", [hit, case, result])
     return result
 
@@ -303,7 +312,7 @@ def _reduce(imp, eqn, ins, *, axes, **_):
 @primitive("argmax", "argmin")
 def _argreduce(imp, eqn, ins, *, axes, index_dtype, **_):
     kind = "max" if eqn.primitive.name == "argmax" else "min"
-    return gc.arg_reduce(imp.b, imp.value(ins[0]), axes[0], kind, _dtype_name(index_dtype))
+    return cc.arg_reduce(imp.b, imp.value(ins[0]), axes[0], kind, _dtype_name(index_dtype))
 
 
 @primitive("dot_general")
@@ -311,7 +320,7 @@ def _dot_general(imp, eqn, ins, *, dimension_numbers, preferred_element_type=Non
     out = imp.out_type().dtype
     lhs, rhs = (cc.cast(imp.b, imp.value(x), out) for x in ins)
     contract, batch = dimension_numbers
-    return gc.dot_general(imp.b, lhs, rhs, contract, batch)
+    return cc.dot_general(imp.b, lhs, rhs, contract, batch)
 
 
 @primitive("conv_general_dilated")
@@ -320,11 +329,10 @@ def _conv(imp, eqn, ins, **params):
     rank = len(dims.lhs_spec)
     if rank not in (3, 4):
         raise imp.unsupported(f"a {rank - 2}-D convolution (Cuvil has conv2d)")
-    if any(d != 1 for d in params["lhs_dilation"]) or params["batch_group_count"] != 1:
-        raise imp.unsupported("a transposed (lhs-dilated) or batch-grouped convolution")
+    if params["batch_group_count"] != 1:
+        raise imp.unsupported("a batch-grouped convolution")
     padding = [tuple(p) for p in params["padding"]]
-    if min(min(p) for p in padding) < 0:
-        raise imp.unsupported("a convolution with negative padding")
+    lhs_dilation = list(params["lhs_dilation"])
     x, w = (imp.value(v) for v in ins)
     layouts = [tuple(dims.lhs_spec), tuple(dims.rhs_spec), tuple(dims.out_spec)]
     strides, dilations = list(params["window_strides"]), list(params["rhs_dilation"])
@@ -333,8 +341,9 @@ def _conv(imp, eqn, ins, **params):
         w = cc.reshape(imp.b, w, (*w.type.shape, 1))
         layouts = [layout + (3,) for layout in layouts]
         strides, dilations, padding = strides + [1], dilations + [1], padding + [(0, 0)]
+        lhs_dilation = lhs_dilation + [1]
     (top, bottom), (left, right) = padding
-    y = gc.conv2d_layout(
+    y = cc.conv2d_layout(
         imp.b,
         x,
         w,
@@ -345,6 +354,7 @@ def _conv(imp, eqn, ins, **params):
         padding=(top, left, bottom, right),
         dilations=dilations,
         groups=params["feature_group_count"],
+        lhs_dilation=lhs_dilation,
     )
     return cc.reshape(imp.b, y, imp.out_type().shape)
 
@@ -364,7 +374,7 @@ def _reduce_window(imp, eqn, ins, **params):
     kernel = [window[d] for d in spatial]
     (top, bottom), (left, right) = (padding[d] for d in spatial)
     kind = "max" if eqn.primitive.name == "reduce_window_max" else "avg"
-    y = gc.pool2d_layout(
+    y = cc.pool2d_layout(
         imp.b, x, kind, spatial, kernel, [strides[d] for d in spatial], (top, left, bottom, right)
     )
     if kind == "avg":  # a zero-padded window sum is the padded average times the window

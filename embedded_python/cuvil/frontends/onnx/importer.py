@@ -16,6 +16,7 @@ import numpy as np
 
 from ..._dtypes import is_supported
 from ..._errors import TraceError, UnsupportedConstructError
+from ..base import FLOAT16_POLICY, compute_dtype, op_registrar
 from ..builder import IRBuilder, TensorType, Value
 from ..locations import FileLineColLoc
 from .model import LoadedModel, OnnxModelError, tensor_to_array
@@ -26,15 +27,8 @@ __all__ = ["OPS", "op", "NodeContext", "import_graph"]
 OPS: dict[str, Callable] = {}
 
 
-def op(*op_types: str):
-    """Register the decorated function as the handler of ``op_types`` (default domain)."""
-
-    def register(fn):
-        for op_type in op_types:
-            OPS[op_type] = fn
-        return fn
-
-    return register
+# ``@op("Add", "Sub")`` registers the handler of those op types (default domain).
+op = op_registrar(OPS)
 
 
 class NodeContext:
@@ -127,6 +121,8 @@ class _Importer:
         self.builder = builder
         self.env: dict[str, Value | np.ndarray] = {}
         self._materialized: dict[str, Value] = {}
+        # Prefix of the node names of an inlined subgraph ("loop/iteration_2/").
+        self.scope = ""
 
     def lookup(self, name: str, node, node_name: str):
         try:
@@ -144,6 +140,7 @@ class _Importer:
         cached = self._materialized.get(name)
         if cached is None:
             array = np.asarray(item)
+            array = array.astype(compute_dtype(array.dtype.name), copy=False)
             if not is_supported(array.dtype):
                 raise UnsupportedConstructError(
                     f"ONNX tensor '{name}' of type {array.dtype} used at run time"
@@ -152,7 +149,7 @@ class _Importer:
         return cached
 
     def run_node(self, index: int, node) -> None:
-        name = node.name or f"{node.op_type}_{index}"
+        name = self.scope + (node.name or f"{node.op_type}_{index}")
         source = FileLineColLoc(self.model.label, 0, 0)
         with self.builder.node(name, source) as loc:
             ctx = NodeContext(self, node, name, loc)
@@ -183,10 +180,32 @@ class _Importer:
         if unused:
             raise ctx.unsupported(f"the optional output(s) {', '.join(unused)}")
 
+    def run_subgraph(self, graph, inputs: dict, scope: str) -> list:
+        """Inline ``graph`` (an If branch, a Loop body): its inputs bound to ``inputs`` (name ->
+        Value or array), outer names visible, its node names prefixed with ``scope``; returns
+        its outputs. Its own names leave no trace in the outer scope."""
+        saved = self.env, self._materialized, self.scope
+        self.env, self._materialized = {**self.env, **inputs}, dict(self._materialized)
+        self.scope = scope
+        try:
+            for tensor in graph.initializer:
+                self.env[tensor.name] = tensor_to_array(tensor, self.model)
+            for index, node in enumerate(graph.node):
+                self.run_node(index, node)
+            return [self.env[output.name] for output in graph.output]
+        finally:
+            self.env, self._materialized, self.scope = saved
+
+
+def onnx_float16() -> int:
+    from onnx import TensorProto
+
+    return TensorProto.FLOAT16
+
 
 def import_graph(model: LoadedModel, input_spec, func_name: str):
     """Import ``model``'s graph for inputs ``input_spec`` (name -> TensorSpec) as a program."""
-    from . import ops_nn, ops_tensor  # noqa: F401  (registers the handlers)
+    from . import ops_control, ops_nn, ops_tensor  # noqa: F401  (registers the handlers)
 
     graph = model.proto.graph
     builder = IRBuilder(func_name, FileLineColLoc(model.label, 0, 0))
@@ -200,6 +219,10 @@ def import_graph(model: LoadedModel, input_spec, func_name: str):
         importer.run_node(index, node)
     results = []
     for output in graph.output:
+        if output.type.tensor_type.elem_type == onnx_float16():
+            raise UnsupportedConstructError(
+                f"ONNX graph output '{output.name}' is float16: {FLOAT16_POLICY}", model.label
+            )
         with builder.node(output.name, FileLineColLoc(model.label, 0, 0)):
             results.append(importer.materialize(output.name, importer.env[output.name]))
     return builder.program(results, input_names=list(input_spec))

@@ -344,45 +344,97 @@ def pad(ctx: NodeContext):
 
 @op("Attention")
 def attention(ctx: NodeContext):
-    """Opset 23 Attention on (batch, heads, length, head size) inputs, one head group per head."""
-    q, k, v = ctx.value(0), ctx.value(1), ctx.value(2)
-    if len(q.type.shape) != 4 or k.type.shape[1] != q.type.shape[1]:
-        raise ctx.unsupported("3-D inputs or grouped key/value heads (4-D, equal heads only)")
-    if ctx.has(4) or ctx.has(5) or ctx.attr("softcap", 0.0):
-        raise ctx.unsupported("a key/value cache or softcap")
-    if ctx.attr("qk_matmul_output_mode", 0):
-        raise ctx.unsupported("qk_matmul_output_mode != 0")
+    """Opset 23 Attention: 4-D (batch, heads, length, head size) or 3-D (batch, length, hidden)
+    inputs, grouped key/value heads, a boolean or additive mask, causal masking, and a key/value
+    cache (past keys/values concatenated before the new ones, returned as the present ones)."""
+    if ctx.has(6) or ctx.attr("softcap", 0.0):
+        raise ctx.unsupported("softcap or nonpad_kv_seqlen")
+    if len(ctx.node.output) > 3 and ctx.node.output[3]:
+        raise ctx.unsupported("the qk_matmul_output output")
+    b = ctx.b
+    q, k, v = (_attention_heads(ctx, i) for i in range(3))
+    if ctx.has(4) != ctx.has(5):
+        raise ctx.unsupported("a past key without a past value (or the reverse)")
+    if ctx.has(4):
+        k = C.concat(b, [ctx.value(4), k], -2)
+        v = C.concat(b, [ctx.value(5), v], -2)
+    mask = ctx.value(3) if ctx.has(3) else None
     scale = ctx.attr("scale")
-    return [
-        C.scaled_dot_product_attention(
-            ctx.b,
+    try:
+        y = C.scaled_dot_product_attention(
+            b,
             q,
             k,
             v,
-            ctx.value(3) if ctx.has(3) else None,
+            mask,
             is_causal=bool(ctx.attr("is_causal", 0)),
             scale=None if scale is None else float(scale),
         )
-    ]
+    except ValueError as error:
+        raise ctx.unsupported(str(error)) from None
+    if ctx.rank(0) == 3:  # back to (batch, length, heads * head size)
+        batch, heads, length, size = y.type.shape
+        y = C.reshape(b, C.transpose(b, y, (0, 2, 1, 3)), (batch, length, heads * size))
+    return [y, k, v][: max(len(ctx.node.output), 1)]
+
+
+def _attention_heads(ctx: NodeContext, index: int):
+    """Input ``index`` (Q, K or V) as (batch, heads, length, head size)."""
+    x = ctx.value(index)
+    if len(x.type.shape) == 4:
+        return x
+    heads = ctx.attr("q_num_heads" if index == 0 else "kv_num_heads")
+    if heads is None:
+        raise ctx.unsupported("3-D inputs without the q_num_heads and kv_num_heads attributes")
+    batch, length, hidden = x.type.shape
+    x = C.reshape(ctx.b, x, (batch, length, int(heads), hidden // int(heads)))
+    return C.transpose(ctx.b, x, (0, 2, 1, 3))
 
 
 @op("Resize", "Upsample")
 def resize(ctx: NodeContext):
-    """Nearest-mode resizing by integer factors; other modes and downsampling are unsupported."""
-    mode = ctx.attr("mode", "nearest")
-    if mode != "nearest":
-        raise ctx.unsupported(f"mode={mode!r} (nearest-neighbour by integer factors only)")
+    """Resize in nearest, linear and cubic modes, with every coordinate mapping exporters use."""
     shape = ctx.shape(0)
+    rank = len(shape)
+    mode = ctx.attr("mode", "nearest")
+    if mode == "bilinear":  # Upsample before opset 9
+        mode = "linear"
+    coordinates = ctx.attr("coordinate_transformation_mode", "half_pixel")
+    if ctx.op_type == "Upsample" or ctx.opset < 11:
+        coordinates = "asymmetric"
+    if coordinates == "tf_crop_and_resize" or ctx.attr("antialias", 0):
+        raise ctx.unsupported(f"coordinate_transformation_mode={coordinates!r} or antialias")
+    if ctx.attr("keep_aspect_ratio_policy", "stretch") != "stretch":
+        raise ctx.unsupported("keep_aspect_ratio_policy other than 'stretch'")
+    axes = [C.normalize_axis(a, rank) for a in (ctx.attr("axes") or range(rank))]
+    scales, sizes = _resize_targets(ctx)
+    full_scales, out = [1.0] * rank, list(shape)
+    for i, axis in enumerate(axes):
+        if sizes is not None:
+            out[axis] = int(sizes[i])
+            full_scales[axis] = out[axis] / shape[axis]
+        else:
+            full_scales[axis] = float(scales[i])
+            out[axis] = int(np.floor(shape[axis] * full_scales[axis]))
+    options = {
+        "nearest": ctx.attr("nearest_mode", "round_prefer_floor"),
+        "cubic_a": float(ctx.attr("cubic_coeff_a", -0.75)),
+        "exclude_outside": bool(ctx.attr("exclude_outside", 0)),
+    }
+    if ctx.op_type == "Upsample" or ctx.opset < 11:
+        options["nearest"] = "floor"
+    try:
+        return [C.resize(ctx.b, ctx.value(0), out, mode, coordinates, full_scales, **options)]
+    except (ValueError, KeyError) as error:
+        raise ctx.unsupported(f"{error}") from None
+
+
+def _resize_targets(ctx: NodeContext):
+    """(scales, sizes): one of them given, as lists over the resized axes."""
     if ctx.op_type == "Upsample" or ctx.opset < 11:
         scales = ctx.attr("scales") or ctx.constant(1, "the scales")
-    elif ctx.has(3):
-        sizes = [int(v) for v in ctx.constant(3, "the sizes")]
-        scales = [out / size for out, size in zip(sizes, shape)]
-    else:
-        scales = ctx.constant(2, "the scales")
-    scales = [float(v) for v in np.asarray(scales).reshape(-1)]
-    if ctx.attr("axes") is not None or len(scales) != len(shape):
-        raise ctx.unsupported("scales or sizes for a subset of the axes")
-    if any(s < 1 or s != int(s) for s in scales):
-        raise ctx.unsupported(f"scales {scales} (integer upsampling factors only)")
-    return [C.upsample_nearest(ctx.b, ctx.value(0), [int(s) for s in scales])]
+        return [float(s) for s in np.asarray(scales).reshape(-1)], None
+    if ctx.has(3) and np.size(ctx.constant(3, "the sizes")):
+        return None, [int(s) for s in np.asarray(ctx.constant(3, "the sizes")).reshape(-1)]
+    scales = np.asarray(ctx.constant(2, "the scales")).reshape(-1)
+    return [float(s) for s in scales], None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import composites as C
+from ..base import compute_dtype
 from ..builder import Value
 from .importer import NodeContext, op
 from .model import np_dtype
@@ -117,8 +118,7 @@ def compare(ctx: NodeContext):
     predicate, fold = _COMPARE[ctx.op_type]
     if ctx.all_constant():
         return [fold(ctx.inputs[0], ctx.inputs[1])]
-    attrs = {"predicate": C._predicate(predicate)}
-    return [ctx.b.op("cuvil.compare", [ctx.value(0), ctx.value(1)], attrs)]
+    return [C.compare(ctx.b, ctx.value(0), ctx.value(1), predicate)]
 
 
 @op(*_UNARY)
@@ -130,7 +130,7 @@ def unary(ctx: NodeContext):
         return [ctx.inputs[0]]
     if ctx.op_type == "Not":
         false = C.scalar(ctx.b, False, "bool")
-        return [ctx.b.op("cuvil.compare", [ctx.value(0), false], {"predicate": C._predicate("eq")})]
+        return [C.compare(ctx.b, ctx.value(0), false, "eq")]
     if ctx.op_type == "Reciprocal":
         x = ctx.value(0)
         return [ctx.b.op("cuvil.div", [C.scalar(ctx.b, 1.0, x), x])]
@@ -151,7 +151,8 @@ def cast(ctx: NodeContext):
     dtype = np_dtype(ctx.attr("to"), f"Cast node '{ctx.name}'")
     if ctx.all_constant():
         return [np.asarray(ctx.inputs[0]).astype(dtype)]
-    return [C.cast(ctx.b, ctx.value(0), dtype.name)]
+    # A cast to float16 at run time computes on in float32 (see FLOAT16_POLICY).
+    return [C.cast(ctx.b, ctx.value(0), compute_dtype(dtype.name))]
 
 
 # ----- constants and shapes ------------------------------------------------------------------
@@ -354,3 +355,17 @@ def reduce(ctx: NodeContext):
         x = np.asarray(ctx.inputs[0])
         return [np.asarray(fold(x, axis=tuple(axes), keepdims=keepdims)).astype(x.dtype)]
     return [ctx.b.op(name, [ctx.value(0)], {"axes": axes, "keepdims": keepdims})]
+
+
+@op("CumSum")
+def cumsum(ctx: NodeContext):
+    axis = C.normalize_axis(int(np.asarray(ctx.constant(1, "the axis")).reshape(-1)[0]), ctx.rank())
+    exclusive, reverse = bool(ctx.attr("exclusive", 0)), bool(ctx.attr("reverse", 0))
+    if ctx.is_constant(0):
+        x = np.asarray(ctx.inputs[0])
+        x = np.flip(x, axis) if reverse else x
+        y = np.cumsum(x, axis=axis, dtype=x.dtype)
+        if exclusive:
+            y = y - x
+        return [np.flip(y, axis) if reverse else y]
+    return [C.cumsum(ctx.b, ctx.value(0), axis, exclusive=exclusive, reverse=reverse)]

@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 
 from .. import composites as cc
-from .. import graph_composites as gc
 from .ops import OPS, op_type
 
 __all__ = ["OPS"]
@@ -44,7 +43,7 @@ def _einsum(imp, op, ins):
     if len(ins) != 2:
         raise imp.unsupported(f"Einsum {equation!r} with {len(ins)} operands")
     try:
-        return gc.einsum(imp.b, equation, *(imp.value(v) for v in ins))
+        return cc.einsum(imp.b, equation, *(imp.value(v) for v in ins))
     except ValueError as error:
         raise imp.unsupported(f"Einsum {equation!r} ({error})") from None
 
@@ -89,7 +88,7 @@ def _conv(imp, x, weight, groups: int):
     dilations = [imp.attr("dilations", [1, 1, 1, 1])[d] for d in spatial]
     kernel = weight.type.shape[:2]
     sizes = [x.type.shape[d] for d in spatial]
-    return gc.conv2d_layout(
+    return cc.conv2d_layout(
         imp.b,
         x,
         weight,
@@ -119,6 +118,68 @@ def _depthwise(imp, op, ins):
     return _conv(imp, x, weight, channels)
 
 
+@op_type("Conv2DBackpropInput")
+def _conv_transpose(imp, op, ins):
+    """The gradient of a convolution for its input: a transposed convolution (Keras
+    ``Conv2DTranspose``), whose output size ``input_sizes`` fixes the padding."""
+    out_sizes = [int(s) for s in imp.known(ins[0], "the input_sizes of Conv2DBackpropInput")]
+    weight = np.asarray(imp.known(ins[1], "the filter of Conv2DBackpropInput"))
+    x = imp.value(ins[2])
+    layout, spatial = _layout(imp)
+    strides = [imp.attr("strides")[d] for d in spatial]
+    dilations = [imp.attr("dilations", [1, 1, 1, 1])[d] for d in spatial]
+    kernel = weight.shape[:2]
+    targets = [out_sizes[d] for d in spatial]
+    top, left, bottom, right = _padding(imp, targets, kernel, strides, dilations, spatial)
+    # The forward convolution's output size for each target, then what transposing it lacks.
+    sizes = [x.type.shape[d] for d in spatial]
+    full = [(n - 1) * s + d * (k - 1) + 1 for n, s, d, k in zip(sizes, strides, dilations, kernel)]
+    extra = [t - (f - lo - hi) for t, f, lo, hi in zip(targets, full, (top, left), (bottom, right))]
+    y = cc.conv_transpose2d(
+        imp.b,
+        cc.transpose(imp.b, x, layout),
+        weight.transpose(3, 2, 0, 1).astype(x.type.dtype),  # HWIO of the forward conv
+        strides=strides,
+        padding=(top, left, bottom, right),
+        output_padding=extra,
+        dilations=dilations,
+    )
+    return cc.transpose(imp.b, y, np.argsort(layout))
+
+
+# tf.image.resize's ops: (mode, coordinate mapping, nearest rounding) for
+# (align_corners, half_pixel_centers).
+_RESIZE = {
+    "ResizeBilinear": ("linear", {(True, False): "align_corners", (False, True): "half_pixel"}),
+    "ResizeBicubic": ("cubic", {(True, False): "align_corners", (False, True): "half_pixel"}),
+    "ResizeNearestNeighbor": (
+        "nearest",
+        {(True, False): "align_corners", (False, True): "tf_half_pixel_for_nn"},
+    ),
+}
+
+
+@op_type(*_RESIZE)
+def _resize(imp, op, ins):
+    x = imp.value(ins[0])
+    height, width = (int(s) for s in imp.known(ins[1], f"the size of {op.type}"))
+    mode, mappings = _RESIZE[op.type]
+    if mode != "nearest":  # interpolating ops return float32 whatever the input
+        x = cc.cast(imp.b, x, "float32")
+    corners = (bool(imp.attr("align_corners", False)), bool(imp.attr("half_pixel_centers", False)))
+    coordinates = mappings.get(corners, "asymmetric")
+    options = {}
+    if mode == "nearest":
+        options["nearest"] = "round_prefer_ceil" if corners[0] else "floor"
+    elif mode == "cubic":
+        # TensorFlow's half-pixel bicubic uses Keys' a = -0.5 and in-image taps only; both
+        # variants read their weights from a table of 1024 fractions.
+        half = coordinates == "half_pixel"
+        options = {"cubic_a": -0.5 if half else -0.75, "exclude_outside": half, "cubic_steps": 1024}
+    n, _, _, c = x.type.shape
+    return cc.resize(imp.b, x, (n, height, width, c), mode, coordinates, **options)
+
+
 @op_type("MaxPool", "AvgPool")
 def _pool(imp, op, ins):
     x = imp.value(ins[0])
@@ -129,7 +190,7 @@ def _pool(imp, op, ins):
     padding = _padding(imp, sizes, kernel, strides, (1, 1), spatial)
     kind = "max" if op.type == "MaxPool" else "avg"
     # TensorFlow averages over the cells inside the input only.
-    return gc.pool2d_layout(
+    return cc.pool2d_layout(
         imp.b, x, kind, spatial, kernel, strides, padding, count_include_pad=False
     )
 

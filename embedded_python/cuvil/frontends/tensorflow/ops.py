@@ -11,20 +11,14 @@ from __future__ import annotations
 import numpy as np
 
 from .. import composites as cc
-from .. import graph_composites as gc
+from ..base import op_registrar
 
 __all__ = ["OPS"]
 
 OPS: dict = {}
 
 
-def op_type(*names):
-    def register(fn):
-        for name in names:
-            OPS[name] = fn
-        return fn
-
-    return register
+op_type = op_registrar(OPS)
 
 
 # ----- elementwise ----------------------------------------------------------------------
@@ -82,7 +76,7 @@ def _unary(imp, op, ins):
 
 def _compare(imp, op, ins):
     a, b = (imp.value(x) for x in ins)
-    return gc.compare(imp.b, a, b, _COMPARE[op.type])
+    return cc.compare(imp.b, a, b, _COMPARE[op.type])
 
 
 def _identity(imp, op, ins):
@@ -195,7 +189,7 @@ def _logical(imp, op, ins):
     values = [imp.value(v) for v in ins]
     false, true = cc.scalar(b, False, "bool"), cc.scalar(b, True, "bool")
     if op.type == "LogicalNot":
-        return gc.compare(b, values[0], false, "eq")
+        return cc.compare(b, values[0], false, "eq")
     x, y = values
     if op.type == "LogicalAnd":
         return b.op("cuvil.where", [x, y, false])
@@ -404,11 +398,28 @@ def _broadcast_to(imp, op, ins):
 
 @op_type("GatherV2")
 def _gather(imp, op, ins):
-    if imp.attr("batch_dims", 0):
-        raise imp.unsupported("GatherV2 with batch_dims")
     data, indices = imp.value(ins[0]), imp.value(ins[1])
     axis = cc.normalize_axis(_axis(imp, ins[2], "the axis of GatherV2"), len(data.type.shape))
-    return imp.b.op("cuvil.gather", [data, indices], {"axis": axis})
+    batch_dims = int(imp.attr("batch_dims", 0))
+    if batch_dims < 0:
+        batch_dims += len(indices.type.shape)
+    if batch_dims == 0:
+        return imp.b.op("cuvil.gather", [data, indices], {"axis": axis})
+    return cc.gather_batched(imp.b, data, indices, axis, batch_dims)
+
+
+@op_type("ReverseV2")
+def _reverse(imp, op, ins):
+    axes = np.asarray(imp.known(ins[1], "the axes of ReverseV2")).reshape(-1)
+    return cc.flip(imp.b, imp.value(ins[0]), [int(a) for a in axes])
+
+
+@op_type("Cumsum")
+def _cumsum(imp, op, ins):
+    x = imp.value(ins[0])
+    axis = _axis(imp, ins[1], "the axis of Cumsum")
+    exclusive, reverse = bool(imp.attr("exclusive", False)), bool(imp.attr("reverse", False))
+    return cc.cumsum(imp.b, x, axis, exclusive=exclusive, reverse=reverse)
 
 
 # ----- reductions -------------------------------------------------------------------------
@@ -433,7 +444,7 @@ def _arg_reduce(imp, op, ins):
     x = imp.value(ins[0])
     axis = _axis(imp, ins[1], f"the axis of {op.type}")
     dtype = np.dtype(imp.attr("output_type").as_numpy_dtype).name
-    return gc.arg_reduce(imp.b, x, axis, "max" if op.type == "ArgMax" else "min", dtype)
+    return cc.arg_reduce(imp.b, x, axis, "max" if op.type == "ArgMax" else "min", dtype)
 
 
 @op_type("ReadVariableOp")

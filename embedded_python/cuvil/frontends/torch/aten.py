@@ -13,6 +13,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..._dtypes import is_supported
+from ..base import compute_dtype, op_registrar
 
 __all__ = [
     "lowers",
@@ -44,15 +45,8 @@ class NotComputed:
         return f"NotComputed({self.what!r})"
 
 
-def lowers(*names: str):
-    """Register the decorated function as the lowering of ATen ops ``names`` (packet names)."""
-
-    def register(fn):
-        for name in names:
-            _LOWERINGS[name] = fn
-        return fn
-
-    return register
+# ``@lowers("aten.add")`` registers the lowering of those ATen op packets.
+lowers = op_registrar(_LOWERINGS)
 
 
 def lowering(name: str) -> Callable | None:
@@ -140,7 +134,9 @@ def torch_dtype(name: str):
 
 
 def supported_constant(importer, array: np.ndarray) -> np.ndarray:
-    """``array`` if Cuvil compiles its dtype, else the importer's unsupported error."""
+    """``array`` (float16 widened to float32) if Cuvil compiles its dtype, else the importer's
+    unsupported error."""
+    array = array.astype(compute_dtype(array.dtype.name), copy=False)
     if not is_supported(array.dtype):
         raise importer.unsupported(f"a constant of dtype {array.dtype}")
     return array

@@ -115,6 +115,22 @@ def _to_numpy(tensor, what: str) -> np.ndarray:
     return tensor.detach().cpu().contiguous().numpy()
 
 
+def _decompositions():
+    """Export's core-ATen table, less the upsampling ops: Cuvil lowers them whole (one
+    interpolation matrix per axis) where their decompositions index element by element."""
+    import torch
+
+    return _keep_upsampling(torch.export.default_decompositions())
+
+
+def _keep_upsampling(table):
+    """``table`` (a decomposition table) without the upsampling ops Cuvil lowers whole."""
+    for op in list(table.keys()):
+        if "upsample" in str(op) and "_aa" not in str(op):
+            del table[op]
+    return table
+
+
 def _export(model, input_spec: Mapping, name: str):
     """``torch.export`` in eval mode, decomposed to core ATen.
 
@@ -129,7 +145,7 @@ def _export(model, input_spec: Mapping, name: str):
     try:
         with torch.no_grad():
             program = torch.export.export(model, tuple(bound.args), dict(bound.kwargs))
-            program = program.run_decompositions()
+            program = program.run_decompositions(_decompositions())
     except Exception as error:  # export's errors have many types; all mean "cannot import"
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise UnsupportedConstructError(
@@ -195,7 +211,7 @@ def to_aten_graph(graph_module, examples: list):
         with torch.no_grad(), fx_traceback.preserve_node_meta():
             graph_module = make_fx(
                 torch.fx.Interpreter(graph_module).run,
-                decomposition_table=core_aten_decompositions(),
+                decomposition_table=_keep_upsampling(dict(core_aten_decompositions())),
                 tracing_mode="fake",
                 # Parameters held by the graph module (get_attr) stay real: they are constants.
                 _allow_non_fake_inputs=True,

@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..._dtypes import is_supported, supported_names
-from .. import composites, graph_composites
+from .. import composites
+from ..base import compute_dtype
 from ..builder import Value
 from .aten import NotComputed, dtype_name, lowers, torch_dtype
 
@@ -29,8 +30,9 @@ def compilable(dtype: str) -> bool:
 
 
 def result_dtype(c) -> str:
-    """The dtype-table name of the current node's (first) result."""
-    return dtype_name(c.result_meta().dtype)
+    """The dtype-table name the current node's (first) result is computed in (float16 results
+    in float32: see ``FLOAT16_POLICY``)."""
+    return compute_dtype(dtype_name(c.result_meta().dtype))
 
 
 def result_shape(c) -> tuple[int, ...]:
@@ -79,7 +81,7 @@ def promoted(*values) -> str:
         )
     if dtype is None:
         dtype = current.dtype if isinstance(current, torch.Tensor) else torch.float32
-    return dtype_name(dtype)
+    return compute_dtype(dtype_name(dtype))
 
 
 def unary(c, op: str, x) -> Value:
@@ -95,8 +97,7 @@ def binary(c, op: str, x, y) -> Value:
 
 def compare(c, predicate: str, x, y) -> Value:
     dtype = promoted(x, y)
-    attrs = {"predicate": graph_composites.predicate(predicate)}
-    return c.b.op("cuvil.compare", [operand(c, x, dtype), operand(c, y, dtype)], attrs)
+    return composites.compare(c.b, operand(c, x, dtype), operand(c, y, dtype), predicate)
 
 
 def axes_of(dim, rank: int) -> tuple[int, ...]:
@@ -137,6 +138,11 @@ def _unary_lowering(op: str):
 
 for _name, _op in _UNARY.items():
     lowers(_name)(_unary_lowering(_op))
+
+
+@lowers("aten.erfinv")
+def _erfinv(c, self, **_):
+    return composites.erf_inv(c.b, operand(c, self, result_dtype(c)))
 
 
 @lowers(*_ROUNDING)
@@ -455,7 +461,7 @@ def _arg_extreme(c, x: Value, dim, keepdim, largest: bool) -> Value:
     """The first index of the maximum (minimum) along ``dim`` (all of ``x`` flattened if None)."""
     if dim is None:
         x, dim = composites.reshape(c.b, x, (-1,)), 0
-    index = graph_composites.arg_reduce(c.b, x, int(dim), "max" if largest else "min", "int64")
+    index = composites.arg_reduce(c.b, x, int(dim), "max" if largest else "min", "int64")
     return composites.reshape(c.b, index, result_shape(c))
 
 

@@ -113,24 +113,15 @@ def _batch_norm_maybe_batch_statistics(
     if not training:
         return _batch_norm(c, input, weight, bias, running_mean, running_var, eps)
     # The exported (eval) module normalizes with the statistics of its input by design
-    # (instance norm, batch norm without running statistics): compute them.
+    # (instance norm, batch norm without running statistics).
     dtype = result_dtype(c)
-    x = operand(c, input, dtype)
-    attrs = {"axes": tuple(d for d in range(len(x.type.shape)) if d != 1), "keepdims": True}
-    centered = c.b.op("cuvil.sub", [x, c.b.op("cuvil.reduce_mean", [x], attrs)])
-    var = c.b.op("cuvil.reduce_mean", [c.b.op("cuvil.mul", [centered, centered])], attrs)
-    inv = c.b.op("cuvil.rsqrt", [c.b.op("cuvil.add", [var, operand(c, float(eps), dtype)])])
-    y = _channel_affine(c, c.b.op("cuvil.mul", [centered, inv]), weight, bias, dtype)
-    return (y, *_statistics(c))
+    y = composites.batch_statistics_norm(c.b, operand(c, input, dtype), float(eps))
+    return (_channel_affine(c, y, weight, bias, dtype), *_statistics(c))
 
 
 def _channel_affine(c, y: Value, weight, bias, dtype: str) -> Value:
-    """``y * weight + bias`` with per-channel (axis 1) parameters, either of them optional."""
-    per_channel = (1, y.type.shape[1]) + (1,) * (len(y.type.shape) - 2)
-    for op, param in (("cuvil.mul", weight), ("cuvil.add", bias)):
-        if param is not None:
-            y = c.b.op(op, [y, composites.reshape(c.b, operand(c, param, dtype), per_channel)])
-    return y
+    params = (None if p is None else operand(c, p, dtype) for p in (weight, bias))
+    return composites.channel_affine(c.b, y, *params)
 
 
 @lowers("aten.native_layer_norm", "aten.layer_norm")
@@ -147,12 +138,8 @@ def _layer_norm(c, input, normalized_shape, weight=None, bias=None, eps=1e-5, **
 def _group_norm(c, input, weight, bias, N, C, HxW, group, eps, **_):
     dtype = result_dtype(c)
     x = operand(c, input, dtype)
-    shape = x.type.shape
-    # Each group is a layer norm over its channels and positions, then a per-channel affine.
-    grouped = composites.reshape(c.b, x, (shape[0], int(group), -1))
-    y = composites.reshape(c.b, composites.layer_norm(c.b, grouped, epsilon=float(eps)), shape)
-    y = _channel_affine(c, y, weight, bias, dtype)
-    return (y, *_statistics(c))
+    y = composites.group_norm(c.b, x, int(group), float(eps))
+    return (_channel_affine(c, y, weight, bias, dtype), *_statistics(c))
 
 
 @lowers("aten._softmax", "aten.softmax")
@@ -227,16 +214,40 @@ def _adaptive_pool2d(c, self, output_size, **_):
     return (y, _indices(c)) if kind == "max" else y
 
 
-@lowers("aten.upsample_nearest2d", "aten.upsample_nearest1d", "aten.upsample_nearest3d")
-def _upsample_nearest(c, self=None, input=None, **_):
+@lowers(
+    "aten.upsample_nearest1d",
+    "aten.upsample_nearest2d",
+    "aten.upsample_nearest3d",
+    "aten._upsample_nearest_exact1d",
+    "aten._upsample_nearest_exact2d",
+    "aten._upsample_nearest_exact3d",
+    "aten.upsample_linear1d",
+    "aten.upsample_bilinear2d",
+    "aten.upsample_trilinear3d",
+    "aten.upsample_bicubic2d",
+)
+def _upsample(c, self=None, input=None, align_corners=False, scale_factors=None, **scales):
+    """``F.interpolate``: the spatial axes resized with PyTorch's source-index rules."""
     x = operand(c, input if self is None else self, result_dtype(c))
-    out = result_shape(c)
-    factors = [o // i if i and o % i == 0 else 0 for i, o in zip(x.type.shape, out)]
-    if 0 in factors:
-        raise c.unsupported(
-            f"{c.op} from {x.type.shape} to {out}, not an integer factor per dimension"
-        )
-    return composites.upsample_nearest(c.b, x, factors)
+    spatial = len(x.type.shape) - 2
+    if scale_factors is None:  # the .default overloads: scales_h, scales_w (or scales, scales_d)
+        names = {
+            1: ["scales"],
+            2: ["scales_h", "scales_w"],
+            3: ["scales_d", "scales_h", "scales_w"],
+        }
+        scale_factors = [scales.get(name) for name in names[spatial]]
+    if "nearest" in c.op:
+        mode, exact = "nearest", "exact" in c.op
+        # src = floor(dst * in/out), or floor((dst + 0.5) * in/out) for nearest-exact.
+        coordinates = "tf_half_pixel_for_nn" if exact else "asymmetric"
+        options = {"nearest": "floor"}
+    else:
+        mode = "cubic" if "bicubic" in c.op else "linear"
+        coordinates = "align_corners" if align_corners else "half_pixel"
+        options = {"cubic_a": -0.75} if mode == "cubic" else {}
+    full_scales = [None, None, *(None if align_corners else s for s in scale_factors)]
+    return composites.resize(c.b, x, result_shape(c), mode, coordinates, full_scales, **options)
 
 
 # ----- attention and lookup ----------------------------------------------------------------------

@@ -170,3 +170,13 @@ def _like(c, fill_value=None, **_):
     if isinstance(value, Value):
         raise c.unsupported(f"{name} with a fill value computed at run time")
     return np.full(result_shape(c), value, dtype=result_dtype(c))
+
+
+@lowers("aten.flip")
+def _flip(c, self, dims, **_):
+    return composites.flip(c.b, operand(c, self, result_dtype(c)), [int(d) for d in dims])
+
+
+@lowers("aten.cumsum")
+def _cumsum(c, self, dim, **_):
+    return composites.cumsum(c.b, operand(c, self, result_dtype(c)), int(dim))

@@ -1,0 +1,135 @@
+"""The building blocks of every composite: scalars, axes, reshapes, slices, casts, comparisons.
+
+Shared by :mod:`cuvil.frontends.composites` (which re-exports them) and its
+``composites_*.py`` parts, and by the importers through ``composites``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .builder import IRBuilder, TensorType, Value
+
+__all__ = [
+    "scalar",
+    "normalize_axis",
+    "reshape",
+    "transpose",
+    "broadcast_to",
+    "cast",
+    "slice_axis",
+    "concat",
+    "pad",
+    "predicate",
+    "compare",
+    "matmul",
+]
+
+
+def scalar(b: IRBuilder, value, like: Value | str) -> Value:
+    """A rank-0 constant ``value`` of ``like``'s dtype (a Value or a dtype-table name)."""
+    dtype = like if isinstance(like, str) else like.type.dtype
+    return b.constant(np.asarray(value, dtype=dtype))
+
+
+def normalize_axis(axis: int, rank: int) -> int:
+    """``axis`` in ``[0, rank)`` (negative counts from the end); ``ValueError`` if out of range."""
+    if not -rank <= axis < max(rank, 1):
+        raise ValueError(f"axis {axis} is out of range for rank {rank}")
+    return axis % max(rank, 1)
+
+
+def reshape(b: IRBuilder, x: Value, shape: Sequence[int]) -> Value:
+    """``x`` with ``shape`` (at most one ``-1``); no op when the shape is unchanged."""
+    shape = [int(d) for d in shape]
+    size = int(np.prod(x.type.shape, dtype=np.int64))
+    if -1 in shape:
+        known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
+        shape[shape.index(-1)] = size // known if known else 0
+    if tuple(shape) == x.type.shape:
+        return x
+    return b.op("cuvil.reshape", [x], result_type=TensorType(tuple(shape), x.type.dtype))
+
+
+def transpose(b: IRBuilder, x: Value, perm: Sequence[int]) -> Value:
+    """``x`` with its dimensions permuted; no op for the identity permutation."""
+    perm = tuple(normalize_axis(int(p), len(x.type.shape)) for p in perm)
+    if perm == tuple(range(len(perm))):
+        return x
+    return b.op("cuvil.transpose", [x], {"permutation": perm})
+
+
+def broadcast_to(b: IRBuilder, x: Value, shape: Sequence[int]) -> Value:
+    """``x`` broadcast to ``shape`` with NumPy rules; no op when already that shape."""
+    shape = tuple(int(d) for d in shape)
+    if shape == x.type.shape:
+        return x
+    return b.op("cuvil.broadcast_to", [x], result_type=TensorType(shape, x.type.dtype))
+
+
+def cast(b: IRBuilder, x: Value, dtype: str) -> Value:
+    """``x`` converted to dtype ``dtype`` (a table name), NumPy ``astype`` semantics."""
+    if x.type.dtype == dtype:
+        return x
+    return b.op("cuvil.cast", [x], result_type=TensorType(x.type.shape, dtype))
+
+
+def slice_axis(b: IRBuilder, x: Value, axis: int, start: int, limit: int, step: int = 1) -> Value:
+    """``x[..., start:limit:step, ...]`` along ``axis`` (positive step, in-range bounds)."""
+    shape = x.type.shape
+    starts, limits, steps = [0] * len(shape), list(shape), [1] * len(shape)
+    starts[axis], limits[axis], steps[axis] = start, limit, step
+    if (start, limit, step) == (0, shape[axis], 1):
+        return x
+    return b.op("cuvil.slice", [x], {"start": starts, "limit": limits, "step": steps})
+
+
+def concat(b: IRBuilder, values: Sequence[Value], axis: int) -> Value:
+    """``values`` concatenated along ``axis``; a single value is returned as is."""
+    values = list(values)
+    if len(values) == 1:
+        return values[0]
+    return b.op("cuvil.concat", values, {"axis": normalize_axis(axis, len(values[0].type.shape))})
+
+
+def pad(b: IRBuilder, x: Value, pads: Sequence[tuple[int, int]], value: float = 0.0) -> Value:
+    """``x`` padded with constant ``value``: ``pads[i] = (before, after)`` for each dimension."""
+    for axis, (before, after) in enumerate(pads):
+        parts = []
+        for count in (before, None, after):
+            if count is None:
+                parts.append(x)
+            elif count > 0:
+                shape = list(x.type.shape)
+                shape[axis] = count
+                parts.append(b.constant(np.full(shape, value, dtype=x.type.dtype)))
+        x = concat(b, parts, axis)
+    return x
+
+
+def predicate(name: str) -> int:
+    """The enum value of ``cuvil.compare``'s predicate ``name`` (``"lt"`` -> 2)."""
+    from .numpy_tracer.ops import compare_predicate_value
+
+    return compare_predicate_value(name)
+
+
+def compare(b: IRBuilder, lhs: Value, rhs: Value, name: str) -> Value:
+    """``lhs <name> rhs`` elementwise (``"eq"``, ``"lt"``, ...) as a boolean tensor."""
+    return b.op("cuvil.compare", [lhs, rhs], {"predicate": predicate(name)})
+
+
+def matmul(b: IRBuilder, x: Value, y: Value) -> Value:
+    """NumPy ``x @ y``: a 1-D operand is a row (left) or column (right), removed afterwards."""
+    rx, ry = len(x.type.shape), len(y.type.shape)
+    x2 = reshape(b, x, (1, -1)) if rx == 1 else x
+    y2 = reshape(b, y, (-1, 1)) if ry == 1 else y
+    result = b.op("cuvil.matmul", [x2, y2])
+    shape = list(result.type.shape)
+    if ry == 1:
+        shape.pop(-1)
+    if rx == 1:
+        shape.pop(-2 if ry >= 2 else -1)
+    return reshape(b, result, shape)
