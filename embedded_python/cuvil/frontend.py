@@ -288,11 +288,24 @@ def build_ir_with(
     return _import(frontend, model, specs, mode, target, device)
 
 
-def _import(frontend, model, specs, mode, target, device) -> IRModule:
-    """``model`` imported by ``frontend`` for ``specs``, verified, as an IRModule."""
+def _import(frontend, model, specs, mode, target, device, api=_API) -> IRModule:
+    """``model`` imported by ``frontend`` for ``specs``, verified, as an IRModule.
+
+    Symbolic inputs (an ONNX ``dim_param``, ``to_ir_with_dynamic_shape``) give
+    output sizes as expressions of the symbols, checked by the compiler.
+    """
+    # An unnamed dynamic dim is named as the IR builder names it (arg0_d2), so
+    # that calls bind it and output sizes can use it.
+    specs = {
+        key: TensorSpec(
+            tuple(f"arg{index}_d{axis}" if d is None else d for axis, d in enumerate(spec.shape)),
+            spec.dtype,
+        )
+        for index, (key, spec) in enumerate(specs.items())
+    }
     program = frontend.import_model(model, specs, mode)
     name, source = frontend.describe(model)
-    return frontends.to_ir_module(
+    module = frontends.to_ir_module(
         program,
         name=name,
         source=source,
@@ -301,6 +314,24 @@ def _import(frontend, model, specs, mode, target, device) -> IRModule:
         mode=mode,
         device=device,
     )
+    if module.is_symbolic:
+        module.output_spec = _symbolic_output_spec(module, api)
+    return module
+
+
+def _symbolic_output_spec(module: IRModule, api: str) -> tuple:
+    """The outputs' specs with each dynamic dim a size expression of the input symbols."""
+    ext = _dtypes_extension()
+    try:
+        symbols = ext.result_symbols(module.text, module.func_name)
+    except ext.CompileError as error:
+        raise CompileError(f"{api}: the shapes of {module.name} disagree:\n{error}") from None
+    outputs = []
+    for spec, exprs in zip(module.output_spec, symbols):
+        named = iter(exprs)
+        shape = tuple(next(named) if d is None else d for d in spec.shape)
+        outputs.append(TensorSpec(shape, spec.dtype))
+    return tuple(outputs)
 
 
 def to_ir_with_dynamic_shape(
@@ -329,21 +360,7 @@ def to_ir_with_dynamic_shape(
     default_dtype = _normalize_dtype(dtype, "the dtype argument")
     frontend = frontends.for_model(model)
     specs = _symbolic_specs(frontend, model, input_spec, default_dtype)
-    module = _import(frontend, model, specs, mode, target, device)
-    ext = _dtypes_extension()
-    try:
-        symbols = ext.result_symbols(module.text, module.func_name)
-    except ext.CompileError as error:
-        raise CompileError(
-            f"{_DYNAMIC_API}: the shapes of {module.name} disagree:\n{error}"
-        ) from None
-    outputs = []
-    for spec, exprs in zip(module.output_spec, symbols):
-        named = iter(exprs)
-        shape = tuple(next(named) if d is None else d for d in spec.shape)
-        outputs.append(TensorSpec(shape, spec.dtype))
-    module.output_spec = tuple(outputs)
-    return module
+    return _import(frontend, model, specs, mode, target, device, _DYNAMIC_API)
 
 
 def _dtypes_extension():
