@@ -288,12 +288,8 @@ def build_ir_with(
     return _import(frontend, model, specs, mode, target, device)
 
 
-def _import(frontend, model, specs, mode, target, device, api=_API) -> IRModule:
-    """``model`` imported by ``frontend`` for ``specs``, verified, as an IRModule.
-
-    Symbolic inputs (an ONNX ``dim_param``, ``to_ir_with_dynamic_shape``) give
-    output sizes as expressions of the symbols, checked by the compiler.
-    """
+def _import(frontend, model, specs, mode, target, device) -> IRModule:
+    """``model`` imported by ``frontend`` for ``specs``, verified, as an IRModule."""
     # An unnamed dynamic dim is named as the IR builder names it (arg0_d2), so
     # that calls bind it and output sizes can use it.
     specs = {
@@ -305,7 +301,7 @@ def _import(frontend, model, specs, mode, target, device, api=_API) -> IRModule:
     }
     program = frontend.import_model(model, specs, mode)
     name, source = frontend.describe(model)
-    module = frontends.to_ir_module(
+    return frontends.to_ir_module(
         program,
         name=name,
         source=source,
@@ -314,24 +310,6 @@ def _import(frontend, model, specs, mode, target, device, api=_API) -> IRModule:
         mode=mode,
         device=device,
     )
-    if module.is_symbolic:
-        module.output_spec = _symbolic_output_spec(module, api)
-    return module
-
-
-def _symbolic_output_spec(module: IRModule, api: str) -> tuple:
-    """The outputs' specs with each dynamic dim a size expression of the input symbols."""
-    ext = _dtypes_extension()
-    try:
-        symbols = ext.result_symbols(module.text, module.func_name)
-    except ext.CompileError as error:
-        raise CompileError(f"{api}: the shapes of {module.name} disagree:\n{error}") from None
-    outputs = []
-    for spec, exprs in zip(module.output_spec, symbols):
-        named = iter(exprs)
-        shape = tuple(next(named) if d is None else d for d in spec.shape)
-        outputs.append(TensorSpec(shape, spec.dtype))
-    return tuple(outputs)
 
 
 def to_ir_with_dynamic_shape(
@@ -359,14 +337,9 @@ def to_ir_with_dynamic_shape(
         raise ValueError(f"{_DYNAMIC_API}: unknown mode {mode!r}; use one of {MODES}")
     default_dtype = _normalize_dtype(dtype, "the dtype argument")
     frontend = frontends.for_model(model)
+    input_spec = frontend.symbolic_dims(model, input_spec)
     specs = _symbolic_specs(frontend, model, input_spec, default_dtype)
-    return _import(frontend, model, specs, mode, target, device, _DYNAMIC_API)
-
-
-def _dtypes_extension():
-    from ._dtypes import extension
-
-    return extension()
+    return _import(frontend, model, specs, mode, target, device)
 
 
 def _symbolic_specs(frontend, model, input_spec, default_dtype: str) -> dict[str, TensorSpec]:
@@ -377,12 +350,12 @@ def _symbolic_specs(frontend, model, input_spec, default_dtype: str) -> dict[str
         values = list(input_spec)
         # The front end names the inputs; static stand-ins (1 for each
         # symbolic dim) let it apply its own rules for lists.
-        stand_ins = [
-            TensorSpec(tuple(d if isinstance(d, int) else 1 for d in v.shape), v.dtype)
-            if hasattr(v, "shape")
-            else v
-            for v in values
-        ]
+        stand_ins = []
+        for v in values:
+            shape, dtype = _shape_and_dtype(v, default_dtype)
+            if isinstance(shape, (tuple, list)):
+                v = TensorSpec(tuple(d if isinstance(d, int) else 1 for d in shape), dtype)
+            stand_ins.append(v)
         if frontend.name == "numpy":
             fn = getattr(model, "__wrapped__", model)
             params = list(signature_of(fn).parameters) if signature_of(fn) else []

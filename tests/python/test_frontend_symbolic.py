@@ -162,3 +162,110 @@ def test_onnx_zoo_models_exported_with_dynamic_axes_compile_once(
     module = cuvil.load_onnx(path) if spec is None else to_ir_with_dynamic_shape(path, spec)
     assert module.is_symbolic
     _assert_one_compilation(module, _ort_reference(path), _floats(shape_of_size))
+
+
+# ----- PyTorch: torch.export -------------------------------------------------------------------
+
+
+class FoldTokens(nn.Module):
+    """sym_size, SymInt arithmetic and a view with symbolic sizes."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 5)
+
+    def forward(self, x):
+        b, t, c = x.shape
+        tokens = self.fc(x.view(b * t, c))  # a view to a product of two symbols
+        z = torch.tanh(self.fc(x)).reshape(b, t * 5)
+        return z.mean(dim=1) + torch.ones_like(z).sum(dim=1) + tokens.sum()
+
+
+def _torch_reference(model):
+    def run(*arrays):
+        with torch.no_grad():
+            return model(*(torch.from_numpy(a) for a in arrays)).numpy()
+
+    return run
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        [cuvil.TensorSpec(("N", 4, 6), "float32")],
+        [(torch.export.Dim("N", max=64), 4, 6)],
+    ],
+    ids=["names", "torch.export.Dim"],
+)
+def test_torch_export_keeps_symbolic_sizes_and_compiles_once(spec):
+    torch.manual_seed(0)
+    model = FoldTokens().eval()
+    module = to_ir_with_dynamic_shape(model, spec)
+    assert module.input_spec == {"x": cuvil.TensorSpec(("N", 4, 6), "float32")}
+    assert module.output_spec == (cuvil.TensorSpec(("N",), "float32"),)
+    assert 'tensor<?x4x6xf32> {cuvil.symbols = ["N"]}' in module.text
+    make = _floats(lambda n: (n, 4, 6))
+    _assert_one_compilation(module, _torch_reference(model), make)
+
+
+def test_torch_symbolic_size_needed_statically_is_refused_with_the_node():
+    class Positions(nn.Module):
+        def forward(self, x):
+            return x + torch.arange(x.shape[1], dtype=torch.float32)
+
+    with pytest.raises(cuvil.UnsupportedConstructError) as info:
+        to_ir_with_dynamic_shape(Positions(), [cuvil.TensorSpec((2, "T"), "float32")])
+    message = str(info.value)
+    assert "needs a static size but gets the symbolic size" in message
+    assert "FX node 'arange'" in message
+
+
+ZOO_TORCH_SPECS = {
+    # conv and pooling with a dynamic batch (the dynamic conv/pool lowering)
+    "resnet": ([cuvil.TensorSpec(("batch", 3, 32, 32), "float32")], lambda n: (n, 3, 32, 32)),
+    # attention over a dynamic sequence: batched matmul with two dynamic operands
+    "bert": ([cuvil.TensorSpec((2, "sequence", 32), "float32")], lambda n: (2, n + 2, 32)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ZOO_TORCH_SPECS))
+def test_torch_export_zoo_models_compile_once(zoo, name):
+    model, _ = zoo.build(name)
+    spec, shape_of_size = ZOO_TORCH_SPECS[name]
+    module = to_ir_with_dynamic_shape(model, spec)
+    assert module.is_symbolic
+    _assert_one_compilation(module, _torch_reference(model), _floats(shape_of_size))
+
+
+# ----- PyTorch: torch.compile ---------------------------------------------------------------
+
+
+def _torch_compile_once(model, make_inputs, sizes=(2, 3, 8), **options):
+    """``torch.compile(model, backend="cuvil", **options)`` matches eager at each size."""
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend="cuvil", **options)
+    before = cuvil.compilations()
+    with torch.no_grad():
+        for size in sizes:
+            inputs = [torch.from_numpy(a) for a in make_inputs(size)]
+            torch.testing.assert_close(compiled(*inputs), model(*inputs), **TOLERANCE)
+    torch._dynamo.reset()
+    return _new_compilations(before)
+
+
+def test_torch_compile_dynamic_is_one_compilation_for_all_batch_sizes():
+    torch.manual_seed(0)
+    model = FoldTokens().eval()
+    # Dynamo specializes sizes 0 and 1, so the batch sizes start at 2.
+    new = _torch_compile_once(model, _floats(lambda n: (n, 4, 6)), dynamic=True)
+    assert len(new) == 1
+    (x_type,) = [t for t in new[0].input_types if len(t[1]) == 3]
+    assert isinstance(x_type[1][0], str) and x_type[1][1:] == (4, 6)
+
+
+@pytest.mark.parametrize("name", sorted(ZOO_TORCH_SPECS))
+def test_torch_compile_dynamic_zoo_models_compile_once(zoo, name):
+    model, _ = zoo.build(name)
+    _, shape_of_size = ZOO_TORCH_SPECS[name]
+    shape = (lambda n: (n, 3, 32, 32)) if name == "resnet" else (lambda n: (n, 7, 32))
+    assert len(_torch_compile_once(model, _floats(shape), dynamic=True)) == 1

@@ -87,6 +87,8 @@ def reshape(b: IRBuilder, x: Value, shape: Sequence[int]) -> Value:
     a ``-1`` and the dynamic dims stay ``?``: the compiler derives their sizes.
     """
     dims, current = _dynamic_dims(shape), _dynamic_dims(x.type.shape)
+    if None not in current and dims.count(None) == 1:
+        dims = tuple(-1 if d is None else d for d in dims)  # static input: its size is known
     if None in dims or None in current:
         dims = tuple(None if d == -1 else d for d in dims)
         if dims == current:

@@ -19,8 +19,8 @@ from ..._dtypes import is_supported
 from ..._errors import TraceError, UnsupportedConstructError
 from ..builder import IRBuilder, TensorType, Value
 from ..locations import FileLineColLoc
+from ..symbolic_dims import SymbolicSizeError, SymDim, is_shape_value
 from .model import LoadedModel, OnnxModelError, tensor_to_array
-from .shapes import SymbolicSizeError, SymDim, is_shape_value
 
 __all__ = ["OPS", "op", "NodeContext", "import_graph"]
 

@@ -12,10 +12,10 @@ import numpy as np
 
 from .. import composites as C
 from ..builder import Value
+from ..symbolic_dims import SymDim, is_shape_value, shape_value
 from . import symbolic_ops as S
 from .importer import NodeContext, op
 from .model import np_dtype
-from .shapes import SymDim, is_shape_value, shape_value
 
 _BINARY = {
     "Add": ("cuvil.add", np.add),

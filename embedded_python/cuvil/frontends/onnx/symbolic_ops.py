@@ -13,8 +13,8 @@ import numpy as np
 
 from .. import composites as C
 from ..builder import TensorType, Value
+from ..symbolic_dims import SymbolicSizeError, SymDim, same_size, type_dims
 from .importer import NodeContext
-from .shapes import SymbolicSizeError, SymDim, same_size, type_dims
 
 __all__ = ["reshape", "broadcast", "require_static", "whole_axis"]
 

@@ -1,12 +1,12 @@
-"""Shape values with symbolic entries: the ONNX importer's view of dims that stay dynamic.
+"""Symbolic sizes at import time: what an importer computes from dims that stay dynamic.
 
-``Shape`` of a tensor with a symbolic dimension gives a shape value known at
-import time whose entries are ints or :class:`SymDim` (a NumPy object array),
+The ONNX importer's ``Shape`` of a tensor with a symbolic dimension gives a
+shape value whose entries are ints or :class:`SymDim` (a NumPy object array),
 so the shape arithmetic exporters emit (``Gather``, ``Unsqueeze``, ``Concat``,
-``Mul``...) still folds, and ``Reshape``/``Expand``/``ConstantOfShape`` get
-targets whose symbolic entries become ``?`` dims of the op's type. A size that
-must be an int (a ``Range`` limit, a ``Slice`` bound) raises
-:class:`SymbolicSizeError`, which the importer reports with the node.
+``Mul``...) still folds; the PyTorch importer's ``sym_size`` gives a SymDim
+that FX's SymInt arithmetic carries along. A size that must be an int (a
+``Range`` limit, a ``Slice`` bound) raises :class:`SymbolicSizeError`, which
+the importer reports with the node.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import random
 
 import numpy as np
 
-from ... import _symbolic
+from .. import _symbolic
 
 __all__ = ["SymDim", "SymbolicSizeError", "is_shape_value", "type_dims", "same_size"]
 
