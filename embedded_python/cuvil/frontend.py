@@ -332,11 +332,15 @@ def to_ir_with_dynamic_shape(
     symbols (``"N"``, ``"N * 2"``), which :meth:`IRModule.output_shapes`
     evaluates for concrete inputs.
     """
+    return dynamic_ir_with(frontends.for_model(model), model, input_spec, target, mode, dtype)
+
+
+def dynamic_ir_with(frontend, model, input_spec, target=None, mode="inference", dtype="float32"):
+    """:func:`to_ir_with_dynamic_shape` through a given front end (``cuvil.compile_to_ir``)."""
     target, device = resolve_target(target, _DYNAMIC_API)
     if mode not in MODES:
         raise ValueError(f"{_DYNAMIC_API}: unknown mode {mode!r}; use one of {MODES}")
     default_dtype = _normalize_dtype(dtype, "the dtype argument")
-    frontend = frontends.for_model(model)
     input_spec = frontend.symbolic_dims(model, input_spec)
     specs = _symbolic_specs(frontend, model, input_spec, default_dtype)
     return _import(frontend, model, specs, mode, target, device)

@@ -269,3 +269,47 @@ def test_torch_compile_dynamic_zoo_models_compile_once(zoo, name):
     _, shape_of_size = ZOO_TORCH_SPECS[name]
     shape = (lambda n: (n, 3, 32, 32)) if name == "resnet" else (lambda n: (n, 7, 32))
     assert len(_torch_compile_once(model, _floats(shape), dynamic=True)) == 1
+
+
+# ----- JAX ------------------------------------------------------------------------------------
+
+
+def _jax_model():
+    import jax
+    import jax.numpy as jnp
+
+    weight = np.random.default_rng(2).standard_normal((6, 5)).astype(np.float32)
+
+    def model(x):
+        h = jnp.tanh(x @ weight + 1.0)
+        return h.reshape(h.shape[0], -1).sum(axis=1) + jax.nn.relu(h).mean(axis=1)
+
+    return model
+
+
+def test_jax_symbolic_shape_structs_compile_once():
+    import jax
+    import jax.numpy as jnp
+
+    model = _jax_model()
+    struct = jax.ShapeDtypeStruct(jax.export.symbolic_shape("N, 6"), jnp.float32)
+    module = cuvil.compile_to_ir(model, struct)
+    assert module.input_spec == {"x": cuvil.TensorSpec(("N", 6), "float32")}
+    assert module.output_spec == (cuvil.TensorSpec(("N",), "float32"),)
+    _assert_one_compilation(module, lambda x: np.asarray(model(x)), _floats(lambda n: (n, 6)))
+
+
+def test_jax_string_dims_in_input_spec_stay_symbolic():
+    import jax
+
+    model = _jax_model()
+    spec = [cuvil.TensorSpec(("batch", 6), "float32")]
+    for module in (
+        cuvil.compile_to_ir(model, *spec),
+        to_ir_with_dynamic_shape(jax.jit(model), spec),
+    ):
+        assert 'tensor<?x6xf32> {cuvil.symbols = ["batch"]}' in module.text
+        assert module.output_spec == (cuvil.TensorSpec(("batch",), "float32"),)
+    _assert_one_compilation(module, lambda x: np.asarray(model(x)), _floats(lambda n: (n, 6)))
+    with pytest.raises(cuvil.ShapeSpecError, match="Missing shape attr"):
+        cuvil.frontend.build_ir(model=jax.jit(model), input_spec={"x": (None, 6)})

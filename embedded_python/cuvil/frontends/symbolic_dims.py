@@ -17,7 +17,17 @@ import numpy as np
 
 from .. import _symbolic
 
-__all__ = ["SymDim", "SymbolicSizeError", "is_shape_value", "type_dims", "same_size"]
+__all__ = [
+    "SymDim",
+    "SymbolicSizeError",
+    "is_shape_value",
+    "shape_value",
+    "type_dims",
+    "same_size",
+    "missing_size",
+    "value_dims",
+    "folded_sizes",
+]
 
 
 class SymbolicSizeError(ValueError):
@@ -174,6 +184,56 @@ def shape_value(entries) -> np.ndarray:
     return np.asarray(entries, dtype=np.int64)
 
 
+def folded_sizes(value):
+    """A value computed at import time; sizes with symbolic entries stay an object array.
+
+    Indexing a shape value gives a bare :class:`SymDim`, and arithmetic on
+    one may give only ints: the result is an object array where a SymDim
+    remains, an int64 array where none does, ``value`` itself otherwise.
+    """
+    if not (isinstance(value, SymDim) or is_shape_value(value)):
+        return value
+    array = np.empty(np.shape(value), dtype=object)
+    array[...] = value
+    if any(isinstance(e, SymDim) for e in array.flat):
+        return array
+    return array.astype(np.int64)
+
+
 def type_dims(entries) -> tuple:
     """The dims of an op's type for target entries: ints stay, symbolic ones are ``None``."""
     return tuple(None if isinstance(d, SymDim) else int(d) for d in entries)
+
+
+def missing_size(current, entries):
+    """The ``-1`` entry: the input's sizes over the other entries', symbols cancelled.
+
+    ``-1`` stays ``-1`` (a dynamic dim the compiler derives) unless the
+    symbolic factors of the other entries all cancel against the input's.
+    """
+    remaining = [d for d in current if isinstance(d, SymDim)]
+    size = int(np.prod([d for d in current if not isinstance(d, SymDim)], dtype=np.int64))
+    divisor = 1
+    for entry in entries:
+        if isinstance(entry, SymDim):
+            match = next((i for i, d in enumerate(remaining) if same_size(d, entry)), None)
+            if match is None:
+                return -1
+            remaining.pop(match)
+        elif entry != -1:
+            divisor *= entry
+    if remaining or divisor == 0 or size % divisor:
+        return -1
+    return size // divisor
+
+
+def value_dims(value) -> tuple:
+    """``value``'s dims: ints, a SymDim named by its symbol or read off ``value`` (``Shape``)."""
+    return tuple(
+        d
+        if isinstance(d, int)
+        else SymDim(d, (value, axis))
+        if isinstance(d, str)
+        else SymDim(origin=(value, axis))
+        for axis, d in enumerate(value.type.shape)
+    )

@@ -19,7 +19,7 @@ from ..._dtypes import is_supported
 from ..._errors import TraceError, UnsupportedConstructError
 from ..builder import IRBuilder, TensorType, Value
 from ..locations import FileLineColLoc
-from ..symbolic_dims import SymbolicSizeError, SymDim, is_shape_value
+from ..symbolic_dims import SymbolicSizeError, SymDim, folded_sizes, is_shape_value
 from .model import LoadedModel, OnnxModelError, tensor_to_array
 
 __all__ = ["OPS", "op", "NodeContext", "import_graph"]
@@ -233,23 +233,10 @@ class _Importer:
                 ) from error
         for out_name, value in zip(node.output, outputs):
             if out_name:
-                self.env[out_name] = _folded(value)
+                self.env[out_name] = value if isinstance(value, Value) else folded_sizes(value)
         unused = [n for n in node.output[len(outputs) :] if n]
         if unused:
             raise ctx.unsupported(f"the optional output(s) {', '.join(unused)}")
-
-
-def _folded(value):
-    """A handler's output; shape values without symbolic entries become int64 arrays."""
-    if isinstance(value, Value):
-        return value
-    if isinstance(value, SymDim) or is_shape_value(value):
-        array = np.empty(np.shape(value), dtype=object)
-        array[...] = value
-        if any(isinstance(e, SymDim) for e in array.flat):
-            return array
-        return array.astype(np.int64)
-    return value
 
 
 def import_graph(model: LoadedModel, input_spec, func_name: str):

@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import composites as C
 from ..builder import TensorType, Value
-from ..symbolic_dims import SymbolicSizeError, SymDim, same_size, type_dims
+from ..symbolic_dims import SymbolicSizeError, SymDim, missing_size, same_size, type_dims
 from .importer import NodeContext
 
 __all__ = ["reshape", "broadcast", "require_static", "whole_axis"]
@@ -40,7 +40,7 @@ def reshape(ctx: NodeContext, x: Value, entries) -> Value:
         return C.reshape(ctx.b, x, entries)
     current = ctx.importer.dims(x)
     if -1 in entries:
-        entries[entries.index(-1)] = _missing_size(current, entries)
+        entries[entries.index(-1)] = missing_size(current, entries)
     if len(current) == len(entries) and all(_same(a, b) for a, b in zip(current, entries)):
         return x
     dims = tuple(None if d == -1 else d for d in type_dims(entries))
@@ -51,28 +51,6 @@ def reshape(ctx: NodeContext, x: Value, entries) -> Value:
     if sum(d is None for d in dims) > 1:
         _check_derived_sizes(ctx, result, entries)
     return result
-
-
-def _missing_size(current, entries):
-    """The ``-1`` entry: the input's sizes over the other entries', symbols cancelled.
-
-    ``-1`` stays ``-1`` (a dynamic dim the compiler derives) unless the
-    symbolic factors of the other entries all cancel against the input's.
-    """
-    remaining = [d for d in current if isinstance(d, SymDim)]
-    size = int(np.prod([d for d in current if not isinstance(d, SymDim)], dtype=np.int64))
-    divisor = 1
-    for entry in entries:
-        if isinstance(entry, SymDim):
-            match = next((i for i, d in enumerate(remaining) if same_size(d, entry)), None)
-            if match is None:
-                return -1
-            remaining.pop(match)
-        elif entry != -1:
-            divisor *= entry
-    if remaining or divisor == 0 or size % divisor:
-        return -1
-    return size // divisor
 
 
 def _same(a, b) -> bool:
