@@ -101,6 +101,7 @@ bool layoutGraph(const std::string &dot, GraphLayout &layout, QString &error) {
     node.op = attr(n, "op");
     node.kind = attr(n, "kind");
     node.loc = attr(n, "loc");
+    node.locName = attr(n, "locname");
     node.irLine = attr(n, "irline").toInt();
     node.changed = attr(n, "changed") == "true";
     node.ellipse = attr(n, "shape") == "ellipse";

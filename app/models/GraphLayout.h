@@ -27,7 +27,8 @@ struct LaidOutNode {
   QString label;
   QString op;
   QString kind;
-  QString loc; ///< "file:line", may be empty
+  QString loc;     ///< "file:line", may be empty
+  QString locName; ///< an imported model's node name, unshortened; may be empty
   int irLine = 0;
   bool changed = false;
   bool ellipse = false;

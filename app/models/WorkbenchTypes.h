@@ -51,8 +51,11 @@ struct RunResult {
   int index = 0;
   double latencyMs = 0; ///< median
   double minMs = 0;
-  double referenceMs = 0; ///< the original Python function, once
-  double maxError = 0;    ///< max |compiled - Python|
+  double referenceMs = 0; ///< the reference, once
+  double maxError = 0;    ///< max |compiled - reference|
+  /// What the compiled code was compared with: "the Python function",
+  /// "ONNX Runtime", "PyTorch", "JAX", "TensorFlow".
+  QString reference = "the Python function";
   int runs = 0;
   QString tracePath; ///< Chrome trace of profiled runs, empty if none
 };

@@ -109,6 +109,7 @@ bool decodeWorkerMessage(const QByteArray &line, WorkerMessage &message,
     r.minMs = o.value("min_ms").toDouble();
     r.referenceMs = o.value("reference_ms").toDouble();
     r.maxError = o.value("max_error").toDouble();
+    r.reference = o.value("reference").toString(r.reference);
     r.runs = o.value("runs").toInt();
     r.tracePath = o.value("trace").toString();
   } else if (message.type == "exception") {

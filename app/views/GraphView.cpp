@@ -37,10 +37,13 @@ public:
     update();
   }
   void updateToolTip() {
-    QString tip = QString("%1\nIR line %2%3")
-                      .arg(node.label)
-                      .arg(node.irLine)
-                      .arg(node.loc.isEmpty() ? QString() : "\n" + node.loc);
+    // The label shortens a long node name; the tooltip gives it whole.
+    QString tip =
+        QString("%1\nIR line %2%3%4")
+            .arg(node.label)
+            .arg(node.irLine)
+            .arg(node.loc.isEmpty() ? QString() : "\n" + node.loc)
+            .arg(node.locName.isEmpty() ? QString() : "\nnode " + node.locName);
     if (heat >= 0)
       tip += QString("\nkernel time of this line: %1 us (%2% of the hottest)")
                  .arg(heatNs / 1000.0, 0, 'f', 1)

@@ -44,8 +44,9 @@ void MainWindow::connectWorker() {
             ok ? kInfo : kError);
         if (context.compilations().rowCount() == 0 && ok)
           appendConsole(tr("The file made no compilations: call a "
-                           "@cuvil.jit function with NumPy arrays to "
-                           "compile it.\n"),
+                           "@cuvil.jit function with NumPy arrays, or "
+                           "declare a model (cuvil_model(), or model and "
+                           "example_inputs) to compile it.\n"),
                         kInfo);
         emit runFinished(ok);
       });
@@ -59,11 +60,12 @@ void MainWindow::connectWorker() {
     const CompilationRecord *record = context.compilations().record(r.index);
     QString text =
         tr("%1: compiled code %2 ms median over %3 runs (fastest %4 ms); "
-           "the Python function took %5 ms; max |error| vs NumPy %6\n")
+           "%5 took %6 ms; max |error| vs %5 %7\n")
             .arg(record ? record->function : QString("#%1").arg(r.index))
             .arg(r.latencyMs, 0, 'f', 3)
             .arg(r.runs)
             .arg(r.minMs, 0, 'f', 3)
+            .arg(r.reference)
             .arg(r.referenceMs, 0, 'f', 3)
             .arg(r.maxError, 0, 'g', 3);
     appendConsole(text, kInfo);
@@ -87,7 +89,7 @@ void MainWindow::runCompiled() {
   const CompilationRecord *record = context.currentRecord();
   if (!record) {
     appendConsole(tr("Nothing to run yet: open a model file that calls a "
-                     "@cuvil.jit function.\n"),
+                     "@cuvil.jit function or declares a model.\n"),
                   kError);
     return;
   }

@@ -9,8 +9,12 @@ The first reply is ``ready``; its ``protocol`` field is :data:`PROTOCOL_VERSION`
 which the Workbench compares with its own before sending anything else.
 
 Requests (``cmd``): ``run`` (``file``: a Python model file, or an ``.onnx``
-model, which is imported and compiled), ``execute`` (``index``; the reply
-also names a Chrome trace of profiled runs, ``trace``), ``export``
+model, which is imported and compiled; a Python file that declares a model as
+``cuvil compile`` understands it, ``cuvil_model()`` or ``model`` and
+``example_inputs``, has that model compiled after it ran), ``execute`` (``index``; the reply
+also names a Chrome trace of profiled runs, ``trace``, and what the result was
+compared with, ``reference``: "the Python function", "ONNX Runtime",
+"PyTorch", "JAX", "TensorFlow"), ``export``
 (``index``, ``kind`` in mlir/llvm/asm/obj/so, ``path``), ``ir`` (``index``,
 ``stage``), ``quit``. ``execute``, ``export`` and ``ir`` may carry the
 compilation record's ``target`` unchanged; a request whose target is not the
@@ -34,6 +38,7 @@ import traceback
 import numpy as np
 
 from . import _jit
+from ._declared import compile_declared, onnx_runtime_call
 
 #: The version of the protocol this module speaks, sent in ``ready``. Bump it with
 #: every change a client must know about, together with kWorkerProtocolVersion in
@@ -55,14 +60,18 @@ class _Recorded:
     """A compilation with what is needed to run it again: its program, inputs and reference.
 
     ``reference(inputs)`` computes the same outputs without Cuvil: the Python
-    function of a ``@cuvil.jit`` call, ONNX Runtime for an ``.onnx`` model.
+    function of a ``@cuvil.jit`` call, ONNX Runtime for an ``.onnx`` model, the
+    framework (PyTorch, JAX, TensorFlow) for a model a file declares.
     """
 
-    def __init__(self, record, program=None, inputs=None, reference=None):
+    def __init__(
+        self, record, program=None, inputs=None, reference=None, compared_with="the Python function"
+    ):
         self.record = record
         self.program = program
         self.inputs = inputs
         self.reference = reference
+        self.compared_with = compared_with  # what ``reference`` is, for the Workbench
 
 
 class Worker:
@@ -158,7 +167,8 @@ class Worker:
             if self.current_file.lower().endswith(".onnx"):
                 self._run_onnx()
             else:
-                runpy.run_path(self.current_file, run_name="__main__")
+                namespace = runpy.run_path(self.current_file, run_name="__main__")
+                self._compile_declared(namespace)
         except SystemExit as exit_request:
             code = exit_request.code
             if code not in (None, 0):
@@ -202,21 +212,52 @@ class Worker:
             else np.zeros(spec.shape, spec.dtype)
             for spec in compiled.input_spec.values()
         ]
-        reference = _onnxruntime_reference(self.current_file, list(compiled.input_spec))
-        self.recorded.append(_Recorded(compiled.compilation, compiled._entry, inputs, reference))
+        try:
+            reference = onnx_runtime_call(self.current_file, list(compiled.input_spec))
+        except ImportError:
+            reference = None
+        self.recorded.append(
+            _Recorded(compiled.compilation, compiled._entry, inputs, reference, "ONNX Runtime")
+        )
+
+    def _compile_declared(self, namespace: dict) -> None:
+        """Compile the model the file declares, as `cuvil compile FILE.py` does.
+
+        Its inputs are the file's example inputs and its reference the
+        framework's own model, so ``execute`` compares Cuvil with it.
+        """
+        self._report_new()  # the script's own compilations come first
+        declared = compile_declared(namespace, self.current_file)
+        if declared is None:
+            return
+        compiled = declared.compiled
+        self.recorded.append(
+            _Recorded(
+                compiled.compilation,
+                compiled._entry,
+                declared.inputs(),
+                declared.reference,
+                declared.framework,
+            )
+        )
 
     def _exception(self, error: BaseException) -> dict:
-        """The exception with the innermost frame in the user's file (else the innermost)."""
+        """The exception at the user's line it names (a model's unsupported node), else at
+        the innermost frame in the user's file (else the innermost frame)."""
         frames = traceback.extract_tb(error.__traceback__)
         user = [f for f in frames if os.path.abspath(f.filename) == self.current_file]
         frame = (user or frames or [None])[-1]
+        file, line = (frame.filename, frame.lineno) if frame else (self.current_file, 0)
+        where = getattr(error, "location", None)
+        if getattr(where, "file", None) and getattr(where, "line", 0) > 0:
+            file, line = where.file, where.line
         return {
             "type": "exception",
             "exc_type": type(error).__name__,
             "message": str(error),
             "traceback": "".join(traceback.format_exception(error)),
-            "file": frame.filename if frame else self.current_file,
-            "line": frame.lineno if frame else 0,
+            "file": file,
+            "line": line,
         }
 
     def _recorded(self, request) -> _Recorded:
@@ -267,7 +308,8 @@ class Worker:
         if len(got) != len(want):
             raise ValueError(
                 f"{rec.record.function}: compiled code returned {len(got)} arrays, "
-                f"its reference (the Python function or ONNX Runtime) {len(want)}"
+                f"its reference (the Python function, ONNX Runtime or the model's "
+                f"framework) {len(want)}"
             )
         max_error = 0.0
         for g, w in zip(got, want):
@@ -285,6 +327,7 @@ class Worker:
                 "min_ms": timings[0],
                 "runs": len(timings),
                 "reference_ms": reference_ms,
+                "reference": rec.compared_with,
                 "max_error": max_error,
                 "outputs": [list(np.shape(g)) for g in got],
             }
@@ -351,16 +394,6 @@ class Worker:
         except Exception as error:  # a failed request, not a failed worker
             self.send({"type": "error", "request": command, "message": str(error)})
         return True
-
-
-def _onnxruntime_reference(path: str, input_names: list[str]):
-    """``inputs -> outputs`` of the model in ONNX Runtime, or None without onnxruntime."""
-    try:
-        import onnxruntime
-    except ImportError:
-        return None
-    session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
-    return lambda inputs: tuple(session.run(None, dict(zip(input_names, inputs))))
 
 
 def _flatten(value) -> list:

@@ -325,33 +325,15 @@ def _emit_to_stdout(record: Compilation, kind: str) -> None:
 
 def _compile_declared_model(namespace: dict, path: str) -> int:
     """Compile the model a file declares (``cuvil_model()`` or ``model``/``example_inputs``)."""
-    if callable(namespace.get("cuvil_model")):
-        declared = namespace["cuvil_model"]()
-        if not (isinstance(declared, tuple) and len(declared) == 2):
-            return _error(f"{path}: cuvil_model() must return (model, example_inputs)", 1)
-        model, examples = declared
-    elif "model" in namespace and "example_inputs" in namespace:
-        model, examples = namespace["model"], namespace["example_inputs"]
-    else:
-        return 0
-    from . import frontend, frontends
+    from ._declared import DeclarationError, compile_declared
 
     try:
-        if frontends.for_model(model).name == "numpy":
-            return 0  # a plain callable named `model`: the script's own business
-    except TypeError:
-        return 0  # `model` is some other object of the script
-    examples = examples if isinstance(examples, (tuple, list)) else (examples,)
-    saved_capture = snapshot_capture_enabled()
-    set_snapshot_capture(True)
-    try:
-        with contextlib.redirect_stdout(sys.stderr):
-            frontend.build_ir(model, list(examples)).compile()
+        compile_declared(namespace, path)
+    except DeclarationError as error:
+        return _error(str(error), 1)
     except Exception as error:  # the model cannot be imported: report it like Python would
         _print_user_traceback(error, path)
         return 1
-    finally:
-        set_snapshot_capture(saved_capture)
     return 0
 
 

@@ -89,6 +89,11 @@ void ModelsTest::decodesWorkerReplies() {
       m, error));
   QCOMPARE(m.run.runs, 9);
   QCOMPARE(m.run.latencyMs, 1.5);
+  QCOMPARE(m.run.reference, QString("the Python function"));
+  QVERIFY(decodeWorkerMessage(
+      R"({"type": "executed", "index": 1, "reference_ms": 2.0, "max_error": 1e-7, "reference": "PyTorch"})",
+      m, error));
+  QCOMPARE(m.run.reference, QString("PyTorch"));
   QVERIFY(!decodeWorkerMessage("Traceback (most recent call last):", m, error));
   QVERIFY(
       error.startsWith("cuvil-worker sent a line that is not a JSON object"));
@@ -158,12 +163,16 @@ void ModelsTest::irOpModelOfTheFusedStep() {
 }
 
 void ModelsTest::irOpModelShowsNodeNames() {
-  // An imported model's ops carry their node names as NameLocs.
+  // An imported model's ops carry their node names as NameLocs: an ONNX
+  // node's around the model file (no line), an FX node's around its
+  // nn.Module path around the forward's line.
   QString ir = R"(module {
   func.func @model(%x: tensor<4xf32> loc("input_0")) -> tensor<4xf32> {
     %0 = cuvil.relu %x : tensor<4xf32> loc("node_7"("/model.onnx":7:1))
     %1 = cuvil.exp %0 : tensor<4xf32> loc("node_8")
-    return %1 : tensor<4xf32> loc("/m.py":3:1)
+    %2 = cuvil.neg %1 : tensor<4xf32> loc("/stem/stem.0/Conv"("/r/resnet.onnx":0:0))
+    %3 = cuvil.tanh %2 : tensor<4xf32> loc("convolution"("features.conv1"("/e/torch_cnn.py":37:0)))
+    return %3 : tensor<4xf32> loc("/m.py":3:1)
   }
 }
 )";
@@ -173,18 +182,38 @@ void ModelsTest::irOpModelShowsNodeNames() {
   QAbstractItemModelTester tester(
       &model, QAbstractItemModelTester::FailureReportingMode::QtTest);
   model.setGraph(step.graph);
-  QCOMPARE(model.rowCount(), 4);
+  QCOMPARE(model.rowCount(), 6);
   auto source = [&](int row) {
     return model.index(row, IrOpModel::Source).data().toString();
   };
   QCOMPARE(source(0), QString("input_0"));
   QCOMPARE(source(1), QString("node_7 (model.onnx:7)"));
   QCOMPARE(source(2), QString("node_8"));
-  QCOMPARE(source(3), QString("m.py:3"));
+  QCOMPARE(source(3), QString("/stem/stem.0/Conv"));
+  QCOMPARE(source(4), QString("features.conv1/convolution (torch_cnn.py:37)"));
+  QCOMPARE(source(5), QString("m.py:3"));
   QCOMPARE(model.index(1, 0).data(IrOpModel::LocNameRole).toString(),
            QString("node_7"));
   QCOMPARE(model.index(1, 0).data(IrOpModel::SourceLineRole).toInt(), 7);
-  QVERIFY(QString::fromStdString(step.dot).contains("locname=\"node_7\""));
+  QCOMPARE(model.index(4, 0).data(IrOpModel::LocNameRole).toString(),
+           QString("features.conv1/convolution"));
+  // The graph's boxes name the nodes too.
+  QString dot = QString::fromStdString(step.dot);
+  QVERIFY(dot.contains("locname=\"node_7\""));
+  QVERIFY(dot.contains("label=\"cuvil.neg\\n/stem/stem.0/Conv\\n"));
+  QVERIFY(dot.contains("label=\"cuvil.tanh\\nfeatures.conv1/convolution\\n"));
+  if (!graphLayoutAvailable())
+    return;
+  GraphLayout layout;
+  QString error;
+  QVERIFY2(layoutGraph(step.dot, layout, error), qPrintable(error));
+  QStringList names;
+  for (const LaidOutNode &node : layout.nodes)
+    if (node.op == "cuvil.tanh") {
+      QVERIFY(node.label.contains("features.conv1/convolution"));
+      names << node.locName;
+    }
+  QCOMPARE(names, QStringList{"features.conv1/convolution"});
 }
 
 void ModelsTest::graphToolFailuresAreExplained() {

@@ -91,6 +91,26 @@ OPS = [
     ("tanh_logistic", lambda a: jnp.tanh(a) + jax.nn.sigmoid(a), [X], TRANSCENDENTAL),
     ("sqrt_rsqrt", lambda a: jnp.sqrt(a) + lax.rsqrt(a), [X], TRANSCENDENTAL, POS),
     ("erf", jax.scipy.special.erf, [X], TRANSCENDENTAL),
+    ("sin_cos", lambda a: jnp.sin(a) + jnp.cos(a), [X], TRANSCENDENTAL, (-40.0, 40.0)),
+    (
+        "floor_ceil_round",
+        lambda a: jnp.floor(a) + jnp.ceil(a) * 2 + jnp.round(a) * 4 + lax.round(a) * 8,
+        [X],
+        EXACT,
+        (-5.0, 5.0),
+    ),
+    ("round_ties", lambda a: jnp.round(a * 0 + 2.5) + lax.round(a * 0 - 2.5), [X], EXACT),
+    ("floor_divide_remainder", lambda a, b: a // b + (a % b) * 3, [X, Y], ROUNDED, POS),
+    (
+        "int_div_rem",
+        lambda a, b: (
+            lax.div(a, jnp.abs(b) + 1) * 100
+            + lax.rem(a, jnp.abs(b) + 1) * 10
+            + a // (jnp.abs(b) + 1)
+        ),
+        [_spec((3, 4), np.int32), _spec((3, 4), np.int32)],
+        EXACT,
+    ),
     ("sign_clip", lambda a: jnp.sign(a) * jnp.clip(a, -1.0, 1.0), [X], EXACT),
     (
         "relu_gelu_silu",

@@ -392,6 +392,7 @@ def test_worker_runs_an_onnx_model_and_reports_its_compilation(zoo):
     assert "/stem/stem.0/Conv" in compilation["input_ir"]
     (executed,) = [m for m in messages if m["type"] == "executed"]
     assert executed["max_error"] < 1e-4 and executed["outputs"] == [[1, 10]]
+    assert executed["reference"] == "ONNX Runtime"
     with open(executed["trace"], encoding="utf-8") as trace:
         assert "/stem/stem.0/Conv" in trace.read()  # profile rows name the ONNX node
 

@@ -110,6 +110,19 @@ CASES = [
         Case(op.lower(), op, [rand(3, 5)])
         for op in ("Relu", "Sigmoid", "Tanh", "Neg", "Abs", "Exp", "Erf")
     ],
+    Case("sin", "Sin", [rand(3, 5) * 30]),
+    Case("cos", "Cos", [rand(3, 5) * 30]),
+    Case("floor", "Floor", [rand(3, 5) * 4]),
+    Case("ceil", "Ceil", [rand(3, 5) * 4]),
+    Case(
+        "round_ties_even",
+        "Round",
+        [np.asarray([[-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 0.4]], np.float32)],
+    ),
+    Case("div_int_truncates", "Div", [ints(7, -7, 7, -7, 6), ints(2, 2, -2, -2, 3)]),
+    Case("mod_int", "Mod", [ints(7, -7, 7, -7, 6), ints(3, 3, -3, -3, 3)]),
+    Case("mod_fmod_float", "Mod", [rand(3, 5) * 5, rand(3, 5, low=0.5)], {"fmod": 1}),
+    Case("mod_fmod_int", "Mod", [ints(7, -7, 7, -7), ints(3, 3, -3, -3)], {"fmod": 1}),
     Case("sqrt", "Sqrt", [POS]),
     Case("log", "Log", [POS]),
     Case("reciprocal", "Reciprocal", [POS]),

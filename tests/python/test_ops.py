@@ -66,6 +66,16 @@ def conv_tol(args, kwargs) -> Tol:
     return Tol(1e-4, 4e-6 * weight.shape[1] * weight.shape[2] * weight.shape[3])
 
 
+def _by_zero_allowed(fn):
+    """``fn`` without NumPy's divide-by-zero warning: integer ``x // 0`` is defined as 0."""
+
+    def quiet(*args):
+        with np.errstate(divide="ignore"):
+            return fn(*args)
+
+    return quiet
+
+
 # ----- samples -----------------------------------------------------------------
 
 
@@ -425,6 +435,35 @@ OPS = [
     ),
     OpInfo("tanh", lambda x: np.tanh(x), unary_samples(-20.0, 20.0, (F32, F64)), TRANSCENDENTAL),
     OpInfo("sqrt", lambda x: np.sqrt(x), unary_samples(0.0, 4.0), ROUNDED),
+    # sin/cos over many periods: the compiled range reduction must stay accurate.
+    OpInfo("sin", lambda x: np.sin(x), unary_samples(-100.0, 100.0, (F32, F64)), TRANSCENDENTAL),
+    OpInfo("cos", lambda x: np.cos(x), unary_samples(-100.0, 100.0, (F32, F64)), TRANSCENDENTAL),
+    OpInfo("sin_small", lambda x: np.sin(x), unary_samples(-1e-3, 1e-3), TRANSCENDENTAL),
+    OpInfo("floor", lambda x: np.floor(x), unary_samples(-9.0, 9.0, (F32, F64, I32))),
+    OpInfo("ceil", lambda x: np.ceil(x), unary_samples(-9.0, 9.0, (F32, I64))),
+    OpInfo("trunc", lambda x: np.trunc(x), unary_samples(-9.0, 9.0)),
+    OpInfo("rint", lambda x: np.rint(x), unary_samples(-9.0, 9.0, (F32, F64))),
+    OpInfo("round_decimals", lambda x: np.round(x, 2), unary_samples(-9.0, 9.0), ROUNDED),
+    OpInfo("round_negative_decimals", lambda x: np.round(x * 1000, -1), unary_samples(), ROUNDED),
+    OpInfo("round_int", lambda x: np.round(x), unary_samples(-9.0, 9.0, (I32,))),
+    OpInfo("floor_divide", lambda a, b: a // b, binary_samples((-9, 9), (-3, 3)), ROUNDED),
+    OpInfo(
+        "floor_divide_int",
+        _by_zero_allowed(lambda a, b: a // b),
+        binary_samples((-9, 9), (-3, 3), (I32, I32), integral=True),
+    ),
+    OpInfo("remainder", lambda a, b: a % b, binary_samples((-9, 9), (-3, 3)), ROUNDED),
+    OpInfo(
+        "remainder_int",
+        _by_zero_allowed(lambda a, b: np.remainder(a, b)),
+        binary_samples((-9, 9), (-3, 3), (I64, I64), integral=True),
+    ),
+    OpInfo("fmod", lambda a, b: np.fmod(a, b), binary_samples((-9, 9), (-3, 3))),
+    OpInfo(
+        "fmod_int",
+        _by_zero_allowed(lambda a, b: np.fmod(a, b)),
+        binary_samples((-9, 9), (-3, 3), (I32, I32), integral=True),
+    ),
     OpInfo("square", lambda x: np.square(x), unary_samples()),
     OpInfo("reciprocal", lambda x: np.reciprocal(x), unary_samples(0.5, 2.0), ROUNDED),
     # --- Cuvil's own elementwise builders ---
@@ -804,6 +843,37 @@ def test_constant_index_out_of_range_raises_like_numpy():
         cuvil.trace_to_mlir(lambda a: a[np.array([0, 4])], x)
 
 
+def test_rint_rounds_ties_to_even():
+    x = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5, 1e8 + 0.5], F64)
+    jitted = cuvil.jit(lambda a: np.rint(a) + np.round(a.astype(F32)))
+    np.testing.assert_array_equal(jitted(x), np.rint(x) + np.round(x.astype(F32)))
+    assert cuvil.last_fallback_reason(jitted) is None
+
+
+@pytest.mark.parametrize("dtype", [I32, I64])
+def test_integer_division_by_zero_and_overflow_do_not_trap(dtype):
+    """NumPy answers 0 for ``x // 0`` and ``x % 0`` and wraps ``MIN // -1``; so does Cuvil."""
+    low = np.iinfo(dtype).min
+    a = np.array([7, -7, 7, low, low, 0, 5], dtype)
+    b = np.array([0, 0, -1, -1, 0, 0, 3], dtype)
+    jitted = cuvil.jit(lambda x, y: (x // y, x % y, np.fmod(x, y)))
+    with np.errstate(divide="ignore", over="ignore"):
+        expected = (a // b, a % b, np.fmod(a, b))
+    for got, want in zip(jitted(a, b), expected, strict=True):
+        np.testing.assert_array_equal(got, want)
+    assert cuvil.last_fallback_reason(jitted) is None
+
+
+def test_float_floor_divide_edges_follow_numpy():
+    a = np.array([1.0, -1.0, 1.0, 0.0, 7.5, -7.5, 1.0, 3.0], F64)
+    b = np.array([0.1, 0.1, 0.0, 0.0, 2.5, 2.5, -0.3, -1.5], F64)
+    jitted = cuvil.jit(lambda x, y: (x // y, x % y))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        expected = (a // b, a % b)
+    for got, want in zip(jitted(a, b), expected, strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
 @pytest.mark.parametrize("dtype", [F32, F64])
 def test_numpy_erf_accuracy(dtype):
     x = np.linspace(-7.0, 7.0, 20001).astype(dtype)
@@ -842,6 +912,13 @@ def test_op_table_covers_every_ir_op():
         "sqrt",
         "rsqrt",
         "erf",
+        "sin",
+        "cos",
+        "floor",
+        "ceil",
+        "trunc",
+        "round",
+        "rem",
         "sigmoid",
         "relu",
         "gelu",

@@ -77,6 +77,32 @@ OPS = [
         POS,
     ),
     ("Neg_Abs_LeakyRelu", lambda a: -tf.abs(a) + tf.nn.leaky_relu(a), [X], EXACT),
+    ("Sin_Cos", lambda a: tf.sin(a) + tf.cos(a), [X], TRANSCENDENTAL, (-40.0, 40.0)),
+    (
+        "Floor_Ceil_Round",
+        lambda a: tf.floor(a) + tf.math.ceil(a) * 2 + tf.round(a) * 4 + tf.math.rint(a) * 8,
+        [X],
+        EXACT,
+        (-5.0, 5.0),
+    ),
+    (
+        "FloorDiv_FloorMod",
+        lambda a, b: tf.math.floordiv(a, b) + tf.math.floormod(a, b) * 3,
+        [X, Y],
+        ROUNDED,
+        (-5.0, 5.0),
+    ),
+    (
+        "Int_FloorDiv_TruncateDiv_Mods",
+        lambda a, b: (
+            tf.math.floordiv(a, tf.abs(b) + 1) * 1000
+            + tf.truncatediv(a, tf.abs(b) + 1) * 100
+            + tf.math.floormod(a, tf.abs(b) + 1) * 10
+            + tf.truncatemod(a, tf.abs(b) + 1)
+        ),
+        [_spec((3, 4), tf.int32), _spec((3, 4), tf.int32)],
+        EXACT,
+    ),
     ("Softplus", tf.nn.softplus, [X], TRANSCENDENTAL),
     ("Elu_Selu", lambda a: tf.nn.elu(a) + tf.nn.selu(a), [X], TRANSCENDENTAL),
     ("Compare_SelectV2", lambda a, b: tf.where((a < b) | (a >= 1.0), a, b), [X, Y], EXACT),

@@ -8,6 +8,22 @@
 #include <QColor>
 
 namespace cuvil::workbench {
+namespace {
+
+/// The Location cell: "m.py:4:9"; an imported model's row names its node
+/// first, "stem.0/convolution (cnn.py:37:0)", and a model file's location
+/// without a line is its name alone ("/stem/Conv (resnet.onnx)").
+QString locationText(const prof::OpRow &r) {
+  QString where = shortLocation(QString::fromStdString(r.loc));
+  if (where.endsWith(":0:0"))
+    where.chop(4);
+  if (r.node.empty())
+    return where;
+  QString node = QString::fromStdString(r.node);
+  return where.isEmpty() ? node : QString("%1 (%2)").arg(node, where);
+}
+
+} // namespace
 
 void OpTableModel::setRows(std::vector<prof::OpRow> rows,
                            std::vector<prof::OpRow> baseline) {
@@ -74,6 +90,8 @@ QVariant OpTableModel::data(const QModelIndex &index, int role) const {
   switch (role) {
   case LocRole:
     return QString::fromStdString(r.loc);
+  case NodeRole:
+    return QString::fromStdString(r.node);
   case OpIdRole:
     return qint64(r.opId);
   case NameRole:
@@ -88,7 +106,10 @@ QVariant OpTableModel::data(const QModelIndex &index, int role) const {
     return {};
   case Qt::ToolTipRole:
     if (index.column() == Location)
-      return QString::fromStdString(r.loc);
+      return r.node.empty() ? QString::fromStdString(r.loc)
+                            : QString("%1\nnode %2")
+                                  .arg(QString::fromStdString(r.loc),
+                                       QString::fromStdString(r.node));
     if (index.column() == Op)
       return displayText(r.name) + (r.opId != prof::kNoOp
                                         ? QString(" (IR op #%1)").arg(r.opId)
@@ -133,7 +154,7 @@ QVariant OpTableModel::data(const QModelIndex &index, int role) const {
     case Kind:
       return QString(prof::eventKindName(r.kind));
     case Location:
-      return shortLocation(QString::fromStdString(r.loc));
+      return locationText(r);
     case Count:
       return QString::number(r.count);
     case Total:
@@ -190,6 +211,9 @@ bool OpTableProxy::filterAcceptsRow(int sourceRow,
              .toString()
              .contains(text, Qt::CaseInsensitive) ||
          index.data(OpTableModel::LocRole)
+             .toString()
+             .contains(text, Qt::CaseInsensitive) ||
+         index.data(OpTableModel::NodeRole)
              .toString()
              .contains(text, Qt::CaseInsensitive);
 }

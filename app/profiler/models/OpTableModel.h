@@ -16,7 +16,8 @@ namespace prof = cuvil::profiler;
 
 /// One row per op (profiler::OpRow): count, total, self, p50, p99, max.
 /// With a baseline the table also shows the baseline's total and the
-/// change. Display text is formatted; SortRole gives numbers, so an
+/// change. The Location column names an imported model's node before the
+/// source location. Display text is formatted; SortRole gives numbers, so an
 /// OpTableProxy sorts numerically. LocRole/OpIdRole/NameRole let a click
 /// jump to the IR op, graph node and Python line.
 class OpTableModel : public QAbstractTableModel {
@@ -44,6 +45,7 @@ public:
     NameRole, ///< the op or kernel name
     KindRole, ///< the event kind's name ("cpu_kernel")
     TotalNsRole,
+    NodeRole, ///< an imported model's node ("stem.0/convolution"), or empty
   };
 
   using QAbstractTableModel::QAbstractTableModel;
@@ -73,7 +75,7 @@ private:
 };
 
 /// Sorts numerically (SortRole) and filters by a case-insensitive text
-/// matched against the op name and location.
+/// matched against the op name, location and model node.
 class OpTableProxy : public QSortFilterProxyModel {
   Q_OBJECT
 public:

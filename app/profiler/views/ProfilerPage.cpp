@@ -467,25 +467,35 @@ void ProfilerPage::applyAggregates(
   ops->setRows(currentAgg.ops,
                baselineAgg ? baselineAgg->ops : std::vector<prof::OpRow>{});
   // Times first: Op, Total, (Baseline, Δ Total), Self, Self %, Count,
-  // p50, p99, Max, Kind, Location.
+  // p50, p99, Max, Kind, Location. An imported model's kernels are told
+  // apart by their nodes (two convolutions run the same kernel), so there
+  // Location, which names the node, follows Op.
+  bool modelNodes =
+      std::any_of(currentAgg.ops.begin(), currentAgg.ops.end(),
+                  [](const prof::OpRow &row) { return !row.node.empty(); });
   QHeaderView *header = opView->horizontalHeader();
-  std::vector<int> order = {OpTableModel::Op, OpTableModel::Total};
+  std::vector<int> order = {OpTableModel::Op};
+  if (modelNodes)
+    order.push_back(OpTableModel::Location);
+  order.push_back(OpTableModel::Total);
   if (ops->hasBaseline())
     order.insert(order.end(),
                  {OpTableModel::BaselineTotal, OpTableModel::DeltaTotal});
   order.insert(order.end(),
                {OpTableModel::Self, OpTableModel::SelfPercent,
                 OpTableModel::Count, OpTableModel::P50, OpTableModel::P99,
-                OpTableModel::Max, OpTableModel::Kind, OpTableModel::Location});
+                OpTableModel::Max, OpTableModel::Kind});
+  if (!modelNodes)
+    order.push_back(OpTableModel::Location);
   for (int visual = 0; visual < int(order.size()); ++visual)
     header->moveSection(header->visualIndex(order[size_t(visual)]), visual);
   for (int c = 0; c < ops->columnCount(); ++c)
     opView->resizeColumnToContents(c);
   opView->setColumnWidth(OpTableModel::Op,
                          std::min(opView->columnWidth(OpTableModel::Op), 260));
-  opView->setColumnWidth(
-      OpTableModel::Location,
-      std::min(opView->columnWidth(OpTableModel::Location), 190));
+  opView->setColumnWidth(OpTableModel::Location,
+                         std::min(opView->columnWidth(OpTableModel::Location),
+                                  modelNodes ? 300 : 190));
   // Small trees open fully; big ones down to the kernels of a few callers.
   if (flameTree->tree().size() <= 256)
     treeView->expandAll();

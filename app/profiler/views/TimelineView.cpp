@@ -618,6 +618,9 @@ QString TimelineView::spanToolTip(const RowSpan &span) const {
                 formatDuration(e.startNs - data->beginNs);
   if (e.loc)
     tip += "<br>" + text(e.loc);
+  std::string_view node = trace.arg(e, prof::kNodeArg);
+  if (!node.empty())
+    tip += "<br>node " + displayText(node).toHtmlEscaped();
   if (e.opId != prof::kNoOp)
     tip += QString("<br>IR op #%1").arg(e.opId);
   if (e.stack != prof::kNoStack) {

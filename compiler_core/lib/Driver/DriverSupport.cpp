@@ -54,7 +54,8 @@ std::string cuvil::detail::formatLocation(Location loc) {
 
 namespace {
 /// Fills `out` from the first file location inside `loc` and the first
-/// name met on the way to it.
+/// name met on the way to it, after the names it is nested around (its
+/// scopes): an FX node in its nn.Module path is "stem.0/convolution".
 bool collectLocation(Location loc, ::cuvil::SourceLocation &out) {
   if (auto file = dyn_cast<FileLineColLoc>(loc)) {
     out.file = file.getFilename().str();
@@ -63,8 +64,12 @@ bool collectLocation(Location loc, ::cuvil::SourceLocation &out) {
     return true;
   }
   if (auto name = dyn_cast<NameLoc>(loc)) {
-    if (out.name.empty())
+    if (out.name.empty()) {
       out.name = name.getName().str();
+      for (auto scope = dyn_cast<NameLoc>(name.getChildLoc()); scope;
+           scope = dyn_cast<NameLoc>(scope.getChildLoc()))
+        out.name = scope.getName().str() + "/" + out.name;
+    }
     return collectLocation(name.getChildLoc(), out);
   }
   if (auto fused = dyn_cast<FusedLoc>(loc)) {

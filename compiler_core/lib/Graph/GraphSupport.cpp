@@ -55,6 +55,15 @@ int checkedInt(unsigned value) {
   return value <= unsigned(std::numeric_limits<int>::max()) ? int(value) : 0;
 }
 
+/// `loc`'s name after the names of the NameLocs nested in it, its scopes.
+std::string qualifiedNodeName(NameLoc loc) {
+  std::string name = loc.getName().str();
+  for (auto scope = dyn_cast<NameLoc>(loc.getChildLoc()); scope;
+       scope = dyn_cast<NameLoc>(scope.getChildLoc()))
+    name = scope.getName().str() + "/" + name;
+  return name;
+}
+
 } // namespace
 
 void describeLocation(Location loc, SourceLoc &file, std::string &name) {
@@ -68,7 +77,7 @@ void describeLocation(Location loc, SourceLoc &file, std::string &name) {
       }
     } else if (auto nameLoc = dyn_cast<NameLoc>(inner)) {
       if (name.empty())
-        name = nameLoc.getName().str();
+        name = qualifiedNodeName(nameLoc);
     }
     return WalkResult::advance();
   });

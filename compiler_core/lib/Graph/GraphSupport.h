@@ -17,7 +17,10 @@ namespace cuvil::graph {
 constexpr const char *kInputName = "<cuvil-graph input>";
 
 /// The first file:line:col of `loc` (looking through NameLoc, FusedLoc and
-/// CallSiteLoc, callee first) and the name of its first NameLoc.
+/// CallSiteLoc, callee first) and the name of its first NameLoc, after the
+/// names of the NameLocs it is nested around (its scopes): an FX node in its
+/// nn.Module path, loc("convolution"("stem.0"("m.py":8:0))), is
+/// "stem.0/convolution".
 void describeLocation(mlir::Location loc, SourceLoc &file, std::string &name);
 
 /// The line of the IR text that `loc` points at, when the parser made it

@@ -51,10 +51,11 @@ std::optional<OpKind> cuvilKind(Operation *op) {
     return OpKind::Reduction;
   // Inference-time batch norm and dropout act on each element on its own.
   if (isa<cv::AddOp, cv::SubOp, cv::MulOp, cv::DivOp, cv::PowOp, cv::MaxOp,
-          cv::MinOp, cv::CompareOp, cv::WhereOp, cv::NegOp, cv::AbsOp,
-          cv::ExpOp, cv::LogOp, cv::TanhOp, cv::SqrtOp, cv::RsqrtOp, cv::ErfOp,
-          cv::SigmoidOp, cv::ReluOp, cv::GeluOp, cv::CastOp, cv::BatchNormOp,
-          cv::DropoutOp>(op))
+          cv::MinOp, cv::RemOp, cv::CompareOp, cv::WhereOp, cv::NegOp,
+          cv::AbsOp, cv::ExpOp, cv::LogOp, cv::TanhOp, cv::SqrtOp, cv::RsqrtOp,
+          cv::ErfOp, cv::SinOp, cv::CosOp, cv::FloorOp, cv::CeilOp, cv::TruncOp,
+          cv::RoundOp, cv::SigmoidOp, cv::ReluOp, cv::GeluOp, cv::CastOp,
+          cv::BatchNormOp, cv::DropoutOp>(op))
     return OpKind::Elementwise;
   if (isa<cv::ReshapeOp, cv::TransposeOp, cv::BroadcastToOp, cv::ConcatOp,
           cv::SliceOp, cv::GatherOp>(op))

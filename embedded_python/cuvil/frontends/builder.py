@@ -139,6 +139,7 @@ class IRBuilder:
         self.ops: list[_mlir.OpRecord] = []
         self._next_id = 0
         self._node: NameLoc | None = None
+        self._default = None
 
     # ----- locations ---------------------------------------------------------------
     @contextlib.contextmanager
@@ -155,8 +156,23 @@ class IRBuilder:
         finally:
             self._node = outer
 
+    @contextlib.contextmanager
+    def at(self, loc):
+        """Ops created inside the block without a ``loc`` of their own get ``loc``.
+
+        For a composition (:mod:`cuvil.frontends.composites`) standing for one
+        line of user code: each of its ops points at that line.
+        """
+        outer = self._default
+        self._default = loc
+        try:
+            yield
+        finally:
+            self._default = outer
+
     def location(self, loc=None):
         """The location an op gets: ``loc``, named after the enclosing :meth:`node`, if any."""
+        loc = self._default if loc is None else loc
         if self._node is None:
             return UNKNOWN if loc is None else loc
         if loc is None:

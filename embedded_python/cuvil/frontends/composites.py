@@ -56,6 +56,10 @@ __all__ = [
     "upsample_nearest",
     "scaled_dot_product_attention",
     "gather",
+    "compare",
+    "floor_divide",
+    "truncate_divide",
+    "remainder",
 ]
 
 
@@ -569,6 +573,81 @@ def gather(b: IRBuilder, data: Value, indices, axis: int = 0) -> Value:
     elif indices.type.dtype not in ("int32", "int64"):
         indices = cast(b, indices, "int64")
     return b.op("cuvil.gather", [data, indices], {"axis": axis})
+
+
+# ----- division ------------------------------------------------------------------------
+
+
+def compare(b: IRBuilder, x: Value, y: Value, predicate: str) -> Value:
+    """``x <predicate> y`` (``"lt"``, ``"ne"``, ...) as a boolean tensor."""
+    return b.op("cuvil.compare", [x, y], {"predicate": _predicate(predicate)})
+
+
+def _both(b: IRBuilder, p: Value, q: Value) -> Value:
+    """Elementwise ``p and q`` of two boolean tensors."""
+    return b.op("cuvil.where", [p, q, p])
+
+
+def _sign_differs(b: IRBuilder, mod: Value, y: Value) -> Value:
+    """Where a nonzero remainder ``mod`` and the divisor ``y`` have opposite signs."""
+    zero = scalar(b, 0, mod)
+    nonzero = compare(b, mod, zero, "ne")
+    opposite = compare(b, compare(b, mod, zero, "lt"), compare(b, y, zero, "lt"), "ne")
+    return _both(b, nonzero, opposite)
+
+
+def remainder(b: IRBuilder, x: Value, y: Value) -> Value:
+    """Python's / NumPy's ``x % y``: the remainder with the divisor's sign.
+
+    ``cuvil.rem`` is C's ``fmod`` (the dividend's sign); a nonzero result of
+    the other sign moves by one ``y``. Integer ``x % 0`` is 0, as in NumPy.
+    """
+    mod = b.op("cuvil.rem", [x, y])
+    return b.op("cuvil.where", [_sign_differs(b, mod, y), b.op("cuvil.add", [mod, y]), mod])
+
+
+def floor_divide(b: IRBuilder, x: Value, y: Value) -> Value:
+    """Python's / NumPy's ``x // y``.
+
+    Integers: ``cuvil.div`` is floor division already (``x // 0`` is 0). Floats
+    follow NumPy's ``divmod``: ``(x - fmod(x, y)) / y``, one less where the
+    remainder's sign differs from ``y``'s, then rounded to the nearest integer
+    (the quotient of an exact difference is within rounding of one); ``x / 0``
+    where ``y`` is 0 (inf or nan, as NumPy).
+    """
+    if not y.type.dtype.startswith("float"):
+        return b.op("cuvil.div", [x, y])
+    mod = b.op("cuvil.rem", [x, y])
+    div = b.op("cuvil.div", [b.op("cuvil.sub", [x, mod]), y])
+    div = b.op(
+        "cuvil.where",
+        [_sign_differs(b, mod, y), b.op("cuvil.sub", [div, scalar(b, 1, div)]), div],
+    )
+    floor = b.op("cuvil.floor", [div])
+    above_half = compare(b, b.op("cuvil.sub", [div, floor]), scalar(b, 0.5, div), "gt")
+    rounded = b.op(
+        "cuvil.where", [above_half, b.op("cuvil.add", [floor, scalar(b, 1, div)]), floor]
+    )
+    by_zero = compare(b, y, scalar(b, 0, y), "eq")
+    return b.op("cuvil.where", [by_zero, b.op("cuvil.div", [x, y]), rounded])
+
+
+def truncate_divide(b: IRBuilder, x: Value, y: Value) -> Value:
+    """C's ``x / y``: an integer quotient rounds toward zero (ONNX ``Div`` on integers).
+
+    Floats stay a true division (ONNX's meaning); a caller that wants the
+    quotient truncated (``torch.div(rounding_mode="trunc")``) adds ``cuvil.trunc``.
+    """
+    if y.type.dtype.startswith("float"):
+        return b.op("cuvil.div", [x, y])
+    # Floor division is one below the truncated quotient where an inexact
+    # quotient is negative, i.e. where the remainder's sign differs from y's.
+    floor = b.op("cuvil.div", [x, y])
+    mod = b.op("cuvil.rem", [x, y])
+    return b.op(
+        "cuvil.where",
+        [_sign_differs(b, mod, y), b.op("cuvil.add", [floor, scalar(b, 1, floor)]), floor],
+    )
 
 
 def _predicate(name: str) -> int:

@@ -62,6 +62,7 @@ private slots:
   void flameColors();
   void opTableModelOfChromeTrace();
   void opTableSortsAndFilters();
+  void opTableNamesModelNodes();
   void opTableDiffColumns();
   void timelineTracksOfChromeTrace();
   void pythonStackRowsMergeTouchingCalls();
@@ -222,6 +223,32 @@ void ProfilerModelsTest::opTableModelOfChromeTrace() {
   QCOMPARE(model.index(matmul, OpTableModel::Location).data().toString(),
            QString("m.py:4:9"));
   QCOMPARE(model.columnCount(), int(OpTableModel::BaselineTotal));
+}
+
+void ProfilerModelsTest::opTableNamesModelNodes() {
+  OpTableModel model;
+  QAbstractItemModelTester tester(
+      &model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+  model.setRows(
+      analyzeProfile(parsedChrome(kImportedModelTrace), "t.json")->ops);
+  QCOMPARE(model.rowCount(), 2);
+  auto cell = [&](int row, int role) {
+    return model.index(row, OpTableModel::Location).data(role).toString();
+  };
+  QCOMPARE(cell(0, Qt::DisplayRole),
+           QString("features.conv1/convolution (torch_cnn.py:37:0)"));
+  QCOMPARE(cell(0, OpTableModel::NodeRole),
+           QString("features.conv1/convolution"));
+  QCOMPARE(cell(0, OpTableModel::LocRole), QString("/e/torch_cnn.py:37:0"));
+  QCOMPARE(cell(0, Qt::ToolTipRole),
+           QString("/e/torch_cnn.py:37:0\nnode features.conv1/convolution"));
+  QCOMPARE(cell(1, Qt::DisplayRole),
+           QString("/stem/stem.0/Conv (resnet.onnx)"));
+  OpTableProxy proxy;
+  proxy.setSourceModel(&model);
+  proxy.setFilterText("stem.0");
+  QCOMPARE(proxy.rowCount(), 1);
+  QCOMPARE(proxy.index(0, 0).data(OpTableModel::OpIdRole).toLongLong(), 7);
 }
 
 void ProfilerModelsTest::opTableSortsAndFilters() {

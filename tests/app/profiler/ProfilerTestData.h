@@ -43,6 +43,13 @@ inline const char *kChromeTrace = R"json({"traceEvents":[
 {"ph":"X","name":"gemm_128x128","cat":"gpu_kernel","ts":20,"dur":30,"pid":2,"tid":7,"args":{"op_id":3,"loc":"/src/m.py:4:9"}}
 ]})json";
 
+/// Kernels of imported models, as cuvil.profile() records them: an FX node
+/// in its nn.Module path at the forward's line, an ONNX node in its file.
+inline const char *kImportedModelTrace = R"json({"traceEvents":[
+{"ph":"X","name":"linalg.conv_2d_nchw_fchw","cat":"cpu_kernel","ts":0,"dur":30,"pid":1,"tid":1,"args":{"op_id":0,"loc":"/e/torch_cnn.py:37:0","node":"features.conv1/convolution"}},
+{"ph":"X","name":"linalg.conv_2d_nchw_fchw","cat":"cpu_kernel","ts":40,"dur":20,"pid":1,"tid":1,"args":{"op_id":7,"loc":"/r/resnet.onnx:0:0","node":"/stem/stem.0/Conv"}}
+]})json";
+
 inline prof::Trace parsedFolded(const char *text) {
   prof::Expected<prof::Trace> trace =
       prof::parseFoldedStacks(text, "test.folded");

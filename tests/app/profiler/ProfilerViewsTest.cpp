@@ -15,6 +15,7 @@
 #include "ProfilerTestData.h"
 #include "TimelineView.h"
 
+#include <QHeaderView>
 #include <QSignalSpy>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -85,6 +86,7 @@ private slots:
   void pageDiffMode();
   void pageShowsLoadErrors();
   void pageCrossLinks();
+  void pageShowsModelNodesNextToTheOp();
 };
 
 void ProfilerViewsTest::viewportZoomKeepsTheTimeUnderTheCursor() {
@@ -496,6 +498,27 @@ void ProfilerViewsTest::pageCrossLinks() {
   QCOMPARE(activated.size(), 3);
   QCOMPARE(activated[2][0].toString(), QString("/src/m.py:4:9"));
   QCOMPARE(activated[2][1].toLongLong(), 3);
+}
+
+void ProfilerViewsTest::pageShowsModelNodesNextToTheOp() {
+  ProfilerPage page;
+  QSignalSpy loaded(&page, &ProfilerPage::traceLoaded);
+  QHeaderView *header = page.opTable()->horizontalHeader();
+  // A NumPy program's profile: times first, the location last.
+  page.setTrace(parsedChrome(kChromeTrace), "chrome");
+  QVERIFY(loaded.wait(5000));
+  QCOMPARE(header->visualIndex(OpTableModel::Location),
+           page.opModel()->columnCount() - 1);
+  // An imported model's: two convolutions run the same kernel, and the
+  // column naming their nodes comes right after the op.
+  page.setTrace(parsedChrome(kImportedModelTrace), "chrome");
+  QVERIFY(loaded.wait(5000));
+  QCOMPARE(header->visualIndex(OpTableModel::Location), 1);
+  QStringList shown;
+  for (int r = 0; r < page.opModel()->rowCount(); ++r)
+    shown << page.opModel()->index(r, OpTableModel::Location).data().toString();
+  QCOMPARE(shown, QStringList({"features.conv1/convolution (torch_cnn.py:37:0)",
+                               "/stem/stem.0/Conv (resnet.onnx)"}));
 }
 
 QTEST_MAIN(ProfilerViewsTest)

@@ -55,7 +55,9 @@ struct Node {
   int irLine = 0;      ///< 1-based line of the op in the printed IR
   SourceLoc loc;       ///< the op's source location, when it has one
   /// The name of the op's NameLoc, when it has one: the node name of an
-  /// imported model ("node_7"), an FX node, an nn.Module path.
+  /// imported model ("node_7"), an FX node in its nn.Module path
+  /// ("stem.0/convolution": a NameLoc's scopes are the NameLocs it is
+  /// nested around).
   std::string locName;
   int cluster = -1;     ///< innermost cluster containing the node, or -1
   int ownsCluster = -1; ///< cluster of this op's regions, or -1

@@ -310,10 +310,46 @@ Value lowering::scalarMul(OpBuilder &b, Location loc, Value l, Value r) {
     return b.create<arith::AndIOp>(loc, l, r);
   return b.create<arith::MulIOp>(loc, l, r);
 }
+/// Floor division or C remainder of integers that cannot trap: `l op 0` is 0
+/// (NumPy's answer) and `l op -1` is `-l` or 0 (MIN / -1 would overflow).
+static Value safeIntegerDivision(OpBuilder &b, Location loc, Value l, Value r,
+                                 bool quotient) {
+  using Pred = arith::CmpIPredicate;
+  Type type = l.getType();
+  Value zero = scalarConstant(b, loc, type, 0);
+  Value isZero = b.create<arith::CmpIOp>(loc, Pred::eq, r, zero);
+  Value isMinusOne = b.create<arith::CmpIOp>(loc, Pred::eq, r,
+                                             scalarConstant(b, loc, type, -1));
+  Value divisor = b.create<arith::SelectOp>(
+      loc, b.create<arith::OrIOp>(loc, isZero, isMinusOne),
+      scalarConstant(b, loc, type, 1), r);
+  Value rem = b.create<arith::RemSIOp>(loc, l, divisor);
+  Value result = rem, byMinusOne = zero;
+  if (quotient) {
+    // Truncated quotient, one less where an inexact quotient is negative.
+    Value inexact = b.create<arith::CmpIOp>(loc, Pred::ne, rem, zero);
+    Value signsDiffer = b.create<arith::XOrIOp>(
+        loc, b.create<arith::CmpIOp>(loc, Pred::slt, rem, zero),
+        b.create<arith::CmpIOp>(loc, Pred::slt, divisor, zero));
+    Value adjust = b.create<arith::ExtUIOp>(
+        loc, type, b.create<arith::AndIOp>(loc, inexact, signsDiffer));
+    result = b.create<arith::SubIOp>(
+        loc, b.create<arith::DivSIOp>(loc, l, divisor), adjust);
+    byMinusOne = b.create<arith::SubIOp>(loc, zero, l);
+  }
+  result = b.create<arith::SelectOp>(loc, isMinusOne, byMinusOne, result);
+  return b.create<arith::SelectOp>(loc, isZero, zero, result);
+}
+
 Value lowering::scalarDiv(OpBuilder &b, Location loc, Value l, Value r) {
   if (isFloat(l))
     return b.create<arith::DivFOp>(loc, l, r);
-  return b.create<arith::FloorDivSIOp>(loc, l, r);
+  return safeIntegerDivision(b, loc, l, r, /*quotient=*/true);
+}
+Value lowering::scalarRem(OpBuilder &b, Location loc, Value l, Value r) {
+  if (isFloat(l))
+    return b.create<arith::RemFOp>(loc, l, r);
+  return safeIntegerDivision(b, loc, l, r, /*quotient=*/false);
 }
 Value lowering::scalarMax(OpBuilder &b, Location loc, Value l, Value r) {
   if (isFloat(l))

@@ -54,6 +54,14 @@ void add(RewritePatternSet &patterns,
   patterns.add<ElementwiseLowering<OpTy>>(patterns.getContext(), body);
 }
 
+/// A cuvil unary op that is one `math` op on each element.
+template <typename OpTy, typename MathOp>
+void addMath(RewritePatternSet &patterns) {
+  add<OpTy>(patterns, [](OpTy, OpBuilder &b, Location l, ValueRange a) {
+    return b.create<MathOp>(l, a[0]).getResult();
+  });
+}
+
 bool isFloat(Value v) { return isa<FloatType>(v.getType()); }
 
 arith::CmpFPredicate floatPredicate(ComparePredicate p) {
@@ -198,6 +206,9 @@ void lowering::populateElementwisePatterns(RewritePatternSet &patterns) {
   add<MinOp>(patterns, [](MinOp, OpBuilder &b, Location l, ValueRange a) {
     return scalarMin(b, l, a[0], a[1]);
   });
+  add<RemOp>(patterns, [](RemOp, OpBuilder &b, Location l, ValueRange a) {
+    return scalarRem(b, l, a[0], a[1]);
+  });
   add<PowOp>(patterns, power);
   add<CompareOp>(patterns, compare);
   add<WhereOp>(patterns, [](WhereOp, OpBuilder &b, Location l, ValueRange a) {
@@ -205,24 +216,18 @@ void lowering::populateElementwisePatterns(RewritePatternSet &patterns) {
   });
   add<NegOp>(patterns, negate);
   add<AbsOp>(patterns, absolute);
-  add<ExpOp>(patterns, [](ExpOp, OpBuilder &b, Location l, ValueRange a) {
-    return b.create<math::ExpOp>(l, a[0]).getResult();
-  });
-  add<LogOp>(patterns, [](LogOp, OpBuilder &b, Location l, ValueRange a) {
-    return b.create<math::LogOp>(l, a[0]).getResult();
-  });
-  add<TanhOp>(patterns, [](TanhOp, OpBuilder &b, Location l, ValueRange a) {
-    return b.create<math::TanhOp>(l, a[0]).getResult();
-  });
-  add<SqrtOp>(patterns, [](SqrtOp, OpBuilder &b, Location l, ValueRange a) {
-    return b.create<math::SqrtOp>(l, a[0]).getResult();
-  });
-  add<RsqrtOp>(patterns, [](RsqrtOp, OpBuilder &b, Location l, ValueRange a) {
-    return b.create<math::RsqrtOp>(l, a[0]).getResult();
-  });
-  add<ErfOp>(patterns, [](ErfOp, OpBuilder &b, Location l, ValueRange a) {
-    return b.create<math::ErfOp>(l, a[0]).getResult();
-  });
+  addMath<ExpOp, math::ExpOp>(patterns);
+  addMath<LogOp, math::LogOp>(patterns);
+  addMath<TanhOp, math::TanhOp>(patterns);
+  addMath<SqrtOp, math::SqrtOp>(patterns);
+  addMath<RsqrtOp, math::RsqrtOp>(patterns);
+  addMath<ErfOp, math::ErfOp>(patterns);
+  addMath<SinOp, math::SinOp>(patterns);
+  addMath<CosOp, math::CosOp>(patterns);
+  addMath<FloorOp, math::FloorOp>(patterns);
+  addMath<CeilOp, math::CeilOp>(patterns);
+  addMath<TruncOp, math::TruncOp>(patterns);
+  addMath<RoundOp, math::RoundEvenOp>(patterns);
   add<SigmoidOp>(patterns, sigmoid);
   add<ReluOp>(patterns, relu);
   add<GeluOp>(patterns, gelu);

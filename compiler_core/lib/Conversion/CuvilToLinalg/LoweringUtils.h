@@ -74,6 +74,7 @@ Value scalarAdd(OpBuilder &b, Location loc, Value l, Value r);
 Value scalarSub(OpBuilder &b, Location loc, Value l, Value r);
 Value scalarMul(OpBuilder &b, Location loc, Value l, Value r);
 Value scalarDiv(OpBuilder &b, Location loc, Value l, Value r);
+Value scalarRem(OpBuilder &b, Location loc, Value l, Value r);
 Value scalarMax(OpBuilder &b, Location loc, Value l, Value r);
 Value scalarMin(OpBuilder &b, Location loc, Value l, Value r);
 Value scalarConvert(OpBuilder &b, Location loc, Value v, Type to);

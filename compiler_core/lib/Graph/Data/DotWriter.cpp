@@ -21,14 +21,25 @@ std::string quote(const std::string &text) {
   return out + "\"";
 }
 
-/// `text` cut to at most `size` bytes at a UTF-8 character boundary.
-std::string shorten(const std::string &text, size_t size) {
+/// Whether byte `i` of `text` continues a UTF-8 character.
+bool continuesCharacter(const std::string &text, size_t i) {
+  return i < text.size() &&
+         (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80;
+}
+
+/// `text` cut to at most `size` bytes in its middle, at UTF-8 character
+/// boundaries: a node name's start (the module or graph scope) and its end
+/// (the node itself) say the most ("features.bn1/..._legit_no_training").
+std::string shortenInMiddle(const std::string &text, size_t size) {
   if (text.size() <= size)
     return text;
-  size_t end = size - 3;
-  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80)
-    --end;
-  return text.substr(0, end) + "...";
+  size_t head = (size - 3) / 2;
+  while (head > 0 && continuesCharacter(text, head))
+    --head;
+  size_t tail = text.size() - (size - 3 - head);
+  while (continuesCharacter(text, tail))
+    ++tail;
+  return text.substr(0, head) + "..." + text.substr(tail);
 }
 
 std::string locText(const SourceLoc &loc) {
@@ -92,7 +103,7 @@ private:
     // An imported model's node name says which layer this is; long module
     // paths are shortened to keep boxes narrow.
     if (!node.locName.empty())
-      label += "\n" + shorten(node.locName, 32);
+      label += "\n" + shortenInMiddle(node.locName, 36);
     if (!node.type.empty())
       label += "\n" + node.type;
     out << indent << "n" << node.id << " [label=" << quote(label)

@@ -35,7 +35,7 @@ def _dtype_name(dtype) -> str:
 # ----- elementwise ----------------------------------------------------------------------
 
 _BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "max": "max", "min": "min"}
-_BINARY.update({"pow": "pow", "add_any": "add"})
+_BINARY.update({"pow": "pow", "add_any": "add", "rem": "rem"})
 _UNARY = {
     "neg": "neg",
     "abs": "abs",
@@ -46,6 +46,10 @@ _UNARY = {
     "sqrt": "sqrt",
     "rsqrt": "rsqrt",
     "erf": "erf",
+    "sin": "sin",
+    "cos": "cos",
+    "floor": "floor",
+    "ceil": "ceil",
 }
 _COMPARE = {"eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge"}
 _IDENTITY = ("stop_gradient", "copy", "copy_p", "reduce_precision", "sharding_constraint")
@@ -54,11 +58,24 @@ _IDENTITY = ("stop_gradient", "copy", "copy_p", "reduce_precision", "sharding_co
 def _binary(imp, eqn, ins, **_):
     op = _BINARY[eqn.primitive.name]
     a, b = (imp.value(x) for x in ins)
-    if op == "div" and not np.issubdtype(np.dtype(a.type.dtype), np.floating):
-        raise imp.unsupported(
-            "integer division (JAX truncates toward zero; cuvil.div divides exactly)"
-        )
+    if op == "div":  # lax.div of integers rounds toward zero
+        return cc.truncate_divide(imp.b, a, b)
     return imp.b.op(f"cuvil.{op}", [a, b])
+
+
+@primitive("round")
+def _round(imp, eqn, ins, *, rounding_method=0, **_):
+    """``lax.round``: ties to even (``jnp.round``) or away from zero (the default)."""
+    b, x = imp.b, imp.value(ins[0])
+    if int(rounding_method) == 1:
+        return b.op("cuvil.round", [x])
+    # Away from zero: trunc(x + copysign(0.5, x)), exact for |x| < 2**23.
+    half = cc.scalar(b, 0.5, x)
+    negative = cc.compare(b, x, cc.scalar(b, 0, x), "lt")
+    shifted = b.op(
+        "cuvil.where", [negative, b.op("cuvil.sub", [x, half]), b.op("cuvil.add", [x, half])]
+    )
+    return b.op("cuvil.trunc", [shifted])
 
 
 def _unary(imp, eqn, ins, **_):

@@ -25,6 +25,8 @@ def _ufunc_table() -> dict:
         table[ufunc] = functools.partial(_ops.binary_ufunc, ufunc)
     for ufunc in _ops._UNARY:
         table[ufunc] = functools.partial(_ops.unary_ufunc, ufunc)
+    for ufunc in (np.floor_divide, np.remainder, np.fmod):
+        table[ufunc] = functools.partial(_ops.division_ufunc, ufunc)
     return table
 
 
@@ -222,6 +224,8 @@ def _function_table() -> dict:
         np.ndim: _ndim,
         np.size: _size,
         np.astype: _astype,
+        np.round: _ops.around,
+        np.around: _ops.around,
     }
 
 

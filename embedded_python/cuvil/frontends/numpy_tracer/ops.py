@@ -24,6 +24,7 @@ from ..._dtypes import (
 )
 from ..._errors import TraceError
 from ..._source import SourceLoc, user_location
+from .. import composites
 from .tracer import Tracer, check_context, unsupported
 
 AxisError = np.exceptions.AxisError
@@ -120,7 +121,15 @@ _UNARY = {
     np.tanh: "cuvil.tanh",
     np.sqrt: "cuvil.sqrt",
     np.absolute: "cuvil.abs",
+    np.sin: "cuvil.sin",
+    np.cos: "cuvil.cos",
+    np.floor: "cuvil.floor",
+    np.ceil: "cuvil.ceil",
+    np.trunc: "cuvil.trunc",
+    np.rint: "cuvil.round",
 }
+# Rounding an integer array keeps it (NumPy's integer loops are the identity).
+_ROUNDING = (np.floor, np.ceil, np.trunc, np.rint)
 
 
 @functools.cache
@@ -159,7 +168,55 @@ def unary_ufunc(ufunc, x) -> Tracer:
     if in_dtype == BOOL or not (is_supported(in_dtype) and is_supported(out)):
         raise unsupported(f"np.{ufunc.__name__} on {in_dtype}", loc)
     t = lift(ctx, x, in_dtype, loc)
+    if ufunc in _ROUNDING and not is_float(in_dtype):
+        return copy(t)
     return ctx.emit(_UNARY[ufunc], [t], None, loc)
+
+
+def division_ufunc(ufunc, a, b) -> Tracer:
+    """``np.floor_divide`` (``//``), ``np.remainder`` (``%``) and ``np.fmod``."""
+    a, b = _operand(a), _operand(b)
+    ctx = check_context((a, b))
+    loc = user_location()
+    in_a, in_b, out = ufunc_loop_dtypes(ufunc, [weak_token(a), weak_token(b)])
+    if in_a != in_b or out == BOOL or not all(is_supported(d) for d in (in_a, in_b, out)):
+        raise unsupported(f"np.{ufunc.__name__} on {in_a} and {in_b}", loc)
+    ta, tb = lift(ctx, a, in_a, loc), lift(ctx, b, in_b, loc)
+    builder = ctx.builder
+    with builder.at(loc):
+        if ufunc is np.fmod:
+            value = builder.op("cuvil.rem", [ta._value, tb._value])
+        elif ufunc is np.remainder:
+            value = composites.remainder(builder, ta._value, tb._value)
+        else:
+            value = composites.floor_divide(builder, ta._value, tb._value)
+    return Tracer(ctx, value)
+
+
+def floor_divide(a, b):
+    return division_ufunc(np.floor_divide, a, b)
+
+
+def remainder(a, b):
+    return division_ufunc(np.remainder, a, b)
+
+
+def around(a, decimals=0, out=None):
+    """``np.round`` / ``np.around``: ties to even, at ``decimals`` digits like NumPy."""
+    reject_out(out, "np.round")
+    x = _operand(a)
+    t = lift(check_context((x,)), x, None, user_location())
+    if not is_float(t.dtype):
+        if decimals >= 0:
+            return copy(t)
+        raise unsupported("np.round of an integer array with negative decimals")
+    if decimals == 0:
+        return unary_ufunc(np.rint, t)
+    if decimals > 0:
+        scale = 10.0**decimals
+        return divide(unary_ufunc(np.rint, multiply(t, scale)), scale)
+    scale = 10.0**-decimals
+    return multiply(unary_ufunc(np.rint, divide(t, scale)), scale)
 
 
 def float_unary(op: str, x) -> Tracer:

@@ -303,8 +303,16 @@ class Tracer:
     def __abs__(self):
         return _ops.absolute(self)
 
-    __floordiv__ = __rfloordiv__ = __ifloordiv__ = _not_supported("the // operator")
-    __mod__ = __rmod__ = __imod__ = _not_supported("the % operator")
+    __floordiv__, __rfloordiv__, __ifloordiv__ = (
+        _binary("floor_divide"),
+        _reflected("floor_divide"),
+        _inplace("floor_divide"),
+    )
+    __mod__, __rmod__, __imod__ = (
+        _binary("remainder"),
+        _reflected("remainder"),
+        _inplace("remainder"),
+    )
     __divmod__ = __rdivmod__ = _not_supported("divmod()")
     __and__ = __rand__ = __iand__ = _not_supported("the & operator")
     __or__ = __ror__ = __ior__ = _not_supported("the | operator")

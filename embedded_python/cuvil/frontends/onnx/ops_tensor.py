@@ -44,8 +44,11 @@ _UNARY = {
     "Sigmoid": ("cuvil.sigmoid", lambda x: (1 / (1 + np.exp(-x))).astype(x.dtype)),
     "Erf": ("cuvil.erf", None),
     "Identity": (None, lambda x: x),
-    "Floor": (None, np.floor),
-    "Ceil": (None, np.ceil),
+    "Floor": ("cuvil.floor", np.floor),
+    "Ceil": ("cuvil.ceil", np.ceil),
+    "Round": ("cuvil.round", np.rint),
+    "Sin": ("cuvil.sin", np.sin),
+    "Cos": ("cuvil.cos", np.cos),
     "Not": (None, np.logical_not),
     "Reciprocal": (None, lambda x: (1 / x).astype(x.dtype)),
 }
@@ -78,6 +81,8 @@ def binary(ctx: NodeContext):
     if len(ctx.inputs) != 2:
         return [_variadic(ctx, name)]
     lhs, rhs = ctx.value(0), ctx.value(1)
+    if ctx.op_type == "Div":
+        return [C.truncate_divide(ctx.b, lhs, rhs)]
     if ctx.op_type == "Pow" and rhs.type.dtype != lhs.type.dtype:
         rhs = C.cast(ctx.b, rhs, lhs.type.dtype)
     return [ctx.b.op(name, [lhs, rhs])]
@@ -88,6 +93,21 @@ def _variadic(ctx: NodeContext, name: str) -> Value:
     for index in range(1, len(ctx.inputs)):
         result = ctx.b.op(name, [result, ctx.value(index)])
     return result
+
+
+@op("Mod")
+def mod(ctx: NodeContext):
+    """``fmod=1``: C's fmod (the dividend's sign); ``fmod=0`` (integers): Python's ``%``."""
+    fmod = bool(ctx.attr("fmod", 0))
+    if not fmod and np.dtype(ctx.dtype(0)).kind == "f":
+        raise ctx.unsupported("Mod with fmod=0 on floats (the ONNX spec requires fmod=1)")
+    if ctx.all_constant():
+        a, b = (np.asarray(v) for v in ctx.inputs)
+        return [(np.fmod(a, b) if fmod else np.mod(a, b)).astype(a.dtype)]
+    lhs, rhs = ctx.value(0), ctx.value(1)
+    if fmod:
+        return [ctx.b.op("cuvil.rem", [lhs, rhs])]
+    return [C.remainder(ctx.b, lhs, rhs)]
 
 
 @op("Sum")

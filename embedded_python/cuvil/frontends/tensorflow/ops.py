@@ -60,6 +60,12 @@ _UNARY = {
     "Rsqrt": "rsqrt",
     "Erf": "erf",
     "Relu": "relu",
+    "Sin": "sin",
+    "Cos": "cos",
+    "Floor": "floor",
+    "Ceil": "ceil",
+    "Round": "round",
+    "Rint": "round",
 }
 _COMPARE = {
     "Equal": "eq",
@@ -97,6 +103,29 @@ for _table, _handler in ((_BINARY, _binary), (_UNARY, _unary), (_COMPARE, _compa
         OPS[_name] = _handler
 for _name in _IDENTITY:
     OPS[_name] = _identity
+
+
+@op_type("FloorDiv", "FloorMod", "TruncateDiv", "TruncateMod")
+def _integer_division(imp, op, ins):
+    """TensorFlow's floor/truncate division and modulo (floats: ``floor(x / y)``, as TF does)."""
+    b = imp.b
+    x, y = (imp.value(v) for v in ins)
+    is_float = x.type.dtype.startswith("float")
+    if op.type == "FloorMod":
+        return cc.remainder(b, x, y)
+    if op.type == "TruncateMod":
+        return b.op("cuvil.rem", [x, y])
+    if op.type == "FloorDiv":
+        return (
+            b.op("cuvil.floor", [b.op("cuvil.div", [x, y])])
+            if is_float
+            else b.op("cuvil.div", [x, y])
+        )
+    return (
+        b.op("cuvil.trunc", [b.op("cuvil.div", [x, y])])
+        if is_float
+        else cc.truncate_divide(b, x, y)
+    )
 
 
 @op_type("IdentityN")

@@ -127,6 +127,14 @@ _UNARY = {
     "aten.rsqrt": "cuvil.rsqrt",
     "aten.neg": "cuvil.neg",
     "aten.abs": "cuvil.abs",
+    "aten.sin": "cuvil.sin",
+    "aten.cos": "cuvil.cos",
+}
+_ROUNDING = {
+    "aten.floor": "cuvil.floor",
+    "aten.ceil": "cuvil.ceil",
+    "aten.trunc": "cuvil.trunc",
+    "aten.round": "cuvil.round",
 }
 
 
@@ -136,6 +144,19 @@ def _unary_lowering(op: str):
 
 for _name, _op in _UNARY.items():
     lowers(_name)(_unary_lowering(_op))
+
+
+@lowers(*_ROUNDING)
+def _rounding(c, self, decimals=0, **_):
+    """floor/ceil/trunc/round (ties to even; ``decimals`` like ``torch.round``); ints unchanged."""
+    x = operand(c, self, result_dtype(c))
+    if not x.type.dtype.startswith("float"):
+        return x
+    op = _ROUNDING[c.op]
+    if not decimals:
+        return c.b.op(op, [x])
+    scale = composites.scalar(c.b, 10.0**decimals, x)
+    return c.b.op("cuvil.div", [c.b.op(op, [c.b.op("cuvil.mul", [x, scale])]), scale])
 
 
 @lowers("aten.add", "aten.sub")
@@ -164,9 +185,28 @@ def _mul(c, self, other, **_):
 
 @lowers("aten.div")
 def _div(c, self, other, rounding_mode=None, **_):
-    if rounding_mode is not None:
+    if rounding_mode is None:
+        return binary(c, "cuvil.div", self, other)
+    dtype = result_dtype(c)
+    x, y = operand(c, self, dtype), operand(c, other, dtype)
+    if rounding_mode == "floor":
+        return composites.floor_divide(c.b, x, y)
+    if rounding_mode != "trunc":
         raise c.unsupported(f"aten.div with rounding_mode={rounding_mode!r}")
-    return binary(c, "cuvil.div", self, other)
+    if dtype.startswith("float"):
+        return c.b.op("cuvil.trunc", [c.b.op("cuvil.div", [x, y])])
+    return composites.truncate_divide(c.b, x, y)
+
+
+@lowers("aten.floor_divide", "aten.remainder", "aten.fmod")
+def _division(c, self, other, **_):
+    dtype = result_dtype(c)
+    x, y = operand(c, self, dtype), operand(c, other, dtype)
+    if "floor_divide" in c.op:
+        return composites.floor_divide(c.b, x, y)
+    if "remainder" in c.op:
+        return composites.remainder(c.b, x, y)
+    return c.b.op("cuvil.rem", [x, y])
 
 
 @lowers("aten.reciprocal")

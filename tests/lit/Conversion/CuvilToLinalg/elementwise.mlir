@@ -67,3 +67,47 @@ func.func @dropout_constant(%a: tensor<2xf32>) -> tensor<2xf32> {
   %1 = cuvil.mul %0, %c : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
   return %1 : tensor<2xf32>
 }
+
+// -----
+
+// Trigonometry and rounding are one math op per element; round is ties-to-even.
+// CHECK-LABEL: func.func @trig_rounding
+// CHECK: math.sin
+// CHECK: math.cos
+// CHECK: math.floor
+// CHECK: math.ceil
+// CHECK: math.trunc
+// CHECK: math.roundeven
+func.func @trig_rounding(%a: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = cuvil.sin %a : tensor<8xf32>
+  %1 = cuvil.cos %0 : tensor<8xf32>
+  %2 = cuvil.floor %1 : tensor<8xf32>
+  %3 = cuvil.ceil %2 : tensor<8xf32>
+  %4 = cuvil.trunc %3 : tensor<8xf32>
+  %5 = cuvil.round %4 : tensor<8xf32>
+  return %5 : tensor<8xf32>
+}
+
+// -----
+
+// Float rem is fmod; integer div and rem never trap: a zero divisor gives 0
+// and -1 gives the negation (MIN / -1 would overflow). Floor division is the
+// truncated quotient minus one where the remainder's sign differs.
+// CHECK-LABEL: func.func @division
+// CHECK: arith.remf
+// CHECK: arith.ori
+// CHECK: %[[D:.*]] = arith.select
+// CHECK: arith.remsi %{{.*}}, %[[D]]
+// CHECK: arith.xori
+// CHECK: arith.divsi %{{.*}}, %[[D]]
+// CHECK: arith.subi
+// CHECK: arith.select
+// CHECK: arith.select
+// CHECK: arith.remsi
+// CHECK-NOT: arith.floordivsi
+func.func @division(%a: tensor<8xf32>, %i: tensor<8xi32>) -> (tensor<8xf32>, tensor<8xi32>, tensor<8xi32>) {
+  %0 = cuvil.rem %a, %a : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %1 = cuvil.div %i, %i : (tensor<8xi32>, tensor<8xi32>) -> tensor<8xi32>
+  %2 = cuvil.rem %i, %i : (tensor<8xi32>, tensor<8xi32>) -> tensor<8xi32>
+  return %0, %1, %2 : tensor<8xf32>, tensor<8xi32>, tensor<8xi32>
+}

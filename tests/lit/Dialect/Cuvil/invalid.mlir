@@ -411,3 +411,11 @@ func.func @broadcast_like_shape(%a: tensor<1x4xf32>, %l: tensor<?x5xf32>) {
   %0 = cuvil.broadcast_to %a like %l : (tensor<1x4xf32>, tensor<?x5xf32>) -> tensor<?x4xf32>
   return
 }
+
+// -----
+
+func.func @floor_of_integers(%a: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{operand #0 must be ranked tensor of 16-bit float}}
+  %0 = cuvil.floor %a : tensor<4xi32>
+  return %0 : tensor<4xi32>
+}

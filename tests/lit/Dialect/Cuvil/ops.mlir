@@ -50,7 +50,21 @@ func.func @unary(%a: tensor<2x5xf32>) -> tensor<2x5xf32> {
   %10 = cuvil.gelu %9 : tensor<2x5xf32>
   // CHECK-NEXT: cuvil.dropout %{{.*}} {ratio = 1.000000e-01 : f64} : tensor<2x5xf32>
   %11 = cuvil.dropout %10 {ratio = 0.1 : f64} : tensor<2x5xf32>
-  return %11 : tensor<2x5xf32>
+  // CHECK-NEXT: cuvil.sin
+  %12 = cuvil.sin %11 : tensor<2x5xf32>
+  // CHECK-NEXT: cuvil.cos
+  %13 = cuvil.cos %12 : tensor<2x5xf32>
+  // CHECK-NEXT: cuvil.floor
+  %14 = cuvil.floor %13 : tensor<2x5xf32>
+  // CHECK-NEXT: cuvil.ceil
+  %15 = cuvil.ceil %14 : tensor<2x5xf32>
+  // CHECK-NEXT: cuvil.trunc
+  %16 = cuvil.trunc %15 : tensor<2x5xf32>
+  // CHECK-NEXT: cuvil.round
+  %17 = cuvil.round %16 : tensor<2x5xf32>
+  // CHECK-NEXT: cuvil.rem %{{.*}}, %{{.*}} : (tensor<2x5xf32>, tensor<2x5xf32>) -> tensor<2x5xf32>
+  %18 = cuvil.rem %17, %a : (tensor<2x5xf32>, tensor<2x5xf32>) -> tensor<2x5xf32>
+  return %18 : tensor<2x5xf32>
 }
 
 // CHECK-LABEL: func.func @contractions

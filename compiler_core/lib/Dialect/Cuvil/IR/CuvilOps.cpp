@@ -167,6 +167,7 @@ LogicalResult DivOp::verify() { return verifyInferredType(*this); }
 LogicalResult PowOp::verify() { return verifyInferredType(*this); }
 LogicalResult MaxOp::verify() { return verifyInferredType(*this); }
 LogicalResult MinOp::verify() { return verifyInferredType(*this); }
+LogicalResult RemOp::verify() { return verifyInferredType(*this); }
 
 LogicalResult CompareOp::verify() { return verifyInferredType(*this); }
 

@@ -126,6 +126,7 @@ CUVIL_BINARY_RULE(DivOp)
 CUVIL_BINARY_RULE(PowOp)
 CUVIL_BINARY_RULE(MaxOp)
 CUVIL_BINARY_RULE(MinOp)
+CUVIL_BINARY_RULE(RemOp)
 #undef CUVIL_BINARY_RULE
 
 LogicalResult CompareOp::inferReturnTypes(MLIRContext *context,

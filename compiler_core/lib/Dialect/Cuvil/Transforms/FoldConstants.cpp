@@ -93,6 +93,13 @@ std::optional<double (*)(double)> unaryFunction(Operation *op) {
       .Case([](SqrtOp) { return [](double x) { return std::sqrt(x); }; })
       .Case([](RsqrtOp) { return [](double x) { return 1.0 / std::sqrt(x); }; })
       .Case([](ErfOp) { return [](double x) { return std::erf(x); }; })
+      .Case([](SinOp) { return [](double x) { return std::sin(x); }; })
+      .Case([](CosOp) { return [](double x) { return std::cos(x); }; })
+      .Case([](FloorOp) { return [](double x) { return std::floor(x); }; })
+      .Case([](CeilOp) { return [](double x) { return std::ceil(x); }; })
+      .Case([](TruncOp) { return [](double x) { return std::trunc(x); }; })
+      // The default rounding mode rounds ties to even, as the lowering does.
+      .Case([](RoundOp) { return [](double x) { return std::nearbyint(x); }; })
       .Case([](SigmoidOp) {
         return [](double x) { return 1.0 / (1.0 + std::exp(-x)); };
       })
@@ -117,6 +124,9 @@ std::optional<double (*)(double, double)> binaryFunction(Operation *op) {
       .Case([](SubOp) { return [](double a, double b) { return a - b; }; })
       .Case([](MulOp) { return [](double a, double b) { return a * b; }; })
       .Case([](DivOp) { return [](double a, double b) { return a / b; }; })
+      .Case([](RemOp) {
+        return [](double a, double b) { return std::fmod(a, b); };
+      })
       .Case([](PowOp) {
         return [](double a, double b) { return std::pow(a, b); };
       })

@@ -75,7 +75,9 @@ def Cuvil_MulOp : Cuvil_BinaryOp<"mul", [Commutative]> {
   let summary = "Elementwise multiplication";
   let hasFolder = 1;
 }
-def Cuvil_DivOp : Cuvil_BinaryOp<"div"> { let summary = "Elementwise true division"; }
+def Cuvil_DivOp : Cuvil_BinaryOp<"div"> {
+  let summary = "Elementwise division: true division on floats, floor division on integers (x div 0 is 0)";
+}
 def Cuvil_PowOp : Cuvil_BinaryOp<"pow"> {
   let summary = "Elementwise power";
   // x ** 1, x ** 2, x ** 0.5 with a splat constant exponent become x,
@@ -87,6 +89,9 @@ def Cuvil_MaxOp : Cuvil_BinaryOp<"max", [Commutative]> {
 }
 def Cuvil_MinOp : Cuvil_BinaryOp<"min", [Commutative]> {
   let summary = "Elementwise minimum (NaN-propagating, like np.minimum)";
+}
+def Cuvil_RemOp : Cuvil_BinaryOp<"rem"> {
+  let summary = "Elementwise remainder with the dividend's sign (C fmod; integer x rem 0 is 0)";
 }
 
 def Cuvil_ComparePredicate : I64EnumAttr<"ComparePredicate",
@@ -157,6 +162,14 @@ def Cuvil_TanhOp : Cuvil_UnaryOp<"tanh", Cuvil_FloatTensor> { let summary = "Ele
 def Cuvil_SqrtOp : Cuvil_UnaryOp<"sqrt", Cuvil_FloatTensor> { let summary = "Elementwise square root"; }
 def Cuvil_RsqrtOp : Cuvil_UnaryOp<"rsqrt", Cuvil_FloatTensor> { let summary = "Elementwise 1/sqrt(x)"; }
 def Cuvil_ErfOp : Cuvil_UnaryOp<"erf", Cuvil_FloatTensor> { let summary = "Elementwise error function"; }
+def Cuvil_SinOp : Cuvil_UnaryOp<"sin", Cuvil_FloatTensor> { let summary = "Elementwise sine (radians)"; }
+def Cuvil_CosOp : Cuvil_UnaryOp<"cos", Cuvil_FloatTensor> { let summary = "Elementwise cosine (radians)"; }
+def Cuvil_FloorOp : Cuvil_UnaryOp<"floor", Cuvil_FloatTensor> { let summary = "Elementwise largest integer <= x"; }
+def Cuvil_CeilOp : Cuvil_UnaryOp<"ceil", Cuvil_FloatTensor> { let summary = "Elementwise smallest integer >= x"; }
+def Cuvil_TruncOp : Cuvil_UnaryOp<"trunc", Cuvil_FloatTensor> { let summary = "Elementwise rounding toward zero"; }
+def Cuvil_RoundOp : Cuvil_UnaryOp<"round", Cuvil_FloatTensor> {
+  let summary = "Elementwise rounding to the nearest integer, ties to even (np.rint)";
+}
 def Cuvil_SigmoidOp : Cuvil_UnaryOp<"sigmoid", Cuvil_FloatTensor> { let summary = "Elementwise 1/(1+e^-x)"; }
 def Cuvil_ReluOp : Cuvil_UnaryOp<"relu"> { let summary = "Elementwise max(x, 0)"; }
 def Cuvil_GeluOp : Cuvil_UnaryOp<"gelu", Cuvil_FloatTensor> {
