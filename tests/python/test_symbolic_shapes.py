@@ -152,3 +152,143 @@ def test_static_build_ir_still_rejects_none_and_symbols():
     assert "to_ir_with_dynamic_shape" in str(info.value)
     with pytest.raises(cuvil.ShapeSpecError, match="not supported by build_ir"):
         build_ir(mlp, {"x": ("N", 8)})
+
+
+# Models with dynamic batch and spatial / sequence sizes: each is compiled
+# once from its symbolic IR and compared at several sizes with NumPy (the
+# model called on arrays runs Cuvil's NumPy implementations) and with a
+# static compilation of the same model at that size.
+
+RNG = np.random.default_rng(7)
+
+
+def _weights(*shape, scale=0.2):
+    return (RNG.standard_normal(shape) * scale).astype(np.float32)
+
+
+CONV1, CONV2, CONV3 = _weights(8, 3, 3, 3), _weights(8, 8, 3, 3), _weights(8, 8, 3, 3)
+GROUPED = _weights(8, 4, 3, 3)
+BN = (
+    np.linspace(0.5, 1.5, 8, dtype=np.float32),
+    np.linspace(-0.1, 0.1, 8, dtype=np.float32),
+    np.linspace(-0.2, 0.2, 8, dtype=np.float32),
+    np.linspace(0.8, 1.2, 8, dtype=np.float32),
+)
+HEAD = _weights(16, 5)
+
+
+def resnet_style(x):
+    """Stem (conv, BN, ReLU, max pool), a residual block, then a grouped
+    strided conv and an average pool side by side, concatenated over
+    channels, global average pool and a classifier."""
+    y = cuvil.relu(cuvil.batch_norm(cuvil.conv2d(x, CONV1, padding=1), *BN))
+    y = cuvil.max_pool2d(y, 3, strides=2, padding=1)
+    r = cuvil.relu(cuvil.batch_norm(cuvil.conv2d(y, CONV2, padding=1), *BN))
+    y = cuvil.relu(cuvil.conv2d(r, CONV3, padding=1) + y)
+    a = cuvil.conv2d(y, GROUPED, strides=2, padding=1, groups=2)
+    b = cuvil.avg_pool2d(y, 3, strides=2, padding=1, count_include_pad=False)
+    features = np.concatenate([a, b], axis=1)
+    return features, features.mean(axis=(2, 3)) @ HEAD
+
+
+C, HEADS = 32, 4
+D = C // HEADS
+LN = (np.linspace(0.9, 1.1, C, dtype=np.float32), np.linspace(-0.05, 0.05, C, dtype=np.float32))
+WQ, WK, WV = (_weights(HEADS, C, D) for _ in range(3))
+WO, W1, W2 = _weights(C, C), _weights(C, 4 * C), _weights(4 * C, C)
+B1, B2 = _weights(4 * C, scale=0.05), _weights(C, scale=0.05)
+
+
+def attention(x):
+    """Multi-head self-attention over (B, T, C): per head, Q @ K^T is a
+    batched matmul of two (B, T, D) operands whose T is dynamic; the heads
+    are concatenated along the channels."""
+    heads = []
+    for h in range(HEADS):
+        q, k, v = x @ WQ[h], x @ WK[h], x @ WV[h]
+        scores = (q @ k.transpose(0, 2, 1)) * np.float32(1.0 / np.sqrt(D))
+        heads.append(cuvil.softmax(scores, axis=-1) @ v)
+    return np.concatenate(heads, axis=-1) @ WO
+
+
+def gpt2_block(x):
+    """Pre-norm decoder block: x + attn(ln(x)), then x + mlp(ln(x))."""
+    x = x + attention(cuvil.layer_norm(x, *LN))
+    return x + cuvil.gelu(cuvil.layer_norm(x, *LN) @ W1 + B1) @ W2 + B2
+
+
+def _compiled_once(model, spec, sizes, rtol=1e-4, atol=1e-4):
+    """Compiles `model` for the symbolic `spec` and checks it at each shape in
+    `sizes` against the model run on arrays; the calls compile nothing."""
+    compiled = to_ir_with_dynamic_shape(model, [spec]).compile()
+    count = len(cuvil.compilations())
+    for shape in sizes:
+        x = RNG.standard_normal(shape).astype(np.float32)
+        got, want = compiled(x), model(x)
+        got = got if isinstance(got, tuple) else (got,)
+        want = want if isinstance(want, tuple) else (want,)
+        for g, w in zip(got, want, strict=True):
+            np.testing.assert_allclose(g, w, rtol=rtol, atol=atol)
+    assert len(cuvil.compilations()) == count
+    return compiled
+
+
+def _matches_static(model, compiled, shape):
+    """The dynamic compilation gives the static compilation's numbers."""
+    x = RNG.standard_normal(shape).astype(np.float32)
+    static = build_ir(model, {"x": shape}).compile()
+    got, want = compiled(x), static(x)
+    got = got if isinstance(got, tuple) else (got,)
+    want = want if isinstance(want, tuple) else (want,)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
+def test_resnet_style_cnn_with_dynamic_batch_and_image_size():
+    spec = cuvil.TensorSpec(("N", 3, "h", "w"), "float32")
+    compiled = _compiled_once(resnet_style, spec, [(1, 3, 9, 11), (2, 3, 16, 16), (3, 3, 7, 20)])
+    _matches_static(resnet_style, compiled, (2, 3, 12, 10))
+
+
+def test_gpt2_block_with_dynamic_batch_and_sequence():
+    spec = cuvil.TensorSpec(("B", "T", C), "float32")
+    compiled = _compiled_once(gpt2_block, spec, [(1, 1, C), (2, 5, C), (3, 17, C), (1, 40, C)])
+    _matches_static(gpt2_block, compiled, (2, 24, C))
+
+
+def window_ops(x):
+    """Each window op with dynamic batch and image sizes: strides, dilation,
+    groups, both average-pool divisors, asymmetric padding."""
+    return (
+        cuvil.conv2d(x, CONV1, strides=(2, 1), padding=(1, 0, 2, 1), dilations=(2, 1)),
+        cuvil.conv2d(cuvil.relu(cuvil.conv2d(x, CONV1)), GROUPED, groups=2),
+        cuvil.max_pool2d(x, (3, 2), strides=(1, 2), padding=(1, 0, 1, 1)),
+        cuvil.avg_pool2d(x, 3, strides=2, padding=1, count_include_pad=True),
+        cuvil.avg_pool2d(x, 3, strides=2, padding=1, count_include_pad=False),
+    )
+
+
+def test_convolution_and_pooling_with_dynamic_sizes():
+    spec = cuvil.TensorSpec(("N", 3, "h", "w"), "float32")
+    _compiled_once(window_ops, spec, [(1, 3, 5, 6), (2, 3, 9, 5), (4, 3, 13, 17)])
+
+
+PROJECT = _weights(1, 4, 3)
+
+
+def concat_and_batched_matmuls(x):
+    """Concatenation along a dynamic axis and static ones; batched matmuls of
+    two dynamic (B, 2, T, .) operands, and one against a broadcast weight."""
+    y = x * 2.0
+    return (
+        np.concatenate([x, y, x], axis=2),
+        np.concatenate([x, y], axis=3),
+        np.concatenate([y, x], axis=1),
+        x @ y.transpose(0, 1, 3, 2),
+        x @ PROJECT,
+    )
+
+
+def test_concat_and_batched_matmul_with_dynamic_sizes():
+    spec = cuvil.TensorSpec(("B", 2, "T", 4), "float32")
+    _compiled_once(concat_and_batched_matmuls, spec, [(1, 2, 1, 4), (3, 2, 5, 4), (2, 2, 33, 4)])

@@ -9,7 +9,6 @@ import sys
 import textwrap
 import time
 
-import pytest
 from conftest import REPO_ROOT, subprocess_env
 
 from cuvil import _worker
@@ -65,8 +64,9 @@ def _wait_until(condition, seconds: float) -> bool:
     return condition()
 
 
-@pytest.mark.skipif(not WORKER.exists(), reason="cuvil-worker is not built")
 def test_worker_and_its_children_end_when_the_workbench_is_killed(tmp_path):
+    # `make test` builds the worker before it runs pytest: its absence is a failure.
+    assert WORKER.exists(), f"cuvil-worker is not built at {WORKER}: run `make` first"
     pids = tmp_path / "pids"
     user_file = tmp_path / "loops.py"
     user_file.write_text(textwrap.dedent(USER_FILE.format(pids=str(pids))))

@@ -409,9 +409,23 @@ struct ConvertCuvilToLinalgPass
     target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
                            math::MathDialect, tensor::TensorDialect,
                            func::FuncDialect>();
+    // Name what still needs static sizes, with the op's location, instead
+    // of the conversion's bare "failed to legalize".
+    WalkResult refused = getOperation()->walk([](Operation *op) {
+      if (!isa_and_nonnull<CuvilDialect>(op->getDialect()))
+        return WalkResult::advance();
+      std::string reason = dynamicSizeRefusal(op);
+      if (reason.empty())
+        return WalkResult::advance();
+      op->emitOpError() << reason;
+      return WalkResult::interrupt();
+    });
+    if (refused.wasInterrupted())
+      return signalPassFailure();
     RewritePatternSet patterns(ctx);
     populateElementwisePatterns(patterns);
     populateStructuredPatterns(patterns);
+    populateWindowPatterns(patterns);
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
       signalPassFailure();

@@ -10,6 +10,11 @@ namespace mlir::cuvil::lowering {
 
 using ScalarBody = llvm::function_ref<Value(OpBuilder &, Location, ValueRange)>;
 
+/// `t`'s element type in `shape`.
+inline RankedTensorType withShape(RankedTensorType t, ArrayRef<int64_t> shape) {
+  return RankedTensorType::get(shape, t.getElementType());
+}
+
 /// `tensor.empty` of `type`, with the sizes of its dynamic dimensions.
 Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType type,
                   ValueRange dynamicSizes = {});
@@ -81,6 +86,11 @@ Value scalarConvert(OpBuilder &b, Location loc, Value v, Type to);
 
 void populateElementwisePatterns(RewritePatternSet &patterns);
 void populateStructuredPatterns(RewritePatternSet &patterns);
+void populateWindowPatterns(RewritePatternSet &patterns);
+
+/// Why `op` cannot be lowered with its dynamic sizes (which size must be
+/// static, and how to get there), or an empty string when it can.
+std::string dynamicSizeRefusal(Operation *op);
 
 } // namespace mlir::cuvil::lowering
 

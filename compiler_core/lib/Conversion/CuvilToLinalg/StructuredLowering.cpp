@@ -10,19 +10,17 @@
 #include "cuvil/Dialect/Cuvil/IR/CuvilOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 using namespace mlir;
 using namespace mlir::cuvil;
 using namespace mlir::cuvil::lowering;
 
 namespace {
-
-RankedTensorType withShape(RankedTensorType t, ArrayRef<int64_t> shape) {
-  return RankedTensorType::get(shape, t.getElementType());
-}
 
 /// Broadcasts `input` to `shape` (a no-op when already there).
 Value broadcastTo(OpBuilder &b, Location loc, Value input,
@@ -67,43 +65,42 @@ Value elementCount(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> axes,
   return scalarMul(b, loc, constant, scalarConvert(b, loc, wide, type));
 }
 
-/// Whether `op`'s operands and result are all static (ops whose lowering
-/// needs static sizes check it).
-bool allStatic(Operation *op) {
-  auto isStatic = [](Type t) {
-    auto tensor = dyn_cast<RankedTensorType>(t);
-    return !tensor || tensor.hasStaticShape();
-  };
-  return llvm::all_of(op->getOperandTypes(), isStatic) &&
-         llvm::all_of(op->getResultTypes(), isStatic);
+/// Map from a contraction's loops (the result dims, then K) to an operand
+/// whose two trailing dims are addressed by `rows` and `cols`; its leading
+/// dims broadcast against the result's batch dims NumPy-style.
+AffineMap contractionMap(MLIRContext *ctx, RankedTensorType operand,
+                         RankedTensorType result, AffineExpr rows,
+                         AffineExpr cols) {
+  unsigned rank = result.getRank();
+  ArrayRef<int64_t> shape = operand.getShape().drop_back(2);
+  AffineMap batch = broadcastMap(ctx, shape, result.getShape().drop_back(2));
+  SmallVector<AffineExpr> exprs(batch.getResults());
+  exprs.append({rows, cols});
+  return AffineMap::get(rank + 1, 0, exprs, ctx);
 }
 
-/// (B..., M, K) @ (K, N) as one generic contraction, without reshapes.
-Value contractLastDim(OpBuilder &b, Location loc, Value lhs, Value rhs,
-                      RankedTensorType resultType) {
+/// (B..., M, K) @ ([B...,] K, N) as one generic contraction, without
+/// reshapes or materialized broadcasts: the form for sizes the GEMM named
+/// ops cannot take through reshapes (several dynamic batch sizes).
+Value contract(OpBuilder &b, Location loc, Value lhs, Value rhs,
+               RankedTensorType resultType) {
   MLIRContext *ctx = b.getContext();
   unsigned rank = resultType.getRank(), loops = rank + 1;
-  SmallVector<AffineExpr> lhsExprs, outExprs;
-  for (unsigned d = 0; d + 1 < rank; ++d)
-    lhsExprs.push_back(getAffineDimExpr(d, ctx));
-  lhsExprs.push_back(getAffineDimExpr(rank, ctx));
-  for (unsigned d = 0; d < rank; ++d)
-    outExprs.push_back(getAffineDimExpr(d, ctx));
+  AffineExpr m = getAffineDimExpr(rank - 2, ctx),
+             n = getAffineDimExpr(rank - 1, ctx),
+             k = getAffineDimExpr(rank, ctx);
+  auto lhsType = cast<RankedTensorType>(lhs.getType());
+  auto rhsType = cast<RankedTensorType>(rhs.getType());
   SmallVector<AffineMap> maps = {
-      AffineMap::get(loops, 0, lhsExprs, ctx),
-      AffineMap::get(
-          loops, 0,
-          {getAffineDimExpr(rank, ctx), getAffineDimExpr(rank - 1, ctx)}, ctx),
-      AffineMap::get(loops, 0, outExprs, ctx)};
-  SmallVector<Value> sizes;
-  for (unsigned d = 0; d + 1 < rank; ++d)
-    if (resultType.isDynamicDim(d))
-      sizes.push_back(b.create<tensor::DimOp>(loc, lhs, d));
-  if (resultType.isDynamicDim(rank - 1))
-    sizes.push_back(b.create<tensor::DimOp>(loc, rhs, 1));
+      contractionMap(ctx, lhsType, resultType, m, k),
+      contractionMap(ctx, rhsType, resultType, k, n),
+      AffineMap::getMultiDimIdentityMap(loops, ctx).getMajorSubMap(rank)};
+  auto sizes = dynamicSizes(b, loc, resultType, {lhs, rhs},
+                            ArrayRef<AffineMap>(maps).take_front(2));
+  assert(succeeded(sizes) && "a dynamic result size no operand provides");
   Type element = resultType.getElementType();
   Value init = filledTensor(b, loc, resultType,
-                            reductionInit(b, element, ReduceKind::Sum), sizes);
+                            reductionInit(b, element, ReduceKind::Sum), *sizes);
   SmallVector<utils::IteratorType> iterators(loops,
                                              utils::IteratorType::parallel);
   iterators.back() = utils::IteratorType::reduction;
@@ -118,9 +115,112 @@ Value contractLastDim(OpBuilder &b, Location loc, Value lhs, Value rhs,
       .getResult(0);
 }
 
+/// `v` with its leading `count` dims folded into one (a view).
+Value foldLeading(OpBuilder &b, Location loc, Value v, int64_t count) {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (count == 1)
+    return v;
+  SmallVector<ReassociationIndices> groups = {
+      llvm::to_vector(llvm::seq<int64_t>(0, count))};
+  for (int64_t d = count; d < type.getRank(); ++d)
+    groups.push_back({d});
+  return b.create<tensor::CollapseShapeOp>(loc, v, groups);
+}
+
+/// The inverse of foldLeading: `v` unfolded into `resultType`, whose leading
+/// sizes are `leading` (one entry: nothing to unfold). MLIR 19 cannot bufferize
+/// an expand_shape of one size into several dynamic ones, so those unfold
+/// through tensor.reshape (a view of the contiguous result too).
+Value unfoldLeading(OpBuilder &b, Location loc, Value v,
+                    RankedTensorType resultType,
+                    ArrayRef<OpFoldResult> leading) {
+  auto type = cast<RankedTensorType>(v.getType());
+  int64_t count = leading.size();
+  if (count == 1)
+    return v;
+  if (llvm::count_if(resultType.getShape().take_front(count),
+                     ShapedType::isDynamic) <= 1) {
+    SmallVector<ReassociationIndices> groups = {
+        llvm::to_vector(llvm::seq<int64_t>(0, count))};
+    for (int64_t d = count; d < resultType.getRank(); ++d)
+      groups.push_back({d});
+    return b.create<tensor::ExpandShapeOp>(loc, resultType, v, groups);
+  }
+  SmallVector<Value> shape;
+  for (OpFoldResult size : leading)
+    shape.push_back(getValueOrCreateConstantIndexOp(b, loc, size));
+  for (int64_t d = 1; d < type.getRank(); ++d)
+    shape.push_back(b.createOrFold<tensor::DimOp>(loc, v, d));
+  Value shapeTensor = b.create<tensor::FromElementsOp>(loc, shape);
+  return b.create<tensor::ReshapeOp>(loc, resultType, v, shapeTensor);
+}
+
 //===----------------------------------------------------------------------===//
 // Matmul
 //===----------------------------------------------------------------------===//
+
+/// A named GEMM op of `type` over `inputs`, accumulating from zero; the
+/// dynamic sizes of `type` are `sizes`.
+Value gemmOp(OpBuilder &b, Location loc, bool batched, RankedTensorType type,
+             ValueRange inputs, ValueRange sizes) {
+  TypedAttr zero = reductionInit(b, type.getElementType(), ReduceKind::Sum);
+  Value init = filledTensor(b, loc, type, zero, sizes);
+  if (batched)
+    return b
+        .create<linalg::BatchMatmulOp>(loc, TypeRange{type}, inputs,
+                                       ValueRange{init})
+        .getResult(0);
+  return b
+      .create<linalg::MatmulOp>(loc, TypeRange{type}, inputs, ValueRange{init})
+      .getResult(0);
+}
+
+/// (B..., M, K) @ (K, N): the batch folded into M, one GEMM.
+Value gemmOverRows(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                   RankedTensorType resultType) {
+  int64_t rank = resultType.getRank();
+  SmallVector<OpFoldResult> rows = {b.getIndexAttr(0)};
+  if (rank > 2) {
+    rows = tensor::getMixedSizes(b, loc, lhs);
+    rows.pop_back();
+  }
+  Value folded = foldLeading(b, loc, lhs, rank - 1);
+  ArrayRef<int64_t> out = resultType.getShape();
+  auto gemmType = withShape(resultType, {product(out.drop_back()), out.back()});
+  SmallVector<Value> sizes;
+  if (gemmType.isDynamicDim(0))
+    sizes.push_back(b.create<tensor::DimOp>(loc, folded, 0));
+  if (gemmType.isDynamicDim(1))
+    sizes.push_back(b.create<tensor::DimOp>(loc, rhs, 1));
+  Value gemm = gemmOp(b, loc, false, gemmType, {folded, rhs}, sizes);
+  return unfoldLeading(b, loc, gemm, resultType, rows);
+}
+
+/// Batched operands with the result's batch dims (no broadcast): the batch
+/// folded into one dim, one batch_matmul.
+Value batchedGemm(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                  RankedTensorType resultType) {
+  int64_t batch = resultType.getRank() - 2;
+  SmallVector<OpFoldResult> batchSizes = {b.getIndexAttr(0)};
+  if (batch > 1) {
+    batchSizes = tensor::getMixedSizes(b, loc, lhs);
+    batchSizes.resize(batch);
+  }
+  lhs = foldLeading(b, loc, lhs, batch);
+  rhs = foldLeading(b, loc, rhs, batch);
+  ArrayRef<int64_t> out = resultType.getShape();
+  auto bmmType = withShape(
+      resultType, {product(out.drop_back(2)), out[batch], out[batch + 1]});
+  SmallVector<Value> sizes;
+  if (bmmType.isDynamicDim(0))
+    sizes.push_back(b.create<tensor::DimOp>(loc, lhs, 0));
+  if (bmmType.isDynamicDim(1))
+    sizes.push_back(b.create<tensor::DimOp>(loc, lhs, 1));
+  if (bmmType.isDynamicDim(2))
+    sizes.push_back(b.create<tensor::DimOp>(loc, rhs, 2));
+  Value bmm = gemmOp(b, loc, true, bmmType, {lhs, rhs}, sizes);
+  return unfoldLeading(b, loc, bmm, resultType, batchSizes);
+}
 
 struct MatmulLowering : public OpConversionPattern<MatmulOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -129,220 +229,32 @@ struct MatmulLowering : public OpConversionPattern<MatmulOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     RankedTensorType resultType = op.getType();
-    auto lhsType = cast<RankedTensorType>(adaptor.getLhs().getType());
-    auto rhsType = cast<RankedTensorType>(adaptor.getRhs().getType());
-    // Dynamic sizes: the GEMM form (batch folded into M) only.
-    if (!allStatic(op) && rhsType.getRank() != 2)
-      return rewriter.notifyMatchFailure(op, "dynamic batched matmul");
-    Type elementType = resultType.getElementType();
-    TypedAttr zero = reductionInit(rewriter, elementType, ReduceKind::Sum);
+    Value lhs = adaptor.getLhs(), rhs = adaptor.getRhs();
+    auto lhsType = cast<RankedTensorType>(lhs.getType());
+    auto rhsType = cast<RankedTensorType>(rhs.getType());
     ArrayRef<int64_t> out = resultType.getShape();
+    ArrayRef<int64_t> batch = out.drop_back(2);
+    if (rhsType.getRank() == 2) {
+      rewriter.replaceOp(op, gemmOverRows(rewriter, loc, lhs, rhs, resultType));
+      return success();
+    }
+    // A batch dim that broadcasts against a dynamic one: one contraction
+    // reading the broadcast operand at index 0, nothing materialized.
+    bool sameBatch = lhsType.getShape().drop_back(2) == batch &&
+                     rhsType.getShape().drop_back(2) == batch;
+    if (!resultType.hasStaticShape() && !sameBatch) {
+      rewriter.replaceOp(op, contract(rewriter, loc, lhs, rhs, resultType));
+      return success();
+    }
+    // Static broadcast batch dims are materialized, then one batch_matmul.
     int64_t m = out[out.size() - 2], n = out.back();
     int64_t k = lhsType.getShape().back();
-
-    // Several dynamic sizes among (B..., M): MLIR 19 cannot bufferize an
-    // expand of one size into several dynamic ones, so contract in place.
-    if (rhsType.getRank() == 2 &&
-        llvm::count_if(out.drop_back(), ShapedType::isDynamic) > 1) {
-      rewriter.replaceOp(op, contractLastDim(rewriter, loc, adaptor.getLhs(),
-                                             adaptor.getRhs(), resultType));
-      return success();
-    }
-
-    // (B..., M, K) @ (K, N): fold the batch into M and use one GEMM.
-    if (rhsType.getRank() == 2) {
-      int64_t rows = product(out.drop_back());
-      Value lhs = reshape(rewriter, loc, adaptor.getLhs(),
-                          withShape(lhsType, {rows, k}));
-      auto gemmType = withShape(resultType, {rows, n});
-      SmallVector<Value> sizes;
-      if (ShapedType::isDynamic(rows))
-        sizes.push_back(rewriter.create<tensor::DimOp>(loc, lhs, 0));
-      if (ShapedType::isDynamic(n))
-        sizes.push_back(
-            rewriter.create<tensor::DimOp>(loc, adaptor.getRhs(), 1));
-      Value init = filledTensor(rewriter, loc, gemmType, zero, sizes);
-      Value gemm = rewriter
-                       .create<linalg::MatmulOp>(
-                           loc, TypeRange{gemmType},
-                           ValueRange{lhs, adaptor.getRhs()}, ValueRange{init})
-                       .getResult(0);
-      rewriter.replaceOp(op, reshape(rewriter, loc, gemm, resultType));
-      return success();
-    }
-
-    // General batched case: broadcast the batch dims, collapse them to one.
-    ArrayRef<int64_t> batch = out.drop_back(2);
-    int64_t batchSize = product(batch);
     SmallVector<int64_t> lhsShape(batch), rhsShape(batch);
     lhsShape.append({m, k});
     rhsShape.append({k, n});
-    Value lhs = broadcastTo(rewriter, loc, adaptor.getLhs(), lhsShape);
-    Value rhs = broadcastTo(rewriter, loc, adaptor.getRhs(), rhsShape);
-    lhs = reshape(rewriter, loc, lhs, withShape(lhsType, {batchSize, m, k}));
-    rhs = reshape(rewriter, loc, rhs, withShape(rhsType, {batchSize, k, n}));
-    auto bmmType = withShape(resultType, {batchSize, m, n});
-    Value init = filledTensor(rewriter, loc, bmmType, zero);
-    Value bmm = rewriter
-                    .create<linalg::BatchMatmulOp>(loc, TypeRange{bmmType},
-                                                   ValueRange{lhs, rhs},
-                                                   ValueRange{init})
-                    .getResult(0);
-    rewriter.replaceOp(op, reshape(rewriter, loc, bmm, resultType));
-    return success();
-  }
-};
-
-//===----------------------------------------------------------------------===//
-// Convolution and pooling
-//===----------------------------------------------------------------------===//
-
-/// Pads the two trailing dims of an NCHW tensor by (top, left, bottom, right).
-Value padSpatial(OpBuilder &b, Location loc, Value input,
-                 ArrayRef<int64_t> padding, TypedAttr padValue) {
-  if (llvm::all_of(padding, [](int64_t p) { return p == 0; }))
-    return input;
-  auto type = cast<RankedTensorType>(input.getType());
-  SmallVector<int64_t> low = {0, 0, padding[0], padding[1]};
-  SmallVector<int64_t> high = {0, 0, padding[2], padding[3]};
-  SmallVector<int64_t> shape(type.getShape());
-  shape[2] += padding[0] + padding[2];
-  shape[3] += padding[1] + padding[3];
-  Value pad = b.create<arith::ConstantOp>(loc, padValue);
-  SmallVector<OpFoldResult> lowOfr, highOfr;
-  for (int64_t v : low)
-    lowOfr.push_back(b.getIndexAttr(v));
-  for (int64_t v : high)
-    highOfr.push_back(b.getIndexAttr(v));
-  return b.create<tensor::PadOp>(loc, withShape(type, shape), input, lowOfr,
-                                 highOfr, pad);
-}
-
-struct Conv2dLowering : public OpConversionPattern<Conv2dOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(Conv2dOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    if (!allStatic(op))
-      return rewriter.notifyMatchFailure(op, "dynamic sizes");
-    Location loc = op.getLoc();
-    RankedTensorType resultType = op.getType();
-    Type elementType = resultType.getElementType();
-    TypedAttr zero = reductionInit(rewriter, elementType, ReduceKind::Sum);
-    Value input =
-        padSpatial(rewriter, loc, adaptor.getInput(), op.getPadding(), zero);
-    auto strides = rewriter.getI64TensorAttr(op.getStrides());
-    auto dilations = rewriter.getI64TensorAttr(op.getDilations());
-    int64_t groups = op.getGroups();
-    if (groups == 1) {
-      Value init = filledTensor(rewriter, loc, resultType, zero);
-      rewriter.replaceOp(op, rewriter
-                                 .create<linalg::Conv2DNchwFchwOp>(
-                                     loc, TypeRange{resultType},
-                                     ValueRange{input, adaptor.getWeight()},
-                                     ValueRange{init}, strides, dilations)
-                                 .getResult(0));
-      return success();
-    }
-    // Grouped: split channels into (G, C/G) and use the NGCHW form.
-    auto inType = cast<RankedTensorType>(input.getType());
-    auto wType = cast<RankedTensorType>(adaptor.getWeight().getType());
-    ArrayRef<int64_t> in = inType.getShape(), w = wType.getShape(),
-                      out = resultType.getShape();
-    Value groupedIn = reshape(
-        rewriter, loc, input,
-        withShape(inType, {in[0], groups, in[1] / groups, in[2], in[3]}));
-    Value groupedW =
-        reshape(rewriter, loc, adaptor.getWeight(),
-                withShape(wType, {groups, w[0] / groups, w[1], w[2], w[3]}));
-    auto groupedOut = withShape(
-        resultType, {out[0], groups, out[1] / groups, out[2], out[3]});
-    Value init = filledTensor(rewriter, loc, groupedOut, zero);
-    Value conv =
-        rewriter
-            .create<linalg::Conv2DNgchwGfchwOp>(
-                loc, TypeRange{groupedOut}, ValueRange{groupedIn, groupedW},
-                ValueRange{init}, strides, dilations)
-            .getResult(0);
-    rewriter.replaceOp(op, reshape(rewriter, loc, conv, resultType));
-    return success();
-  }
-};
-
-struct MaxPool2dLowering : public OpConversionPattern<MaxPool2dOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(MaxPool2dOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    if (!allStatic(op))
-      return rewriter.notifyMatchFailure(op, "dynamic sizes");
-    Location loc = op.getLoc();
-    RankedTensorType resultType = op.getType();
-    TypedAttr lowest =
-        reductionInit(rewriter, resultType.getElementType(), ReduceKind::Max);
-    Value input =
-        padSpatial(rewriter, loc, adaptor.getInput(), op.getPadding(), lowest);
-    Value window = rewriter.create<tensor::EmptyOp>(
-        loc, op.getKernel(), resultType.getElementType());
-    Value init = filledTensor(rewriter, loc, resultType, lowest);
-    rewriter.replaceOp(op, rewriter
-                               .create<linalg::PoolingNchwMaxOp>(
-                                   loc, TypeRange{resultType},
-                                   ValueRange{input, window}, ValueRange{init},
-                                   rewriter.getI64TensorAttr(op.getStrides()),
-                                   rewriter.getI64TensorAttr({1, 1}))
-                               .getResult(0));
-    return success();
-  }
-};
-
-struct AvgPool2dLowering : public OpConversionPattern<AvgPool2dOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(AvgPool2dOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    if (!allStatic(op))
-      return rewriter.notifyMatchFailure(op, "dynamic sizes");
-    Location loc = op.getLoc();
-    RankedTensorType resultType = op.getType();
-    Type elementType = resultType.getElementType();
-    TypedAttr zero = reductionInit(rewriter, elementType, ReduceKind::Sum);
-    auto strides = rewriter.getI64TensorAttr(op.getStrides());
-    auto dilations = rewriter.getI64TensorAttr({1, 1});
-    Value window =
-        rewriter.create<tensor::EmptyOp>(loc, op.getKernel(), elementType);
-    auto sumPool = [&](Value source) {
-      Value padded = padSpatial(rewriter, loc, source, op.getPadding(), zero);
-      Value init = filledTensor(rewriter, loc, resultType, zero);
-      return rewriter
-          .create<linalg::PoolingNchwSumOp>(
-              loc, TypeRange{resultType}, ValueRange{padded, window},
-              ValueRange{init}, strides, dilations)
-          .getResult(0);
-    };
-    Value sums = sumPool(adaptor.getInput());
-    Value result;
-    if (op.getCountIncludePad()) {
-      double count = op.getKernel()[0] * op.getKernel()[1];
-      result =
-          elementwise(rewriter, loc, resultType, sums,
-                      [&](OpBuilder &b, Location l, ValueRange a) {
-                        return b.create<arith::DivFOp>(
-                            l, a[0], scalarConstant(b, l, elementType, count));
-                      });
-    } else {
-      // Divide by the number of real (unpadded) elements in each window.
-      auto inType = cast<RankedTensorType>(adaptor.getInput().getType());
-      Value ones = filledTensor(rewriter, loc, inType,
-                                rewriter.getFloatAttr(elementType, 1.0));
-      Value counts = sumPool(ones);
-      result = elementwise(
-          rewriter, loc, resultType, ValueRange{sums, counts},
-          [](OpBuilder &b, Location l, ValueRange a) {
-            return b.create<arith::DivFOp>(l, a[0], a[1]).getResult();
-          });
-    }
-    rewriter.replaceOp(op, result);
+    lhs = broadcastTo(rewriter, loc, lhs, lhsShape);
+    rhs = broadcastTo(rewriter, loc, rhs, rhsShape);
+    rewriter.replaceOp(op, batchedGemm(rewriter, loc, lhs, rhs, resultType));
     return success();
   }
 };
@@ -512,14 +424,8 @@ struct ReshapeLowering : public OpConversionPattern<ReshapeOp> {
   LogicalResult
   matchAndRewrite(ReshapeOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    RankedTensorType in = op.getInput().getType(), out = op.getType();
-    // An expanded group's sizes follow from its source only with at most one
-    // dynamic size among them.
-    bool collapses = in.getRank() > out.getRank() &&
-                     getReassociationIndicesForReshape(in, out);
-    if (out.getNumDynamicDims() > 1 && !collapses)
-      return rewriter.notifyMatchFailure(
-          op, "reshape into several dynamic dimensions");
+    if (!dynamicSizeRefusal(op).empty())
+      return rewriter.notifyMatchFailure(op, dynamicSizeRefusal(op));
     rewriter.replaceOp(
         op, reshape(rewriter, op.getLoc(), adaptor.getInput(), op.getType()));
     return success();
@@ -546,30 +452,52 @@ struct TransposeLowering : public OpConversionPattern<TransposeOp> {
   }
 };
 
+/// Inserts each input at its running offset along the axis; dynamic sizes
+/// and offsets are read from the inputs at run time.
 struct ConcatLowering : public OpConversionPattern<ConcatOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(ConcatOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (!allStatic(op))
-      return rewriter.notifyMatchFailure(op, "dynamic sizes");
     Location loc = op.getLoc();
     RankedTensorType type = op.getType();
-    int64_t axis = op.getAxis();
-    Value result = emptyTensor(rewriter, loc, type);
-    int64_t offset = 0;
-    for (Value input : adaptor.getInputs()) {
-      auto inType = cast<RankedTensorType>(input.getType());
-      SmallVector<OpFoldResult> offsets(type.getRank(),
-                                        rewriter.getIndexAttr(0));
-      SmallVector<OpFoldResult> sizes,
-          strides(type.getRank(), rewriter.getIndexAttr(1));
-      for (int64_t d : inType.getShape())
-        sizes.push_back(rewriter.getIndexAttr(d));
-      offsets[axis] = rewriter.getIndexAttr(offset);
-      result = rewriter.create<tensor::InsertSliceOp>(loc, input, result,
-                                                      offsets, sizes, strides);
-      offset += inType.getDimSize(axis);
+    int64_t axis = op.getAxis(), rank = type.getRank();
+    ValueRange inputs = adaptor.getInputs();
+    auto add = [&](OpFoldResult l, OpFoldResult r) -> OpFoldResult {
+      std::optional<int64_t> a = getConstantIntValue(l),
+                             c = getConstantIntValue(r);
+      if (a && c)
+        return rewriter.getIndexAttr(*a + *c);
+      if (a == 0)
+        return r;
+      return rewriter
+          .create<arith::AddIOp>(
+              loc, getValueOrCreateConstantIndexOp(rewriter, loc, l),
+              getValueOrCreateConstantIndexOp(rewriter, loc, r))
+          .getResult();
+    };
+    // The offset of each input along the axis; the last is the total.
+    SmallVector<OpFoldResult> offsets = {rewriter.getIndexAttr(0)};
+    for (Value input : inputs)
+      offsets.push_back(add(offsets.back(),
+                            tensor::getMixedSize(rewriter, loc, input, axis)));
+    // Outside the axis every input has the result's size; a dynamic one is
+    // dynamic in every input (a static size would have made it static).
+    SmallVector<Value> sizes;
+    for (int64_t d = 0; d < rank; ++d)
+      if (type.isDynamicDim(d))
+        sizes.push_back(
+            d == axis
+                ? getValueOrCreateConstantIndexOp(rewriter, loc, offsets.back())
+                : rewriter.create<tensor::DimOp>(loc, inputs.front(), d));
+    Value result = emptyTensor(rewriter, loc, type, sizes);
+    for (auto [i, input] : llvm::enumerate(inputs)) {
+      SmallVector<OpFoldResult> at(rank, rewriter.getIndexAttr(0));
+      at[axis] = offsets[i];
+      SmallVector<OpFoldResult> strides(rank, rewriter.getIndexAttr(1));
+      result = rewriter.create<tensor::InsertSliceOp>(
+          loc, input, result, at, tensor::getMixedSizes(rewriter, loc, input),
+          strides);
     }
     rewriter.replaceOp(op, result);
     return success();
@@ -643,12 +571,43 @@ struct GatherLowering : public OpConversionPattern<GatherOp> {
 } // namespace
 
 void lowering::populateStructuredPatterns(RewritePatternSet &patterns) {
-  patterns
-      .add<MatmulLowering, Conv2dLowering, MaxPool2dLowering, AvgPool2dLowering,
-           SoftmaxLowering, LayerNormLowering, BatchNormLowering,
-           ReshapeLowering, TransposeLowering, ConcatLowering, SliceLowering,
-           GatherLowering, ReduceLowering<ReduceSumOp, ReduceKind::Sum>,
-           ReduceLowering<ReduceMeanOp, ReduceKind::Sum, true>,
-           ReduceLowering<ReduceMaxOp, ReduceKind::Max>,
-           ReduceLowering<ReduceMinOp, ReduceKind::Min>>(patterns.getContext());
+  patterns.add<MatmulLowering, SoftmaxLowering, LayerNormLowering,
+               BatchNormLowering, ReshapeLowering, TransposeLowering,
+               ConcatLowering, SliceLowering, GatherLowering,
+               ReduceLowering<ReduceSumOp, ReduceKind::Sum>,
+               ReduceLowering<ReduceMeanOp, ReduceKind::Sum, true>,
+               ReduceLowering<ReduceMaxOp, ReduceKind::Max>,
+               ReduceLowering<ReduceMinOp, ReduceKind::Min>>(
+      patterns.getContext());
+}
+
+//===----------------------------------------------------------------------===//
+// What stays refused with dynamic sizes
+//===----------------------------------------------------------------------===//
+
+static std::string shapeText(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << type;
+  return text;
+}
+
+std::string lowering::dynamicSizeRefusal(Operation *op) {
+  if (auto reshapeOp = dyn_cast<ReshapeOp>(op)) {
+    RankedTensorType in = reshapeOp.getInput().getType(),
+                     out = reshapeOp.getType();
+    // Collapsing or expanding whole dims keeps each dynamic size in a group
+    // of its own; otherwise the sizes must follow from a flat count.
+    bool regroups =
+        in.getRank() > out.getRank()
+            ? getReassociationIndicesForReshape(in, out).has_value()
+            : getReassociationIndicesForReshape(out, in).has_value();
+    if (out.getNumDynamicDims() > 1 && !regroups)
+      return "reshaping " + shapeText(in) + " into " + shapeText(out) +
+             " needs static sizes for all but one result dimension (a "
+             "flat size cannot be split into several unknown ones); give "
+             "the other dimensions static sizes or reshape in steps that "
+             "keep the dynamic dimensions whole";
+  }
+  return "";
 }

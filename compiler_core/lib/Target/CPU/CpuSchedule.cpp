@@ -54,20 +54,89 @@ struct GemmTiles {
   int64_t blockM, blockN, blockK;
 };
 
+/// Which register loops of a GEMM may end in a partial tile (M or N
+/// dynamic), and whether a batched GEMM's batch size is dynamic.
+struct GemmRemainders {
+  bool rows = false, cols = false, batch = false;
+};
+
 /// Chooses tiles dividing (m, n, k): whole dimensions when they fit one
-/// cache tile, else the largest candidate dividing them.
+/// cache tile, else the largest candidate dividing them. A dynamic size gets
+/// the largest candidate: its last tile is partial, and the register loops
+/// inside are peeled (see gemmBlock).
 std::optional<GemmTiles> chooseTiles(int64_t m, int64_t n, int64_t k,
                                      int64_t registerCols) {
-  int64_t blockM =
-      (m <= 64 && m % 8 == 0) ? m : largestDivisor(m, {64, 32, 16, 8});
-  int64_t blockN = (n <= 8 * registerCols && n % registerCols == 0)
+  auto dynamic = ShapedType::isDynamic;
+  int64_t blockM = dynamic(m) ? 64
+                   : (m <= 64 && m % 8 == 0)
+                       ? m
+                       : largestDivisor(m, {64, 32, 16, 8});
+  int64_t blockN = dynamic(n) ? 8 * registerCols
+                   : (n <= 8 * registerCols && n % registerCols == 0)
                        ? n
                        : largestDivisor(n, {8 * registerCols, 4 * registerCols,
                                             2 * registerCols, registerCols});
   if (!blockM || !blockN)
     return std::nullopt;
+  if (dynamic(k))
+    return GemmTiles{blockM, blockN, 128};
   int64_t blockK = largestDivisor(k, {128, 64, 32});
   return GemmTiles{blockM, blockN, blockK ? blockK : k};
+}
+
+/// One register loop of a kernel whose extent is dynamic: the loop handle,
+/// and the tile sizes that cut the ops of its last (partial) iteration into
+/// static pieces (1 along the loop's dimension).
+struct Remainder {
+  std::string loop;
+  SmallVector<int64_t> restTiles;
+};
+
+/// Peels each loop of `rests` (innermost first, so no peel invalidates a
+/// handle still to be peeled): the full iterations keep the register tile,
+/// which canonicalization then makes static; the ops (`opName`) of the last,
+/// partial iteration are tiled by 1 along the loop's dimension. Every tile
+/// is static afterwards, so each vectorizes without masks (the tail at
+/// width 1).
+std::string peelLoops(llvm::StringRef opName, ArrayRef<Remainder> rests) {
+  std::string text;
+  for (const Remainder &rest : rests) {
+    std::string block = R"mlir(
+    %@H@_for = transform.cast @HANDLE@ : !transform.any_op to !transform.op<"scf.for">
+    %@H@_main, %@H@_rest = transform.loop.peel %@H@_for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+    %@H@_ops = transform.structured.match ops{["@OP@"]} in %@H@_rest : (!transform.any_op) -> !transform.any_op
+    %@H@_tiles, %@H@_loop = transform.structured.tile_using_for %@H@_ops tile_sizes [@SIZES@] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+)mlir";
+    // "%rl@ID@#1" peels into "%rl@ID@_1_main" and "%rl@ID@_1_rest".
+    std::string name = rest.loop.substr(1);
+    std::replace(name.begin(), name.end(), '#', '_');
+    std::string sizes;
+    for (int64_t size : rest.restTiles)
+      sizes += (sizes.empty() ? "" : ", ") + std::to_string(size);
+    substitute(block, "@H@", name);
+    substitute(block, "@HANDLE@", rest.loop);
+    substitute(block, "@OP@", opName);
+    substitute(block, "@SIZES@", sizes);
+    text += block;
+  }
+  return text;
+}
+
+/// Vectorizes every op tagged `attr` = `id`; `handle` names the match. Runs
+/// after every kernel is tiled and the peeled loops' full tiles are folded
+/// static (see buildCpuSchedule).
+std::string vectorizeTagged(llvm::StringRef handle, llvm::StringRef opName,
+                            llvm::StringRef attr, int64_t id, bool extracts) {
+  std::string block = R"mlir(
+    %@HANDLE@ = transform.structured.match ops{["@OP@"]} attributes{@ATTR@ = @ID@ : i64} in %root : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %@HANDLE@@ND@ : !transform.any_op
+)mlir";
+  substitute(block, "@HANDLE@", handle);
+  substitute(block, "@OP@", opName);
+  substitute(block, "@ATTR@", attr);
+  substitute(block, "@ID@", std::to_string(id));
+  substitute(block, "@ND@", extracts ? " {vectorize_nd_extract}" : "");
+  return block;
 }
 
 /// The schedule of one tagged GEMM. Batched GEMMs get a leading batch
@@ -78,7 +147,28 @@ std::optional<GemmTiles> chooseTiles(int64_t m, int64_t n, int64_t k,
 /// still in cache: one kernel, no intermediate GEMM result.
 std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
                       bool epilogue, const GemmTiles &tiles,
-                      int64_t registerCols) {
+                      int64_t registerCols, const GemmRemainders &rest,
+                      std::string &deferred) {
+  // Dynamic M or N: the register loops over rows / columns are peeled and
+  // the tagged ops vectorized at the register tile's size (masked in the
+  // remainder tiles), as opposed to vectorizing the one tile handle.
+  // Dynamic M or N: the register loops over rows / columns are peeled (see
+  // peelLoops) and the tagged ops vectorized once all tiles are static.
+  int64_t b0 = batched ? 1 : 0;
+  auto peeled = [&](llvm::StringRef loops, llvm::StringRef op, int64_t dims) {
+    SmallVector<Remainder> rests;
+    auto cut = [&](int64_t dim) {
+      SmallVector<int64_t> tiles(dims, 0);
+      tiles[b0 + dim] = 1;
+      return tiles;
+    };
+    if (rest.cols)
+      rests.push_back({("%" + loops + "@ID@#1").str(), cut(1)});
+    if (rest.rows)
+      rests.push_back({("%" + loops + "@ID@#0").str(), cut(0)});
+    return peelLoops(op, rests);
+  };
+  bool dynamic = rest.rows || rest.cols;
   std::string block = R"mlir(
     %mm@ID@ = transform.structured.match ops{["@OP@"]} attributes{@GEMM_ATTR@ = @ID@ : i64} in %root : (!transform.any_op) -> !transform.any_op
     %fill@ID@ = transform.get_producer_of_operand %mm@ID@[2] : (!transform.any_op) -> !transform.any_op
@@ -90,18 +180,31 @@ std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
     %a@ID@, %fm@ID@ = transform.structured.fuse_into_containing_op %mm@ID@ into %forall@ID@ : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
     %f@ID@, %fl@ID@ = transform.structured.fuse_into_containing_op %fill@ID@ into %fm@ID@ : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
     %ev@ID@, %el@ID@:2 = transform.structured.tile_using_for %et@ID@ tile_sizes [8, @RC@] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    transform.structured.vectorize %ev@ID@ : !transform.any_op
 )mlir";
-  else
+  if (epilogue && dynamic) {
+    block += peeled("el", "linalg.generic", 2);
+    deferred += vectorizeTagged(
+        "epiv" + std::to_string(id), "linalg.generic",
+        CuvilDialect::EpilogueIdAttrHelper::getNameStr(), id, false);
+  } else if (epilogue) {
+    block += "    transform.structured.vectorize %ev@ID@ : !transform.any_op\n";
+  } else
     block += R"mlir(
     %a@ID@, %forall@ID@ = transform.structured.tile_using_forall %mm@ID@ tile_sizes [@B1@@BM@, @BN@, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %f@ID@, %fl@ID@ = transform.structured.fuse_into_containing_op %fill@ID@ into %forall@ID@ : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
 )mlir";
   block += R"mlir(
-    %b@ID@, %kl@ID@ = transform.structured.tile_using_for %a@ID@ tile_sizes [@B0@0, 0, @BK@] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %b@ID@, %kl@ID@@KLOOPS@ = transform.structured.tile_using_for %a@ID@ tile_sizes [@BB@0, 0, @BK@] : (!transform.any_op) -> (!transform.any_op, !transform.any_op@KTYPES@)
     %c@ID@, %rl@ID@:3 = transform.structured.tile_using_for %b@ID@ tile_sizes [@B0@8, @RC@, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-    transform.structured.vectorize %c@ID@ : !transform.any_op
 )mlir";
+  if (dynamic) {
+    block += peeled("rl", opName, b0 + 3);
+    deferred += vectorizeTagged("mmv" + std::to_string(id), opName,
+                                CuvilDialect::GemmIdAttrHelper::getNameStr(),
+                                id, false);
+  } else {
+    block += "    transform.structured.vectorize %c@ID@ : !transform.any_op\n";
+  }
   substitute(block, "@OP@", opName);
   substitute(block, "@GEMM_ATTR@",
              mlir::cuvil::CuvilDialect::GemmIdAttrHelper::getNameStr());
@@ -110,6 +213,11 @@ std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
   substitute(block, "@ID@", std::to_string(id));
   substitute(block, "@B1@", batched ? "1, " : "");
   substitute(block, "@B0@", batched ? "0, " : "");
+  // A dynamic batch's thread tile of 1 still has a dynamic size; a loop of
+  // tile 1 over it makes the size static.
+  substitute(block, "@BB@", rest.batch ? "1, " : batched ? "0, " : "");
+  substitute(block, "@KLOOPS@", rest.batch ? ":2" : "");
+  substitute(block, "@KTYPES@", rest.batch ? ", !transform.any_op" : "");
   substitute(block, "@BM@", std::to_string(tiles.blockM));
   substitute(block, "@BN@", std::to_string(tiles.blockN));
   substitute(block, "@BK@", std::to_string(tiles.blockK));
@@ -147,8 +255,8 @@ int64_t innerVectorTile(int64_t size, int64_t lanes) {
 /// tensor at computed positions (a gather) needs the vectorizer's
 /// n-D extract support: contiguous loads where it can prove them, gathers
 /// elsewhere.
-std::string vectorBlock(int64_t id, ArrayRef<int64_t> tileSizes,
-                        bool extracts) {
+std::string vectorBlock(int64_t id, ArrayRef<int64_t> tileSizes, bool extracts,
+                        bool dynamicInner, std::string &deferred) {
   std::string sizes;
   for (int64_t size : tileSizes)
     sizes += (sizes.empty() ? "" : ", ") + std::to_string(size);
@@ -159,8 +267,20 @@ std::string vectorBlock(int64_t id, ArrayRef<int64_t> tileSizes,
   std::string block = R"mlir(
     %v@ID@ = transform.structured.match ops{["linalg.generic"]} attributes{@VECTOR_ATTR@ = @ID@ : i64} in %root : (!transform.any_op) -> !transform.any_op
     %vt@ID@, %vl@ID@:@LOOPS@ = transform.structured.tile_using_for %v@ID@ tile_sizes [@SIZES@] : (!transform.any_op) -> (!transform.any_op@TYPES@)
-    transform.structured.vectorize %vt@ID@@ND@ : !transform.any_op
 )mlir";
+  if (!dynamicInner)
+    block +=
+        "    transform.structured.vectorize %vt@ID@@ND@ : !transform.any_op\n";
+  else {
+    SmallVector<int64_t> restTiles(tileSizes.size(), 0);
+    restTiles.back() = 1;
+    block += peelLoops("linalg.generic",
+                       {{"%vl@ID@#" + std::to_string(loops - 1), restTiles}});
+    deferred += vectorizeTagged(
+        "vv" + std::to_string(id), "linalg.generic",
+        mlir::cuvil::CuvilDialect::VectorIdAttrHelper::getNameStr(), id,
+        extracts);
+  }
   substitute(block, "@VECTOR_ATTR@",
              mlir::cuvil::CuvilDialect::VectorIdAttrHelper::getNameStr());
   substitute(block, "@ID@", std::to_string(id));
@@ -192,7 +312,7 @@ SmallVector<int64_t> vectorTiles(linalg::GenericOp generic, int64_t lanes) {
     // Vectors of i1 are bit-packed in memory while tensors of i1 are stored
     // a byte per element: boolean kernels stay scalar.
     auto type = dyn_cast<RankedTensorType>(operand.getType());
-    if (!type || !type.hasStaticShape() || type.getElementType().isInteger(1))
+    if (!type || type.getElementType().isInteger(1))
       return {};
   }
   SmallVector<int64_t> ranges = generic.getStaticLoopRanges();
@@ -205,7 +325,11 @@ SmallVector<int64_t> vectorTiles(linalg::GenericOp generic, int64_t lanes) {
     return {};
   int64_t inner = ranges.back();
   SmallVector<int64_t> tiles(loops, 1);
-  if (innerReduction) {
+  if (ShapedType::isDynamic(inner)) {
+    // A run-time row length: vectors of `lanes` (a reduction accumulates
+    // them one by one), the last partial one masked (see vectorBlock).
+    tiles.back() = lanes;
+  } else if (innerReduction) {
     if (inner > 1024)
       return {};
     tiles.back() = 0; // the whole row in one vector reduction
@@ -230,9 +354,10 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
                                           bool fuseEpilogues) {
   // Per GEMM: a cache tile on tensors (one per thread task), a K block, then
   // a register tile of 8 rows by two vector registers accumulated over K one
-  // step at a time. Tile sizes divide the GEMM so every tile is static.
+  // step at a time. Tile sizes divide a static GEMM so every tile is static;
+  // dynamic sizes add remainder tiles.
   int64_t registerCols = 2 * vectorLanes;
-  std::string body;
+  std::string body, deferred;
   int64_t id = 0;
   module.walk([&](linalg::LinalgOp op) {
     bool batched = isa<linalg::BatchMatmulOp>(op);
@@ -240,10 +365,11 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
       return;
     auto lhs = dyn_cast<RankedTensorType>(op.getDpsInputs()[0].getType());
     auto out = dyn_cast<RankedTensorType>(op.getDpsInits()[0].getType());
-    if (!lhs || !out || !lhs.hasStaticShape() || !out.hasStaticShape() ||
-        !op.getDpsInits()[0].getDefiningOp<linalg::FillOp>())
+    if (!lhs || !out || !op.getDpsInits()[0].getDefiningOp<linalg::FillOp>())
       return;
     unsigned rank = out.getRank();
+    GemmRemainders rest{out.isDynamicDim(rank - 2), out.isDynamicDim(rank - 1),
+                        batched && out.isDynamicDim(0)};
     std::optional<GemmTiles> tiles =
         chooseTiles(out.getDimSize(rank - 2), out.getDimSize(rank - 1),
                     lhs.getDimSize(rank - 1), registerCols);
@@ -257,7 +383,7 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
       epilogue->setAttr(
           mlir::cuvil::CuvilDialect::EpilogueIdAttrHelper::getNameStr(), tag);
     body += gemmBlock(op->getName().getStringRef(), id, batched, (bool)epilogue,
-                      *tiles, registerCols);
+                      *tiles, registerCols, rest, deferred);
     ++id;
   });
   module.walk([&](linalg::GenericOp generic) {
@@ -268,9 +394,21 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
         mlir::cuvil::CuvilDialect::VectorIdAttrHelper::getNameStr(),
         IntegerAttr::get(IntegerType::get(module.getContext(), 64), id));
     bool extracts = !generic.getBody()->getOps<tensor::ExtractOp>().empty();
-    body += vectorBlock(id, tiles, extracts);
+    // A dynamic innermost extent: the last, partial vector is peeled off.
+    bool dynamicInner =
+        ShapedType::isDynamic(generic.getStaticLoopRanges().back());
+    body += vectorBlock(id, tiles, extracts, dynamicInner, deferred);
     ++id;
   });
+  // Kernels with dynamic extents are vectorized last, once canonicalization
+  // has made the peeled loops' full tiles static.
+  if (!deferred.empty())
+    body += R"mlir(
+    %peeled = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %peeled {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+)mlir" + deferred;
   return R"mlir(
 module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {)mlir" +

@@ -51,18 +51,16 @@ func.func @dynamic_broadcast(%b: tensor<1x4xf32>, %l: tensor<?x4xf32>) -> tensor
 
 // -----
 
-// Batch and sequence both dynamic: one generic contraction over (b, t, n, k)
-// instead of a GEMM between reshapes.
-// CHECK-DAG: #[[LHS:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
-// CHECK-DAG: #[[RHS:.*]] = affine_map<(d0, d1, d2, d3) -> (d3, d2)>
-// CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// Batch and sequence both dynamic: the rows fold into one GEMM, whose
+// result unfolds through tensor.reshape (MLIR 19 cannot bufferize an
+// expand_shape of one size into several dynamic ones).
 // CHECK-LABEL: func.func @batch_and_sequence
 // CHECK: %[[B:.*]] = tensor.dim %{{.*}}, %{{.*}} : tensor<?x?x8xf32>
 // CHECK: %[[T:.*]] = tensor.dim %{{.*}}, %{{.*}} : tensor<?x?x8xf32>
-// CHECK: tensor.empty(%[[B]], %[[T]]) : tensor<?x?x2xf32>
-// CHECK: linalg.generic {indexing_maps = [#[[LHS]], #[[RHS]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
-// CHECK: arith.mulf
-// CHECK: arith.addf
+// CHECK: %[[ROWS:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : tensor<?x?x8xf32> into tensor<?x8xf32>
+// CHECK: %[[G:.*]] = linalg.matmul ins(%[[ROWS]], %{{.*}} : tensor<?x8xf32>, tensor<8x2xf32>) outs(%{{.*}} : tensor<?x2xf32>)
+// CHECK: %[[SHAPE:.*]] = tensor.from_elements %[[B]], %[[T]], %{{.*}} : tensor<3xindex>
+// CHECK: tensor.reshape %[[G]](%[[SHAPE]]) : (tensor<?x2xf32>, tensor<3xindex>) -> tensor<?x?x2xf32>
 func.func @batch_and_sequence(%y: tensor<?x?x8xf32>, %w: tensor<8x2xf32>) -> tensor<?x?x2xf32> {
   %0 = cuvil.matmul %y, %w : (tensor<?x?x8xf32>, tensor<8x2xf32>) -> tensor<?x?x2xf32>
   return %0 : tensor<?x?x2xf32>
@@ -78,4 +76,110 @@ func.func @batch_and_sequence(%y: tensor<?x?x8xf32>, %w: tensor<8x2xf32>) -> ten
 func.func @transpose_dynamic(%x: tensor<?x12xf32>) -> tensor<12x?xf32> {
   %0 = cuvil.transpose %x {permutation = array<i64: 1, 0>} : (tensor<?x12xf32>) -> tensor<12x?xf32>
   return %0 : tensor<12x?xf32>
+}
+
+// -----
+
+// Convolution with dynamic batch and image sizes: the padded input stays
+// dynamic and each output size is (padded - extent) / stride + 1 at run time.
+// CHECK-LABEL: func.func @conv_dynamic
+// CHECK: %[[P:.*]] = tensor.pad %{{.*}} low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK: } : tensor<?x3x?x?xf32> to tensor<?x3x?x?xf32>
+// CHECK: %[[N:.*]] = tensor.dim %[[P]], %{{.*}} : tensor<?x3x?x?xf32>
+// CHECK: %[[H:.*]] = tensor.dim %[[P]], %{{.*}} : tensor<?x3x?x?xf32>
+// CHECK: %[[HR:.*]] = arith.subi %[[H]], %{{.*}} : index
+// CHECK: %[[HS:.*]] = arith.divsi %[[HR]], %{{.*}} : index
+// CHECK: %[[HO:.*]] = arith.addi %[[HS]], %{{.*}} : index
+// CHECK: %[[W:.*]] = tensor.dim %[[P]], %{{.*}} : tensor<?x3x?x?xf32>
+// CHECK: %[[WO:.*]] = arith.addi
+// CHECK: %[[E:.*]] = tensor.empty(%[[N]], %[[HO]], %[[WO]]) : tensor<?x8x?x?xf32>
+// CHECK: %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E]] : tensor<?x8x?x?xf32>)
+// CHECK: linalg.conv_2d_nchw_fchw {{.*}} ins(%[[P]], %{{.*}} : tensor<?x3x?x?xf32>, tensor<8x3x3x3xf32>) outs(%[[F]] : tensor<?x8x?x?xf32>)
+func.func @conv_dynamic(%x: tensor<?x3x?x?xf32>, %w: tensor<8x3x3x3xf32>) -> tensor<?x8x?x?xf32> {
+  %0 = cuvil.conv2d %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, groups = 1 : i64} : (tensor<?x3x?x?xf32>, tensor<8x3x3x3xf32>) -> tensor<?x8x?x?xf32>
+  return %0 : tensor<?x8x?x?xf32>
+}
+
+// -----
+
+// Grouped: splitting the channels keeps each dynamic size in a group of its
+// own, so the reshapes around the NGCHW form pass them through.
+// CHECK-LABEL: func.func @grouped_conv_dynamic
+// CHECK: %[[IN:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0], [1, 2], [3], [4]] output_shape [%{{.*}}, 2, 2, %{{.*}}, %{{.*}}] : tensor<?x4x?x?xf32> into tensor<?x2x2x?x?xf32>
+// CHECK: %[[E:.*]] = tensor.empty(%{{.*}}, %{{.*}}, %{{.*}}) : tensor<?x2x2x?x?xf32>
+// CHECK: %[[C:.*]] = linalg.conv_2d_ngchw_gfchw {{.*}} ins(%[[IN]], %{{.*}} : tensor<?x2x2x?x?xf32>, tensor<2x2x2x3x3xf32>)
+// CHECK: tensor.collapse_shape %[[C]] {{\[\[}}0], [1, 2], [3], [4]] : tensor<?x2x2x?x?xf32> into tensor<?x4x?x?xf32>
+func.func @grouped_conv_dynamic(%x: tensor<?x4x?x?xf32>, %w: tensor<4x2x3x3xf32>) -> tensor<?x4x?x?xf32> {
+  %0 = cuvil.conv2d %x, %w {strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, groups = 2 : i64} : (tensor<?x4x?x?xf32>, tensor<4x2x3x3xf32>) -> tensor<?x4x?x?xf32>
+  return %0 : tensor<?x4x?x?xf32>
+}
+
+// -----
+
+// Pooling: the window is static, the output sizes are computed as for a
+// convolution; without count_include_pad the divisor pools a tensor of ones
+// as large as the dynamic input.
+// CHECK-LABEL: func.func @pools_dynamic
+// CHECK: %[[M:.*]] = tensor.empty(%{{.*}}, %{{.*}}, %{{.*}}) : tensor<?x3x?x?xf32>
+// CHECK: linalg.pooling_nchw_max {{.*}} ins(%{{.*}}, %{{.*}} : tensor<?x3x?x?xf32>, tensor<3x3xf32>)
+// CHECK: linalg.pooling_nchw_sum {{.*}} ins(%{{.*}}, %{{.*}} : tensor<?x3x?x?xf32>, tensor<2x2xf32>)
+// CHECK: %[[N:.*]] = tensor.dim %[[X:.*]], %{{.*}} : tensor<?x3x?x?xf32>
+// CHECK: %[[H:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x3x?x?xf32>
+// CHECK: %[[W:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x3x?x?xf32>
+// CHECK: %[[ONES:.*]] = tensor.empty(%[[N]], %[[H]], %[[W]]) : tensor<?x3x?x?xf32>
+// CHECK: linalg.pooling_nchw_sum
+// CHECK: arith.divf
+func.func @pools_dynamic(%x: tensor<?x3x?x?xf32>) -> (tensor<?x3x?x?xf32>, tensor<?x3x?x?xf32>) {
+  %0 = cuvil.max_pool2d %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<?x3x?x?xf32>) -> tensor<?x3x?x?xf32>
+  %1 = cuvil.avg_pool2d %x {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, count_include_pad = false} : (tensor<?x3x?x?xf32>) -> tensor<?x3x?x?xf32>
+  return %0, %1 : tensor<?x3x?x?xf32>, tensor<?x3x?x?xf32>
+}
+
+// -----
+
+// Concat along a dynamic axis: each input goes in at the running sum of the
+// sizes before it, and the total sizes the result.
+// CHECK-LABEL: func.func @concat_dynamic
+// CHECK-SAME: (%[[A:.*]]: tensor<?x4xf32>, %[[B:.*]]: tensor<?x4xf32>)
+// CHECK: %[[NA:.*]] = tensor.dim %[[A]], %{{.*}} : tensor<?x4xf32>
+// CHECK: %[[NB:.*]] = tensor.dim %[[B]], %{{.*}} : tensor<?x4xf32>
+// CHECK: %[[AB:.*]] = arith.addi %[[NA]], %[[NB]] : index
+// CHECK: %[[NA2:.*]] = tensor.dim %[[A]], %{{.*}} : tensor<?x4xf32>
+// CHECK: %[[ALL:.*]] = arith.addi %[[AB]], %[[NA2]] : index
+// CHECK: %[[E:.*]] = tensor.empty(%[[ALL]]) : tensor<?x4xf32>
+// CHECK: %[[I0:.*]] = tensor.insert_slice %[[A]] into %[[E]][0, 0] [%{{.*}}, 4] [1, 1]
+// CHECK: %[[I1:.*]] = tensor.insert_slice %[[B]] into %[[I0]][%[[NA]], 0] [%{{.*}}, 4] [1, 1]
+// CHECK: tensor.insert_slice %[[A]] into %[[I1]][%[[AB]], 0] [%{{.*}}, 4] [1, 1]
+func.func @concat_dynamic(%a: tensor<?x4xf32>, %b: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %0 = cuvil.concat %a, %b, %a {axis = 0 : i64} : (tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}
+
+// -----
+
+// Q @ K^T of attention, both operands dynamic (batch and sequence): the
+// batch dims fold into one for a batch_matmul and unfold after.
+// CHECK-LABEL: func.func @attention_scores
+// CHECK: %[[Q:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2], [3]] : tensor<?x4x?x16xf32> into tensor<?x?x16xf32>
+// CHECK: %[[K:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2], [3]] : tensor<?x4x16x?xf32> into tensor<?x16x?xf32>
+// CHECK: %[[S:.*]] = linalg.batch_matmul ins(%[[Q]], %[[K]] : tensor<?x?x16xf32>, tensor<?x16x?xf32>) outs(%{{.*}} : tensor<?x?x?xf32>)
+// CHECK: tensor.expand_shape %[[S]] {{\[\[}}0, 1], [2], [3]] output_shape [%{{.*}}, 4, %{{.*}}, %{{.*}}] : tensor<?x?x?xf32> into tensor<?x4x?x?xf32>
+func.func @attention_scores(%q: tensor<?x4x?x16xf32>, %k: tensor<?x4x16x?xf32>) -> tensor<?x4x?x?xf32> {
+  %0 = cuvil.matmul %q, %k : (tensor<?x4x?x16xf32>, tensor<?x4x16x?xf32>) -> tensor<?x4x?x?xf32>
+  return %0 : tensor<?x4x?x?xf32>
+}
+
+// -----
+
+// A broadcast batch dim against several dynamic ones: one generic
+// contraction reads the weight at batch index 0, nothing is materialized.
+// CHECK-DAG: #[[LHS:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
+// CHECK-DAG: #[[RHS:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (0, d4, d3)>
+// CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @broadcast_batch
+// CHECK: tensor.empty(%{{.*}}, %{{.*}}) : tensor<?x?x8x4xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[LHS]], #[[RHS]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+func.func @broadcast_batch(%q: tensor<?x?x8x16xf32>, %k: tensor<1x16x4xf32>) -> tensor<?x?x8x4xf32> {
+  %0 = cuvil.matmul %q, %k : (tensor<?x?x8x16xf32>, tensor<1x16x4xf32>) -> tensor<?x?x8x4xf32>
+  return %0 : tensor<?x?x8x4xf32>
 }

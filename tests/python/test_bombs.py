@@ -1,0 +1,94 @@
+"""Inputs built to exhaust memory or the stack: refused or handled within bounds (issue 16).
+
+The bound documented in docs/reliability.md is 512 MiB of resident memory for the
+process reading the input; each case runs in a child process whose peak RSS is read
+back from the kernel.
+"""
+
+from __future__ import annotations
+
+import resource
+import textwrap
+
+from conftest import run_python
+
+DEPTH = 100_000
+MEMORY_BOUND_MIB = 512
+
+
+def _peak_child_rss_mib() -> float:
+    # ru_maxrss of RUSAGE_CHILDREN is the largest peak among waited-for children (KiB).
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+
+
+def _run(code: str):
+    return run_python(["-c", textwrap.dedent(code)], timeout=300)
+
+
+def test_trace_json_nested_100000_deep(tmp_path):
+    arrays = tmp_path / "arrays.json"
+    arrays.write_text('{"traceEvents": ' + "[" * DEPTH + "]" * DEPTH + "}")
+    args = tmp_path / "args.json"
+    args.write_text(
+        '{"traceEvents": [{"name": "a", "ph": "X", "ts": 0, "dur": 1, "pid": 1, "tid": 1,'
+        ' "args": ' + '{"a": ' * DEPTH + "1" + "}" * DEPTH + "}]}"
+    )
+    refused = run_python(["-m", "cuvil", "trace", str(arrays)], timeout=300)
+    assert refused.returncode == 1
+    assert f"{arrays}:1: (byte 17) expected an event object" in refused.stderr
+    read = run_python(["-m", "cuvil", "trace", str(args)], timeout=300)
+    assert read.returncode == 0, read.stderr[-2000:]
+    assert any(line.split()[:2] == ["a", "other"] for line in read.stdout.splitlines())
+    assert _peak_child_rss_mib() < MEMORY_BOUND_MIB
+
+
+def test_onnx_initializer_claiming_2_to_the_40_elements_is_refused():
+    result = _run(
+        """
+        import onnx
+        from onnx import TensorProto, helper
+        import cuvil
+
+        side = 1 << 20
+        w = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[side, side],
+                        raw_data=bytes(16))
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [side, side])
+        y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [side, side])
+        graph = helper.make_graph([helper.make_node("Add", ["x", "w"], ["y"], name="add0")],
+                                  "bomb", [x], [y], [w])
+        try:
+            cuvil.load_onnx(helper.make_model(graph).SerializeToString())
+        except cuvil.OnnxModelError as error:
+            print(error)
+        """
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "tensor name: w" in result.stdout and "too small for the declared shape" in result.stdout
+    assert _peak_child_rss_mib() < MEMORY_BOUND_MIB
+
+
+def test_onnx_input_declaring_2_to_the_40_elements_compiles_without_allocating():
+    """The declared size costs nothing until called; a wrong-sized call is refused clearly."""
+    result = _run(
+        """
+        import numpy as np
+        from onnx import TensorProto, helper
+        import cuvil
+
+        side = 1 << 20
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [side, side])
+        y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [side, side])
+        graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="relu0")],
+                                  "bomb", [x], [y])
+        compiled = cuvil.load_onnx(helper.make_model(graph).SerializeToString()).compile()
+        try:
+            compiled(np.ones((4, 4), np.float32))
+        except ValueError as error:
+            print(error)
+        """
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "input 'x' has shape (4, 4), but the IR was built for shape (1048576, 1048576)" in (
+        result.stdout
+    )
+    assert _peak_child_rss_mib() < MEMORY_BOUND_MIB
