@@ -178,7 +178,7 @@ class FoldTokens(nn.Module):
         b, t, c = x.shape
         tokens = self.fc(x.view(b * t, c))  # a view to a product of two symbols
         z = torch.tanh(self.fc(x)).reshape(b, t * 5)
-        return z.mean(dim=1) + torch.ones_like(z).sum(dim=1) + tokens.sum()
+        return (z * 2.0 + torch.ones_like(z)).mean(dim=1) + tokens.sum()
 
 
 def _torch_reference(model):
