@@ -40,9 +40,9 @@ __all__ = [
 
 
 def tensor_type(shape: Sequence[int], dtype) -> str:
-    """``tensor<2x3xf32>``; rank 0 is ``tensor<f32>``."""
+    """``tensor<2x3xf32>``; rank 0 is ``tensor<f32>``; a symbolic dim (a name, None) is ``?``."""
     element = mlir_element_type(dtype)
-    dims = "".join(f"{int(d)}x" for d in shape)
+    dims = "".join("?x" if d is None or isinstance(d, str) else f"{int(d)}x" for d in shape)
     return f"tensor<{dims}{element}>"
 
 

@@ -293,6 +293,15 @@ def build_ir_with(
 
 def _import(frontend, model, specs, mode, target, device) -> IRModule:
     """``model`` imported by ``frontend`` for ``specs``, verified, as an IRModule."""
+    # An unnamed dynamic dim is named as the IR builder names it (arg0_d2), so
+    # that calls bind it and output sizes can use it.
+    specs = {
+        key: TensorSpec(
+            tuple(f"arg{index}_d{axis}" if d is None else d for axis, d in enumerate(spec.shape)),
+            spec.dtype,
+        )
+        for index, (key, spec) in enumerate(specs.items())
+    }
     program = frontend.import_model(model, specs, mode)
     name, source = frontend.describe(model)
     return frontends.to_ir_module(
@@ -326,33 +335,18 @@ def to_ir_with_dynamic_shape(
     symbols (``"N"``, ``"N * 2"``), which :meth:`IRModule.output_shapes`
     evaluates for concrete inputs.
     """
+    return dynamic_ir_with(frontends.for_model(model), model, input_spec, target, mode, dtype)
+
+
+def dynamic_ir_with(frontend, model, input_spec, target=None, mode="inference", dtype="float32"):
+    """:func:`to_ir_with_dynamic_shape` through a given front end (``cuvil.compile_to_ir``)."""
     target, device = resolve_target(target, _DYNAMIC_API)
     if mode not in MODES:
         raise ValueError(f"{_DYNAMIC_API}: unknown mode {mode!r}; use one of {MODES}")
     default_dtype = _normalize_dtype(dtype, "the dtype argument")
-    frontend = frontends.for_model(model)
+    input_spec = frontend.symbolic_dims(model, input_spec)
     specs = _symbolic_specs(frontend, model, input_spec, default_dtype)
-    module = _import(frontend, model, specs, mode, target, device)
-    ext = _dtypes_extension()
-    try:
-        symbols = ext.result_symbols(module.text, module.func_name)
-    except ext.CompileError as error:
-        raise CompileError(
-            f"{_DYNAMIC_API}: the shapes of {module.name} disagree:\n{error}"
-        ) from None
-    outputs = []
-    for spec, exprs in zip(module.output_spec, symbols):
-        named = iter(exprs)
-        shape = tuple(next(named) if d is None else d for d in spec.shape)
-        outputs.append(TensorSpec(shape, spec.dtype))
-    module.output_spec = tuple(outputs)
-    return module
-
-
-def _dtypes_extension():
-    from ._dtypes import extension
-
-    return extension()
+    return _import(frontend, model, specs, mode, target, device)
 
 
 def _symbolic_specs(frontend, model, input_spec, default_dtype: str) -> dict[str, TensorSpec]:
@@ -363,12 +357,12 @@ def _symbolic_specs(frontend, model, input_spec, default_dtype: str) -> dict[str
         values = list(input_spec)
         # The front end names the inputs; static stand-ins (1 for each
         # symbolic dim) let it apply its own rules for lists.
-        stand_ins = [
-            TensorSpec(tuple(d if isinstance(d, int) else 1 for d in v.shape), v.dtype)
-            if hasattr(v, "shape")
-            else v
-            for v in values
-        ]
+        stand_ins = []
+        for v in values:
+            shape, dtype = _shape_and_dtype(v, default_dtype)
+            if isinstance(shape, (tuple, list)):
+                v = TensorSpec(tuple(d if isinstance(d, int) else 1 for d in shape), dtype)
+            stand_ins.append(v)
         if frontend.name == "numpy":
             fn = getattr(model, "__wrapped__", model)
             params = list(signature_of(fn).parameters) if signature_of(fn) else []

@@ -437,3 +437,51 @@ def test_none_dims_training_mode_and_missing_signatures_are_refused():
         cuvil.frontend.build_ir(model=function, input_spec=[_spec((3, 4))], mode="training")
     with pytest.raises(cuvil.InputSpecError, match="no input_signature"):
         cuvil.frontend.build_ir(model=tf.function(lambda x: x), input_spec=None)
+
+
+# ----- symbolic shapes (here: TensorFlow runs in a pytest process of its own) -----------------
+
+
+def _compiles_once_for_sizes(module, reference, shape_of_size, sizes=(1, 3, 8)):
+    """``module`` compiles once and matches ``reference`` at every size."""
+    seen = {id(r) for r in cuvil.compilations()}
+    compiled = module.compile()
+    rng = np.random.default_rng(0)
+    for n in sizes:
+        x = rng.normal(size=shape_of_size(n)).astype(np.float32)
+        np.testing.assert_allclose(compiled(x), np.asarray(reference(x)), **MODEL)
+    assert len([r for r in cuvil.compilations() if id(r) not in seen]) == 1
+
+
+def test_none_in_the_input_signature_stays_symbolic_through_shape_arithmetic():
+    weight = np.random.default_rng(1).normal(size=(6, 5)).astype(np.float32)
+
+    @tf.function(input_signature=[_spec((None, 6))])
+    def model(x):
+        h = tf.tanh(tf.matmul(x, weight) + 1.0)
+        flat = tf.reshape(h, [tf.shape(h)[0], -1])  # Shape, StridedSlice, Pack, Reshape
+        return tf.reduce_sum(flat, axis=1) + tf.reduce_mean(tf.nn.relu(h), axis=1)
+
+    # input_spec=None: the declared signature, whose None dim gets a symbol of its own.
+    module = cuvil.frontend.to_ir_with_dynamic_shape(model, None)
+    assert module.input_spec == {"x": cuvil.TensorSpec(("arg0_d0", 6), "float32")}
+    assert module.output_spec == (cuvil.TensorSpec(("arg0_d0",), "float32"),)
+    _compiles_once_for_sizes(module, lambda x: model(x).numpy(), lambda n: (n, 6))
+    # build_ir stays static.
+    with pytest.raises(cuvil.ShapeSpecError, match="Missing shape attr"):
+        cuvil.frontend.build_ir(model=model, input_spec=None)
+
+
+def test_keras_model_with_a_dynamic_batch_compiles_once():
+    keras.utils.set_random_seed(0)
+    layers = keras.layers
+    model = keras.Sequential(
+        [layers.Input((6,)), layers.Dense(8, activation="tanh"), layers.Dense(3)]
+    )
+    module = cuvil.frontend.to_ir_with_dynamic_shape(model, [_spec((None, 6))])
+    assert module.output_spec[0].shape[1:] == (3,)
+    _compiles_once_for_sizes(module, lambda x: model(x, training=False), lambda n: (n, 6))
+    named = cuvil.frontend.to_ir_with_dynamic_shape(
+        model, [cuvil.TensorSpec(("batch", 6), "float32")]
+    )
+    assert named.output_spec == (cuvil.TensorSpec(("batch", 3), "float32"),)

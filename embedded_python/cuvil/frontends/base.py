@@ -61,6 +61,14 @@ class FrontEnd(abc.ABC):
 
         return normalize_input_spec(input_spec, default_dtype)
 
+    def symbolic_dims(self, model, input_spec):
+        """``input_spec`` for ``to_ir_with_dynamic_shape`` with framework dims made plain.
+
+        The default returns it as it is; an importer whose framework has its own
+        symbolic dims (``torch.export.Dim``) turns them into symbol names here.
+        """
+        return input_spec
+
     def describe(self, model) -> tuple[str, str]:
         """The model's name (the IR function's) and where it came from (a path or ``file:line``)."""
         return type(model).__name__, ""
@@ -169,7 +177,10 @@ def to_ir_module(
 
     ``input_spec`` maps input names to ``cuvil.TensorSpec``; by default it is
     read from the program's inputs. Raises :class:`cuvil.CompileError` with the
-    verifier's diagnostics (at each op's location) for invalid IR.
+    verifier's diagnostics (at each op's location) for invalid IR. With
+    symbolic inputs, each dynamic output dim is a size expression of the input
+    symbols (``cuvil-propagate-symbols``), and disagreeing symbols (``N`` and
+    ``M`` where sizes must be equal) raise :class:`cuvil.CompileError`.
     """
     from .. import _dtypes
     from .._errors import CompileError
@@ -185,7 +196,7 @@ def to_ir_module(
             key: TensorSpec(shape, dtype.name)
             for key, (dtype, shape) in zip(program.input_names, program.inputs)
         }
-    return IRModule(
+    module = IRModule(
         program=program,
         name=name,
         source=source,
@@ -195,3 +206,27 @@ def to_ir_module(
         fingerprint=ext.fingerprint(program.mlir),
         device=device,
     )
+    if module.is_symbolic:
+        module.output_spec = _symbolic_outputs(module)
+    return module
+
+
+def _symbolic_outputs(module) -> tuple:
+    """The outputs' specs with each dynamic dim a size expression of the input symbols."""
+    from .. import _dtypes
+    from .._errors import CompileError
+    from ..frontend import TensorSpec
+
+    ext = _dtypes.extension()
+    try:
+        symbols = ext.result_symbols(module.text, module.func_name)
+    except ext.CompileError as error:
+        raise CompileError(
+            f"cuvil: the symbolic shapes of {module.name} disagree:\n{error}"
+        ) from None
+    outputs = []
+    for spec, exprs in zip(module.output_spec, symbols):
+        named = iter(exprs)
+        shape = tuple(next(named) if d is None else d for d in spec.shape)
+        outputs.append(TensorSpec(shape, spec.dtype))
+    return tuple(outputs)

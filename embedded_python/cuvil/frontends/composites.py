@@ -310,7 +310,10 @@ def dot_general(
     rf = [d for d in range(len(rs)) if d not in rc and d not in rb]
 
     def size(shape, dims):
-        return int(np.prod([shape[d] for d in dims], dtype=np.int64))
+        sizes = [shape[d] for d in dims]
+        if not all(isinstance(d, int) for d in sizes):
+            return None  # a dynamic (symbolic) size: the reshapes derive it
+        return int(np.prod(sizes, dtype=np.int64))
 
     k, m, n = size(ls, lc), size(ls, lf), size(rs, rf)
     batch_shape = [ls[d] for d in lb]

@@ -41,9 +41,26 @@ def normalize_axis(axis: int, rank: int) -> int:
     return axis % max(rank, 1)
 
 
+def _dynamic_dims(shape) -> tuple:
+    """``shape`` with each dynamic dim (a symbol name or ``None``) as ``None``."""
+    return tuple(None if d is None or isinstance(d, str) else int(d) for d in shape)
+
+
 def reshape(b: IRBuilder, x: Value, shape: Sequence[int]) -> Value:
-    """``x`` with ``shape`` (at most one ``-1``); no op when the shape is unchanged."""
-    shape = [int(d) for d in shape]
+    """``x`` with ``shape`` (at most one ``-1``); no op when the shape is unchanged.
+
+    With dynamic dims (``None`` or a symbol name, in ``shape`` or in ``x``),
+    a ``-1`` and the dynamic dims stay ``?``: the compiler derives their sizes.
+    """
+    dims, current = _dynamic_dims(shape), _dynamic_dims(x.type.shape)
+    if None not in current and dims.count(None) == 1:
+        dims = tuple(-1 if d is None else d for d in dims)  # static input: its size is known
+    if None in dims or None in current:
+        dims = tuple(None if d == -1 else d for d in dims)
+        if dims == current:
+            return x
+        return b.op("cuvil.reshape", [x], result_type=TensorType(dims, x.type.dtype))
+    shape = list(dims)
     size = int(np.prod(x.type.shape, dtype=np.int64))
     if -1 in shape:
         known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
@@ -62,9 +79,12 @@ def transpose(b: IRBuilder, x: Value, perm: Sequence[int]) -> Value:
 
 
 def broadcast_to(b: IRBuilder, x: Value, shape: Sequence[int]) -> Value:
-    """``x`` broadcast to ``shape`` with NumPy rules; no op when already that shape."""
-    shape = tuple(int(d) for d in shape)
-    if shape == x.type.shape:
+    """``x`` broadcast to ``shape`` with NumPy rules; no op when already that shape.
+
+    A dynamic dim of ``shape`` (``None`` or a symbol name) is ``x``'s size there.
+    """
+    shape = _dynamic_dims(shape)
+    if shape == _dynamic_dims(x.type.shape):
         return x
     return b.op("cuvil.broadcast_to", [x], result_type=TensorType(shape, x.type.dtype))
 
@@ -79,6 +99,11 @@ def cast(b: IRBuilder, x: Value, dtype: str) -> Value:
 def slice_axis(b: IRBuilder, x: Value, axis: int, start: int, limit: int, step: int = 1) -> Value:
     """``x[..., start:limit:step, ...]`` along ``axis`` (positive step, in-range bounds)."""
     shape = x.type.shape
+    if not x.type.is_static:
+        raise ValueError(
+            f"cannot slice axis {axis} of a tensor of shape {shape}: cuvil.slice needs every "
+            "dim static; fix: give the symbolic dims static sizes (a static input_spec)"
+        )
     starts, limits, steps = [0] * len(shape), list(shape), [1] * len(shape)
     starts[axis], limits[axis], steps[axis] = start, limit, step
     if (start, limit, step) == (0, shape[axis], 1):

@@ -75,6 +75,12 @@ class JaxFrontEnd(FrontEnd):
             items = list(zip(_parameter_names(model, len(specs)), specs))
         return {name: _normalize_spec(name, spec, default_dtype) for name, spec in items}
 
+    def symbolic_dims(self, model, input_spec):
+        """Specs with JAX symbolic dims (``jax.export.symbolic_shape``) as symbol names."""
+        if isinstance(input_spec, Mapping):
+            return {k: _plain_spec(v) for k, v in input_spec.items()}
+        return [_plain_spec(v) for v in input_spec]
+
     def describe(self, model) -> tuple[str, str]:
         fn = _wrapped(model)
         return _python_name(fn), str(function_location(fn))
@@ -86,7 +92,7 @@ class JaxFrontEnd(FrontEnd):
         from .primitives import PRIMITIVES
 
         require_inference(mode, _python_name(_wrapped(model)), "JAX")
-        structs = [jax.ShapeDtypeStruct(s.shape, s.dtype) for s in input_spec.values()]
+        structs = _structs(input_spec)
         closed = jax.make_jaxpr(model)(*structs)
         fn = _wrapped(model)
         builder = IRBuilder(_python_name(fn), function_location(fn))
@@ -97,6 +103,46 @@ class JaxFrontEnd(FrontEnd):
         if not results:
             raise importer.unsupported(f"{_python_name(fn)} returns no arrays")
         return builder.program(results, input_names=list(input_spec))
+
+
+def _plain_spec(spec):
+    """``spec`` with each JAX symbolic dim (``N``, ``2*N``) as its text, a symbol name."""
+    from ...frontend import TensorSpec
+
+    shape = getattr(spec, "shape", None)
+    if shape is None or not hasattr(spec, "dtype"):
+        return spec
+    dims = tuple(d if d is None or isinstance(d, (int, str)) else str(d) for d in shape)
+    dtype = spec.dtype if isinstance(spec.dtype, str) else str(spec.dtype)
+    return TensorSpec(dims, dtype)
+
+
+def _structs(input_spec: Mapping) -> list:
+    """``jax.ShapeDtypeStruct`` per input; symbol names become JAX symbolic dims (one scope)."""
+    import jax
+
+    symbolic = any(isinstance(d, str) for s in input_spec.values() for d in s.shape)
+    if not symbolic:
+        return [jax.ShapeDtypeStruct(s.shape, s.dtype) for s in input_spec.values()]
+    scope = jax.export.SymbolicScope()
+    return [
+        jax.ShapeDtypeStruct(
+            jax.export.symbolic_shape(", ".join(str(d) for d in s.shape), scope=scope)
+            if s.shape
+            else (),
+            s.dtype,
+        )
+        for s in input_spec.values()
+    ]
+
+
+def _has_symbolic_dims(specs) -> bool:
+    return any(
+        not isinstance(d, int)
+        for s in specs
+        if hasattr(s, "shape") and isinstance(s.shape, (tuple, list))
+        for d in s.shape
+    )
 
 
 def _position(order: list[str], name: str) -> int:
@@ -110,7 +156,14 @@ def compile_to_ir(fn, *specs, target: str | None = None, mode: str = "inference"
     ``cuvil.TensorSpec``, an array, or anything with ``shape`` and ``dtype``.
     ``fn`` may be a plain Python function or a ``jax.jit`` object. ``.compile()``
     on the result gives a model called with NumPy arrays.
-    """
-    from ...frontend import build_ir_with
 
+    Dims may be symbolic: ``jax.ShapeDtypeStruct(jax.export.symbolic_shape("N, 4"),
+    jnp.float32)`` or ``cuvil.TensorSpec(("N", 4))``; they stay symbolic in the IR
+    (as with ``cuvil.frontend.to_ir_with_dynamic_shape``) and one compilation
+    serves every size.
+    """
+    from ...frontend import build_ir_with, dynamic_ir_with
+
+    if _has_symbolic_dims(specs):
+        return dynamic_ir_with(JaxFrontEnd(), fn, list(specs), target=target, mode=mode)
     return build_ir_with(JaxFrontEnd(), fn, specs, target=target, mode=mode)

@@ -86,7 +86,9 @@ class JaxprImporter:
     def out_type(self, index: int = 0) -> TensorType:
         """The type JAX gives the current equation's output ``index``."""
         aval = self.eqn.outvars[index].aval
-        return TensorType.of(aval.shape, aval.dtype)
+        # A symbolic dim (``jax.export.symbolic_shape``) is dynamic: None.
+        shape = tuple(d if isinstance(d, int) else None for d in aval.shape)
+        return TensorType.of(shape, aval.dtype)
 
     # ----- walking -----------------------------------------------------------------------
     def run(self, jaxpr, consts, args) -> list:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 from ..base import FrontEnd, register
@@ -42,7 +43,11 @@ class OnnxFrontEnd(FrontEnd):
         return self._loaded[1]
 
     def declared_inputs(self, model) -> list[tuple[str, tuple, str]]:
-        """The graph's runtime inputs as (name, shape, dtype); symbolic dims are names or None."""
+        """The graph's runtime inputs as (name, shape, dtype); symbolic dims are symbol names.
+
+        A ``dim_param`` is its symbol (made an identifier); a dim with neither
+        value nor param gets a fresh one, ``<input>_<axis>``.
+        """
         graph = self.load(model).proto.graph
         weights = {t.name for t in graph.initializer}
         inputs = []
@@ -51,14 +56,17 @@ class OnnxFrontEnd(FrontEnd):
                 continue
             tensor = entry.type.tensor_type
             shape = tuple(
-                d.dim_value if d.HasField("dim_value") else (d.dim_param or None)
-                for d in tensor.shape.dim
+                d.dim_value
+                if d.HasField("dim_value")
+                else _symbol(d.dim_param or f"{entry.name}_{axis}")
+                for axis, d in enumerate(tensor.shape.dim)
             )
             inputs.append((entry.name, shape, np_dtype(tensor.elem_type, f"input '{entry.name}'")))
         return inputs
 
     def input_spec(self, model, input_spec, default_dtype: str) -> dict:
-        from ...frontend import InputSpecError, _normalize_spec
+        """Given specs win; the other inputs keep their declared shapes, symbols included."""
+        from ...frontend import InputSpecError, TensorSpec, _normalize_spec
 
         declared = self.declared_inputs(model)
         names = [name for name, _, _ in declared]
@@ -85,8 +93,10 @@ class OnnxFrontEnd(FrontEnd):
             )
         specs = {}
         for name, shape, dtype in declared:
-            spec = given.get(name, (shape, dtype))
-            specs[name] = _normalize_spec(name, spec, dtype.name)
+            if name in given:
+                specs[name] = _normalize_spec(name, given[name], dtype.name)
+            else:
+                specs[name] = TensorSpec(shape, dtype.name)
         return specs
 
     def describe(self, model) -> tuple[str, str]:
@@ -109,6 +119,12 @@ class OnnxFrontEnd(FrontEnd):
         return import_graph(loaded, input_spec, self.describe(model)[0])
 
 
+def _symbol(text: str) -> str:
+    """``text`` as a symbol name (a Python identifier): other characters become ``_``."""
+    name = re.sub(r"\W", "_", text)
+    return name if name.isidentifier() else f"d_{name}"
+
+
 def load_onnx(path_or_bytes, *, use_mmap: bool = False, input_spec=None, target=None):
     """Import an ONNX model as a :class:`cuvil.IRModule` for inference.
 
@@ -120,15 +136,16 @@ def load_onnx(path_or_bytes, *, use_mmap: bool = False, input_spec=None, target=
             tensor is used instead of reading them all up front: large models
             then cost no extra copy until their weights become IR constants.
         input_spec: optional; by default the graph's declared input shapes are
-            used. Give a mapping ``{name: shape}`` (or ``cuvil.TensorSpec``) for
-            inputs with symbolic dims (``dim_param``).
+            used, and their symbolic dims (``dim_param``) stay symbolic: one
+            compilation then serves every size. Give a mapping ``{name: shape}``
+            (or ``cuvil.TensorSpec``) to import some inputs with static shapes.
         target: as for ``cuvil.frontend.build_ir`` (default: the default target).
 
     Raises :class:`cuvil.frontends.onnx.OnnxModelError` (a ``ValueError``)
     naming the file for missing, truncated or corrupted files,
     :class:`cuvil.UnsupportedConstructError` naming the op type, node name and
-    file for operators Cuvil does not import, and
-    :class:`cuvil.ShapeSpecError` for symbolic input dims without ``input_spec``.
+    file for operators Cuvil does not import or a node that needs a static size
+    where the model has a symbolic one (it names the dim; fix: a static ``input_spec``).
     """
     from ...frontend import build_ir_with
 

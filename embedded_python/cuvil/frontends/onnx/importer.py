@@ -14,11 +14,13 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ... import _dtypes
 from ..._dtypes import is_supported
 from ..._errors import TraceError, UnsupportedConstructError
 from ..base import FLOAT16_POLICY, compute_dtype, op_registrar
 from ..builder import IRBuilder, TensorType, Value
 from ..locations import FileLineColLoc
+from ..symbolic_dims import SymbolicSizeError, SymDim, folded_sizes, is_shape_value
 from .model import LoadedModel, OnnxModelError, tensor_to_array
 
 __all__ = ["OPS", "op", "NodeContext", "import_graph"]
@@ -96,18 +98,33 @@ class NodeContext:
         return len(self.shape(index))
 
     def shape(self, index: int = 0) -> tuple:
+        """Input ``index``'s shape: ints, and a :class:`SymDim` for each dynamic dimension."""
         item = self.inputs[index]
-        return item.type.shape if isinstance(item, Value) else np.shape(item)
+        if not isinstance(item, Value):
+            return np.shape(item)
+        return self.importer.dims(item)
 
     def dtype(self, index: int = 0) -> str:
         item = self.inputs[index]
-        return item.type.dtype if isinstance(item, Value) else np.asarray(item).dtype.name
+        if isinstance(item, Value):
+            return item.type.dtype
+        return "int64" if is_shape_value(item) else np.asarray(item).dtype.name
 
     # ----- errors ----------------------------------------------------------------------
     def unsupported(self, what: str) -> UnsupportedConstructError:
         """An error naming the op type, the node and where the model came from."""
         return UnsupportedConstructError(
             f"ONNX {self.op_type} node '{self.name}': {what}", self.importer.model.label
+        )
+
+    def static_size_needed(self, error: SymbolicSizeError) -> UnsupportedConstructError:
+        """The error for a symbolic size used where this node needs a static one."""
+        return UnsupportedConstructError(
+            f"ONNX {self.op_type} node '{self.name}' needs a static size but gets the symbolic "
+            f"dimension {error.dim} (inputs {', '.join(n for n in self.node.input if n)}); "
+            "Cuvil keeps dims declared with dim_param symbolic. Fix: pass a static input_spec, "
+            "e.g. cuvil.load_onnx(path, input_spec={name: (1, 3, 224, 224)})",
+            self.importer.model.label,
         )
 
     def require_float(self, index: int = 0) -> None:
@@ -123,6 +140,40 @@ class _Importer:
         self._materialized: dict[str, Value] = {}
         # Prefix of the node names of an inlined subgraph ("loop/iteration_2/").
         self.scope = ""
+        self._dims: dict[str, tuple] = {}
+
+    def dims(self, value: Value) -> tuple:
+        """``value``'s dims: ints, and a :class:`SymDim` per dynamic dim (named lazily)."""
+        cached = self._dims.get(value.name)
+        if cached is None:
+            names = None
+
+            def named(axis: int) -> str:
+                nonlocal names
+                if names is None:
+                    names = self._symbol_expressions(value)
+                return names[axis]
+
+            cached = self._dims[value.name] = tuple(
+                d
+                if isinstance(d, int)
+                else SymDim(d, (value, axis))
+                if isinstance(d, str)
+                else SymDim(origin=(value, axis), resolve=lambda a=axis: named(a))
+                for axis, d in enumerate(value.type.shape)
+            )
+        return cached
+
+    def _symbol_expressions(self, value: Value) -> dict[int, str]:
+        """The compiler's expression for each dynamic dim of ``value`` (axis -> text)."""
+        ext = _dtypes.extension()
+        text = self.builder.module([value])
+        try:
+            exprs = ext.result_symbols(text, self.builder.func_name)[0]
+        except ext.CompileError:
+            exprs = []
+        axes = [i for i, d in enumerate(value.type.shape) if not isinstance(d, int)]
+        return dict(zip(axes, list(exprs) + ["?"] * len(axes)))
 
     def lookup(self, name: str, node, node_name: str):
         try:
@@ -140,6 +191,8 @@ class _Importer:
         cached = self._materialized.get(name)
         if cached is None:
             array = np.asarray(item)
+            if is_shape_value(array):
+                raise SymbolicSizeError(next(e for e in array.flat if isinstance(e, SymDim)))
             array = array.astype(compute_dtype(array.dtype.name), copy=False)
             if not is_supported(array.dtype):
                 raise UnsupportedConstructError(
@@ -167,6 +220,8 @@ class _Importer:
                 raise TraceError(f"ONNX {node.op_type} node '{name}': {error}") from None
             except OnnxModelError:
                 raise
+            except SymbolicSizeError as error:
+                raise ctx.static_size_needed(error) from None
             except (ValueError, IndexError, TypeError, KeyError) as error:
                 # Malformed attributes or inputs (a missing weight, an axis out of range).
                 raise TraceError(
@@ -175,7 +230,7 @@ class _Importer:
                 ) from error
         for out_name, value in zip(node.output, outputs):
             if out_name:
-                self.env[out_name] = value
+                self.env[out_name] = value if isinstance(value, Value) else folded_sizes(value)
         unused = [n for n in node.output[len(outputs) :] if n]
         if unused:
             raise ctx.unsupported(f"the optional output(s) {', '.join(unused)}")

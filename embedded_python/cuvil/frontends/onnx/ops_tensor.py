@@ -13,6 +13,8 @@ import numpy as np
 from .. import composites as C
 from ..base import compute_dtype
 from ..builder import Value
+from ..symbolic_dims import SymDim, is_shape_value, shape_value
+from . import symbolic_ops as S
 from .importer import NodeContext, op
 from .model import np_dtype
 
@@ -54,6 +56,8 @@ _UNARY = {
 
 
 def _fold_div(a, b):
+    if is_shape_value(a) or is_shape_value(b):
+        return np.floor_divide(a, b)  # sizes: positive, so truncation is floor division
     if np.issubdtype(a.dtype, np.integer):
         return np.trunc(a / b).astype(a.dtype)
     return (a / b).astype(a.dtype)
@@ -72,7 +76,8 @@ def binary(ctx: NodeContext):
         if ctx.op_type == "Pow":
             return [np.power(a, rest[0].astype(a.dtype)).astype(a.dtype)]
         for b in rest:  # Max and Min are variadic
-            a = fold(a, b).astype(a.dtype)
+            result = fold(a, b)
+            a = result if is_shape_value(result) else result.astype(a.dtype)
         return [a]
     if len(ctx.inputs) != 2:
         return [_variadic(ctx, name)]
@@ -117,7 +122,7 @@ def sum_(ctx: NodeContext):
 def compare(ctx: NodeContext):
     predicate, fold = _COMPARE[ctx.op_type]
     if ctx.all_constant():
-        return [fold(ctx.inputs[0], ctx.inputs[1])]
+        return [np.asarray(fold(ctx.inputs[0], ctx.inputs[1])).astype(bool)]
     return [C.compare(ctx.b, ctx.value(0), ctx.value(1), predicate)]
 
 
@@ -150,6 +155,8 @@ def where(ctx: NodeContext):
 def cast(ctx: NodeContext):
     dtype = np_dtype(ctx.attr("to"), f"Cast node '{ctx.name}'")
     if ctx.all_constant():
+        if is_shape_value(ctx.inputs[0]) and dtype.kind in "iu":
+            return [ctx.inputs[0]]  # symbolic sizes stay sizes
         return [np.asarray(ctx.inputs[0]).astype(dtype)]
     # A cast to float16 at run time computes on in float32 (see FLOAT16_POLICY).
     return [C.cast(ctx.b, ctx.value(0), compute_dtype(dtype.name))]
@@ -174,49 +181,66 @@ def constant(ctx: NodeContext):
 
 @op("Shape")
 def shape(ctx: NodeContext):
-    dims = np.asarray(ctx.shape(0), dtype=np.int64)
     start, end = ctx.attr("start", 0), ctx.attr("end", None)
-    return [dims[start:end]]
+    return [shape_value(ctx.shape(0)[start:end])]
 
 
 @op("Size")
 def size(ctx: NodeContext):
-    return [np.asarray(np.prod(ctx.shape(0), dtype=np.int64))]
+    return [_product(ctx.shape(0))]
+
+
+def _product(dims):
+    """The product of sizes (ints and symbolic ones), an int when all are static."""
+    total = 1
+    for d in dims:
+        total = total * d
+    return total
 
 
 @op("ConstantOfShape")
 def constant_of_shape(ctx: NodeContext):
     value = ctx.attr("value")
     value = np.zeros(1, np.float32) if value is None else np.asarray(value)
-    dims = [int(d) for d in ctx.constant(0, "the shape")]
-    return [np.full(dims, value.reshape(-1)[0], dtype=value.dtype)]
+    dims = list(ctx.constant(0, "the shape"))
+    fill = value.reshape(-1)[0]
+    if not any(isinstance(d, SymDim) for d in dims):
+        return [np.full([int(d) for d in dims], fill, dtype=value.dtype)]
+    filler = ctx.b.constant(np.full((1,) * len(dims), fill, dtype=value.dtype))
+    return [S.broadcast(ctx, filler, dims)]
 
 
 @op("Range")
 def range_(ctx: NodeContext):
     start, limit, delta = (ctx.constant(i, n) for i, n in enumerate(("start", "limit", "delta")))
+    for bound in (start, limit, delta):
+        S.require_static(bound)
     return [np.arange(start, limit, delta, dtype=np.asarray(start).dtype)]
 
 
 @op("Reshape")
 def reshape(ctx: NodeContext):
-    dims = [int(d) for d in ctx.constant(1, "the target shape")]
+    dims = list(ctx.constant(1, "the target shape"))
     old = ctx.shape(0)
     if not ctx.attr("allowzero", 0):
-        dims = [old[i] if d == 0 else d for i, d in enumerate(dims)]
+        dims = [old[i] if _is_int(d, 0) else d for i, d in enumerate(dims)]
     if ctx.all_constant():
-        return [np.reshape(ctx.inputs[0], dims)]
-    return [C.reshape(ctx.b, ctx.value(0), dims)]
+        return [np.reshape(ctx.inputs[0], [int(d) for d in dims])]
+    return [S.reshape(ctx, ctx.value(0), dims)]
+
+
+def _is_int(d, value: int) -> bool:
+    return not isinstance(d, SymDim) and int(d) == value
 
 
 @op("Flatten")
 def flatten(ctx: NodeContext):
     shape = ctx.shape(0)
     axis = C.normalize_axis(ctx.attr("axis", 1), len(shape) + 1)
-    dims = (int(np.prod(shape[:axis], dtype=np.int64)), int(np.prod(shape[axis:], dtype=np.int64)))
+    dims = (_product(shape[:axis]), _product(shape[axis:]))
     if ctx.all_constant():
         return [np.reshape(ctx.inputs[0], dims)]
-    return [C.reshape(ctx.b, ctx.value(0), dims)]
+    return [S.reshape(ctx, ctx.value(0), dims)]
 
 
 def _squeeze_axes(ctx: NodeContext, rank: int) -> list[int] | None:
@@ -229,11 +253,11 @@ def squeeze(ctx: NodeContext):
     shape = ctx.shape(0)
     axes = _squeeze_axes(ctx, len(shape))
     if axes is None:
-        axes = [i for i, d in enumerate(shape) if d == 1]
+        axes = [i for i, d in enumerate(shape) if _is_int(d, 1)]
     dims = [d for i, d in enumerate(shape) if i not in axes]
     if ctx.is_constant(0):
         return [np.reshape(ctx.inputs[0], dims)]
-    return [C.reshape(ctx.b, ctx.value(0), dims)]
+    return [S.reshape(ctx, ctx.value(0), dims)]
 
 
 @op("Unsqueeze")
@@ -245,7 +269,7 @@ def unsqueeze(ctx: NodeContext):
     dims = [1 if i in axes else next(rest) for i in range(rank)]
     if ctx.is_constant(0):
         return [np.reshape(ctx.inputs[0], dims)]
-    return [C.reshape(ctx.b, ctx.value(0), dims)]
+    return [S.reshape(ctx, ctx.value(0), dims)]
 
 
 @op("Transpose")
@@ -261,17 +285,17 @@ def concat(ctx: NodeContext):
     axis = C.normalize_axis(ctx.attr("axis"), ctx.rank(0))
     if ctx.all_constant():
         return [np.concatenate([np.asarray(v) for v in ctx.inputs], axis)]
-    values = [ctx.value(i) for i in range(len(ctx.inputs)) if np.prod(ctx.shape(i)) > 0]
+    values = [ctx.value(i) for i in range(len(ctx.inputs)) if 0 not in ctx.shape(i)]
     return [C.concat(ctx.b, values, axis)]
 
 
 @op("Expand")
 def expand(ctx: NodeContext):
-    target = [int(d) for d in ctx.constant(1, "the target shape")]
-    shape = np.broadcast_shapes(tuple(ctx.shape(0)), tuple(target))
-    if ctx.is_constant(0):
-        return [np.broadcast_to(ctx.inputs[0], shape).copy()]
-    return [C.broadcast_to(ctx.b, ctx.value(0), shape)]
+    target = list(ctx.constant(1, "the target shape"))
+    if any(isinstance(d, SymDim) for d in target) or not ctx.is_constant(0):
+        return [S.broadcast(ctx, ctx.value(0), target)]
+    shape = np.broadcast_shapes(tuple(ctx.shape(0)), tuple(int(d) for d in target))
+    return [np.broadcast_to(ctx.inputs[0], shape).copy()]
 
 
 @op("Split")
@@ -311,6 +335,10 @@ def slice_(ctx: NodeContext):
         return [np.asarray(ctx.inputs[0])[tuple(index)]]
     x = ctx.value(0)
     for axis, item in enumerate(index):
+        if item == slice(None) or (
+            isinstance(shape[axis], SymDim) and S.whole_axis(item.start, item.stop, item.step)
+        ):
+            continue
         picked = range(shape[axis])[item]
         if len(picked) == 0:
             raise ctx.unsupported(f"a slice that leaves axis {axis} empty")

@@ -87,9 +87,9 @@ class TensorFlowFrontEnd(FrontEnd):
     ``input_spec`` is a list of specs (``tf.TensorSpec``, ``cuvil.TensorSpec``,
     arrays, ``(shape, dtype)``), a mapping from input names, or ``None`` for
     the function's own ``input_signature`` (a Keras model's ``Input`` shapes).
-    A ``None`` dim raises
-    ``cuvil.ShapeSpecError`` ("Missing shape attr") naming the input and dim
-    until symbolic shapes land; give a static spec instead.
+    With ``build_ir`` a ``None`` dim raises ``cuvil.ShapeSpecError`` ("Missing
+    shape attr") naming the input and dim; ``to_ir_with_dynamic_shape`` keeps it
+    symbolic (``input_spec=None`` there too means the declared signature).
     """
 
     name = "tensorflow"
@@ -120,6 +120,26 @@ class TensorFlowFrontEnd(FrontEnd):
             items = [(getattr(s, "name", None) or n, s) for n, s in zip(names, specs)]
         return {name: _normalize_spec(name, _plain(spec), default_dtype) for name, spec in items}
 
+    def symbolic_dims(self, model, input_spec):
+        """``tf.TensorSpec`` entries as ``cuvil.TensorSpec`` whose ``None`` dims stay symbolic."""
+        from ...frontend import TensorSpec
+
+        if input_spec is None:
+            input_spec = _declared_specs(model)
+
+        def plain(spec):
+            entry = _plain(spec)
+            if entry is spec or entry[0] is None:
+                return spec
+            return TensorSpec(tuple(entry[0]), entry[1].name)
+
+        if isinstance(input_spec, Mapping):
+            return {k: plain(v) for k, v in input_spec.items()}
+        names = _parameter_names(model, len(input_spec))
+        specs = [plain(s) for s in input_spec]
+        # A tf.TensorSpec's name names its input, as for build_ir.
+        return {getattr(s, "name", None) or n: p for n, s, p in zip(names, input_spec, specs)}
+
     def describe(self, model) -> tuple[str, str]:
         if _keras_model(model):
             return model.name, ""
@@ -141,7 +161,11 @@ class TensorFlowFrontEnd(FrontEnd):
         model = _inference_function(model) if _keras_model(model) else model
         concrete = model
         if not isinstance(model, tf.types.experimental.ConcreteFunction):
-            specs = [tf.TensorSpec(s.shape, s.dtype) for s in input_spec.values()]
+            # A symbolic dim is None for TensorFlow: the graph is traced for every size.
+            specs = [
+                tf.TensorSpec([d if isinstance(d, int) else None for d in s.shape], s.dtype)
+                for s in input_spec.values()
+            ]
             concrete = model.get_concrete_function(*specs)
         fn = _python_function(model)
         source = function_location(fn) if fn is not None else None

@@ -8,6 +8,7 @@ from ... import _dtypes
 from ..._errors import UnsupportedConstructError
 from ..builder import IRBuilder, TensorType, Value
 from ..locations import NameLoc
+from ..symbolic_dims import SymbolicSizeError
 
 __all__ = ["GraphImporter"]
 
@@ -84,7 +85,13 @@ class GraphImporter:
             if handler is None:
                 raise self.unsupported(f"TensorFlow op '{op.type}'")
             with self.b.node(op.name, self.source):
-                result = handler(self, op, ins)
+                try:
+                    result = handler(self, op, ins)
+                except SymbolicSizeError as error:
+                    raise self.unsupported(
+                        f"a static size where the size {error.dim} is symbolic",
+                        "give that dim a static size (an int in the tf.TensorSpec)",
+                    ) from None
             outs = result if isinstance(result, list) else [result]
         for tensor, out in zip(op.outputs, outs):
             self.env[tensor.name] = out

@@ -12,6 +12,15 @@ import numpy as np
 
 from .. import composites as cc
 from ..base import op_registrar
+from ..symbolic_dims import (
+    SymDim,
+    folded_sizes,
+    is_shape_value,
+    missing_size,
+    shape_value,
+    type_dims,
+    value_dims,
+)
 
 __all__ = ["OPS"]
 
@@ -223,8 +232,11 @@ def _axis(imp, x, what: str) -> int:
 
 @op_type("Shape")
 def _shape(imp, op, ins):
-    # From the imported value's static type: TF's graph may not know the dims.
+    # From the imported value's static type: TF's graph may not know the dims. A
+    # symbolic dim is a SymDim: the shape arithmetic on it folds, a reshape keeps it.
     x = ins[0]
+    if hasattr(x, "type") and not x.type.is_static:
+        return shape_value(value_dims(x))
     shape = x.type.shape if hasattr(x, "type") else np.shape(x)
     return np.asarray(shape, dtype=np.dtype(imp.attr("out_type").as_numpy_dtype))
 
@@ -239,8 +251,14 @@ def _size(imp, op, ins):
 
 @op_type("Reshape")
 def _reshape(imp, op, ins):
-    shape = imp.known(ins[1], "the shape of Reshape")
-    return cc.reshape(imp.b, imp.value(ins[0]), [int(d) for d in shape])
+    entries = list(imp.known(ins[1], "the shape of Reshape"))
+    x = imp.value(ins[0])
+    if not any(isinstance(e, SymDim) for e in entries) and x.type.is_static:
+        return cc.reshape(imp.b, x, [int(d) for d in entries])
+    if -1 in entries:
+        entries[entries.index(-1)] = missing_size(value_dims(x), entries)
+    # A symbolic entry is a dynamic dim the compiler derives.
+    return cc.reshape(imp.b, x, [-1 if d is None else d for d in type_dims(entries)])
 
 
 @op_type("Transpose")
@@ -275,6 +293,8 @@ def _concat(imp, op, ins):
 
 @op_type("Pack")
 def _pack(imp, op, ins):
+    if any(is_shape_value(v) for v in ins):  # sizes, some symbolic: [tf.shape(x)[0], -1]
+        return shape_value([v.item() for v in ins])
     values = [imp.value(v) for v in ins]
     shape = list(values[0].type.shape)
     axis = cc.normalize_axis(imp.attr("axis", 0), len(shape) + 1)
@@ -325,7 +345,6 @@ def _slice(imp, op, ins):
 
 @op_type("StridedSlice")
 def _strided_slice(imp, op, ins):
-    x = imp.value(ins[0])
     begin, end, strides = (
         [int(v) for v in imp.known(t, f"the {w} of StridedSlice")]
         for t, w in zip(ins[1:], ("begin", "end", "strides"))
@@ -346,7 +365,9 @@ def _strided_slice(imp, op, ins):
             b = None if masks["begin"] & bit else b
             e = None if masks["end"] & bit else e
             index.append(slice(b, e, s))
-    return _index(imp, x, tuple(index))
+    if is_shape_value(ins[0]):  # sizes, some symbolic: tf.shape(x)[0]
+        return folded_sizes(ins[0][tuple(index)])
+    return _index(imp, imp.value(ins[0]), tuple(index))
 
 
 def _index(imp, x, index):

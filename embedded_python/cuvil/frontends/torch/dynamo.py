@@ -25,6 +25,7 @@ from ..._errors import CompileError, TraceError, UnsupportedConstructError
 from ..._logging import logger
 from ...frontend import TensorSpec
 from .. import base
+from ..symbolic_dims import SymDim
 from . import aten
 from .frontend import import_graph, to_aten_graph
 from .importer import outer_frame
@@ -93,13 +94,93 @@ def _input_problem(example_inputs) -> str | None:
 def cuvil_backend(graph_module, example_inputs, **options):
     """Dynamo backend: a callable computing ``graph_module`` with Cuvil-compiled code.
 
-    A graph with symbolic sizes (Dynamo's dynamic shapes) is compiled for the
-    concrete sizes of each call, once per distinct set of sizes.
+    A graph with symbolic sizes (``dynamic=True``, or Dynamo's automatic
+    dynamic shapes after a recompilation) is compiled once with those sizes
+    symbolic; if Cuvil cannot compile it so, it is compiled for the concrete
+    sizes of each call, once per distinct set of sizes.
     """
     name, source = _graph_origin(graph_module)
     if any(_is_symbolic(v) for v in example_inputs):
-        return _PerSizes(graph_module, name, source)
+        return _compile_symbolic(graph_module, list(example_inputs), name, source)
     return _compile_static(graph_module, list(example_inputs), name, source)
+
+
+def _compile_symbolic(graph_module, example_inputs, name: str, source: str):
+    """One compilation for many sizes of a graph with symbolic sizes, else :class:`_PerSizes`.
+
+    Every symbolic size stays symbolic if Cuvil can compile the graph so. With
+    ``dynamic=True`` Dynamo makes every size symbolic and relies on guards
+    (``s0 * s1 == 12``) that Cuvil's symbol check refuses; then only the
+    leading (batch) sizes stay symbolic and the others are pinned to this
+    call's: calls with other pinned sizes compile per size.
+    """
+    per_sizes = _PerSizes(graph_module, name, source)
+    tensors = [v for v in example_inputs if not isinstance(v, torch.SymInt)]
+    if _input_problem(tensors) is not None:
+        return per_sizes
+    for batch_only in (False, True):
+        pinned = _pinned_sizes(graph_module, example_inputs, batch_only)
+        try:
+            aten_graph, constants = _symbolic_aten_graph(graph_module, example_inputs)
+            compiled = _CompiledGraph(aten_graph, constants, name, source, pinned or {})
+            return _Pinned(compiled, pinned, per_sizes) if pinned else compiled
+        except _CANNOT_COMPILE as error:
+            reason = getattr(error, "reason", str(error))
+        except Exception as error:  # tracing to ATen has many failure types
+            reason = f"{type(error).__name__}: {error}"
+        logger.info(
+            "%s: symbolic sizes (batch only: %s) not compiled: %s", name, batch_only, reason
+        )
+    return per_sizes
+
+
+def _symbolic_aten_graph(graph_module, example_inputs):
+    """The ATen graph on Dynamo's fake inputs, whose sizes carry its symbolic decisions."""
+    fakes = [
+        n.meta.get("example_value", v) for n, v in zip(_placeholders(graph_module), example_inputs)
+    ]
+    aten_graph, constants = to_aten_graph(graph_module, fakes)
+    # Sizes Dynamo passes as inputs stay symbolic (only their users' shapes matter).
+    for node, value in zip(_placeholders(aten_graph), example_inputs):
+        if isinstance(value, torch.SymInt):
+            constants[node.name] = SymDim(str(value))
+        elif not isinstance(value, torch.Tensor):
+            constants[node.name] = value
+    return aten_graph, constants
+
+
+def _pinned_sizes(graph_module, example_inputs, batch_only: bool) -> dict:
+    """Input index -> {axis: size} of the symbolic sizes made static (all but dim 0)."""
+    if not batch_only:
+        return {}
+    fakes = [n.meta.get("example_value") for n in _placeholders(graph_module)]
+    shapes = [f.shape for f in fakes if isinstance(f, torch.Tensor) and len(f.shape)]
+    # Dynamo gives equal sizes one symbol (duck sizing): a batch symbol is never pinned.
+    batch = {d.node.expr for d in (s[0] for s in shapes) if isinstance(d, torch.SymInt)}
+    pinned = {}
+    for index, (fake, value) in enumerate(zip(fakes, example_inputs)):
+        if isinstance(value, torch.Tensor) and fake is not None:
+            axes = {
+                axis: int(value.shape[axis])
+                for axis, d in enumerate(fake.shape)
+                if axis > 0 and isinstance(d, torch.SymInt) and d.node.expr not in batch
+            }
+            if axes:
+                pinned[index] = axes
+    return pinned
+
+
+class _Pinned:
+    """A graph compiled with its batch sizes symbolic and other sizes pinned to one call's."""
+
+    def __init__(self, compiled, pinned: dict, per_sizes):
+        self.compiled, self.pinned, self.per_sizes = compiled, pinned, per_sizes
+
+    def __call__(self, *args):
+        for index, axes in self.pinned.items():
+            if any(args[index].shape[axis] != size for axis, size in axes.items()):
+                return self.per_sizes(*args)
+        return self.compiled(*args)
 
 
 def _compile_static(graph_module, example_inputs, name: str, source: str):
@@ -152,16 +233,25 @@ class _CompiledGraph(torch.nn.Module):
     A module, so that it can stand in for a part of a split graph (``call_module``).
     """
 
-    def __init__(self, graph_module, constants, name: str, source: str):
+    def __init__(self, graph_module, constants, name: str, source: str, pinned=None):
+        """``pinned``: ``None`` compiles for the sizes the graph was traced with; else the
+        symbolic sizes stay symbolic but those pinned (input index -> {axis: size})."""
         super().__init__()
-        specs = {}
-        for node in graph_module.graph.nodes:
-            if node.op == "placeholder" and node.name not in constants:
+        specs, sizes = {}, None if pinned is None else {}
+        for index, node in enumerate(_placeholders(graph_module)):
+            if node.name not in constants:
                 val = node.meta.get("val")
                 if val is None or not hasattr(val, "shape"):
                     raise UnsupportedConstructError(f"graph input '{node.name}' of unknown shape")
-                specs[node.name] = TensorSpec(tuple(int(d) for d in val.shape), _dtype(val))
-        program = import_graph(graph_module, constants, specs, name)
+                if pinned is None:
+                    dims = [int(d) for d in val.shape]
+                else:
+                    dims = list(_dims(node.name, val.shape))
+                    for axis, size in pinned.get(index, {}).items():
+                        dims[axis] = size
+                        _pin(sizes, val.shape[axis], size)
+                specs[node.name] = TensorSpec(tuple(dims), _dtype(val))
+        program = import_graph(graph_module, constants, specs, name, sizes=sizes)
         module = base.to_ir_module(program, name=name, source=source)
         # Dynamo hands over the same graph again (a recompilation, the first size of a
         # dynamic graph): structurally equal IR reuses its compiled code.
@@ -180,6 +270,27 @@ class _CompiledGraph(torch.nn.Module):
         values = result if isinstance(result, tuple) else (result,)
         tensors = [torch.from_numpy(np.asarray(v)) for v in values]
         return tensors[0] if self._container is None else self._container(tensors)
+
+
+def _placeholders(graph_module) -> list:
+    return [n for n in graph_module.graph.nodes if n.op == "placeholder"]
+
+
+def _pin(sizes: dict, dim, size: int) -> None:
+    """Record that the symbol of ``dim`` (a SymInt of one symbol) has ``size``."""
+    if isinstance(dim, torch.SymInt) and getattr(dim.node.expr, "is_Symbol", False):
+        sizes[dim.node.expr] = size
+
+
+def _dims(name: str, shape) -> tuple:
+    """A placeholder's dims: ints, a SymInt's symbol (``s0``), or a name of its own."""
+    dims = []
+    for axis, d in enumerate(shape):
+        if isinstance(d, torch.SymInt):
+            expr = d.node.expr
+            d = str(expr) if getattr(expr, "is_Symbol", False) else f"{name}_d{axis}"
+        dims.append(d)
+    return tuple(dims)
 
 
 def _dtype(val) -> str:

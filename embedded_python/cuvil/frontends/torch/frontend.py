@@ -43,6 +43,13 @@ class TorchFrontEnd(FrontEnd):
         torch = sys.modules.get("torch")
         return torch is not None and isinstance(model, torch.nn.Module)
 
+    def symbolic_dims(self, model, input_spec):
+        """``torch.export.Dim`` dims become their names; their ranges are kept for export."""
+        from .specs import plain_dims
+
+        input_spec, self._dims = plain_dims(input_spec)
+        return input_spec
+
     def input_spec(self, model, input_spec, default_dtype: str) -> dict:
         from .specs import normalize_torch_spec
 
@@ -72,7 +79,8 @@ class TorchFrontEnd(FrontEnd):
         if isinstance(model, torch.fx.GraphModule):
             graph_module, constants = to_aten_graph(model, example_tensors(input_spec))
         else:
-            graph_module, constants, outputs = _export(model, input_spec, name)
+            dims = getattr(self, "_dims", {})
+            graph_module, constants, outputs = _export(model, input_spec, name, dims)
         loc = _source_loc(source)
         return import_graph(graph_module, constants, input_spec, name, loc, outputs)
 
@@ -98,13 +106,22 @@ def _source_loc(source: str):
     return SourceLoc(file, int(line), 0) if file and line.isdigit() else None
 
 
-def example_tensors(input_spec: Mapping) -> list:
-    """Zero tensors of the specs' shapes and dtypes (export and tracing read only those)."""
+def example_tensors(input_spec: Mapping, hints: Mapping | None = None) -> list:
+    """Zero tensors of the specs' shapes and dtypes (export and tracing read only those).
+
+    A symbolic dim takes its example size from ``hints`` (symbol name -> size).
+    """
     import torch
 
     from .aten import torch_dtype
 
-    return [torch.zeros(s.shape, dtype=torch_dtype(s.dtype)) for s in input_spec.values()]
+    def size(d):
+        return hints[d] if isinstance(d, str) else d
+
+    return [
+        torch.zeros(tuple(size(d) for d in s.shape), dtype=torch_dtype(s.dtype))
+        for s in input_spec.values()
+    ]
 
 
 def _to_numpy(tensor, what: str) -> np.ndarray:
@@ -131,20 +148,27 @@ def _keep_upsampling(table):
     return table
 
 
-def _export(model, input_spec: Mapping, name: str):
+def _export(model, input_spec: Mapping, name: str, dims: Mapping):
     """``torch.export`` in eval mode, decomposed to core ATen.
 
-    Returns the graph module, its constants and the indices of the user outputs.
+    Symbol names in ``input_spec`` become ``torch.export`` dynamic dims (the
+    user's ``torch.export.Dim`` from ``dims`` where given), so the graph keeps
+    them symbolic. Returns the graph module, its constants and the indices of
+    the user outputs.
     """
     import torch
 
-    examples = dict(zip(input_spec, example_tensors(input_spec)))
+    from .specs import export_dims
+
+    hints, dynamic_shapes = export_dims(input_spec, dims)
+    examples = dict(zip(input_spec, example_tensors(input_spec, hints)))
     bound = inspect.signature(model.forward).bind_partial(**examples)
+    options = {"dynamic_shapes": dynamic_shapes} if hints else {}
     was_training = model.training
     model.eval()
     try:
         with torch.no_grad():
-            program = torch.export.export(model, tuple(bound.args), dict(bound.kwargs))
+            program = torch.export.export(model, tuple(bound.args), dict(bound.kwargs), **options)
             program = program.run_decompositions(_decompositions())
     except Exception as error:  # export's errors have many types; all mean "cannot import"
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
@@ -227,11 +251,15 @@ def to_aten_graph(graph_module, examples: list):
     return graph_module, constants
 
 
-def import_graph(graph_module, constants, input_spec: Mapping, name: str, loc=None, outputs=None):
+def import_graph(
+    graph_module, constants, input_spec: Mapping, name: str, loc=None, outputs=None, sizes=None
+):
     """The :class:`TracedProgram` of an ATen graph whose non-constant placeholders are the inputs.
 
     The placeholders that are not in ``constants`` are, in order, the inputs of
     ``input_spec``; ``outputs`` selects the graph's results by index (``None``: all).
+    With symbolic dims in ``input_spec`` the graph's SymInts stay symbolic
+    (``sizes``: symbols pinned to static sizes, see :class:`GraphImporter`).
     """
     from .importer import GraphImporter
 
@@ -250,5 +278,8 @@ def import_graph(graph_module, constants, input_spec: Mapping, name: str, loc=No
         node: builder.argument(TensorType(tuple(spec.shape), spec.dtype))
         for node, spec in zip(placeholders, input_spec.values())
     }
-    results = GraphImporter(builder, constants).run(graph_module.graph, arguments, outputs)
+    symbolic = any(not isinstance(d, int) for s in input_spec.values() for d in s.shape)
+    if symbolic and sizes is None:
+        sizes = {}
+    results = GraphImporter(builder, constants, sizes).run(graph_module.graph, arguments, outputs)
     return builder.program(results, input_names=list(input_spec))

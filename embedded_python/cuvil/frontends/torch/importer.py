@@ -8,7 +8,8 @@ PyTorch), e.g. ``loc("addmm"("layers.0.fc"("model.py":30:0)))``.
 Values in the walk are IR :class:`~cuvil.frontends.Value` s, NumPy arrays
 (parameters, buffers and anything computed from them alone: those are folded
 by running the ATen op itself and become ``cuvil.constant`` only where an IR
-op uses them), Python scalars (the shape arithmetic of ``sym_size``), and
+op uses them), Python scalars (the shape arithmetic of ``sym_size``; a
+symbolic size is a :class:`~cuvil.frontends.symbolic_dims.SymDim`), and
 tuples of these for multi-result ops.
 """
 
@@ -25,6 +26,7 @@ from ..._errors import UnsupportedConstructError
 from ..._source import SourceLoc
 from ..builder import IRBuilder, Value
 from ..locations import NameLoc
+from ..symbolic_dims import SymbolicSizeError, SymDim
 from . import aten
 
 __all__ = ["GraphImporter", "node_location", "module_path", "user_frame", "outer_frame"]
@@ -87,11 +89,16 @@ class GraphImporter:
         builder: the IRBuilder to append to.
         constants: placeholder or ``get_attr`` target -> NumPy array, for the
             values baked into the IR (parameters and buffers of an exported module).
+        sizes: ``None`` to import every SymInt of the graph's shapes as the size
+            it was traced with (a graph compiled for one set of sizes); else the
+            graph is imported symbolically, with these symbols (sympy Symbol ->
+            int) pinned to static sizes.
     """
 
-    def __init__(self, builder: IRBuilder, constants: Mapping[str, np.ndarray]):
+    def __init__(self, builder: IRBuilder, constants: Mapping[str, np.ndarray], sizes=None):
         self.b = builder
         self.constants = dict(constants)
+        self.sizes = sizes
         self.env: dict = {}
         self.node = None
         #: The ATen op packet of the node being imported (``"aten.add"``), for messages.
@@ -116,7 +123,14 @@ class GraphImporter:
                 if not node.users:
                     continue  # functional ATen: a result nobody reads has no effect
                 with self.b.node(node.name, node_location(node)):
-                    self.env[node] = self._call(node)
+                    try:
+                        self.env[node] = self._call(node)
+                    except SymbolicSizeError as error:
+                        raise self.unsupported(
+                            f"{self.op or node.target} needs a static size but gets the symbolic "
+                            f"size {error.dim}; fix: give that dim a static size (an int in "
+                            "input_spec, or no torch.export.Dim for it)"
+                        ) from None
             elif node.op == "output":
                 outputs = self._outputs(node, selected)
             else:
@@ -170,6 +184,9 @@ class GraphImporter:
         if name is None:
             raise self.unsupported(f"the call of {target!r}, which is not an ATen op")
         if aten.foldable(name) and not any(isinstance(v, Value) for v in _flatten((args, kwargs))):
+            symbolic = [v for v in _flatten((args, kwargs)) if isinstance(v, SymDim)]
+            if symbolic:
+                raise SymbolicSizeError(symbolic[0])
             folded = aten.fold(target, args, kwargs)
             if folded is not None:
                 return folded
@@ -198,6 +215,16 @@ class GraphImporter:
         if isinstance(val, (tuple, list)):
             val = val[0]
         return val
+
+    def size_of(self, d):
+        """A dim of a node's shape as an int, or ``None`` for a symbolic size."""
+        if isinstance(d, int):
+            return d
+        if self.sizes is None:
+            return int(d)  # the size this graph was traced with
+        expr = d.node.expr
+        expr = expr.xreplace(self.sizes) if hasattr(expr, "xreplace") else expr
+        return int(expr) if isinstance(expr, int) or expr.is_Integer else None
 
     def unsupported(self, what: str) -> UnsupportedConstructError:
         """The error for something of the current node that Cuvil cannot import."""

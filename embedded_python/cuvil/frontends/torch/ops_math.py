@@ -37,11 +37,18 @@ def result_dtype(c) -> str:
 
 def result_shape(c) -> tuple[int, ...]:
     """The static shape of the current node's (first) result."""
-    shape = c.result_meta().shape
-    try:
-        return tuple(int(d) for d in shape)
-    except TypeError:
-        raise c.unsupported(f"a symbolic result shape {tuple(shape)}") from None
+    shape = result_dims(c)
+    if None in shape:
+        raise c.unsupported(
+            f"a symbolic result shape {tuple(c.result_meta().shape)} where a static one is "
+            "needed; fix: give those dims static sizes"
+        )
+    return shape
+
+
+def result_dims(c) -> tuple:
+    """The current node's (first) result shape: ints, ``None`` for each symbolic size."""
+    return tuple(c.size_of(d) for d in c.result_meta().shape)
 
 
 def operand(c, x, dtype: str) -> Value:

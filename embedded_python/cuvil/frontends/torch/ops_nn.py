@@ -7,7 +7,7 @@ import numpy as np
 from .. import composites
 from ..builder import Value
 from .aten import NotComputed, lowers
-from .ops_math import operand, result_dtype, result_shape
+from .ops_math import operand, result_dims, result_dtype, result_shape
 
 # ----- convolution ---------------------------------------------------------------------
 
@@ -171,7 +171,7 @@ def _pool(c, kind: str, x, attrs):
     if len(x.type.shape) != 4:
         raise c.unsupported(f"{kind} pooling of a rank-{len(x.type.shape)} tensor (needs NCHW)")
     y = c.b.op(f"cuvil.{kind}_pool2d", [x], attrs)
-    if y.type.shape != result_shape(c):
+    if y.type.shape != result_dims(c):
         raise c.unsupported(
             f"{kind} pooling with ceil_mode=True where it adds a partial window "
             f"(PyTorch's shape {result_shape(c)}, floor mode's {y.type.shape})"

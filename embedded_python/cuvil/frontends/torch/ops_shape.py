@@ -10,9 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import composites
-from ..builder import Value
+from ..builder import TensorType, Value
+from ..symbolic_dims import SymDim
 from .aten import lowers
-from .ops_math import operand, result_dtype, result_shape
+from .ops_math import operand, result_dims, result_dtype, result_shape
 
 
 @lowers(
@@ -26,7 +27,8 @@ from .ops_math import operand, result_dtype, result_shape
     "aten.unflatten",
 )
 def _reshape(c, self, **_):
-    return composites.reshape(c.b, operand(c, self, result_dtype(c)), result_shape(c))
+    # A symbolic size is a dynamic dim the compiler derives (from the element count).
+    return composites.reshape(c.b, operand(c, self, result_dtype(c)), result_dims(c))
 
 
 @lowers("aten.permute")
@@ -52,7 +54,12 @@ def _t(c, self, **_):
 
 @lowers("aten.expand", "aten.expand_as", "aten.broadcast_to")
 def _expand(c, self, **_):
-    return composites.broadcast_to(c.b, operand(c, self, result_dtype(c)), result_shape(c))
+    x = operand(c, self, result_dtype(c))
+    dims = result_dims(c)
+    rank = len(x.type.shape)
+    if any(d is None and x.type.shape[i - len(dims) + rank] == 1 for i, d in enumerate(dims)):
+        raise c.unsupported(f"expanding a size-1 dim of {x.type.shape} to a symbolic size")
+    return composites.broadcast_to(c.b, x, dims)
 
 
 @lowers("aten.cat", "aten.concat")
@@ -145,12 +152,22 @@ def _select(c, self, dim, index, **_):
 @lowers("aten.sym_size")
 def _sym_size(c, self, dim=None, **_):
     shape = self.type.shape if isinstance(self, Value) else np.shape(self)
-    return shape[int(dim)] if dim is not None else tuple(shape)
+    return _symbolic_size(c, shape[int(dim)]) if dim is not None else tuple(shape)
 
 
 @lowers("aten.sym_numel")
 def _sym_numel(c, self, **_):
+    if isinstance(self, Value) and not self.type.is_static:
+        return _symbolic_size(c, None)
     return _size(self)
+
+
+def _symbolic_size(c, size):
+    """A size read from a shape: an int, or a SymDim named after the graph's SymInt."""
+    if isinstance(size, int):
+        return size
+    val = c.node.meta.get("val")
+    return SymDim(str(size) if isinstance(size, str) else str(val))
 
 
 @lowers(
@@ -163,13 +180,22 @@ def _sym_numel(c, self, **_):
     "aten.new_full",
     "aten.new_empty",
 )
-def _like(c, fill_value=None, **_):
-    # Only the input's shape matters: the result is a constant.
+def _like(c, self=None, fill_value=None, **_):
+    # Only the input's shape matters: the result is a constant, or, for a symbolic
+    # shape, a constant broadcast like the input.
     name = c.op
     value = 1 if "ones" in name else 0 if fill_value is None else fill_value
     if isinstance(value, Value):
         raise c.unsupported(f"{name} with a fill value computed at run time")
-    return np.full(result_shape(c), value, dtype=result_dtype(c))
+    dims, dtype = result_dims(c), result_dtype(c)
+    if None not in dims:
+        return np.full(dims, value, dtype=dtype)
+    if not (
+        name.endswith("_like") and isinstance(self, Value) and len(dims) == len(self.type.shape)
+    ):
+        raise c.unsupported(f"{name} of the symbolic shape {dims}")
+    filler = c.b.constant(np.full((1,) * len(dims), value, dtype=dtype))
+    return c.b.op("cuvil.broadcast_to", [filler, self], result_type=TensorType(dims, dtype))
 
 
 @lowers("aten.flip")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Mapping
 
-__all__ = ["normalize_torch_spec", "forward_parameters"]
+__all__ = ["normalize_torch_spec", "forward_parameters", "plain_dims", "export_dims"]
 
 _API = "cuvil.frontend.build_ir"
 _Parameter = inspect.Parameter
@@ -35,6 +35,73 @@ def _entry(name: str, value, default_dtype: str):
     elif isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], torch.dtype):
         value = (value[0], dtype_name(value[1]))
     return _normalize_spec(name, value, default_dtype)
+
+
+def plain_dims(input_spec) -> tuple[object, dict]:
+    """``input_spec`` with each ``torch.export.Dim`` replaced by its name, and name -> Dim.
+
+    Entries may be shapes, ``(shape, dtype)`` pairs, specs with ``shape`` and
+    ``dtype`` (a ``torch.dtype`` too) or tensors; torch dtypes become names.
+    """
+    import torch
+
+    from ...frontend import TensorSpec
+    from .aten import dtype_name
+
+    dims: dict = {}
+
+    def plain(shape):
+        out = []
+        for d in shape:
+            if isinstance(d, torch.export.Dim):
+                dims.setdefault(d.__name__, d)
+                d = d.__name__
+            out.append(d)
+        return tuple(out)
+
+    def spec(shape, dtype):
+        name = dtype_name(dtype) if isinstance(dtype, torch.dtype) else dtype
+        return TensorSpec(plain(shape), name)
+
+    def entry(value):
+        if hasattr(value, "shape") and hasattr(value, "dtype"):  # tensors and specs
+            return spec(value.shape, value.dtype)
+        if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], (tuple, list)):
+            return spec(*value)
+        return plain(value) if isinstance(value, (tuple, list)) else value
+
+    if isinstance(input_spec, Mapping):
+        return {k: entry(v) for k, v in input_spec.items()}, dims
+    return [entry(v) for v in input_spec], dims
+
+
+# Example sizes for symbolic dims while exporting: distinct, above 1 (export
+# specializes 0 and 1), and unlikely to equal a model's static sizes.
+_HINTS = (3, 5, 7, 11, 13, 17, 19, 23)
+
+
+def export_dims(input_spec: Mapping, dims: Mapping) -> tuple[dict, dict]:
+    """For specs with symbol names: example size per symbol, and ``dynamic_shapes`` for export.
+
+    ``dims`` holds the user's ``torch.export.Dim`` per name (its range bounds the
+    example size); other names get a ``Dim`` of their own. Equal names share one.
+    """
+    import torch
+
+    hints, shared, dynamic = {}, dict(dims), {}
+    for name, spec in input_spec.items():
+        axes = {}
+        for axis, d in enumerate(spec.shape):
+            if not isinstance(d, str):
+                continue
+            dim = shared.setdefault(d, torch.export.Dim(d))
+            if d not in hints:
+                hint = _HINTS[len(hints) % len(_HINTS)]
+                lower, upper = max(getattr(dim, "min", 2), 2), getattr(dim, "max", hint)
+                hints[d] = min(max(hint, lower), upper)
+            axes[axis] = dim
+        dynamic[name] = axes or None
+    return hints, dynamic
 
 
 def normalize_torch_spec(model, input_spec, default_dtype: str) -> dict:

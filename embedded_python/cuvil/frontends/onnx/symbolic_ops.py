@@ -1,0 +1,119 @@
+"""Reshape and broadcast to ONNX shape values with symbolic entries, as the core's dynamic ops.
+
+A target entry that is a :class:`~.shapes.SymDim` becomes a ``?`` dim of the
+op's type: ``cuvil.reshape`` derives it (from the element count, or group by
+group), ``cuvil.broadcast_to`` takes it from its input or, where the input
+has size 1, from a ``like`` tensor built from the run-time values the sizes
+were read from.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import composites as C
+from ..builder import TensorType, Value
+from ..symbolic_dims import SymbolicSizeError, SymDim, missing_size, same_size, type_dims
+from .importer import NodeContext
+
+__all__ = ["reshape", "broadcast", "require_static", "whole_axis"]
+
+_INT64_MAX = 2**63 - 1
+
+
+def require_static(item) -> None:
+    """Raise :class:`SymbolicSizeError` if ``item`` (a size or shape value) has symbolic entries."""
+    for entry in np.asarray(item, dtype=object).reshape(-1):
+        if isinstance(entry, SymDim):
+            raise SymbolicSizeError(entry)
+
+
+def whole_axis(start, stop, step) -> bool:
+    """Whether a slice ``start:stop:step`` keeps a whole axis of any size."""
+    return start in (None, 0) and step in (None, 1) and (stop is None or stop >= 2**31 - 1)
+
+
+def reshape(ctx: NodeContext, x: Value, entries) -> Value:
+    """``x`` reshaped to ``entries`` (ints, one ``-1``, SymDims), symbolic entries dynamic."""
+    entries = [e if isinstance(e, SymDim) else int(e) for e in entries]
+    if x.type.is_static and not any(isinstance(e, SymDim) for e in entries):
+        return C.reshape(ctx.b, x, entries)
+    current = ctx.importer.dims(x)
+    if -1 in entries:
+        entries[entries.index(-1)] = missing_size(current, entries)
+    if len(current) == len(entries) and all(_same(a, b) for a, b in zip(current, entries)):
+        return x
+    dims = tuple(None if d == -1 else d for d in type_dims(entries))
+    if all(d is not None for d in dims):
+        # A dynamic tensor reshaped to a static shape: the compiler checks the count at run time.
+        return ctx.b.op("cuvil.reshape", [x], result_type=TensorType(dims, x.type.dtype))
+    result = ctx.b.op("cuvil.reshape", [x], result_type=TensorType(dims, x.type.dtype))
+    if sum(d is None for d in dims) > 1:
+        _check_derived_sizes(ctx, result, entries)
+    return result
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, SymDim) or isinstance(b, SymDim):
+        return isinstance(a, SymDim) and isinstance(b, SymDim) and same_size(a, b)
+    return a == b
+
+
+def _check_derived_sizes(ctx: NodeContext, result: Value, entries) -> None:
+    """Refuse a reshape whose dynamic sizes the compiler would derive differently."""
+    for axis, (derived, wanted) in enumerate(zip(ctx.importer.dims(result), entries)):
+        if not (isinstance(derived, SymDim) and isinstance(wanted, SymDim)):
+            continue
+        if "?" in (derived.expr, wanted.expr) or same_size(derived, wanted):
+            continue
+        raise ctx.unsupported(
+            f"a reshape to {[str(e) for e in entries]} whose dim {axis} ({wanted}) is not the "
+            f"size the compiler derives from the input ({derived}); fix: pass a static "
+            "input_spec"
+        )
+
+
+def broadcast(ctx: NodeContext, x: Value, target) -> Value:
+    """``x`` broadcast with ONNX ``Expand`` rules to ``target`` (ints and SymDims)."""
+    shape = list(ctx.importer.dims(x))
+    rank = max(len(shape), len(target))
+    shape = [1] * (rank - len(shape)) + shape
+    target = [1] * (rank - len(target)) + list(target)
+    result, needs_like = [], False
+    for have, want in zip(shape, target):
+        if isinstance(want, SymDim):
+            needs_like = needs_like or not isinstance(have, SymDim)
+            result.append(have if isinstance(have, SymDim) else want)
+        else:
+            want = int(want)
+            result.append(have if want == 1 else want)
+    if rank > len(x.type.shape):
+        x = reshape(ctx, x, shape)
+    result_type = TensorType(type_dims(result), x.type.dtype)
+    if result_type == x.type and not needs_like:
+        return x
+    operands = [x, _like(ctx, result, x.type.dtype)] if needs_like else [x]
+    return ctx.b.op("cuvil.broadcast_to", operands, result_type=result_type)
+
+
+def _like(ctx: NodeContext, dims, dtype: str) -> Value:
+    """A run-time tensor of shape ``dims`` (its values unused): sizes read off their origins."""
+    b = ctx.b
+    static = tuple(1 if isinstance(d, SymDim) else int(d) for d in dims)
+    like = b.constant(np.zeros(static, dtype=dtype))
+    for axis, dim in enumerate(dims):
+        if not isinstance(dim, SymDim):
+            continue
+        if dim.origin is None:
+            raise SymbolicSizeError(dim)
+        source, source_axis = dim.origin
+        others = [a for a in range(len(source.type.shape)) if a != source_axis]
+        line = source
+        if others:
+            line = b.op("cuvil.reduce_max", [source], {"axes": others, "keepdims": False})
+        line = C.cast(b, line, dtype)
+        piece = [1] * len(dims)
+        piece[axis] = None
+        line = b.op("cuvil.reshape", [line], result_type=TensorType(tuple(piece), dtype))
+        like = b.op("cuvil.mul", [like, line])
+    return like

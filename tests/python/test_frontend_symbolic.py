@@ -1,0 +1,319 @@
+"""Symbolic shapes through the model importers: ONNX, torch.export, torch.compile and JAX.
+
+Each model is imported once with symbolic dims, run at three sizes against
+the framework's own output, and must add exactly one compilation. The
+TensorFlow cases live in test_tf_frontend.py (TensorFlow runs in a pytest
+process of its own).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+import torch
+from conftest import load_example
+from torch import nn
+
+import cuvil
+from cuvil.frontend import to_ir_with_dynamic_shape
+
+helper = onnx.helper
+TOLERANCE = {"rtol": 1e-4, "atol": 1e-4}
+
+
+@pytest.fixture(scope="module")
+def zoo():
+    return load_example("models/zoo")
+
+
+def _new_compilations(before) -> list:
+    """The compilations recorded since ``before`` (a list from ``cuvil.compilations()``)."""
+    seen = {id(r) for r in before}
+    return [r for r in cuvil.compilations() if id(r) not in seen]
+
+
+def _run_sizes(compiled, reference, make_inputs, sizes=(1, 3, 8)):
+    """Call ``compiled`` at each size and compare with ``reference`` (arrays in, array out)."""
+    for size in sizes:
+        inputs = make_inputs(size)
+        expected = reference(*inputs)
+        got = compiled(*inputs)
+        assert got.shape == expected.shape
+        np.testing.assert_allclose(got, expected, **TOLERANCE)
+
+
+def _assert_one_compilation(module, reference, make_inputs):
+    """``module`` compiles once and serves every size, matching ``reference``."""
+    before = cuvil.compilations()
+    compiled = module.compile()
+    _run_sizes(compiled, reference, make_inputs)
+    assert len(_new_compilations(before)) == 1
+
+
+def _ort_reference(path):
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    names = [i.name for i in session.get_inputs()]
+    return lambda *xs: session.run(None, dict(zip(names, xs)))[0]
+
+
+def _floats(*shape_of_size):
+    rng = np.random.default_rng(0)
+    return lambda n: tuple(rng.standard_normal(s(n)).astype(np.float32) for s in shape_of_size)
+
+
+# ----- ONNX -------------------------------------------------------------------------------------
+
+
+class ShapeArithmetic(nn.Module):
+    """What exporters turn into Shape/Gather/Unsqueeze/Concat/Reshape and ConstantOfShape."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(24, 8)
+        self.offset = nn.Parameter(torch.linspace(-1.0, 1.0, 8))
+
+    def forward(self, x):
+        b = x.shape[0]
+        y = self.fc(x.reshape(b, -1))  # Shape -> Gather -> Unsqueeze -> Concat -> Reshape
+        y = y + torch.ones(b, 1)  # ConstantOfShape of a symbolic shape
+        return torch.relu(y + self.offset.expand(b, 8))  # Expand to a symbolic shape
+
+
+def _export(model, example, path, dynamic_axes):
+    names = [f"x{i}" for i in range(len(example))]
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # the TorchScript exporter, on purpose
+        torch.onnx.export(
+            model.eval(),
+            example,
+            str(path),
+            input_names=names,
+            output_names=["y"],
+            opset_version=17,
+            dynamo=False,
+            dynamic_axes={n: axes for n, axes in zip(names, dynamic_axes)},
+            do_constant_folding=False,
+        )
+    return path
+
+
+def test_onnx_shape_arithmetic_stays_symbolic_and_compiles_once(tmp_path):
+    torch.manual_seed(0)
+    path = _export(ShapeArithmetic(), (torch.randn(2, 4, 6),), tmp_path / "m.onnx", [{0: "N"}])
+    ops = {n.op_type for n in onnx.load(str(path)).graph.node}
+    assert {"Shape", "Gather", "Concat", "Reshape", "ConstantOfShape", "Expand"} <= ops
+    module = cuvil.load_onnx(path)
+    assert module.input_spec == {"x0": cuvil.TensorSpec(("N", 4, 6), "float32")}
+    assert module.output_spec == (cuvil.TensorSpec(("N", 8), "float32"),)
+    assert 'tensor<?x4x6xf32> {cuvil.symbols = ["N"]}' in module.text
+    _assert_one_compilation(module, _ort_reference(path), _floats(lambda n: (n, 4, 6)))
+
+
+def test_onnx_dims_without_value_or_param_get_fresh_symbols():
+    x = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [None, 3])
+    x.type.tensor_type.shape.dim[0].Clear()  # neither dim_value nor dim_param
+    y = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [None, 3])
+    graph = helper.make_graph([helper.make_node("Tanh", ["x"], ["y"])], "g", [x], [y])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    module = cuvil.load_onnx(model)
+    assert module.input_spec == {"x": cuvil.TensorSpec(("x_0", 3), "float32")}
+    _assert_one_compilation(module, np.tanh, _floats(lambda n: (n, 3)))
+    # A static input_spec still wins over the declared dims.
+    static = cuvil.load_onnx(model, input_spec={"x": (4, 3)})
+    assert static.input_spec == {"x": cuvil.TensorSpec((4, 3), "float32")}
+
+
+def test_onnx_nodes_needing_static_sizes_name_the_node_and_the_dim(zoo, tmp_path):
+    path = zoo.export_onnx("gpt2", tmp_path / "gpt2.onnx", dynamic=True)
+    # The position ids are a Range over the symbolic sequence length.
+    with pytest.raises(cuvil.UnsupportedConstructError) as info:
+        cuvil.load_onnx(path)
+    message = str(info.value)
+    assert "ONNX Range node '/Range' needs a static size" in message
+    assert "symbolic dimension sequence" in message
+    assert "Fix: pass a static input_spec" in message
+    # With a static sequence, the fused qkv projection is split along a static axis of a
+    # tensor whose batch is symbolic, which cuvil.slice cannot express yet.
+    with pytest.raises(cuvil.TraceError, match="ONNX Split node '/attn/Split'.*shape"):
+        to_ir_with_dynamic_shape(path, [cuvil.TensorSpec(("batch", 8), "int64")])
+    # Static shapes given to load_onnx import and run.
+    module = cuvil.load_onnx(path, input_spec={"input_ids": (2, 5)})
+    ids = np.random.default_rng(0).integers(0, 64, (2, 5))
+    np.testing.assert_allclose(module.compile()(ids), _ort_reference(path)(ids), **TOLERANCE)
+
+
+@pytest.mark.parametrize(
+    "name,spec,shape_of_size",
+    [
+        # conv and pooling with a dynamic batch (the dynamic conv/pool lowering)
+        ("resnet", None, lambda n: (n, 3, 32, 32)),
+        # attention over a dynamic sequence: batched matmul with two dynamic operands
+        ("bert", [cuvil.TensorSpec((2, "sequence", 32), "float32")], lambda n: (2, n + 2, 32)),
+    ],
+)
+def test_onnx_zoo_models_exported_with_dynamic_axes_compile_once(
+    zoo, tmp_path, name, spec, shape_of_size
+):
+    path = zoo.export_onnx(name, tmp_path / f"{name}.onnx", dynamic=True)
+    module = cuvil.load_onnx(path) if spec is None else to_ir_with_dynamic_shape(path, spec)
+    assert module.is_symbolic
+    _assert_one_compilation(module, _ort_reference(path), _floats(shape_of_size))
+
+
+# ----- PyTorch: torch.export -------------------------------------------------------------------
+
+
+class FoldTokens(nn.Module):
+    """sym_size, SymInt arithmetic and a view with symbolic sizes."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 5)
+
+    def forward(self, x):
+        b, t, c = x.shape
+        tokens = self.fc(x.view(b * t, c))  # a view to a product of two symbols
+        z = torch.tanh(self.fc(x)).reshape(b, t * 5)
+        return (z * 2.0 + torch.ones_like(z)).mean(dim=1) + tokens.sum()
+
+
+def _torch_reference(model):
+    def run(*arrays):
+        with torch.no_grad():
+            return model(*(torch.from_numpy(a) for a in arrays)).numpy()
+
+    return run
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        [cuvil.TensorSpec(("N", 4, 6), "float32")],
+        [(torch.export.Dim("N", max=64), 4, 6)],
+    ],
+    ids=["names", "torch.export.Dim"],
+)
+def test_torch_export_keeps_symbolic_sizes_and_compiles_once(spec):
+    torch.manual_seed(0)
+    model = FoldTokens().eval()
+    module = to_ir_with_dynamic_shape(model, spec)
+    assert module.input_spec == {"x": cuvil.TensorSpec(("N", 4, 6), "float32")}
+    assert module.output_spec == (cuvil.TensorSpec(("N",), "float32"),)
+    assert 'tensor<?x4x6xf32> {cuvil.symbols = ["N"]}' in module.text
+    make = _floats(lambda n: (n, 4, 6))
+    _assert_one_compilation(module, _torch_reference(model), make)
+
+
+def test_torch_symbolic_size_needed_statically_is_refused_with_the_node():
+    class Positions(nn.Module):
+        def forward(self, x):
+            return x + torch.arange(x.shape[1], dtype=torch.float32)
+
+    with pytest.raises(cuvil.UnsupportedConstructError) as info:
+        to_ir_with_dynamic_shape(Positions(), [cuvil.TensorSpec((2, "T"), "float32")])
+    message = str(info.value)
+    assert "needs a static size but gets the symbolic size" in message
+    assert "FX node 'arange'" in message
+
+
+ZOO_TORCH_SPECS = {
+    # conv and pooling with a dynamic batch (the dynamic conv/pool lowering)
+    "resnet": ([cuvil.TensorSpec(("batch", 3, 32, 32), "float32")], lambda n: (n, 3, 32, 32)),
+    # attention over a dynamic sequence: batched matmul with two dynamic operands
+    "bert": ([cuvil.TensorSpec((2, "sequence", 32), "float32")], lambda n: (2, n + 2, 32)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ZOO_TORCH_SPECS))
+def test_torch_export_zoo_models_compile_once(zoo, name):
+    model, _ = zoo.build(name)
+    spec, shape_of_size = ZOO_TORCH_SPECS[name]
+    module = to_ir_with_dynamic_shape(model, spec)
+    assert module.is_symbolic
+    _assert_one_compilation(module, _torch_reference(model), _floats(shape_of_size))
+
+
+# ----- PyTorch: torch.compile ---------------------------------------------------------------
+
+
+def _torch_compile_once(model, make_inputs, sizes=(2, 3, 8), **options):
+    """``torch.compile(model, backend="cuvil", **options)`` matches eager at each size."""
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend="cuvil", **options)
+    before = cuvil.compilations()
+    with torch.no_grad():
+        for size in sizes:
+            inputs = [torch.from_numpy(a) for a in make_inputs(size)]
+            torch.testing.assert_close(compiled(*inputs), model(*inputs), **TOLERANCE)
+    torch._dynamo.reset()
+    return _new_compilations(before)
+
+
+def test_torch_compile_dynamic_is_one_compilation_for_all_batch_sizes():
+    torch.manual_seed(0)
+    model = FoldTokens().eval()
+    # Dynamo specializes sizes 0 and 1, so the batch sizes start at 2.
+    new = _torch_compile_once(model, _floats(lambda n: (n, 4, 6)), dynamic=True)
+    assert len(new) == 1
+    (x_type,) = [t for t in new[0].input_types if len(t[1]) == 3]
+    assert isinstance(x_type[1][0], str) and x_type[1][1:] == (4, 6)
+
+
+@pytest.mark.parametrize("name", sorted(ZOO_TORCH_SPECS))
+def test_torch_compile_zoo_models_compile_once_after_the_recompile(zoo, name):
+    model, _ = zoo.build(name)
+    shape = (lambda n: (n, 3, 32, 32)) if name == "resnet" else (lambda n: (n, 7, 32))
+    # Automatic dynamic shapes: the first batch size compiles statically; at the second,
+    # Dynamo recompiles with the batch symbolic, which Cuvil compiles once for every
+    # later size.
+    new = _torch_compile_once(model, _floats(shape), sizes=(2, 3, 5, 8))
+    assert len(new) == 2
+    assert any(isinstance(d, str) for _, shape in new[1].input_types for d in shape)
+
+
+# ----- JAX ------------------------------------------------------------------------------------
+
+
+def _jax_model():
+    import jax
+    import jax.numpy as jnp
+
+    weight = np.random.default_rng(2).standard_normal((6, 5)).astype(np.float32)
+
+    def model(x):
+        h = jnp.tanh(x @ weight + 1.0)
+        return h.reshape(h.shape[0], -1).sum(axis=1) + jax.nn.relu(h).mean(axis=1)
+
+    return model
+
+
+def test_jax_symbolic_shape_structs_compile_once():
+    import jax
+    import jax.numpy as jnp
+
+    model = _jax_model()
+    struct = jax.ShapeDtypeStruct(jax.export.symbolic_shape("N, 6"), jnp.float32)
+    module = cuvil.compile_to_ir(model, struct)
+    assert module.input_spec == {"x": cuvil.TensorSpec(("N", 6), "float32")}
+    assert module.output_spec == (cuvil.TensorSpec(("N",), "float32"),)
+    _assert_one_compilation(module, lambda x: np.asarray(model(x)), _floats(lambda n: (n, 6)))
+
+
+def test_jax_string_dims_in_input_spec_stay_symbolic():
+    import jax
+
+    model = _jax_model()
+    spec = [cuvil.TensorSpec(("batch", 6), "float32")]
+    for module in (
+        cuvil.compile_to_ir(model, *spec),
+        to_ir_with_dynamic_shape(jax.jit(model), spec),
+    ):
+        assert 'tensor<?x6xf32> {cuvil.symbols = ["batch"]}' in module.text
+        assert module.output_spec == (cuvil.TensorSpec(("batch",), "float32"),)
+    _assert_one_compilation(module, lambda x: np.asarray(model(x)), _floats(lambda n: (n, 6)))
+    with pytest.raises(cuvil.ShapeSpecError, match="Missing shape attr"):
+        cuvil.frontend.build_ir(model=jax.jit(model), input_spec={"x": (None, 6)})
