@@ -36,4 +36,30 @@ def CpuSchedule : Pass<"cuvil-cpu-schedule", "ModuleOp"> {
   ];
 }
 
+def SerialSingleTask : Pass<"cuvil-serial-single-task", "func::FuncOp"> {
+  let summary = "Run an OpenMP region whose loop has one iteration on the caller";
+  let description = [{
+    A parallel loop over a run-time extent (a dynamic batch or sequence)
+    often has a single thread task for small sizes; waking the thread team
+    for it costs more than the kernel. This pass gives each `omp.parallel`
+    whose loop bounds are not all constants an `if` clause that is true only
+    when the loop has more than one iteration, so a single task runs on the
+    calling thread (as a static single-task loop does, which has no parallel
+    region at all).
+
+    Before:
+    ```mlir
+    omp.parallel {
+      omp.wsloop { omp.loop_nest (%i) : index = (%c0) to (%n) step (%c1) { ... } }
+    }
+    ```
+    After:
+    ```mlir
+    %several = arith.cmpi sgt, %span, %c1 : index
+    omp.parallel if(%several) { ... }
+    ```
+  }];
+  let dependentDialects = ["arith::ArithDialect", "omp::OpenMPDialect"];
+}
+
 #endif // CUVIL_TARGET_CPU_PASSES_TD
