@@ -138,6 +138,7 @@ void CpuTarget::buildPhases(const TargetOptions &o, PipelineBuilder &p) const {
   if (o.parallel) {
     p.add(Phase::Lower, "convert-scf-to-openmp");
     p.add(Phase::Lower, "canonicalize");
+    p.add(Phase::Lower, "cuvil-serial-single-task", "", "func.func");
   }
   for (StringRef pass :
        {"convert-math-to-funcs", "convert-math-to-llvm", "convert-math-to-libm",

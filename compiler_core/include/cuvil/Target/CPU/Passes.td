@@ -7,12 +7,17 @@ include "mlir/Pass/PassBase.td"
 def CpuSchedule : Pass<"cuvil-cpu-schedule", "ModuleOp"> {
   let summary = "Tile, vectorize and register-block GEMMs for the host CPU";
   let description = [{
-    Builds and applies a transform-dialect schedule for every static
+    Builds and applies a transform-dialect schedule for every
     `linalg.matmul` initialized by a `linalg.fill` whose sizes admit the
     register tile: a cache tile on tensors distributed with `scf.forall`, a
     K block, and an 8 x (2 vector registers) accumulator kept in registers
-    across K (outer-product FMAs). Tile sizes are chosen to divide each GEMM
-    so every tile is static; other matmuls are left for scalar lowering.
+    across K (outer-product FMAs). Tile sizes are chosen to divide each
+    static GEMM so every tile is static; other matmuls are left for scalar
+    lowering. A dynamic M or N keeps the tiles of the static sizes and
+    peels its register loops: full tiles get the vector body, the partial
+    last one is cut into 1-row / 1-column tiles. Elementwise kernels and
+    row reductions are vectorized along their innermost dimension, a
+    dynamic one with a peeled 1-wide tail.
 
     Before:
     ```mlir
@@ -34,6 +39,32 @@ def CpuSchedule : Pass<"cuvil-cpu-schedule", "ModuleOp"> {
     "tensor::TensorDialect", "transform::TransformDialect",
     "vector::VectorDialect"
   ];
+}
+
+def SerialSingleTask : Pass<"cuvil-serial-single-task", "func::FuncOp"> {
+  let summary = "Run an OpenMP region whose loop has one iteration on the caller";
+  let description = [{
+    A parallel loop over a run-time extent (a dynamic batch or sequence)
+    often has a single thread task for small sizes; waking the thread team
+    for it costs more than the kernel. This pass gives each `omp.parallel`
+    whose loop bounds are not all constants an `if` clause that is true only
+    when the loop has more than one iteration, so a single task runs on the
+    calling thread (as a static single-task loop does, which has no parallel
+    region at all).
+
+    Before:
+    ```mlir
+    omp.parallel {
+      omp.wsloop { omp.loop_nest (%i) : index = (%c0) to (%n) step (%c1) { ... } }
+    }
+    ```
+    After:
+    ```mlir
+    %several = arith.cmpi sgt, %span, %c1 : index
+    omp.parallel if(%several) { ... }
+    ```
+  }];
+  let dependentDialects = ["arith::ArithDialect", "omp::OpenMPDialect"];
 }
 
 #endif // CUVIL_TARGET_CPU_PASSES_TD
