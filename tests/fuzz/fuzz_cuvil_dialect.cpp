@@ -14,6 +14,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstddef>
@@ -25,14 +27,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   DialectRegistry registry;
   registry.insert<cuvil::CuvilDialect, arith::ArithDialect, func::FuncDialect,
                   tensor::TensorDialect>();
-  // Threads would outlive nothing useful here and slow every input down.
+  // One thread: starting a thread pool for every input only slows it down.
   MLIRContext context(registry, MLIRContext::Threading::DISABLED);
   context.loadAllAvailableDialects();
   // Diagnostics are the expected outcome of most inputs; keep them quiet.
   context.getDiagEngine().registerHandler([](Diagnostic &) {});
-  llvm::StringRef text(reinterpret_cast<const char *>(data), size);
+  // cuvil-opt reads its input into a MemoryBuffer, which ends with a NUL
+  // that MLIR's lexer relies on; the fuzzer's bytes do not, so copy them.
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(
+          llvm::StringRef(reinterpret_cast<const char *>(data), size),
+          "fuzz.mlir"),
+      llvm::SMLoc());
   // The parser runs the verifier on what it parsed (ParserConfig's default).
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));
   if (!module)
     return 0;
   std::string printed;

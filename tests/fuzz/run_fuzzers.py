@@ -124,13 +124,19 @@ SEEDS = {
 }
 
 
-def run_target(build: Path, target: str, seconds: int, extra: list[str]) -> int:
-    """Rewrites the target's seeds, then fuzzes for `seconds`; libFuzzer's exit status."""
+def run_target(build: Path, target: str, seconds: int, smoke: bool, extra: list[str]) -> int:
+    """Rewrites the target's seeds, then fuzzes for `seconds`; libFuzzer's exit status.
+
+    A smoke run starts from the seeds and regressions alone (an empty corpus each time), so
+    its duration does not grow with the corpus of earlier long runs.
+    """
     seeds = build / "fuzz-seeds" / target
     shutil.rmtree(seeds, ignore_errors=True)
     seeds.mkdir(parents=True)
     SEEDS[target](build, seeds)
-    corpus = build / "fuzz-corpus" / target
+    corpus = build / ("fuzz-smoke-corpus" if smoke else "fuzz-corpus") / target
+    if smoke:
+        shutil.rmtree(corpus, ignore_errors=True)
     crashes = build / "fuzz-crashes" / target
     regressions = HERE / "regressions" / target
     for d in (corpus, crashes):
@@ -159,6 +165,11 @@ def main() -> int:
         default=int(os.environ.get("FUZZ_SECONDS", "100")),
         help="per target (default $FUZZ_SECONDS or 100: 10 minutes for the six)",
     )
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="CTest's run: $FUZZ_SMOKE_SECONDS (default 5) per target from the seeds alone",
+    )
     parser.add_argument("targets", nargs="*", help=f"default: all of {', '.join(SEEDS)}")
     args, extra = parser.parse_known_args()
     unknown = [t for t in args.targets if t not in SEEDS]
@@ -166,7 +177,8 @@ def main() -> int:
         parser.error(f"no fuzz target {', '.join(unknown)}; the targets are {', '.join(SEEDS)}")
     build = args.build.resolve()
     targets = args.targets or list(SEEDS)
-    failed = [t for t in targets if run_target(build, t, args.seconds, extra) != 0]
+    seconds = int(os.environ.get("FUZZ_SMOKE_SECONDS", "5")) if args.smoke else args.seconds
+    failed = [t for t in targets if run_target(build, t, seconds, args.smoke, extra) != 0]
     if failed:
         print(
             f"fuzz: {', '.join(failed)} found a crash; the input is in "
