@@ -3,7 +3,7 @@
 
 EXAMPLE ?= resources/examples/mlp.py
 
-.PHONY: setup build run test lint bench clean
+.PHONY: setup build run test lint bench clean fuzz fuzz-build fuzz-smoke
 
 setup:
 	bash scripts/setup.sh
@@ -18,6 +18,7 @@ test: setup lint
 	cd build && ctest -j2 --output-on-failure
 	@# CTest does not print why a test skipped itself; GPU tests say it here.
 	@cd build && ctest -L gpu -V 2>/dev/null | sed -n 's/^[0-9]*: \(SKIPPED: .*\)/gpu test \1/p'
+	$(MAKE) fuzz-smoke
 
 # Style: clang-format (LLVM style, .clang-format) and ruff (ruff.toml).
 lint: setup
@@ -28,5 +29,30 @@ lint: setup
 bench: setup
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python benchmarks/bench_examples.py
 
+# libFuzzer targets (tests/fuzz/README.md): a clang-19 ASan+UBSan build of
+# the readers only, in build-fuzz. `make fuzz` fuzzes each target for
+# FUZZ_SECONDS (default 100: 10 minutes for the six), FUZZ_TARGETS to pick
+# some; the corpus grows in build-fuzz/fuzz-corpus, crashes land in
+# build-fuzz/fuzz-crashes. `make fuzz-smoke` (part of `make test`) runs each
+# for FUZZ_SMOKE_SECONDS (5; CI: 30) on its seeds and regressions.
+FUZZ_SECONDS ?= 100
+FUZZ_SMOKE_SECONDS ?= 5
+FUZZ_TARGETS ?=
+
+fuzz-build:
+	bash scripts/setup.sh --packages-only
+	@[ -f build-fuzz/build.ninja ] || cmake -G Ninja -S . -B build-fuzz \
+	  -DCUVIL_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
+	  -DMLIR_DIR=/usr/lib/llvm-19/lib/cmake/mlir
+	ninja -C build-fuzz -j2 cuvil-fuzzers
+
+fuzz: fuzz-build
+	python3 tests/fuzz/run_fuzzers.py --build build-fuzz \
+	  --seconds $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+fuzz-smoke: fuzz-build
+	cd build-fuzz && FUZZ_SMOKE_SECONDS=$(FUZZ_SMOKE_SECONDS) ctest -L fuzz -j2 --output-on-failure
+
 clean:
-	rm -rf build
+	rm -rf build build-fuzz

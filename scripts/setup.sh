@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing (Debian packages, the .venv), then builds Cuvil.
-# Idempotent: a second run only rebuilds what changed.
+# Idempotent: a second run only rebuilds what changed. With --packages-only
+# it stops after the Debian packages (what `make fuzz` needs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -11,7 +12,7 @@ packages=(
   python3-dev python3-venv pybind11-dev libzstd-dev zlib1g-dev
   qt6-base-dev qt6-svg-dev libqscintilla2-qt6-dev libgraphviz-dev
   nlohmann-json3-dev libsqlite3-dev libopenblas0-pthread libgtest-dev
-  clang-format-19
+  clang-format-19 clang-19 libclang-rt-19-dev
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -25,6 +26,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+if [ "${1:-}" = "--packages-only" ]; then
+  exit 0
 fi
 
 # The project's Python environment, with the package importable from the

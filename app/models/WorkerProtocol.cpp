@@ -15,8 +15,10 @@ QVector<TensorInfo> tensors(const QJsonArray &array) {
     QJsonObject o = value.toObject();
     TensorInfo t;
     t.dtype = o.value("dtype").toString();
+    // A size that is not an integer qint64 holds (null for a dynamic size,
+    // 1e300 from a broken worker) is -1; casting the double was undefined.
     for (const QJsonValue &d : o.value("shape").toArray())
-      t.shape << static_cast<qint64>(d.toDouble());
+      t.shape << d.toInteger(-1);
     out << t;
   }
   return out;

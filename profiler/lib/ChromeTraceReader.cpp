@@ -202,11 +202,26 @@ private:
     return false;
   }
 
+  /// What a field held, for messages: "none" or its JSON text.
+  static std::string valueText(Value &v) {
+    if (v.type == Value::None)
+      return "none";
+    std::string text =
+        v.type == Value::String ? "\"" + v.text + "\"" : v.asText();
+    return text.size() > 60 ? text.substr(0, 60) + "..." : text;
+  }
+
   /// pid/tid may be numbers or strings ("stream 7"); strings get stable ids.
   int64_t idOf(Value &v, bool &named) {
     named = false;
-    if (v.isNumber())
-      return v.type == Value::Int ? v.integer : int64_t(v.number());
+    if (v.type == Value::Int)
+      return v.integer;
+    if (v.type == Value::Float) {
+      // Ids are labels: a fraction or a huge value is kept as what the
+      // conversion can hold (the cast itself is undefined out of range).
+      double d = v.number();
+      return d >= -9.2e18 && d <= 9.2e18 ? int64_t(d) : 0;
+    }
     if (v.type == Value::String) {
       named = true;
       auto [it, inserted] =
@@ -216,16 +231,19 @@ private:
     return 0;
   }
 
+  /// A time in microseconds as nanoseconds; false for a value that is not
+  /// a number or is beyond ±detail::kMaxTimeNs.
   bool timeOf(Value &v, int64_t &ns) {
     if (v.type == Value::Int) {
+      if (v.integer <= -detail::kMaxTimeNs / 1000 ||
+          v.integer >= detail::kMaxTimeNs / 1000)
+        return false;
       ns = v.integer * 1000;
       return true;
     }
-    if (v.type == Value::Float) {
-      if (!detail::microsecondsTextToNs(v.text, ns))
-        ns = std::llround(v.number() * 1000.0);
-      return true;
-    }
+    if (v.type == Value::Float)
+      return detail::microsecondsTextToNs(v.text, ns) ||
+             detail::scaleToNs(v.number(), 1000.0, ns);
     if (v.type == Value::String) // some producers quote numbers
       return detail::microsecondsTextToNs(v.text, ns);
     return false;
@@ -264,9 +282,9 @@ private:
         phase == 'I' || phase == 'R' || phase == 's' || phase == 't' ||
         phase == 'f') {
       if (!hasTs)
-        return fail("a numeric \"ts\" in event \"" + event.name.text +
-                        "\" (phase " + event.ph.text + ")",
-                    "none");
+        return fail("a numeric \"ts\" within ±146 years in event \"" +
+                        event.name.text + "\" (phase " + event.ph.text + ")",
+                    valueText(event.ts));
     }
 
     if (phase == 's' || phase == 't' || phase == 'f') {
@@ -299,8 +317,9 @@ private:
     case 'X': {
       int64_t dur = 0;
       if (event.dur.type != Value::None && !timeOf(event.dur, dur))
-        return fail("a numeric \"dur\" in event \"" + event.name.text + "\"",
-                    "something else");
+        return fail("a numeric \"dur\" within ±146 years in event \"" +
+                        event.name.text + "\"",
+                    valueText(event.dur));
       e.durationNs = std::max<int64_t>(0, dur);
       break;
     }

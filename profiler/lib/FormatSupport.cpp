@@ -2,6 +2,8 @@
 
 #include "FormatSupport.h"
 
+#include <cmath>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -145,7 +147,7 @@ bool microsecondsTextToNs(std::string_view text, int64_t &ns) {
   size_t digits = 0;
   for (; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]));
        ++i, ++digits) {
-    if (whole > (INT64_MAX - 9) / 10 / 1000)
+    if (whole > kMaxTimeNs / 10000) // whole * 1000 must stay in range
       return false;
     whole = whole * 10 + (text[i] - '0');
   }
@@ -172,6 +174,15 @@ bool microsecondsTextToNs(std::string_view text, int64_t &ns) {
   ns = whole * 1000 + fraction + (roundUp ? 1 : 0);
   if (negative)
     ns = -ns;
+  return ns > -kMaxTimeNs && ns < kMaxTimeNs;
+}
+
+bool scaleToNs(double value, double nsPerUnit, int64_t &ns) {
+  double scaled = std::round(value * nsPerUnit);
+  // NaN fails both comparisons.
+  if (!(scaled > -double(kMaxTimeNs) && scaled < double(kMaxTimeNs)))
+    return false;
+  ns = static_cast<int64_t>(scaled);
   return true;
 }
 

@@ -5,6 +5,7 @@
 
 #include "cuvil/Profiler/Formats.h"
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,8 +41,18 @@ SplitLoc splitLoc(std::string_view loc);
 EventKind classifyCategory(std::string_view category);
 
 /// Exact nanoseconds from a decimal microsecond literal ("12.345678");
-/// false when the text is not a plain decimal.
+/// false when the text is not a plain decimal or the time is beyond
+/// ±kMaxTimeNs (declared below).
 bool microsecondsTextToNs(std::string_view text, int64_t &ns);
+
+/// Times a reader accepts lie strictly within ±2^62 ns (about 146 years). Any
+/// two accepted times add and subtract within int64_t, so durations, ends
+/// and sums of weights computed from them cannot overflow.
+constexpr int64_t kMaxTimeNs = int64_t(1) << 62;
+
+/// `value` units of `nsPerUnit` nanoseconds, rounded; false when the result
+/// is not finite or not within ±kMaxTimeNs (instead of an undefined cast).
+bool scaleToNs(double value, double nsPerUnit, int64_t &ns);
 
 /// Appends nanoseconds as microseconds with three decimals ("12.345").
 void appendMicroseconds(std::string &out, int64_t ns);

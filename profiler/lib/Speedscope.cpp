@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <tuple>
 
@@ -264,8 +265,10 @@ Expected<Trace> parseSpeedscope(std::string_view text,
           return bad("an event needs \"type\", a valid \"frame\" index and "
                      "\"at\"");
         auto frame = ev["frame"].get<uint32_t>();
-        auto at = static_cast<int64_t>(
-            std::llround(ev["at"].get<double>() * double(scale)));
+        int64_t at = 0;
+        if (!detail::scaleToNs(ev["at"].get<double>(), double(scale), at))
+          return bad("event \"at\" " + ev["at"].dump() +
+                     " is beyond ±146 years");
         std::string kind = ev.value("type", std::string());
         if (kind == "O") {
           open.emplace_back(frame, uint32_t(trace.events.size()));
@@ -296,8 +299,13 @@ Expected<Trace> parseSpeedscope(std::string_view text,
       for (const json &sample : profile["samples"]) {
         if (!sample.is_array() || !weights[index].is_number())
           return bad("a sample is an array of frame indices");
-        auto w = static_cast<int64_t>(
-            std::llround(weights[index++].get<double>() * double(scale)));
+        int64_t w = 0;
+        if (!detail::scaleToNs(weights[index].get<double>(), double(scale),
+                               w) ||
+            std::abs(now + w) >= detail::kMaxTimeNs)
+          return bad("the weights up to sample " + std::to_string(index) +
+                     " add up to more than ±146 years");
+        ++index;
         for (const json &f : sample) {
           if (!frameOk(f))
             return bad("a sample names a frame index out of range");
