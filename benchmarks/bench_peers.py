@@ -44,9 +44,10 @@ def pin_threads(threads: int) -> None:
 
 def _prepared(context, peer: str):
     """(callable, None) or (None, reason the peer cannot run the workload)."""
-    from peers_engines import PEERS, Unavailable, needs_onnx
+    from peers_engines import PEERS, Unavailable, import_peer, needs_onnx
 
     try:
+        import_peer(peer)  # before exporting: a missing peer costs no export
         if needs_onnx(peer, context.spec):
             context.onnx_path()
         return PEERS[peer][0](context), None
@@ -67,13 +68,17 @@ def _max_error(result, reference) -> float:
 
 def first_call_ms(workload: str, peer: str, threads: int, cache: str, workdir: str) -> dict:
     """The time to prepare ``peer`` and make its first call, in this (fresh) process."""
-    from peers_engines import Context, needs_onnx
+    from peers_engines import Context, import_peer, needs_onnx
     from peers_workloads import BY_NAME
 
     spec = BY_NAME[workload].build()
     context = Context(workload, spec, threads, pathlib.Path(cache), pathlib.Path(workdir))
-    if needs_onnx(peer, spec):
-        context.onnx_path()  # exporting is the model's preparation, not the peer's compile
+    try:
+        import_peer(peer)
+        if needs_onnx(peer, spec):
+            context.onnx_path()  # exporting is the model's preparation, not the peer's compile
+    except ImportError as error:
+        return {"error": f"not installed ({error.name or error})"}
     start = time.perf_counter()
     fn, reason = _prepared(context, peer)
     if fn is None:
