@@ -56,8 +56,10 @@ def _prepared(context, peer: str):
     except Unavailable as error:
         return None, str(error)
     except Exception as error:  # a peer's compiler rejecting a workload must not end the run
-        message = (str(error).strip().splitlines() or [""])[-1][:160]
-        return None, f"failed: {type(error).__name__}: {message}"
+        lines = str(error).strip().splitlines() or [""]
+        # Compilers print a log; its first "error:" line says what went wrong.
+        message = next((line for line in lines if "error:" in line), lines[-1]).strip()
+        return None, f"failed: {type(error).__name__}: {message[:200]}"
 
 
 def _max_error(result, reference) -> float:
@@ -171,7 +173,10 @@ def _cell(result: dict, what: str) -> str:
         return "not installed" if result.get("error", "").startswith("not installed") else "–"
     if what == "time":
         text = f"{result['ms']:.3f} ({result['min_ms']:.3f}–{result['max_ms']:.3f})"
-        return text + (f" {result['gflops']:.0f} GF/s" if "gflops" in result else "")
+        if "gflops" not in result:
+            return text
+        gflops = result["gflops"]
+        return text + (f" {gflops:.0f} GF/s" if gflops >= 10 else f" {gflops:.1f} GF/s")
     if what == "error":
         return f"{result['max_error']:.1e}"
     cold, cached = result.get("cold_ms"), result.get("cached_ms")
@@ -188,6 +193,8 @@ def markdown(rows: list[dict], peers: list[str]) -> str:
         "first": "First call in a fresh process, compile included, seconds (cold / cached):",
         "error": "Largest absolute difference from float64:",
     }
+    if not any("cold_ms" in r for row in rows for r in row["peers"].values()):
+        del captions["first"]  # --no-first-call
     for what, caption in captions.items():
         out += [caption, "", "| workload | " + " | ".join(peers) + " |"]
         out.append("|---" * (len(peers) + 1) + "|")
