@@ -3,7 +3,7 @@
 
 EXAMPLE ?= resources/examples/mlp.py
 
-.PHONY: setup build run test lint bench clean fuzz fuzz-build fuzz-smoke
+.PHONY: setup build run test lint bench bench-peers clean fuzz fuzz-build fuzz-smoke
 
 setup:
 	bash scripts/setup.sh
@@ -53,6 +53,14 @@ fuzz: fuzz-build
 
 fuzz-smoke: fuzz-build
 	cd build-fuzz && FUZZ_SMOKE_SECONDS=$(FUZZ_SMOKE_SECONDS) ctest -L fuzz -j2 --output-on-failure
+
+# Cuvil against NumPy, PyTorch, torch.compile, ONNX Runtime, JAX and IREE
+# (IREE from a cached folder, see benchmarks/setup_peers.sh). Options:
+# make bench-peers BENCH_ARGS="--rounds 3 --only matmul_1024 --markdown"
+bench-peers: setup
+	peers=$$(bash benchmarks/setup_peers.sh) && \
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE PYTHONPATH="$$peers" \
+	.venv/bin/python benchmarks/bench_peers.py $(BENCH_ARGS)
 
 clean:
 	rm -rf build build-fuzz

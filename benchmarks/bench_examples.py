@@ -15,7 +15,6 @@ import argparse
 import importlib.util
 import pathlib
 import platform
-import statistics
 import sys
 import time
 import tracemalloc
@@ -30,15 +29,25 @@ sys.path.insert(0, str(REPO_ROOT / "embedded_python"))
 
 import cuvil  # noqa: E402
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from timing import median_ms  # noqa: E402
 
-def load_example(name: str):
-    """Import ``resources/examples/<name>.py``."""
-    spec = importlib.util.spec_from_file_location(
-        f"cuvil_bench_{name}", EXAMPLES_DIR / f"{name}.py"
-    )
+
+def _load_module(name: str, path: pathlib.Path):
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def load_example(name: str):
+    """Import ``resources/examples/<name>.py`` (a fresh copy on every call)."""
+    return _load_module(f"cuvil_bench_{name}", EXAMPLES_DIR / f"{name}.py")
+
+
+def load_zoo():
+    """Import ``resources/examples/models/zoo.py`` (needs PyTorch)."""
+    return _load_module("cuvil_bench_zoo", EXAMPLES_DIR / "models" / "zoo.py")
 
 
 # Idle worker threads of OpenBLAS and of Cuvil's OpenMP runtime spin for a
@@ -47,17 +56,10 @@ def load_example(name: str):
 SETTLE_SECONDS = 0.5
 
 
-def median_ms(fn, args, runs: int, warmup: int) -> float:
-    """Median wall time of ``fn(*args)`` in milliseconds."""
+def settled_median_ms(fn, args, runs: int, warmup: int) -> float:
+    """Median wall time of ``fn(*args)`` in milliseconds, once idle workers have slept."""
     time.sleep(SETTLE_SECONDS)
-    for _ in range(warmup):
-        fn(*args)
-    samples = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn(*args)
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples) * 1e3
+    return median_ms(fn, args, runs, warmup)
 
 
 def describe_environment() -> list[str]:
@@ -120,9 +122,9 @@ def bench_example(name: str, runs: int, warmup: int) -> dict:
     unfused(*inputs)
     unfused_planned = unfused._last_compiled.compiled.planned_peak_bytes
     row["unfused_plan_mb"] = (unfused_planned + np.asarray(result).nbytes) / 2**20
-    row["numpy_ms"] = median_ms(fn.__wrapped__, inputs, runs, warmup)
-    row["cuvil_ms"] = median_ms(fn, inputs, runs, warmup)
-    row["unfused_ms"] = median_ms(unfused, inputs, runs, warmup)
+    row["numpy_ms"] = settled_median_ms(fn.__wrapped__, inputs, runs, warmup)
+    row["cuvil_ms"] = settled_median_ms(fn, inputs, runs, warmup)
+    row["unfused_ms"] = settled_median_ms(unfused, inputs, runs, warmup)
     return row
 
 

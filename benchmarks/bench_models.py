@@ -23,12 +23,9 @@ setting) runs on one thread with ``--threads 1`` and on all cores otherwise.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import pathlib
-import statistics
 import sys
 import tempfile
-import time
 
 import numpy as np
 
@@ -40,26 +37,11 @@ import framework_ports  # noqa: E402
 
 import cuvil  # noqa: E402
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from bench_examples import load_zoo  # noqa: E402
+from timing import median_ms  # noqa: E402
+
 MODEL_NAMES = ("resnet", "gpt2", "bert")
-
-
-def _zoo():
-    path = REPO_ROOT / "resources" / "examples" / "models" / "zoo.py"
-    spec = importlib.util.spec_from_file_location("cuvil_bench_zoo", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def median_ms(fn, runs: int, warmup: int) -> float:
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
 
 
 def _engines(model, inputs, onnx_path, feeds, threads: int, torch_compile: bool):
@@ -121,7 +103,7 @@ def bench_model(zoo, name: str, folder: pathlib.Path, args) -> list[tuple[str, s
             rows.append((engine, fn))
             continue
         error = float(np.max(np.abs(fn() - expected)))
-        ms = median_ms(fn, args.runs, args.warmup)
+        ms = median_ms(fn, (), args.runs, args.warmup)
         rows.append((engine, f"{ms:9.3f} ms  (max |diff| vs eager {error:.1e})"))
     return rows
 
@@ -161,7 +143,7 @@ def main(argv=None) -> int:
     import torch
 
     torch.set_num_threads(args.threads)
-    zoo = _zoo()
+    zoo = load_zoo()
     print(f"threads={args.threads} runs={args.runs} warmup={args.warmup} torch={torch.__version__}")
     with tempfile.TemporaryDirectory(prefix="cuvil-bench-models-") as folder:
         for name in args.models or MODEL_NAMES:

@@ -19,23 +19,12 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import time
 
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
 from bench_examples import EXAMPLE_NAMES, load_example  # noqa: E402
+from timing import interleaved_rounds, median_ms  # noqa: E402
 
 import cuvil  # noqa: E402
-
-
-def _median_ms(fn, args, runs: int, warmup: int) -> float:
-    for _ in range(warmup):
-        fn(*args)
-    samples = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn(*args)
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples) * 1e3
 
 
 def bench(name: str, runs: int, warmup: int, rounds: int) -> dict:
@@ -53,22 +42,16 @@ def bench(name: str, runs: int, warmup: int, rounds: int) -> dict:
 
     def profiled_ms():
         with cuvil.profile() as prof:
-            ms = _median_ms(instrumented, inputs, runs, warmup)
+            ms = median_ms(instrumented, inputs, runs, warmup)
         profiled_ms.events = prof.trace.event_count
         return ms
 
     variants = {
-        "plain": lambda: _median_ms(plain, inputs, runs, warmup),
-        "off": lambda: _median_ms(instrumented, inputs, runs, warmup),
+        "plain": lambda: median_ms(plain, inputs, runs, warmup),
+        "off": lambda: median_ms(instrumented, inputs, runs, warmup),
         "on": profiled_ms,
     }
-    times = {name: [] for name in variants}
-    order = list(variants)
-    for round_index in range(rounds):
-        # Rotate the order so no variant always runs first after a pause.
-        for variant in order[round_index % 3 :] + order[: round_index % 3]:
-            times[variant].append(variants[variant]())
-        time.sleep(0.2)
+    times = interleaved_rounds(variants, rounds)
     events = profiled_ms.events
     row = {k: statistics.median(v) for k, v in times.items()}
     row.update(name=name, kernels=kernels, events=events)
