@@ -34,7 +34,7 @@ bench: setup
 # FUZZ_SECONDS (default 100: 10 minutes for the six), FUZZ_TARGETS to pick
 # some; the corpus grows in build-fuzz/fuzz-corpus, crashes land in
 # build-fuzz/fuzz-crashes. `make fuzz-smoke` (part of `make test`) runs each
-# for FUZZ_SMOKE_SECONDS (5; CI: 30) on its seeds and regressions.
+# for FUZZ_SMOKE_SECONDS (default 5) on its seeds and regressions.
 FUZZ_SECONDS ?= 100
 FUZZ_SMOKE_SECONDS ?= 5
 FUZZ_TARGETS ?=
