@@ -8,6 +8,8 @@ import pytest
 import cuvil
 from cuvil import _symbolic
 from cuvil.frontend import build_ir, to_ir_with_dynamic_shape
+from cuvil.frontends import to_ir_module
+from cuvil.frontends.builder import IRBuilder, TensorType
 
 W = np.arange(8 * 16, dtype=np.float32).reshape(8, 16) / 100.0
 B = np.linspace(-1.0, 1.0, 16, dtype=np.float32)
@@ -292,3 +294,17 @@ def concat_and_batched_matmuls(x):
 def test_concat_and_batched_matmul_with_dynamic_sizes():
     spec = cuvil.TensorSpec(("B", 2, "T", 4), "float32")
     _compiled_once(concat_and_batched_matmuls, spec, [(1, 2, 1, 4), (3, 2, 5, 4), (2, 2, 33, 4)])
+
+
+def test_reduction_of_a_constant_broadcast_like_a_dynamic_tensor():
+    """Fused, the reduction read no input and the vectorizer dropped its dimension (gave 1)."""
+    b = IRBuilder("f")
+    x = b.argument(TensorType(("N", 20), "float32"))
+    one = b.constant(np.ones((1, 1), np.float32))
+    y = b.op("cuvil.broadcast_to", [one, x], result_type=TensorType((None, 20), "float32"))
+    s = b.op("cuvil.reduce_sum", [y], {"axes": [1], "keepdims": False})
+    module = to_ir_module(b.program([s]), name="f", source="")
+    for fusion in (True, False):
+        compiled = module.compile(enable_fusion=fusion)
+        for n in (1, 3):
+            np.testing.assert_array_equal(compiled(np.zeros((n, 20), np.float32)), np.full(n, 20.0))
