@@ -308,3 +308,21 @@ def test_reduction_of_a_constant_broadcast_like_a_dynamic_tensor():
         compiled = module.compile(enable_fusion=fusion)
         for n in (1, 3):
             np.testing.assert_array_equal(compiled(np.zeros((n, 20), np.float32)), np.full(n, 20.0))
+
+
+def test_gather_from_data_of_dynamic_size():
+    """Constant indices into a dynamic tensor (a slice by gather) crashed the compiler."""
+    b = IRBuilder("f")
+    x = b.argument(TensorType(("N", 8, "L"), "float32"))
+    ids = b.argument(TensorType(("K",), "int64"))
+    cols = b.op("cuvil.gather", [x, b.constant(np.arange(3, dtype=np.int64))], {"axis": 2})
+    rows = b.op("cuvil.gather", [x, ids], {"axis": 0})
+    module = to_ir_module(b.program([cols, rows]), name="f", source="")
+    compiled = module.compile()
+    rng = np.random.default_rng(0)
+    for n, length, k in ((1, 5, 2), (4, 9, 6)):
+        data = rng.standard_normal((n, 8, length)).astype(np.float32)
+        index = rng.integers(0, n, k).astype(np.int64)
+        got_cols, got_rows = compiled(data, index)
+        np.testing.assert_array_equal(got_cols, data[:, :, :3])
+        np.testing.assert_array_equal(got_rows, data[index])

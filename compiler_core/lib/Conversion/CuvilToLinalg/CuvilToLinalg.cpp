@@ -124,18 +124,23 @@ Value lowering::elementwiseWithMaps(OpBuilder &b, Location loc,
                                     RankedTensorType resultType,
                                     ValueRange inputs,
                                     ArrayRef<AffineMap> inputMaps,
-                                    ScalarBody body) {
+                                    ScalarBody body, ValueRange resultSizes) {
   unsigned rank = resultType.getRank();
   SmallVector<AffineMap> maps(inputMaps);
   maps.push_back(b.getMultiDimIdentityMap(rank));
   SmallVector<utils::IteratorType> iterators(rank,
                                              utils::IteratorType::parallel);
-  // Shape rules only make a dimension dynamic when an operand's is.
-  auto sizes = dynamicSizes(b, loc, resultType, inputs, inputMaps);
-  assert(succeeded(sizes) && "a dynamic result size no input provides");
+  // Shape rules only make a dimension dynamic when an operand's is; a
+  // caller whose inputs do not span the result passes its sizes.
+  SmallVector<Value> sizes(resultSizes);
+  if (resultSizes.empty() && resultType.getNumDynamicDims()) {
+    auto fromInputs = dynamicSizes(b, loc, resultType, inputs, inputMaps);
+    assert(succeeded(fromInputs) && "a dynamic result size no input provides");
+    sizes = *fromInputs;
+  }
   auto generic = b.create<linalg::GenericOp>(
       loc, TypeRange{resultType}, inputs,
-      ValueRange{emptyTensor(b, loc, resultType, *sizes)}, maps, iterators,
+      ValueRange{emptyTensor(b, loc, resultType, sizes)}, maps, iterators,
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
         Value result = body(nb, nloc, args.drop_back());
         nb.create<linalg::YieldOp>(nloc, result);

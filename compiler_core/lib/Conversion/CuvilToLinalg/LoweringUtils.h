@@ -55,7 +55,8 @@ Value elementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
 /// Like `elementwise` with explicit input maps.
 Value elementwiseWithMaps(OpBuilder &b, Location loc,
                           RankedTensorType resultType, ValueRange inputs,
-                          ArrayRef<AffineMap> inputMaps, ScalarBody body);
+                          ArrayRef<AffineMap> inputMaps, ScalarBody body,
+                          ValueRange resultSizes = {});
 
 enum class ReduceKind { Sum, Max, Min };
 

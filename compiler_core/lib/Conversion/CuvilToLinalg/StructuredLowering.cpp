@@ -542,6 +542,16 @@ struct GatherLowering : public OpConversionPattern<GatherOp> {
       indexDims.push_back(getAffineDimExpr(axis + d, ctx));
     AffineMap indexMap = AffineMap::get(type.getRank(), 0, indexDims, ctx);
     Value size = rewriter.createOrFold<tensor::DimOp>(loc, data, axis);
+    // The result's dims: data's before the axis, the indices', data's after.
+    SmallVector<Value> resultSizes;
+    for (int64_t r = 0; r < type.getRank(); ++r) {
+      if (!type.isDynamicDim(r))
+        continue;
+      bool fromIndices = r >= axis && r < axis + indexRank;
+      resultSizes.push_back(rewriter.createOrFold<tensor::DimOp>(
+          loc, fromIndices ? indices : data,
+          fromIndices ? r - axis : (r < axis ? r : r - indexRank + 1)));
+    }
     Value result = elementwiseWithMaps(
         rewriter, loc, type, indices, {indexMap},
         [&](OpBuilder &b, Location l, ValueRange a) {
@@ -562,7 +572,8 @@ struct GatherLowering : public OpConversionPattern<GatherOp> {
           for (int64_t d = axis + 1; d < dataRank; ++d)
             coords.push_back(b.create<linalg::IndexOp>(l, d - 1 + indexRank));
           return b.create<tensor::ExtractOp>(l, data, coords).getResult();
-        });
+        },
+        resultSizes);
     rewriter.replaceOp(op, result);
     return success();
   }

@@ -183,3 +183,16 @@ func.func @broadcast_batch(%q: tensor<?x?x8x16xf32>, %k: tensor<1x16x4xf32>) -> 
   %0 = cuvil.matmul %q, %k : (tensor<?x?x8x16xf32>, tensor<1x16x4xf32>) -> tensor<?x?x8x4xf32>
   return %0 : tensor<?x?x8x4xf32>
 }
+
+// -----
+
+// Gather from data of dynamic size: the result's dynamic dims come from the
+// data (before and after the axis) and from the indices (at the axis).
+// CHECK-LABEL: func.func @gather_dynamic_data
+// CHECK-DAG: %[[N:.*]] = tensor.dim %arg0, %c0
+// CHECK: tensor.empty(%[[N]]) : tensor<?x8x32xf32>
+// CHECK: tensor.extract %arg0
+func.func @gather_dynamic_data(%x: tensor<?x8x96xf32> {cuvil.symbols = ["N"]}, %i: tensor<32xi64>) -> tensor<?x8x32xf32> {
+  %y = cuvil.gather %x, %i {axis = 2 : i64} : (tensor<?x8x96xf32>, tensor<32xi64>) -> tensor<?x8x32xf32>
+  return %y : tensor<?x8x32xf32>
+}
