@@ -124,7 +124,7 @@ def test_unsupported_construct_from_trace_to_mlir_names_line():
         (lambda x: float(x.sum()), "float()"),
         (lambda x: x[x > 0], "boolean mask indexing"),
         (lambda x: x[::-1], "negative step"),
-        (lambda x: x // 2, "//"),
+        (lambda x: divmod(x, 2), "divmod()"),
         (lambda x: np.linalg.norm(x), "np.linalg.norm"),
         (lambda x: np.asarray(x), "numpy.ndarray"),
         (lambda x: x.tolist(), "ndarray.tolist"),
