@@ -116,7 +116,7 @@ def test_a_model_that_fails_to_import_is_reported_at_its_node_and_line(tmp_path)
 
             class Scan(torch.nn.Module):
                 def forward(self, x):
-                    return torch.cumsum(x, 0)
+                    return torch.cumprod(x, 0)
 
             model, example_inputs = Scan(), (torch.randn(3),)
             """
@@ -126,9 +126,9 @@ def test_a_model_that_fails_to_import_is_reported_at_its_node_and_line(tmp_path)
     assert [m["type"] for m in messages] == ["started", "exception", "finished"]
     exception = _only(messages, "exception")
     assert exception["exc_type"] == "UnsupportedConstructError"
-    assert "aten.cumsum (FX node 'cumsum')" in exception["message"]
+    assert "aten.cumprod (FX node 'cumprod')" in exception["message"]
     assert exception["file"] == str(script)
-    assert exception["line"] == line_of("torch.cumsum", str(script))
+    assert exception["line"] == line_of("torch.cumprod", str(script))
     assert not messages[-1]["ok"]
 
 

@@ -66,7 +66,7 @@ class OnnxFrontEnd(FrontEnd):
 
     def input_spec(self, model, input_spec, default_dtype: str) -> dict:
         """Given specs win; the other inputs keep their declared shapes, symbols included."""
-        from ...frontend import InputSpecError, TensorSpec, _normalize_spec
+        from ...frontend import InputSpecError, TensorSpec, _normalize_dtype, _normalize_spec
 
         declared = self.declared_inputs(model)
         names = [name for name, _, _ in declared]
@@ -96,7 +96,7 @@ class OnnxFrontEnd(FrontEnd):
             if name in given:
                 specs[name] = _normalize_spec(name, given[name], dtype.name)
             else:
-                specs[name] = TensorSpec(shape, dtype.name)
+                specs[name] = TensorSpec(shape, _normalize_dtype(dtype, f"input '{name}'"))
         return specs
 
     def describe(self, model) -> tuple[str, str]:
