@@ -326,3 +326,26 @@ def test_gather_from_data_of_dynamic_size():
         got_cols, got_rows = compiled(data, index)
         np.testing.assert_array_equal(got_cols, data[:, :, :3])
         np.testing.assert_array_equal(got_rows, data[index])
+
+
+def test_slicing_a_static_axis_of_a_tensor_with_symbolic_dims():
+    """A qkv split on (B, T, 3C): the static axis is sliced, B and T stay symbolic."""
+    from cuvil.frontends import composites
+
+    b = IRBuilder("f")
+    x = b.argument(TensorType(("B", "T", 12), "float32"))
+    parts = [composites.slice_axis(b, x, 2, 4 * i, 4 * (i + 1)) for i in range(3)]
+    strided = composites.slice_axis(b, x, 2, 1, 12, 3)
+    module = to_ir_module(b.program([*parts, strided]), name="f", source="")
+    compiled = module.compile()
+    before = len(cuvil.compilations())
+    rng = np.random.default_rng(0)
+    for batch, length in ((1, 1), (2, 5), (3, 7)):
+        data = rng.standard_normal((batch, length, 12)).astype(np.float32)
+        *got, got_strided = compiled(data)
+        for i, part in enumerate(got):
+            np.testing.assert_array_equal(part, data[:, :, 4 * i : 4 * (i + 1)])
+        np.testing.assert_array_equal(got_strided, data[:, :, 1:12:3])
+    assert len(cuvil.compilations()) <= before + 1
+    with pytest.raises(ValueError, match="cannot slice the symbolic axis 1"):
+        composites.slice_axis(b, x, 1, 0, 2)

@@ -97,13 +97,25 @@ def cast(b: IRBuilder, x: Value, dtype: str) -> Value:
 
 
 def slice_axis(b: IRBuilder, x: Value, axis: int, start: int, limit: int, step: int = 1) -> Value:
-    """``x[..., start:limit:step, ...]`` along ``axis`` (positive step, in-range bounds)."""
+    """``x[..., start:limit:step, ...]`` along ``axis`` (positive step, in-range bounds).
+
+    ``cuvil.slice`` needs every dim static; on a tensor with symbolic dims
+    elsewhere, a static ``axis`` is sliced by a ``cuvil.gather`` of the known
+    indices (an indexed read instead of a view, but one compilation for every
+    size). A symbolic ``axis`` itself cannot be sliced yet.
+    """
     shape = x.type.shape
     if not x.type.is_static:
-        raise ValueError(
-            f"cannot slice axis {axis} of a tensor of shape {shape}: cuvil.slice needs every "
-            "dim static; fix: give the symbolic dims static sizes (a static input_spec)"
-        )
+        if not isinstance(shape[axis], int):
+            raise ValueError(
+                f"cannot slice the symbolic axis {axis} of a tensor of shape {shape}: the "
+                "bounds of a slice must be static; fix: give that dim a static size (a static "
+                "input_spec)"
+            )
+        if (start, limit, step) == (0, shape[axis], 1):
+            return x
+        indices = np.arange(start, limit, step, dtype=np.int64)
+        return b.op("cuvil.gather", [x, b.constant(indices)], {"axis": axis})
     starts, limits, steps = [0] * len(shape), list(shape), [1] * len(shape)
     starts[axis], limits[axis], steps[axis] = start, limit, step
     if (start, limit, step) == (0, shape[axis], 1):
