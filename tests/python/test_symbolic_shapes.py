@@ -349,3 +349,20 @@ def test_slicing_a_static_axis_of_a_tensor_with_symbolic_dims():
     assert len(cuvil.compilations()) <= before + 1
     with pytest.raises(ValueError, match="cannot slice the symbolic axis 1"):
         composites.slice_axis(b, x, 1, 0, 2)
+
+
+def test_numpy_slices_of_static_axes_with_symbolic_dims():
+    def f(x):
+        return x[:, 1:4] * 2 + x[..., ::2][:, :3]
+
+    module = to_ir_with_dynamic_shape(f, input_spec=[cuvil.TensorSpec(("N", 8), "float32")])
+    assert module.output_spec == (cuvil.TensorSpec(("N", 3), "float32"),)
+    compiled = module.compile()
+    for n in (1, 5):
+        a = np.random.default_rng(n).standard_normal((n, 8)).astype(np.float32)
+        np.testing.assert_allclose(compiled(a), f(a), rtol=1e-6)
+    spec = [cuvil.TensorSpec(("N", 8), "float32")]
+    with pytest.raises(cuvil.UnsupportedConstructError, match="the symbolic axis 0 .size 'N'."):
+        to_ir_with_dynamic_shape(lambda x: x[1:], input_spec=spec)
+    with pytest.raises(cuvil.UnsupportedConstructError, match="an integer index or np.newaxis"):
+        to_ir_with_dynamic_shape(lambda x: x[:, 0], input_spec=spec)

@@ -715,6 +715,8 @@ def getitem(x: Tracer, index) -> Tracer:
         items[at : at + 1] = fill
     else:
         items.extend(fill)
+    if not all(isinstance(d, int) for d in x.shape):
+        return _getitem_symbolic(x, items, loc)
     starts, limits, steps, sliced, final = [], [], [], [], []
     dim = 0
     for item in items:
@@ -746,6 +748,39 @@ def getitem(x: Tracer, index) -> Tracer:
         result = ctx.emit("cuvil.slice", [x], attributes, loc)
     if tuple(final) != result.shape:
         result = ctx.emit("cuvil.reshape", [result], None, loc, result=(final, x.dtype))
+    return x._alias(result._value)
+
+
+def _getitem_symbolic(x: Tracer, items: list, loc) -> Tracer:
+    """Slices of the static axes of an array with symbolic dims, each a gather of the known
+    indices (``cuvil.slice`` needs every dim static); its symbolic axes must stay whole."""
+    ctx = check_context((x,))
+    result = x
+    for dim, (item, size) in enumerate(zip(items, x.shape, strict=True)):
+        if item == slice(None):
+            continue
+        if not isinstance(size, int):
+            raise unsupported(
+                f"indexing the symbolic axis {dim} (size {size!r}) with {item!r}; only whole "
+                "symbolic axes (`:`) can be indexed, static ones sliced",
+                loc,
+            )
+        if not isinstance(item, slice):
+            raise unsupported(
+                f"an integer index or np.newaxis on an array with symbolic dims {x.shape}; "
+                "slice the static axis (`a[:, 1:2]`) instead",
+                loc,
+            )
+        start, stop, step = item.indices(size)
+        if step < 0:
+            raise unsupported("slicing with a negative step", loc)
+        indices = np.arange(start, stop, step, dtype=np.int64)
+        if indices.size == 0:
+            raise unsupported("slicing that produces an empty array", loc)
+        if indices.size == size and step == 1:
+            continue
+        attributes = {"axis": dim}
+        result = ctx.emit("cuvil.gather", [result, ctx.constant(indices, loc=loc)], attributes, loc)
     return x._alias(result._value)
 
 
