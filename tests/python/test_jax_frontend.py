@@ -94,6 +94,13 @@ OPS = [
     ("tanh_logistic", lambda a: jnp.tanh(a) + jax.nn.sigmoid(a), [X], TRANSCENDENTAL),
     ("sqrt_rsqrt", lambda a: jnp.sqrt(a) + lax.rsqrt(a), [X], TRANSCENDENTAL, POS),
     ("erf", jax.scipy.special.erf, [X], TRANSCENDENTAL),
+    # Tiny arguments: log(1 + x) and exp(x) - 1 would lose every digit of x.
+    (
+        "log1p_expm1_tiny",
+        lambda a: (jnp.log1p(a * 1e-6) + jnp.expm1(a * 1e-6)) * 1e6,
+        [X],
+        TRANSCENDENTAL,
+    ),
     ("sin_cos", lambda a: jnp.sin(a) + jnp.cos(a), [X], TRANSCENDENTAL, (-40.0, 40.0)),
     (
         "floor_ceil_round",

@@ -84,6 +84,16 @@ OPS = [
     ("Neg_Abs_LeakyRelu", lambda a: -tf.abs(a) + tf.nn.leaky_relu(a), [X], EXACT),
     ("Sin_Cos", lambda a: tf.sin(a) + tf.cos(a), [X], TRANSCENDENTAL, (-40.0, 40.0)),
     (
+        "Log1p_Expm1",
+        lambda a: (
+            tf.math.log1p(tf.abs(a))
+            + tf.math.expm1(a)
+            + (tf.math.log1p(a * 1e-6) + tf.math.expm1(a * 1e-6)) * 1e6
+        ),
+        [X],
+        TRANSCENDENTAL,
+    ),
+    (
         "Floor_Ceil_Round",
         lambda a: tf.floor(a) + tf.math.ceil(a) * 2 + tf.round(a) * 4 + tf.math.rint(a) * 8,
         [X],

@@ -134,6 +134,12 @@ CASES = [
     f("remainder", torch.remainder, ((3, 5), torch.float32, -9.0, 9.0), POS, tol=ROUNDED),
     f("remainder_int", lambda a, b: a % b, ((3, 5), torch.int64, -9, 9), ((5,), torch.int64, 1, 4)),
     f("fmod", torch.fmod, ((3, 5), torch.float32, -9.0, 9.0), POS, tol=ROUNDED),
+    f(
+        "log1p_expm1_tiny",
+        lambda a: (torch.log1p(a * 1e-6) + torch.expm1(a * 1e-6)) * 1e6,
+        X,
+        tol=TRANSCENDENTAL,
+    ),
     f("neg", torch.neg, X),
     f("abs", torch.abs, X),
     f("reciprocal", torch.reciprocal, POS, tol=ROUNDED),

@@ -41,6 +41,8 @@ __all__ = [
     "prelu",
     "elu",
     "softplus",
+    "log1p",
+    "expm1",
     "mish",
     "clip",
     "log_softmax",
@@ -123,9 +125,37 @@ def elu(b: IRBuilder, x: Value, alpha: float = 1.0, scale: float = 1.0) -> Value
     positive = compare(b, x, scalar(b, 0.0, x), "gt")
     # exp of the negative part only, so large positive inputs do not overflow.
     negative_part = b.op("cuvil.min", [x, scalar(b, 0.0, x)])
-    expm1 = b.op("cuvil.sub", [b.op("cuvil.exp", [negative_part]), scalar(b, 1.0, x)])
-    y = b.op("cuvil.where", [positive, x, b.op("cuvil.mul", [expm1, scalar(b, alpha, x)])])
+    tail = expm1(b, negative_part)
+    y = b.op("cuvil.where", [positive, x, b.op("cuvil.mul", [tail, scalar(b, alpha, x)])])
     return y if scale == 1.0 else b.op("cuvil.mul", [y, scalar(b, scale, x)])
+
+
+def log1p(b: IRBuilder, x: Value) -> Value:
+    """``log(1 + x)`` accurate for tiny ``x``: ``log(u) * x / (u - 1)`` with ``u = 1 + x``.
+
+    The factor ``x / (u - 1)`` undoes the rounding of ``1 + x`` (Goldberg); where
+    ``u`` rounds to 1 the answer is ``x``, where ``u - 1`` is ``u`` (huge or inf)
+    it is ``log(u)``.
+    """
+    u = b.op("cuvil.add", [x, scalar(b, 1.0, x)])
+    d = b.op("cuvil.sub", [u, scalar(b, 1.0, x)])
+    log = b.op("cuvil.log", [u])
+    corrected = b.op("cuvil.mul", [log, b.op("cuvil.div", [x, d])])
+    big = b.op("cuvil.where", [compare(b, u, d, "eq"), log, corrected])
+    return b.op("cuvil.where", [compare(b, d, scalar(b, 0.0, x), "eq"), x, big])
+
+
+def expm1(b: IRBuilder, x: Value) -> Value:
+    """``exp(x) - 1`` accurate for tiny ``x``: ``(u - 1) * x / log(u)`` with ``u = exp(x)``
+    (Kahan); ``x`` where ``u`` rounds to 1, ``-1`` where ``u - 1`` does, ``u`` where it is inf.
+    """
+    one = scalar(b, 1.0, x)
+    u = b.op("cuvil.exp", [x])
+    um1 = b.op("cuvil.sub", [u, one])
+    corrected = b.op("cuvil.div", [b.op("cuvil.mul", [um1, x]), b.op("cuvil.log", [u])])
+    result = b.op("cuvil.where", [compare(b, um1, scalar(b, -1.0, x), "eq"), um1, corrected])
+    result = b.op("cuvil.where", [compare(b, u, scalar(b, np.inf, x), "eq"), u, result])
+    return b.op("cuvil.where", [compare(b, u, one, "eq"), x, result])
 
 
 def softplus(b: IRBuilder, x: Value) -> Value:

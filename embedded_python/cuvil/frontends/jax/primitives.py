@@ -130,14 +130,12 @@ def _exp2(imp, eqn, ins, **_):
 
 @primitive("log1p")
 def _log1p(imp, eqn, ins, **_):
-    x = imp.value(ins[0])
-    return imp.b.op("cuvil.log", [imp.b.op("cuvil.add", [x, cc.scalar(imp.b, 1, x)])])
+    return cc.log1p(imp.b, imp.value(ins[0]))
 
 
 @primitive("expm1")
 def _expm1(imp, eqn, ins, **_):
-    x = imp.value(ins[0])
-    return imp.b.op("cuvil.sub", [imp.b.op("cuvil.exp", [x]), cc.scalar(imp.b, 1, x)])
+    return cc.expm1(imp.b, imp.value(ins[0]))
 
 
 @primitive("erfc")

@@ -145,6 +145,11 @@ def _reciprocal(imp, op, ins):
     return imp.b.op("cuvil.div", [cc.scalar(imp.b, 1, x), x])
 
 
+@op_type("Log1p", "Expm1")
+def _log1p_expm1(imp, op, ins):
+    return (cc.log1p if op.type == "Log1p" else cc.expm1)(imp.b, imp.value(ins[0]))
+
+
 @op_type("Erfc")
 def _erfc(imp, op, ins):
     x = imp.value(ins[0])

@@ -435,10 +435,7 @@ def _elu(c, self, alpha=1.0, scale=1.0, input_scale=1.0, **_):
 @lowers("aten.log1p", "aten.expm1")
 def _log1p_expm1(c, self, **_):
     x = operand(c, self, result_dtype(c))
-    one = composites.scalar(c.b, 1.0, x)
-    if c.op == "aten.log1p":
-        return c.b.op("cuvil.log", [c.b.op("cuvil.add", [x, one])])
-    return c.b.op("cuvil.sub", [c.b.op("cuvil.exp", [x]), one])
+    return (composites.log1p if c.op == "aten.log1p" else composites.expm1)(c.b, x)
 
 
 @lowers("aten.sign")
