@@ -61,6 +61,7 @@ __all__ = [
     "repeat_heads",
     "floor_divide",
     "truncate_divide",
+    "round_decimals",
     "remainder",
 ]
 
@@ -495,6 +496,17 @@ def floor_divide(b: IRBuilder, x: Value, y: Value) -> Value:
     )
     by_zero = compare(b, y, scalar(b, 0, y), "eq")
     return b.op("cuvil.where", [by_zero, b.op("cuvil.div", [x, y]), rounded])
+
+
+def round_decimals(b: IRBuilder, x: Value, decimals: int = 0, op: str = "cuvil.round") -> Value:
+    """``op`` (ties-to-even rounding by default) at ``decimals`` digits, as NumPy and PyTorch
+    compute it: ``op(x * 10^d) / 10^d``, or ``op(x / 10^-d) * 10^-d`` for negative ``d``."""
+    if not decimals:
+        return b.op(op, [x])
+    scale = scalar(b, 10.0 ** abs(decimals), x)
+    if decimals > 0:
+        return b.op("cuvil.div", [b.op(op, [b.op("cuvil.mul", [x, scale])]), scale])
+    return b.op("cuvil.mul", [b.op(op, [b.op("cuvil.div", [x, scale])]), scale])
 
 
 def truncate_divide(b: IRBuilder, x: Value, y: Value) -> Value:

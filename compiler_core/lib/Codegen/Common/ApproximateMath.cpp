@@ -56,6 +56,14 @@ constexpr float kSmallestNormal = 1.17549435e-38f;
 // Below this, expf's result is subnormal (ln(FLT_MIN) = -87.3365).
 constexpr float kExpSubnormalBound = -87.0f;
 
+/// `OpTy(argument)`, marked so that the patterns here leave it alone.
+template <typename OpTy>
+OpTy createMarked(PatternRewriter &rewriter, Location loc, Value argument) {
+  auto op = rewriter.create<OpTy>(loc, argument);
+  op->setAttr(kRescaled, rewriter.getUnitAttr());
+  return op;
+}
+
 /// Replaces `op(x)` by `select(cond, fixResult(op(arg)), op(arg))` with
 /// `arg = select(cond, fixedArgument, x)`; the new op is marked rescaled.
 template <typename OpTy>
@@ -65,8 +73,7 @@ void replaceRescaled(OpTy op, PatternRewriter &rewriter, Value cond,
   Location loc = op.getLoc();
   Value argument = rewriter.create<arith::SelectOp>(loc, cond, fixedArgument,
                                                     op.getOperand());
-  auto inner = rewriter.create<OpTy>(loc, argument);
-  inner->setAttr(kRescaled, rewriter.getUnitAttr());
+  auto inner = createMarked<OpTy>(rewriter, loc, argument);
   rewriter.replaceOpWithNewOp<arith::SelectOp>(op, cond, fixResult(inner),
                                                inner);
 }
@@ -147,9 +154,7 @@ struct ReduceTrigonometricRange : OpRewritePattern<OpTy> {
         rewriter.create<arith::MulFOp>(loc, turns,
                                        constant(rewriter, loc, wide, kTwoPi)));
     Value narrow = rewriter.create<arith::TruncFOp>(loc, type, reduced);
-    auto inner = rewriter.create<OpTy>(loc, narrow);
-    inner->setAttr(kRescaled, rewriter.getUnitAttr());
-    rewriter.replaceOp(op, inner);
+    rewriter.replaceOp(op, createMarked<OpTy>(rewriter, loc, narrow));
     return success();
   }
 };

@@ -205,18 +205,14 @@ def around(a, decimals=0, out=None):
     """``np.round`` / ``np.around``: ties to even, at ``decimals`` digits like NumPy."""
     reject_out(out, "np.round")
     x = _operand(a)
-    t = lift(check_context((x,)), x, None, user_location())
+    ctx, loc = check_context((x,)), user_location()
+    t = lift(ctx, x, None, loc)
     if not is_float(t.dtype):
         if decimals >= 0:
             return copy(t)
-        raise unsupported("np.round of an integer array with negative decimals")
-    if decimals == 0:
-        return unary_ufunc(np.rint, t)
-    if decimals > 0:
-        scale = 10.0**decimals
-        return divide(unary_ufunc(np.rint, multiply(t, scale)), scale)
-    scale = 10.0**-decimals
-    return multiply(unary_ufunc(np.rint, divide(t, scale)), scale)
+        raise unsupported("np.round of an integer array with negative decimals", loc)
+    with ctx.builder.at(loc):
+        return Tracer(ctx, composites.round_decimals(ctx.builder, t._value, int(decimals)))
 
 
 def float_unary(op: str, x) -> Tracer:
@@ -752,10 +748,11 @@ def getitem(x: Tracer, index) -> Tracer:
 
 
 def _getitem_symbolic(x: Tracer, items: list, loc) -> Tracer:
-    """Slices of the static axes of an array with symbolic dims, each a gather of the known
-    indices (``cuvil.slice`` needs every dim static); its symbolic axes must stay whole."""
+    """Slices of the static axes of an array with symbolic dims (``composites.slice_axis``:
+    a gather of the known indices, as ``cuvil.slice`` needs every dim static); its symbolic
+    axes must stay whole."""
     ctx = check_context((x,))
-    result = x
+    value = x._value
     for dim, (item, size) in enumerate(zip(items, x.shape, strict=True)):
         if item == slice(None):
             continue
@@ -774,14 +771,11 @@ def _getitem_symbolic(x: Tracer, items: list, loc) -> Tracer:
         start, stop, step = item.indices(size)
         if step < 0:
             raise unsupported("slicing with a negative step", loc)
-        indices = np.arange(start, stop, step, dtype=np.int64)
-        if indices.size == 0:
+        if not range(start, stop, step):
             raise unsupported("slicing that produces an empty array", loc)
-        if indices.size == size and step == 1:
-            continue
-        attributes = {"axis": dim}
-        result = ctx.emit("cuvil.gather", [result, ctx.constant(indices, loc=loc)], attributes, loc)
-    return x._alias(result._value)
+        with ctx.builder.at(loc):
+            value = composites.slice_axis(ctx.builder, value, dim, start, stop, step)
+    return x._alias(value)
 
 
 def where(condition, x, y) -> Tracer:

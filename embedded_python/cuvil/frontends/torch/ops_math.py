@@ -158,11 +158,7 @@ def _rounding(c, self, decimals=0, **_):
     x = operand(c, self, result_dtype(c))
     if not x.type.dtype.startswith("float"):
         return x
-    op = _ROUNDING[c.op]
-    if not decimals:
-        return c.b.op(op, [x])
-    scale = composites.scalar(c.b, 10.0**decimals, x)
-    return c.b.op("cuvil.div", [c.b.op(op, [c.b.op("cuvil.mul", [x, scale])]), scale])
+    return composites.round_decimals(c.b, x, int(decimals), _ROUNDING[c.op])
 
 
 @lowers("aten.add", "aten.sub")
