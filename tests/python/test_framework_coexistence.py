@@ -46,11 +46,9 @@ _ORDERS = {
     "cuvil-jit-then-framework": [_IMPORT_CUVIL, _JIT, None],
 }
 
-# Crashes of Cuvil's LLVM/MLIR meeting another copy in the process, as (framework, order) ->
-# reason, marked strict xfail so that a fix flips them. None today: Triton and TensorFlow
-# imported after a JIT compilation crashed until compiled code was loaded privately, and
-# TensorFlow imported first until the extension was loaded with RTLD_DEEPBIND.
-_CRASHES: dict[tuple[str, str], str] = {}
+# Every pair must work. Triton and TensorFlow imported after a JIT compilation crashed until
+# compiled code was loaded privately, and TensorFlow imported first until the extension was
+# loaded with RTLD_DEEPBIND.
 
 
 def _script(framework: str, order: str) -> str:
@@ -61,9 +59,7 @@ def _script(framework: str, order: str) -> str:
 def _cases():
     for framework in _FRAMEWORK_WORK:
         for order in _ORDERS:
-            reason = _CRASHES.get((framework, order))
-            marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
-            yield pytest.param(framework, order, id=f"{framework}-{order}", marks=marks)
+            yield pytest.param(framework, order, id=f"{framework}-{order}")
 
 
 def _describe(code: int) -> str:
