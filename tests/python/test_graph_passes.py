@@ -125,6 +125,33 @@ def test_enable_fusion_false_also_keeps_epilogues_out_of_gemm_tiles(snapshots):
     assert "math.erf" not in tiles[False] and "arith.addf" not in tiles[False]
 
 
+@pytest.mark.parametrize(
+    "m,k,n",
+    [(101, 97, 103), (1, 300, 257), (130, 7, 45), (64, 999, 1001), (9, 16, 31)],
+    ids=["primes", "gemv", "skinny-k", "odd-k-and-n", "one-row-tile-over"],
+)
+@pytest.mark.parametrize("epilogue", [False, True], ids=["plain", "bias-relu"])
+def test_gemms_no_tile_divides_are_scheduled_and_exact(snapshots, m, k, n, epilogue):
+    """Odd, prime and single-row GEMMs get the tiled, vectorized schedule with peeled rests."""
+
+    def plain(a, b, bias):
+        return a @ b
+
+    def fused(a, b, bias):
+        return np.maximum(a @ b + bias, 0.0)
+
+    f = cuvil.jit(fused if epilogue else plain)
+    rng = np.random.default_rng(m * n + k)
+    a, b, bias = (rng.standard_normal(s).astype(np.float32) for s in ((m, k), (k, n), (n,)))
+    reference = a.astype(np.float64) @ b.astype(np.float64)
+    if epilogue:
+        reference = np.maximum(reference + bias, 0.0)
+    np.testing.assert_allclose(f(a, b, bias), reference, rtol=1e-4, atol=1e-4 * np.sqrt(k))
+    scheduled = _ir_after(f, "cuvil-cpu-schedule")
+    assert "vector.fma" in scheduled
+    assert "linalg.matmul ins" not in scheduled  # every tile became vector code
+
+
 def test_every_snapshot_is_valid_mlir_with_the_users_locations(snapshots):
     """What the Workbench exports for a step can be fed back to cuvil-opt."""
     from conftest import load_example

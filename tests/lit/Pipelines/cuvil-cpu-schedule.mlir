@@ -16,18 +16,37 @@ func.func @avx2_tiles(%a: tensor<96x100xf32>, %b: tensor<100x48xf32>) -> tensor<
 
 // -----
 
-// Sizes the register tile does not divide are left alone (scalar loops
-// later), never half-vectorized.
-// CHECK-LABEL: func.func @odd_sizes_untouched
+// A GEMM smaller than one register tile both ways is left alone (scalar
+// loops later): vectors would gain nothing.
+// CHECK-LABEL: func.func @tiny_untouched
 // CHECK-NOT: scf.forall
 // CHECK-NOT: vector.
 // CHECK: linalg.matmul
-func.func @odd_sizes_untouched(%a: tensor<7x13xf32>, %b: tensor<13x5xf32>) -> tensor<7x5xf32> {
+func.func @tiny_untouched(%a: tensor<7x13xf32>, %b: tensor<13x5xf32>) -> tensor<7x5xf32> {
   %cst = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<7x5xf32>
   %f = linalg.fill ins(%cst : f32) outs(%e : tensor<7x5xf32>) -> tensor<7x5xf32>
   %r = linalg.matmul ins(%a, %b : tensor<7x13xf32>, tensor<13x5xf32>) outs(%f : tensor<7x5xf32>) -> tensor<7x5xf32>
   return %r : tensor<7x5xf32>
+}
+
+// -----
+
+// Sizes no tile divides (M = 100: 64-row blocks, the last one of 36 rows;
+// N = 37: whole, two register tiles and 5 columns) keep the full register
+// tiles and peel the rest: the partial row block into single rows, the last
+// columns into single columns, each static and vectorized.
+// CHECK-LABEL: func.func @odd_sizes_peeled
+// CHECK: scf.forall (%{{.*}}) in (2)
+// CHECK-COUNT-8: vector.fma {{.*}} : vector<16xf32>
+// CHECK: vector.fma {{.*}} : vector<1xf32>
+// CHECK-NOT: linalg.matmul
+func.func @odd_sizes_peeled(%a: tensor<100x13xf32>, %b: tensor<13x37xf32>) -> tensor<100x37xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<100x37xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<100x37xf32>) -> tensor<100x37xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<100x13xf32>, tensor<13x37xf32>) outs(%f : tensor<100x37xf32>) -> tensor<100x37xf32>
+  return %r : tensor<100x37xf32>
 }
 
 // -----
