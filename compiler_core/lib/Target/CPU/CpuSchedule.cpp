@@ -273,9 +273,14 @@ int64_t innerVectorTile(int64_t size, int64_t lanes) {
 /// dimension tiled by 1, the innermost one vectorized. A kernel reading a
 /// tensor at computed positions (a gather) needs the vectorizer's
 /// n-D extract support: contiguous loads where it can prove them, gathers
-/// elsewhere.
+/// elsewhere. It proves them only when the other indices are invariant, which
+/// the `linalg.index` of a unit tile dimension is not until that dimension is
+/// folded away: the tile's unit dimensions are dropped first (only inside its
+/// innermost loop, so no other kernel changes) when its vectors are longer
+/// than 1 (`innerExtent`; a tile of single elements would fold to 0-D).
 std::string vectorBlock(int64_t id, ArrayRef<int64_t> tileSizes, bool extracts,
-                        bool dynamicInner, std::string &deferred) {
+                        int64_t innerExtent, bool dynamicInner,
+                        std::string &deferred) {
   std::string sizes;
   for (int64_t size : tileSizes)
     sizes += (sizes.empty() ? "" : ", ") + std::to_string(size);
@@ -287,7 +292,15 @@ std::string vectorBlock(int64_t id, ArrayRef<int64_t> tileSizes, bool extracts,
     %v@ID@ = transform.structured.match ops{["linalg.generic"]} attributes{@VECTOR_ATTR@ = @ID@ : i64} in %root : (!transform.any_op) -> !transform.any_op
     %vt@ID@, %vl@ID@:@LOOPS@ = transform.structured.tile_using_for %v@ID@ tile_sizes [@SIZES@] : (!transform.any_op) -> (!transform.any_op@TYPES@)
 )mlir";
-  if (!dynamicInner)
+  if (!dynamicInner && extracts && innerExtent > 1 && loops > 0)
+    block += R"mlir(
+    transform.apply_patterns to %vl@ID@#@INNER@ {
+      transform.apply_patterns.linalg.fold_unit_extent_dims_via_slices
+    } : !transform.any_op
+    %vg@ID@ = transform.structured.match ops{["linalg.generic"]} in %vl@ID@#@INNER@ : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %vg@ID@@ND@ : !transform.any_op
+)mlir";
+  else if (!dynamicInner)
     block +=
         "    transform.structured.vectorize %vt@ID@@ND@ : !transform.any_op\n";
   else {
@@ -305,6 +318,7 @@ std::string vectorBlock(int64_t id, ArrayRef<int64_t> tileSizes, bool extracts,
   substitute(block, "@ID@", std::to_string(id));
   substitute(block, "@SIZES@", sizes);
   substitute(block, "@LOOPS@", std::to_string(loops));
+  substitute(block, "@INNER@", std::to_string(loops - 1));
   substitute(block, "@TYPES@", loopTypes);
   if (loops == 0) {
     // Nothing to tile (a single row): vectorize the op itself.
@@ -416,9 +430,11 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
         IntegerAttr::get(IntegerType::get(module.getContext(), 64), id));
     bool extracts = !generic.getBody()->getOps<tensor::ExtractOp>().empty();
     // A dynamic innermost extent: the last, partial vector is peeled off.
-    bool dynamicInner =
-        ShapedType::isDynamic(generic.getStaticLoopRanges().back());
-    body += vectorBlock(id, tiles, extracts, dynamicInner, deferred);
+    int64_t inner = generic.getStaticLoopRanges().back();
+    bool dynamicInner = ShapedType::isDynamic(inner);
+    int64_t innerExtent = tiles.back() ? tiles.back() : inner;
+    body +=
+        vectorBlock(id, tiles, extracts, innerExtent, dynamicInner, deferred);
     ++id;
   });
   // Kernels with dynamic extents are vectorized last, once canonicalization
