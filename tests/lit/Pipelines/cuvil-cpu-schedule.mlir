@@ -6,12 +6,29 @@
 // CHECK: scf.forall (%{{.*}}) in (3)
 // CHECK: vector<8x16xf32>
 // CHECK-COUNT-8: vector.fma {{.*}} : vector<16xf32>
+// Under 2^20 multiply-adds: the thread tiles run on the caller.
+// CHECK: } {cuvil.serial}
 func.func @avx2_tiles(%a: tensor<96x100xf32>, %b: tensor<100x48xf32>) -> tensor<96x48xf32> {
   %cst = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<96x48xf32>
   %f = linalg.fill ins(%cst : f32) outs(%e : tensor<96x48xf32>) -> tensor<96x48xf32>
   %r = linalg.matmul ins(%a, %b : tensor<96x100xf32>, tensor<100x48xf32>) outs(%f : tensor<96x48xf32>) -> tensor<96x48xf32>
   return %r : tensor<96x48xf32>
+}
+
+// -----
+
+// 2^21 multiply-adds: worth the second core, the thread tiles stay parallel.
+// CHECK-LABEL: func.func @threads_for_large_work
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (4, 2)
+// CHECK-NOT: cuvil.serial
+// CHECK: return
+func.func @threads_for_large_work(%a: tensor<256x32xf32>, %b: tensor<32x256xf32>) -> tensor<256x256xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<256x256xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<256x256xf32>) -> tensor<256x256xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<256x32xf32>, tensor<32x256xf32>) outs(%f : tensor<256x256xf32>) -> tensor<256x256xf32>
+  return %r : tensor<256x256xf32>
 }
 
 // -----

@@ -167,7 +167,7 @@ std::string vectorizeTagged(llvm::StringRef handle, llvm::StringRef opName,
 /// into each tile, so the epilogue reads the accumulator tile while it is
 /// still in cache: one kernel, no intermediate GEMM result.
 std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
-                      bool epilogue, const GemmTiles &tiles,
+                      bool epilogue, bool serial, const GemmTiles &tiles,
                       int64_t registerCols, const GemmRemainders &rest,
                       std::string &deferred) {
   // M or N ending in a partial tile (dynamic, or static without a dividing
@@ -212,6 +212,9 @@ std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
     %a@ID@, %forall@ID@ = transform.structured.tile_using_forall %mm@ID@ tile_sizes [@B1@@BM@, @BN@, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %f@ID@, %fl@ID@ = transform.structured.fuse_into_containing_op %fill@ID@ into %forall@ID@ : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
 )mlir";
+  if (serial)
+    block += "    transform.annotate %fl@ID@ \"@SERIAL_ATTR@\" : "
+             "!transform.any_op\n";
   block += R"mlir(
     %b@ID@, %kl@ID@@KLOOPS@ = transform.structured.tile_using_for %a@ID@ tile_sizes [@BB@0, 0, @BK@] : (!transform.any_op) -> (!transform.any_op, !transform.any_op@KTYPES@)
     %c@ID@, %rl@ID@:3 = transform.structured.tile_using_for %b@ID@ tile_sizes [@B0@8, @RC@, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
@@ -229,6 +232,8 @@ std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
              mlir::cuvil::CuvilDialect::GemmIdAttrHelper::getNameStr());
   substitute(block, "@EPILOGUE_ATTR@",
              mlir::cuvil::CuvilDialect::EpilogueIdAttrHelper::getNameStr());
+  substitute(block, "@SERIAL_ATTR@",
+             mlir::cuvil::CuvilDialect::SerialAttrHelper::getNameStr());
   substitute(block, "@ID@", std::to_string(id));
   substitute(block, "@B1@", batched ? "1, " : "");
   substitute(block, "@B0@", batched ? "0, " : "");
@@ -242,6 +247,23 @@ std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
   substitute(block, "@BK@", std::to_string(tiles.blockK));
   substitute(block, "@RC@", std::to_string(registerCols));
   return block;
+}
+
+/// Whether a GEMM does too little work to split across threads: waking the
+/// OpenMP team and joining it costs more than half of it. Static sizes only
+/// (a dynamic GEMM may be large).
+bool isSmallWork(linalg::LinalgOp gemm) {
+  // Multiply-adds; a few microseconds on one core.
+  constexpr int64_t kSerialWork = int64_t(1) << 20;
+  int64_t work = 1;
+  for (int64_t size : gemm.getStaticLoopRanges()) {
+    if (ShapedType::isDynamic(size))
+      return false;
+    work *= size;
+    if (work >= kSerialWork)
+      return false;
+  }
+  return true;
 }
 
 /// The elementwise op that is the only user of a 2-D GEMM and computes on
@@ -418,7 +440,7 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
       epilogue->setAttr(
           mlir::cuvil::CuvilDialect::EpilogueIdAttrHelper::getNameStr(), tag);
     body += gemmBlock(op->getName().getStringRef(), id, batched, (bool)epilogue,
-                      tiles, registerCols, rest, deferred);
+                      isSmallWork(op), tiles, registerCols, rest, deferred);
     ++id;
   });
   module.walk([&](linalg::GenericOp generic) {

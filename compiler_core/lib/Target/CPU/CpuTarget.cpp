@@ -128,6 +128,7 @@ void CpuTarget::buildPhases(const TargetOptions &o, PipelineBuilder &p) const {
   p.add(Phase::Bufferize, "buffer-deallocation-pipeline");
   p.add(Phase::Bufferize, "cuvil-plan-memory", "", "func.func", Need::Optional);
   p.add(Phase::Bufferize, "convert-linalg-to-loops");
+  p.add(Phase::Bufferize, "cuvil-serial-foralls", "", "func.func");
   p.add(Phase::Bufferize, "scf-forall-to-parallel");
   p.add(Phase::Bufferize, "canonicalize");
   p.add(Phase::Bufferize, "cuvil-instrument-kernels", "", "func.func",

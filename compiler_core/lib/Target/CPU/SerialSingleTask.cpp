@@ -1,16 +1,22 @@
-//===- SerialSingleTask.cpp - The cuvil-serial-single-task pass ----------===//
+//===- SerialSingleTask.cpp - Small parallel work runs on the caller ------===//
 //
-// An OpenMP region over a run-time extent forks only when its loop has more
-// than one iteration.
+// cuvil-serial-single-task: an OpenMP region over a run-time extent forks
+// only when its loop has more than one iteration. cuvil-serial-foralls: a
+// thread-level loop the schedule found too small to split becomes a plain
+// loop nest.
 //
 //===----------------------------------------------------------------------===//
 
 #include "cuvil/Target/CPU/Passes.h"
 
+#include "cuvil/Dialect/Cuvil/IR/CuvilDialect.h"
+
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 namespace mlir::cuvil {
 #define GEN_PASS_DEF_SERIALSINGLETASK
+#define GEN_PASS_DEF_SERIALFORALLS
 #include "cuvil/Target/CPU/Passes.h.inc"
 } // namespace mlir::cuvil
 
@@ -60,6 +66,26 @@ struct SerialSingleTaskPass
       Value several = severalIterations(b, parallel.getLoc(), nest);
       parallel.getIfExprMutable().assign(several);
     });
+  }
+};
+
+struct SerialForallsPass
+    : public cuvil::impl::SerialForallsBase<SerialForallsPass> {
+  void runOnOperation() override {
+    SmallVector<scf::ForallOp> serial;
+    getOperation().walk([&](scf::ForallOp forall) {
+      if (forall->hasAttr(
+              mlir::cuvil::CuvilDialect::SerialAttrHelper::getNameStr()))
+        serial.push_back(forall);
+    });
+    IRRewriter rewriter(&getContext());
+    for (scf::ForallOp forall : serial) {
+      rewriter.setInsertionPoint(forall);
+      if (failed(scf::forallToForLoop(rewriter, forall))) {
+        forall.emitError("cannot run this small parallel loop serially");
+        return signalPassFailure();
+      }
+    }
   }
 };
 } // namespace

@@ -96,4 +96,24 @@ def SerialSingleTask : Pass<"cuvil-serial-single-task", "func::FuncOp"> {
   let dependentDialects = ["arith::ArithDialect", "omp::OpenMPDialect"];
 }
 
+def SerialForalls : Pass<"cuvil-serial-foralls", "func::FuncOp"> {
+  let summary = "Run the thread-level loops of small kernels on the caller";
+  let description = [{
+    `cuvil-cpu-schedule` distributes each GEMM's cache tiles over threads
+    with `scf.forall`, and marks those of GEMMs with under 2^20
+    multiply-adds `cuvil.serial`: waking and joining the OpenMP team costs
+    more than the second core saves (small convolutions and projections of
+    CNNs and small transformers). After bufferization, this pass turns each
+    marked `scf.forall` into a nest of `scf.for` loops, so it never becomes
+    an OpenMP region.
+
+    Before:
+    ```mlir
+    scf.forall (%i, %j) in (2, 2) { ... } {cuvil.serial}
+    ```
+    After: `scf.for %i = 0 to 2 { scf.for %j = 0 to 2 { ... } }`.
+  }];
+  let dependentDialects = ["scf::SCFDialect"];
+}
+
 #endif // CUVIL_TARGET_CPU_PASSES_TD

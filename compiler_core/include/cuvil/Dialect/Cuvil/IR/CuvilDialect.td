@@ -39,6 +39,9 @@ def Cuvil_Dialect : Dialect {
     "::mlir::IntegerAttr":$gemm_id,
     "::mlir::IntegerAttr":$epilogue_id,
     "::mlir::IntegerAttr":$vector_id,
+    // cuvil-cpu-schedule: a thread-level scf.forall too small to be worth
+    // waking the thread team; cuvil-serial-foralls makes it a loop nest.
+    "::mlir::UnitAttr":$serial,
     // Symbolic shapes: on a function argument, the name of each dynamic
     // dimension in order (equal names mean equal sizes); on a result, what
     // each dynamic dimension is in terms of them (cuvil-propagate-symbols),
