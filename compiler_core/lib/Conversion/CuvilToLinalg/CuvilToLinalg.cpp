@@ -242,7 +242,7 @@ Value lowering::reshape(OpBuilder &b, Location loc, Value input,
   auto inType = cast<RankedTensorType>(input.getType());
   if (inType == resultType)
     return input;
-  if (isShapeCast(inType, resultType))
+  if (onlyForgetsSizes(inType, resultType))
     return b.create<tensor::CastOp>(loc, resultType, input);
   // collapse/expand cannot turn dynamic sizes into static ones: those go
   // through a flat vector cast to its static length.

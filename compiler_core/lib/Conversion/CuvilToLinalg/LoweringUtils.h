@@ -89,9 +89,6 @@ void populateElementwisePatterns(RewritePatternSet &patterns);
 void populateStructuredPatterns(RewritePatternSet &patterns);
 void populateWindowPatterns(RewritePatternSet &patterns);
 
-/// Whether reshaping `in` into `out` only changes which sizes are static.
-bool isShapeCast(RankedTensorType in, RankedTensorType out);
-
 /// Why `op` cannot be lowered with its dynamic sizes (which size must be
 /// static, and how to get there), or an empty string when it can.
 std::string dynamicSizeRefusal(Operation *op);

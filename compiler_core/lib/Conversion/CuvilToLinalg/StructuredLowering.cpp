@@ -432,8 +432,8 @@ struct ReshapeLowering : public OpConversionPattern<ReshapeOp> {
     Location loc = op.getLoc();
     RankedTensorType type = op.getType();
     if (adaptor.getSizes().empty() || type.getNumDynamicDims() <= 1 ||
-        isShapeCast(cast<RankedTensorType>(adaptor.getInput().getType()),
-                    type)) {
+        onlyForgetsSizes(cast<RankedTensorType>(adaptor.getInput().getType()),
+                         type)) {
       rewriter.replaceOp(op, reshape(rewriter, loc, adaptor.getInput(), type));
       return success();
     }
@@ -693,11 +693,6 @@ static std::string shapeText(Type type) {
   return text;
 }
 
-bool lowering::isShapeCast(RankedTensorType in, RankedTensorType out) {
-  return in.getRank() == out.getRank() &&
-         succeeded(verifyCompatibleShape(in.getShape(), out.getShape()));
-}
-
 std::string lowering::dynamicSizeRefusal(Operation *op) {
   if (auto reshapeOp = dyn_cast<ReshapeOp>(op)) {
     RankedTensorType in = reshapeOp.getInput().getType(),
@@ -709,8 +704,8 @@ std::string lowering::dynamicSizeRefusal(Operation *op) {
         in.getRank() > out.getRank()
             ? getReassociationIndicesForReshape(in, out).has_value()
             : getReassociationIndicesForReshape(out, in).has_value();
-    if (out.getNumDynamicDims() > 1 && !regroups && !isShapeCast(in, out) &&
-        reshapeOp.getSizes().empty())
+    if (out.getNumDynamicDims() > 1 && !regroups &&
+        !onlyForgetsSizes(in, out) && reshapeOp.getSizes().empty())
       return "reshaping " + shapeText(in) + " into " + shapeText(out) +
              " needs static sizes for all but one result dimension (a "
              "flat size cannot be split into several unknown ones); give "

@@ -234,11 +234,15 @@ func.func @run_time_sizes(%ids: tensor<?x?xi64>, %mask: tensor<1x1x16x16xf32>, %
 // -----
 
 // A reshape that only makes sizes dynamic (left by canonicalization) is a
-// tensor.cast.
+// tensor.cast; one of the same rank that moves sizes ([?, 16] into [2, ?])
+// is a real reshape.
 // CHECK-LABEL: func.func @shape_cast
 // CHECK: tensor.cast %{{.*}} : tensor<1x1x6x16xf32> to tensor<1x1x?x?xf32>
-func.func @shape_cast(%x: tensor<1x1x6x16xf32>) -> tensor<1x1x?x?xf32> {
+// CHECK: tensor.collapse_shape %{{.*}} : tensor<?x16xf32> into tensor<?xf32>
+// CHECK: tensor.expand_shape
+func.func @shape_cast(%x: tensor<1x1x6x16xf32>, %y: tensor<?x16xf32>) -> (tensor<1x1x?x?xf32>, tensor<2x?xf32>) {
   %0 = cuvil.reshape %x : (tensor<1x1x6x16xf32>) -> tensor<1x1x?x?xf32>
-  return %0 : tensor<1x1x?x?xf32>
+  %1 = cuvil.reshape %y : (tensor<?x16xf32>) -> tensor<2x?xf32>
+  return %0, %1 : tensor<1x1x?x?xf32>, tensor<2x?xf32>
 }
 

@@ -125,6 +125,15 @@ std::optional<int64_t> mlir::cuvil::mergeDims(int64_t lhs, int64_t rhs) {
   return std::nullopt;
 }
 
+bool mlir::cuvil::onlyForgetsSizes(RankedTensorType in, RankedTensorType out) {
+  if (in.getRank() != out.getRank())
+    return false;
+  for (auto [i, o] : llvm::zip(in.getShape(), out.getShape()))
+    if (i != o && !ShapedType::isDynamic(o))
+      return false;
+  return true;
+}
+
 std::string mlir::cuvil::formatShape(ArrayRef<int64_t> shape) {
   std::string text;
   llvm::raw_string_ostream os(text);

@@ -25,6 +25,10 @@ std::optional<int64_t> mergeDims(int64_t lhs, int64_t rhs);
 /// Renders a shape as `[4, 3]` for diagnostics.
 std::string formatShape(llvm::ArrayRef<int64_t> shape);
 
+/// Whether `out` is `in` with some static sizes made dynamic (same rank, every
+/// other size equal): a reshape between them only forgets sizes, a cast.
+bool onlyForgetsSizes(RankedTensorType in, RankedTensorType out);
+
 } // namespace mlir::cuvil
 
 #include "cuvil/Dialect/Cuvil/IR/CuvilOpsEnums.h.inc"

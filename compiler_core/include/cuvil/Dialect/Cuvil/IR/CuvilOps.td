@@ -351,7 +351,9 @@ def Cuvil_ReshapeOp : Cuvil_Op<"reshape", [Pure]> {
     Several dynamic sizes that do not follow that way (a flat `[N*T, C]`
     back into `[N, T, C]`) are given as `sizes`, one `index` per `?` of the
     result in order, read at run time with `cuvil.dim` (the `tensor.empty`
-    convention); they must multiply to the input's element count.
+    convention); they must multiply to the input's element count. A reshape
+    to the same rank that only makes static sizes dynamic is a cast (what
+    canonicalization leaves where run-time sizes became constants).
 
     ```mlir
     %1 = cuvil.reshape %0 : (tensor<4x8xf32>) -> tensor<2x16xf32>
