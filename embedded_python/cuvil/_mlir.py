@@ -11,7 +11,8 @@ MLIR's generic op form, e.g.::
 Op attributes are plain Python values and map to MLIR attributes as follows:
 ``bool`` -> ``true``/``false``; ``int`` -> ``N : i64``; ``float`` -> ``X : f64``;
 ``str`` -> a string; ``tuple``/``list`` of ints -> ``array<i64: ...>``;
-``numpy.ndarray`` -> a dense elements attribute typed by the array.
+``numpy.ndarray`` -> a dense elements attribute typed by the array;
+:class:`IndexAttr` -> ``N : index`` (an ``arith.constant`` size).
 """
 
 from __future__ import annotations
@@ -36,7 +37,12 @@ __all__ = [
     "ArgRecord",
     "format_module",
     "sanitize_symbol",
+    "IndexAttr",
 ]
+
+
+class IndexAttr(int):
+    """An int attribute of type ``index`` (``4 : index``), the value of a size constant."""
 
 
 def tensor_type(shape: Sequence[int], dtype) -> str:
@@ -129,6 +135,8 @@ def format_attribute(value) -> str:
     """MLIR attribute text for one op attribute value (see the module docstring)."""
     if isinstance(value, (bool, np.bool_)):
         return "true" if value else "false"
+    if isinstance(value, IndexAttr):
+        return f"{int(value)} : index"
     if isinstance(value, (int, np.integer)):
         return f"{int(value)} : i64"
     if isinstance(value, (float, np.floating)):

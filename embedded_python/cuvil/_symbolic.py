@@ -60,8 +60,14 @@ def bind(specs: Mapping[str, Sequence], shapes: Mapping[str, Sequence[int]]) -> 
     return bindings
 
 
-def evaluate(expression: str, bindings: Mapping[str, int]) -> int:
-    """The value of an output-size ``expression`` (``"N * 2"``) for these symbol sizes."""
+def evaluate(expression: str, bindings: Mapping[str, int], operators: Mapping | None = None):
+    """The value of an output-size ``expression`` (``"N * 2"``) for these symbol sizes.
+
+    ``operators`` (``ast.Add`` ... ``ast.Mod`` -> a function of two operands)
+    evaluate it over other values than ints: the run-time sizes an importer
+    emits (:func:`cuvil.frontends.symbolic_dims.run_time_size`).
+    """
+    operators = _OPERATORS if operators is None else operators
 
     def value(node):
         if isinstance(node, ast.Constant) and isinstance(node.value, int):
@@ -71,9 +77,9 @@ def evaluate(expression: str, bindings: Mapping[str, int]) -> int:
                 raise ValueError(f"size {expression!r} uses the unbound symbol {node.id!r}")
             return bindings[node.id]
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-            return -value(node.operand)
-        if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
-            return _OPERATORS[type(node.op)](value(node.left), value(node.right))
+            return operators[ast.Mult](-1, value(node.operand))
+        if isinstance(node, ast.BinOp) and type(node.op) in operators:
+            return operators[type(node.op)](value(node.left), value(node.right))
         raise ValueError(f"{expression!r} is not a size expression")
 
     if expression == "?":

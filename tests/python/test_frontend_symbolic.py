@@ -46,12 +46,21 @@ def _run_sizes(compiled, reference, make_inputs, sizes=(1, 3, 8)):
         np.testing.assert_allclose(got, expected, **TOLERANCE)
 
 
-def _assert_one_compilation(module, reference, make_inputs):
+def _assert_one_compilation(module, reference, make_inputs, sizes=(1, 3, 8)):
     """``module`` compiles once and serves every size, matching ``reference``."""
     before = cuvil.compilations()
     compiled = module.compile()
-    _run_sizes(compiled, reference, make_inputs)
+    _run_sizes(compiled, reference, make_inputs, sizes)
     assert len(_new_compilations(before)) == 1
+
+
+# (batch, sequence) sizes for GPT-2: sequences up to its 16 positions.
+GPT2_SIZES = ((1, 3), (2, 8), (3, 16))
+
+
+def _token_ids(seed: int = 1):
+    rng = np.random.default_rng(seed)
+    return lambda size: (rng.integers(0, 64, size),)
 
 
 def _ort_reference(path):
@@ -127,25 +136,46 @@ def test_onnx_dims_without_value_or_param_get_fresh_symbols():
     assert static.input_spec == {"x": cuvil.TensorSpec((4, 3), "float32")}
 
 
-def test_onnx_nodes_needing_static_sizes_name_the_node_and_the_dim(zoo, tmp_path):
+def test_onnx_gpt2_with_symbolic_batch_and_sequence_compiles_once(zoo, tmp_path):
     path = zoo.export_onnx("gpt2", tmp_path / "gpt2.onnx", dynamic=True)
-    # The position ids are a Range over the symbolic sequence length.
-    with pytest.raises(cuvil.UnsupportedConstructError) as info:
-        cuvil.load_onnx(path)
-    message = str(info.value)
-    assert "ONNX Range node '/Range' needs a static size" in message
-    assert "symbolic dimension sequence" in message
-    assert "Fix: pass a static input_spec" in message
-    # With a static sequence, the fused qkv projection is split along a static axis of a
-    # tensor whose batch is symbolic (a gather of the known indices): one compilation
-    # serves every batch size.
-    module = to_ir_with_dynamic_shape(path, [cuvil.TensorSpec(("batch", 8), "int64")])
-    rng = np.random.default_rng(1)
-    _assert_one_compilation(module, _ort_reference(path), lambda n: (rng.integers(0, 64, (n, 8)),))
+    # The positions are a Range up to the sequence length, the causal mask a Slice of a
+    # 16 x 16 buffer up to it, and the attention's reshapes take batch and sequence at
+    # run time: one compilation serves every (batch, sequence).
+    module = cuvil.load_onnx(path)
+    assert module.input_spec == {"input_ids": cuvil.TensorSpec(("batch", "sequence"), "int64")}
+    assert all(op in module.text for op in ("cuvil.dim", "cuvil.range", "cuvil.slice"))
+    _assert_one_compilation(module, _ort_reference(path), _token_ids(), GPT2_SIZES)
+    # The names given to to_ir_with_dynamic_shape replace the file's.
+    module = to_ir_with_dynamic_shape(path, [cuvil.TensorSpec(("b", "t"), "int64")])
+    assert module.output_spec == (cuvil.TensorSpec(("b", "t", 64), "float32"),)
     # Static shapes given to load_onnx import and run.
     module = cuvil.load_onnx(path, input_spec={"input_ids": (2, 5)})
     ids = np.random.default_rng(0).integers(0, 64, (2, 5))
     np.testing.assert_allclose(module.compile()(ids), _ort_reference(path)(ids), **TOLERANCE)
+
+
+def test_onnx_nodes_needing_static_sizes_name_the_node_and_the_dim():
+    # A Range that starts at a symbolic size: only a Range's limit may be one.
+    shape = helper.make_node("Shape", ["x"], ["shape"], name="shape")
+    index = helper.make_tensor("one", onnx.TensorProto.INT64, [], [1])
+    gather = helper.make_node("Gather", ["shape", "one"], ["t"], name="length")
+    limit = helper.make_tensor("limit", onnx.TensorProto.INT64, [], [64])
+    step = helper.make_tensor("step", onnx.TensorProto.INT64, [], [1])
+    rng = helper.make_node("Range", ["t", "limit", "step"], ["y"], name="tail")
+    graph = helper.make_graph(
+        [shape, gather, rng],
+        "g",
+        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, "T"])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.INT64, [None])],
+        [index, limit, step],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(cuvil.UnsupportedConstructError) as info:
+        cuvil.load_onnx(model)
+    message = str(info.value)
+    assert "ONNX Range node 'tail' needs a static size" in message
+    assert "symbolic dimension T" in message
+    assert "Fix: pass a static input_spec" in message
 
 
 @pytest.mark.parametrize(
@@ -211,15 +241,26 @@ def test_torch_export_keeps_symbolic_sizes_and_compiles_once(spec):
 
 
 def test_torch_symbolic_size_needed_statically_is_refused_with_the_node():
-    class Positions(nn.Module):
+    class Filled(nn.Module):
         def forward(self, x):
-            return x + torch.arange(x.shape[1], dtype=torch.float32)
+            return x + torch.full((x.shape[1],), 2.0)
 
     with pytest.raises(cuvil.UnsupportedConstructError) as info:
-        to_ir_with_dynamic_shape(Positions(), [cuvil.TensorSpec((2, "T"), "float32")])
+        to_ir_with_dynamic_shape(Filled(), [cuvil.TensorSpec((2, "T"), "float32")])
     message = str(info.value)
-    assert "needs a static size but gets the symbolic size" in message
-    assert "FX node 'arange'" in message
+    assert "needs a static size but gets the symbolic size T" in message
+    assert "FX node 'full'" in message
+
+
+def test_torch_export_gpt2_with_symbolic_batch_and_sequence_compiles_once(zoo):
+    # arange(ids.shape[1]), the causal mask sliced to [:t, :t] (export bounds t by the
+    # mask's 16 rows), Linear on 3-D inputs (view to [N*T, C], addmm, view back).
+    model, _ = zoo.build("gpt2")
+    model.eval()
+    module = to_ir_with_dynamic_shape(model, [cuvil.TensorSpec(("batch", "seq"), "int64")])
+    assert module.input_spec == {"ids": cuvil.TensorSpec(("batch", "seq"), "int64")}
+    assert module.output_spec == (cuvil.TensorSpec(("batch", "seq", 64), "float32"),)
+    _assert_one_compilation(module, _torch_reference(model), _token_ids(), GPT2_SIZES)
 
 
 ZOO_TORCH_SPECS = {
@@ -262,7 +303,9 @@ def test_torch_compile_dynamic_is_one_compilation_for_all_batch_sizes():
     new = _torch_compile_once(model, _floats(lambda n: (n, 4, 6)), dynamic=True)
     assert len(new) == 1
     (x_type,) = [t for t in new[0].input_types if len(t[1]) == 3]
-    assert isinstance(x_type[1][0], str) and x_type[1][1:] == (4, 6)
+    # Every size Dynamo made symbolic stays so: the reshape back to (b, t * 5) takes both
+    # sizes at run time.
+    assert all(isinstance(d, str) for d in x_type[1][:2]) and x_type[1][2] == 6
 
 
 @pytest.mark.parametrize("name", sorted(ZOO_TORCH_SPECS))

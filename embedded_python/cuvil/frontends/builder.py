@@ -22,10 +22,20 @@ from .. import _dtypes, _mlir
 from .._errors import TraceError
 from .locations import UNKNOWN, NameLoc
 
-__all__ = ["TensorType", "Value", "IRBuilder", "GIVEN_RESULT_TYPE_OPS", "infer_result_type"]
+__all__ = [
+    "TensorType",
+    "IndexType",
+    "INDEX",
+    "Value",
+    "IRBuilder",
+    "GIVEN_RESULT_TYPE_OPS",
+    "infer_result_type",
+]
 
 # Ops whose result type is their parameter rather than a rule's answer.
-GIVEN_RESULT_TYPE_OPS = frozenset({"cuvil.reshape", "cuvil.broadcast_to", "cuvil.cast"})
+GIVEN_RESULT_TYPE_OPS = frozenset(
+    {"cuvil.reshape", "cuvil.broadcast_to", "cuvil.cast", "cuvil.range"}
+)
 
 
 def _dim(d):
@@ -82,8 +92,33 @@ class TensorType:
         return TensorType(shape, _dtypes.by_mlir(element).name)
 
 
+class IndexType:
+    """The type of a size known at run time (MLIR ``index``): what ``cuvil.dim`` reads.
+
+    Ops take such sizes as operands where a bound or a size is dynamic
+    (``cuvil.range``'s limit, ``cuvil.slice`` limits, ``cuvil.reshape`` sizes).
+    """
+
+    shape = ()
+    dtype = "index"
+    text = "index"
+    is_static = True
+    symbols = ()
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return "IndexType()"
+
+
+#: The one :class:`IndexType`.
+INDEX = IndexType()
+
+
 class Value:
-    """An SSA value made by an :class:`IRBuilder`: its name (``%3``) and :class:`TensorType`."""
+    """An SSA value made by an :class:`IRBuilder`: its name (``%3``) and :class:`TensorType`
+    (or :data:`INDEX` for a run-time size)."""
 
     __slots__ = ("name", "type")
 
@@ -140,6 +175,7 @@ class IRBuilder:
         self._next_id = 0
         self._node: NameLoc | None = None
         self._default = None
+        self._dims: dict[tuple[str, int], Value] = {}
 
     # ----- locations ---------------------------------------------------------------
     @contextlib.contextmanager
@@ -223,6 +259,36 @@ class IRBuilder:
         else:
             result_type = self.infer(name, operands, attributes, loc)
         return self._append(name, operands, attributes, result_type, loc)
+
+    def dim(self, value: Value, axis: int, loc=None) -> Value:
+        """``cuvil.dim``: the run-time size of ``value``'s dimension ``axis`` (an index value).
+
+        Read once per dimension; later asks reuse it.
+        """
+        key = (value.name, axis)
+        cached = self._dims.get(key)
+        if cached is None:
+            cached = self._dims[key] = self._append(
+                "cuvil.dim", [value], {"axis": axis}, INDEX, self.location(loc)
+            )
+        return cached
+
+    def index_constant(self, value: int, loc=None) -> Value:
+        """A size constant (``arith.constant 4 : index``)."""
+        attributes = {"value": _mlir.IndexAttr(value)}
+        return self._append("arith.constant", [], attributes, INDEX, self.location(loc))
+
+    def index_op(self, name: str, lhs: Value, rhs: Value, loc=None) -> Value:
+        """Size arithmetic: ``arith.addi``/``subi``/``muli``/``floordivsi``/``remsi`` on indexes."""
+        return self._append(name, [lhs, rhs], {}, INDEX, self.location(loc))
+
+    def symbol_size(self, name: str, loc=None) -> Value | None:
+        """The run-time size of the argument dimension named ``name`` (``None`` if none is)."""
+        for index, type in enumerate(self.argument_types):
+            if name in type.shape:
+                argument = Value(f"%arg{index}", type)
+                return self.dim(argument, type.shape.index(name), loc)
+        return None
 
     def infer(self, name: str, operands: Sequence[Value], attributes: Mapping, loc=None):
         """The result type ``name`` would have on ``operands``, from the op's shape rule."""

@@ -13,6 +13,7 @@ import numpy as np
 from .builder import IRBuilder, TensorType, Value
 
 __all__ = [
+    "DYNAMIC",
     "scalar",
     "normalize_axis",
     "reshape",
@@ -26,6 +27,10 @@ __all__ = [
     "compare",
     "matmul",
 ]
+
+
+#: A limit given at run time in ``cuvil.slice``'s ``limit`` list (MLIR's ``ShapedType::kDynamic``).
+DYNAMIC = -(2**63)
 
 
 def scalar(b: IRBuilder, value, like: Value | str) -> Value:
@@ -46,20 +51,24 @@ def _dynamic_dims(shape) -> tuple:
     return tuple(None if d is None or isinstance(d, str) else int(d) for d in shape)
 
 
-def reshape(b: IRBuilder, x: Value, shape: Sequence[int]) -> Value:
+def reshape(b: IRBuilder, x: Value, shape: Sequence[int], sizes: Sequence[Value] = ()) -> Value:
     """``x`` with ``shape`` (at most one ``-1``); no op when the shape is unchanged.
 
     With dynamic dims (``None`` or a symbol name, in ``shape`` or in ``x``),
-    a ``-1`` and the dynamic dims stay ``?``: the compiler derives their sizes.
+    a ``-1`` and the dynamic dims stay ``?``: the compiler derives their sizes,
+    or takes them from ``sizes`` (one run-time size per ``?`` of the result,
+    see :meth:`IRBuilder.dim`), which several dynamic dims that are not whole
+    dims of ``x`` need (``[N*T, C]`` into ``[N, T, C]``).
     """
     dims, current = _dynamic_dims(shape), _dynamic_dims(x.type.shape)
     if None not in current and dims.count(None) == 1:
         dims = tuple(-1 if d is None else d for d in dims)  # static input: its size is known
     if None in dims or None in current:
         dims = tuple(None if d == -1 else d for d in dims)
-        if dims == current:
+        if dims == current and (not sizes or _own_sizes(b, x, sizes)):
             return x
-        return b.op("cuvil.reshape", [x], result_type=TensorType(dims, x.type.dtype))
+        operands = [x, *sizes] if dims.count(None) > 1 else [x]
+        return b.op("cuvil.reshape", operands, result_type=TensorType(dims, x.type.dtype))
     shape = list(dims)
     size = int(np.prod(x.type.shape, dtype=np.int64))
     if -1 in shape:
@@ -68,6 +77,12 @@ def reshape(b: IRBuilder, x: Value, shape: Sequence[int]) -> Value:
     if tuple(shape) == x.type.shape:
         return x
     return b.op("cuvil.reshape", [x], result_type=TensorType(tuple(shape), x.type.dtype))
+
+
+def _own_sizes(b: IRBuilder, x: Value, sizes: Sequence[Value]) -> bool:
+    """Whether ``sizes`` are ``x``'s own dynamic sizes, in order."""
+    own = [b.dim(x, d) for d, size in enumerate(x.type.shape) if not isinstance(size, int)]
+    return [v.name for v in own] == [v.name for v in sizes]
 
 
 def transpose(b: IRBuilder, x: Value, perm: Sequence[int]) -> Value:
@@ -96,31 +111,33 @@ def cast(b: IRBuilder, x: Value, dtype: str) -> Value:
     return b.op("cuvil.cast", [x], result_type=TensorType(x.type.shape, dtype))
 
 
-def slice_axis(b: IRBuilder, x: Value, axis: int, start: int, limit: int, step: int = 1) -> Value:
-    """``x[..., start:limit:step, ...]`` along ``axis`` (positive step, in-range bounds).
+def slice_axis(b: IRBuilder, x: Value, axis: int, start: int, limit, step: int = 1) -> Value:
+    """``x[..., start:limit:step, ...]`` along ``axis`` (positive step), a ``cuvil.slice``.
 
-    ``cuvil.slice`` needs every dim static; on a tensor with symbolic dims
-    elsewhere, a static ``axis`` is sliced by a ``cuvil.gather`` of the known
-    indices (an indexed read instead of a view, but one compilation for every
-    size). A symbolic ``axis`` itself cannot be sliced yet.
+    ``limit`` is an int in range, or a size known at run time (an index value
+    from :meth:`IRBuilder.dim`, clamped to the axis as in Python slicing),
+    which a symbolic ``axis`` needs. Dims of ``x`` kept whole that are
+    dynamic keep their run-time size.
     """
     shape = x.type.shape
-    if not x.type.is_static:
-        if not isinstance(shape[axis], int):
-            raise ValueError(
-                f"cannot slice the symbolic axis {axis} of a tensor of shape {shape}: the "
-                "bounds of a slice must be static; fix: give that dim a static size (a static "
-                "input_spec)"
-            )
-        if (start, limit, step) == (0, shape[axis], 1):
-            return x
-        indices = np.arange(start, limit, step, dtype=np.int64)
-        return b.op("cuvil.gather", [x, b.constant(indices)], {"axis": axis})
-    starts, limits, steps = [0] * len(shape), list(shape), [1] * len(shape)
-    starts[axis], limits[axis], steps[axis] = start, limit, step
-    if (start, limit, step) == (0, shape[axis], 1):
+    run_time = isinstance(limit, Value)
+    if not run_time and (start, limit, step) == (0, shape[axis], 1):
         return x
-    return b.op("cuvil.slice", [x], {"start": starts, "limit": limits, "step": steps})
+    if not run_time and not isinstance(shape[axis], int):
+        raise ValueError(
+            f"cannot slice the symbolic axis {axis} of a tensor of shape {shape} up to the static "
+            f"limit {limit}: its size is only known at run time; fix: slice up to a run-time size "
+            "(a dim of an input) or give that dim a static size (a static input_spec)"
+        )
+    starts, limits, steps, operands = [0] * len(shape), [], [1] * len(shape), [x]
+    starts[axis], steps[axis] = start, step
+    for d, size in enumerate(shape):
+        bound = limit if d == axis else size if isinstance(size, int) else b.dim(x, d)
+        if isinstance(bound, Value):
+            operands.append(bound)
+            bound = DYNAMIC
+        limits.append(bound)
+    return b.op("cuvil.slice", operands, {"start": starts, "limit": limits, "step": steps})
 
 
 def concat(b: IRBuilder, values: Sequence[Value], axis: int) -> Value:

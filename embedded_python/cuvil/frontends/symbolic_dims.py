@@ -4,14 +4,18 @@ The ONNX importer's ``Shape`` of a tensor with a symbolic dimension gives a
 shape value whose entries are ints or :class:`SymDim` (a NumPy object array),
 so the shape arithmetic exporters emit (``Gather``, ``Unsqueeze``, ``Concat``,
 ``Mul``...) still folds; the PyTorch importer's ``sym_size`` gives a SymDim
-that FX's SymInt arithmetic carries along. A size that must be an int (a
-``Range`` limit, a ``Slice`` bound) raises :class:`SymbolicSizeError`, which
-the importer reports with the node.
+that FX's SymInt arithmetic carries along. Where an op takes a size at run
+time (a ``Range`` limit, a ``Slice`` end, the sizes of a ``Reshape``),
+:func:`run_time_size` reads it with ``cuvil.dim``; a size that must be an int
+(or one computed from others) raises :class:`SymbolicSizeError`, which the
+importer reports with the node.
 """
 
 from __future__ import annotations
 
+import ast
 import random
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -27,6 +31,8 @@ __all__ = [
     "missing_size",
     "value_dims",
     "folded_sizes",
+    "run_time_size",
+    "reshape_sizes",
 ]
 
 
@@ -237,3 +243,76 @@ def value_dims(value) -> tuple:
         else SymDim(origin=(value, axis))
         for axis, d in enumerate(value.type.shape)
     )
+
+
+def run_time_size(b, dim: SymDim):
+    """An ``index`` value holding ``dim``'s size, computed at run time on builder ``b``.
+
+    The size is read (``cuvil.dim``) from the tensor it came from (``origin``)
+    or, for an expression over the input symbols (``batch * 4``), computed
+    with ``arith`` ops from the argument dimensions its symbols name; a size
+    the compiler could not name raises :class:`SymbolicSizeError`.
+    """
+    if dim.origin is not None:
+        value, axis = dim.origin
+        return b.dim(value, axis)
+    try:
+        size = _symbolic.evaluate(dim.expr, _ArgumentSizes(b), _index_operators(b))
+    except (ValueError, SyntaxError):
+        raise SymbolicSizeError(dim) from None
+    return b.index_constant(size) if isinstance(size, int) else size
+
+
+class _ArgumentSizes(Mapping):
+    """Symbol name -> its run-time size (``cuvil.dim`` of the argument dim it names)."""
+
+    def __init__(self, b):
+        self._b = b
+
+    def __getitem__(self, name: str):
+        size = self._b.symbol_size(name)
+        if size is None:
+            raise KeyError(name)
+        return size
+
+    def __iter__(self):
+        return iter({d for t in self._b.argument_types for d in t.symbols})
+
+    def __len__(self) -> int:
+        return len(set(self))
+
+
+def _index_operators(b) -> dict:
+    """Size arithmetic for :func:`cuvil._symbolic.evaluate` over index values (and ints)."""
+
+    def operator(name: str, fold):
+        def apply(lhs, rhs):
+            if isinstance(lhs, int) and isinstance(rhs, int):
+                return fold(lhs, rhs)
+            lhs, rhs = (b.index_constant(v) if isinstance(v, int) else v for v in (lhs, rhs))
+            return b.index_op(name, lhs, rhs)
+
+        return apply
+
+    return {
+        ast.Add: operator("arith.addi", lambda x, y: x + y),
+        ast.Sub: operator("arith.subi", lambda x, y: x - y),
+        ast.Mult: operator("arith.muli", lambda x, y: x * y),
+        ast.FloorDiv: operator("arith.floordivsi", lambda x, y: x // y),
+        ast.Mod: operator("arith.remsi", lambda x, y: x % y),
+    }
+
+
+def reshape_sizes(b, entries) -> list | None:
+    """The run-time sizes of a reshape to ``entries`` (ints and SymDims), one per SymDim.
+
+    ``None`` when a result has at most one dynamic size (the compiler derives
+    it) or when some entry is unknown (``-1`` beside symbols, a computed size).
+    """
+    symbolic = [e for e in entries if isinstance(e, SymDim)]
+    if len(symbolic) < 2 or any(not isinstance(e, SymDim) and int(e) < 0 for e in entries):
+        return None
+    try:
+        return [run_time_size(b, e) for e in symbolic]
+    except SymbolicSizeError:
+        return None

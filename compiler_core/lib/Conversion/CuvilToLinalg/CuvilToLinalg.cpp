@@ -242,6 +242,8 @@ Value lowering::reshape(OpBuilder &b, Location loc, Value input,
   auto inType = cast<RankedTensorType>(input.getType());
   if (inType == resultType)
     return input;
+  if (onlyForgetsSizes(inType, resultType))
+    return b.create<tensor::CastOp>(loc, resultType, input);
   // collapse/expand cannot turn dynamic sizes into static ones: those go
   // through a flat vector cast to its static length.
   bool toStatic = !inType.hasStaticShape() && resultType.hasStaticShape();

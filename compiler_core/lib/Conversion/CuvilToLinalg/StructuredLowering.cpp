@@ -419,6 +419,9 @@ struct BatchNormLowering : public OpConversionPattern<BatchNormOp> {
 // Shape and data movement
 //===----------------------------------------------------------------------===//
 
+/// Reshapes whose dynamic sizes follow from the input collapse or expand
+/// (lowering::reshape); several given sizes unfold through tensor.reshape
+/// with the shape they spell (a view of a contiguous input, else a copy).
 struct ReshapeLowering : public OpConversionPattern<ReshapeOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -426,8 +429,24 @@ struct ReshapeLowering : public OpConversionPattern<ReshapeOp> {
                   ConversionPatternRewriter &rewriter) const override {
     if (!dynamicSizeRefusal(op).empty())
       return rewriter.notifyMatchFailure(op, dynamicSizeRefusal(op));
-    rewriter.replaceOp(
-        op, reshape(rewriter, op.getLoc(), adaptor.getInput(), op.getType()));
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    if (adaptor.getSizes().empty() || type.getNumDynamicDims() <= 1 ||
+        onlyForgetsSizes(cast<RankedTensorType>(adaptor.getInput().getType()),
+                         type)) {
+      rewriter.replaceOp(op, reshape(rewriter, loc, adaptor.getInput(), type));
+      return success();
+    }
+    SmallVector<Value> shape;
+    auto given = adaptor.getSizes().begin();
+    for (int64_t size : type.getShape())
+      shape.push_back(
+          ShapedType::isDynamic(size)
+              ? *given++
+              : rewriter.create<arith::ConstantIndexOp>(loc, size).getResult());
+    Value shapeTensor = rewriter.create<tensor::FromElementsOp>(loc, shape);
+    rewriter.replaceOpWithNewOp<tensor::ReshapeOp>(op, type, adaptor.getInput(),
+                                                   shapeTensor);
     return success();
   }
 };
@@ -504,20 +523,91 @@ struct ConcatLowering : public OpConversionPattern<ConcatOp> {
   }
 };
 
+/// max(0, ceil((limit - start) / step)): how many of start, start + step,
+/// ... lie below `limit` (an index).
+Value countBelow(OpBuilder &b, Location loc, Value limit, int64_t start,
+                 int64_t step) {
+  auto index = [&](int64_t v) {
+    return b.create<arith::ConstantIndexOp>(loc, v).getResult();
+  };
+  Value extent = b.create<arith::SubIOp>(loc, limit, index(start));
+  Value count = b.create<arith::CeilDivSIOp>(loc, extent, index(step));
+  return b.create<arith::MaxSIOp>(loc, count, index(0));
+}
+
+/// tensor.extract_slice; a run-time limit is clamped to the dimension and
+/// its size is ceil((limit - start) / step), at least 0.
 struct SliceLowering : public OpConversionPattern<SliceOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(SliceOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
     SmallVector<OpFoldResult> offsets, sizes, strides;
     for (int64_t v : op.getStart())
       offsets.push_back(rewriter.getIndexAttr(v));
-    for (int64_t v : op.getType().getShape())
-      sizes.push_back(rewriter.getIndexAttr(v));
     for (int64_t v : op.getStep())
       strides.push_back(rewriter.getIndexAttr(v));
+    auto limit = adaptor.getDynamicLimits().begin();
+    for (auto [d, size] : llvm::enumerate(op.getType().getShape())) {
+      if (!ShapedType::isDynamic(op.getLimit()[d])) {
+        sizes.push_back(rewriter.getIndexAttr(size));
+        continue;
+      }
+      Value dim =
+          rewriter.createOrFold<tensor::DimOp>(loc, adaptor.getInput(), d);
+      Value clamped = rewriter.create<arith::MinSIOp>(loc, *limit++, dim);
+      sizes.push_back(countBelow(rewriter, loc, clamped, op.getStart()[d],
+                                 op.getStep()[d]));
+    }
     rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
         op, op.getType(), adaptor.getInput(), offsets, sizes, strides);
+    return success();
+  }
+};
+
+struct DimLowering : public OpConversionPattern<DimOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(DimOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<tensor::DimOp>(op, adaptor.getInput(),
+                                               op.getAxis());
+    return success();
+  }
+};
+
+/// A parallel generic writing start + i * step over max(0, ceil((limit -
+/// start) / step)) elements.
+struct RangeLowering : public OpConversionPattern<RangeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(RangeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    int64_t start = op.getStart(), step = op.getStep();
+    SmallVector<Value> sizes;
+    if (type.isDynamicDim(0))
+      sizes.push_back(
+          countBelow(rewriter, loc, adaptor.getLimit(), start, step));
+    Value init = emptyTensor(rewriter, loc, type, sizes);
+    MLIRContext *ctx = rewriter.getContext();
+    auto generic = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{type}, ValueRange{}, ValueRange{init},
+        ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(1, ctx)},
+        ArrayRef<utils::IteratorType>{utils::IteratorType::parallel},
+        [&](OpBuilder &b, Location l, ValueRange) {
+          Value i = b.create<linalg::IndexOp>(l, 0);
+          Value scaled = b.create<arith::MulIOp>(
+              l, i, b.create<arith::ConstantIndexOp>(l, step));
+          Value v = b.create<arith::AddIOp>(
+              l, scaled, b.create<arith::ConstantIndexOp>(l, start));
+          Value wide = b.create<arith::IndexCastOp>(l, b.getI64Type(), v);
+          b.create<linalg::YieldOp>(
+              l, scalarConvert(b, l, wide, type.getElementType()));
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
     return success();
   }
 };
@@ -584,8 +674,8 @@ struct GatherLowering : public OpConversionPattern<GatherOp> {
 void lowering::populateStructuredPatterns(RewritePatternSet &patterns) {
   patterns.add<MatmulLowering, SoftmaxLowering, LayerNormLowering,
                BatchNormLowering, ReshapeLowering, TransposeLowering,
-               ConcatLowering, SliceLowering, GatherLowering,
-               ReduceLowering<ReduceSumOp, ReduceKind::Sum>,
+               ConcatLowering, SliceLowering, GatherLowering, DimLowering,
+               RangeLowering, ReduceLowering<ReduceSumOp, ReduceKind::Sum>,
                ReduceLowering<ReduceMeanOp, ReduceKind::Sum, true>,
                ReduceLowering<ReduceMaxOp, ReduceKind::Max>,
                ReduceLowering<ReduceMinOp, ReduceKind::Min>>(
@@ -608,17 +698,20 @@ std::string lowering::dynamicSizeRefusal(Operation *op) {
     RankedTensorType in = reshapeOp.getInput().getType(),
                      out = reshapeOp.getType();
     // Collapsing or expanding whole dims keeps each dynamic size in a group
-    // of its own; otherwise the sizes must follow from a flat count.
+    // of its own; otherwise the sizes must follow from a flat count or be
+    // given.
     bool regroups =
         in.getRank() > out.getRank()
             ? getReassociationIndicesForReshape(in, out).has_value()
             : getReassociationIndicesForReshape(out, in).has_value();
-    if (out.getNumDynamicDims() > 1 && !regroups)
+    if (out.getNumDynamicDims() > 1 && !regroups &&
+        !onlyForgetsSizes(in, out) && reshapeOp.getSizes().empty())
       return "reshaping " + shapeText(in) + " into " + shapeText(out) +
              " needs static sizes for all but one result dimension (a "
              "flat size cannot be split into several unknown ones); give "
-             "the other dimensions static sizes or reshape in steps that "
-             "keep the dynamic dimensions whole";
+             "the sizes as index operands (cuvil.dim of the tensors they "
+             "come from) or reshape in steps that keep the dynamic "
+             "dimensions whole";
   }
   return "";
 }

@@ -748,8 +748,8 @@ def getitem(x: Tracer, index) -> Tracer:
 
 def _getitem_symbolic(x: Tracer, items: list, loc) -> Tracer:
     """Slices of the static axes of an array with symbolic dims (``composites.slice_axis``:
-    a gather of the known indices, as ``cuvil.slice`` needs every dim static); its symbolic
-    axes must stay whole."""
+    a ``cuvil.slice`` whose symbolic dims keep their run-time size); its symbolic axes must
+    stay whole."""
     ctx = check_context((x,))
     value = x._value
     for dim, (item, size) in enumerate(zip(items, x.shape, strict=True)):

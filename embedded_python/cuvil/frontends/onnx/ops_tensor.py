@@ -213,9 +213,12 @@ def constant_of_shape(ctx: NodeContext):
 @op("Range")
 def range_(ctx: NodeContext):
     start, limit, delta = (ctx.constant(i, n) for i, n in enumerate(("start", "limit", "delta")))
-    for bound in (start, limit, delta):
-        S.require_static(bound)
-    return [np.arange(start, limit, delta, dtype=np.asarray(start).dtype)]
+    limit = np.asarray(limit, dtype=object).reshape(-1)[0]
+    if not isinstance(limit, SymDim):
+        S.require_static(start)
+        S.require_static(delta)
+        return [np.arange(start, limit, delta, dtype=np.asarray(start).dtype)]
+    return [S.arange(ctx, start, limit, delta)]
 
 
 @op("Reshape")
@@ -315,6 +318,14 @@ def split(ctx: NodeContext):
     return [C.slice_axis(ctx.b, x, axis, int(s), int(e)) for s, e in zip(bounds, bounds[1:])]
 
 
+def _bounds(ctx: NodeContext, index: int, name: str):
+    """Slice bounds from input ``index``: ints, a SymDim where a bound is a run-time size."""
+    if not ctx.has(index):
+        return None
+    entries = np.asarray(ctx.constant(index, name), dtype=object).reshape(-1)
+    return [e if isinstance(e, SymDim) else int(e) for e in entries]
+
+
 @op("Slice")
 def slice_(ctx: NodeContext):
     shape = ctx.shape(0)
@@ -322,7 +333,7 @@ def slice_(ctx: NodeContext):
         starts, ends, axes = ctx.attr("starts"), ctx.attr("ends"), ctx.attr("axes")
         steps = None
     else:
-        starts, ends = ctx.ints("", 1), ctx.ints("", 2)
+        starts, ends = ctx.ints("", 1), _bounds(ctx, 2, "ends")
         axes, steps = ctx.ints("", 3), ctx.ints("", 4)
     axes = list(range(len(starts))) if axes is None else axes
     steps = [1] * len(starts) if steps is None else steps
@@ -331,10 +342,14 @@ def slice_(ctx: NodeContext):
         axis = C.normalize_axis(axis, len(shape))
         # Python slicing clamps like ONNX does (INT64_MAX/INT64_MIN ends included).
         index[axis] = slice(start, end, step)
-    if ctx.is_constant(0):
+    run_time_end = any(isinstance(item.stop, SymDim) for item in index)
+    if ctx.is_constant(0) and not run_time_end:
         return [np.asarray(ctx.inputs[0])[tuple(index)]]
     x = ctx.value(0)
     for axis, item in enumerate(index):
+        if isinstance(item.stop, SymDim):
+            x = S.slice_to_run_time_end(ctx, x, axis, item)
+            continue
         if item == slice(None) or (
             isinstance(shape[axis], SymDim) and S.whole_axis(item.start, item.stop, item.step)
         ):

@@ -1,10 +1,12 @@
-"""Reshape and broadcast to ONNX shape values with symbolic entries, as the core's dynamic ops.
+"""Reshape, broadcast, Range and Slice with ONNX shape values of symbolic entries, as core ops.
 
 A target entry that is a :class:`~.shapes.SymDim` becomes a ``?`` dim of the
 op's type: ``cuvil.reshape`` derives it (from the element count, or group by
-group), ``cuvil.broadcast_to`` takes it from its input or, where the input
+group) or, for several, takes the sizes read with ``cuvil.dim`` where they
+came from; ``cuvil.broadcast_to`` takes it from its input or, where the input
 has size 1, from a ``like`` tensor built from the run-time values the sizes
-were read from.
+were read from. A symbolic ``Range`` limit or ``Slice`` end is read the same
+way and becomes ``cuvil.range``'s limit or a ``cuvil.slice`` limit.
 """
 
 from __future__ import annotations
@@ -12,11 +14,27 @@ from __future__ import annotations
 import numpy as np
 
 from .. import composites as C
+from ..base import compute_dtype
 from ..builder import TensorType, Value
-from ..symbolic_dims import SymbolicSizeError, SymDim, missing_size, same_size, type_dims
+from ..symbolic_dims import (
+    SymbolicSizeError,
+    SymDim,
+    missing_size,
+    reshape_sizes,
+    run_time_size,
+    same_size,
+    type_dims,
+)
 from .importer import NodeContext
 
-__all__ = ["reshape", "broadcast", "require_static", "whole_axis"]
+__all__ = [
+    "reshape",
+    "broadcast",
+    "arange",
+    "slice_to_run_time_end",
+    "require_static",
+    "whole_axis",
+]
 
 _INT64_MAX = 2**63 - 1
 
@@ -47,6 +65,9 @@ def reshape(ctx: NodeContext, x: Value, entries) -> Value:
     if all(d is not None for d in dims):
         # A dynamic tensor reshaped to a static shape: the compiler checks the count at run time.
         return ctx.b.op("cuvil.reshape", [x], result_type=TensorType(dims, x.type.dtype))
+    sizes = reshape_sizes(ctx.b, entries)
+    if sizes is not None:
+        return C.reshape(ctx.b, x, dims, sizes)
     result = ctx.b.op("cuvil.reshape", [x], result_type=TensorType(dims, x.type.dtype))
     if sum(d is None for d in dims) > 1:
         _check_derived_sizes(ctx, result, entries)
@@ -71,6 +92,42 @@ def _check_derived_sizes(ctx: NodeContext, result: Value, entries) -> None:
             f"size the compiler derives from the input ({derived}); fix: pass a static "
             "input_spec"
         )
+
+
+def arange(ctx: NodeContext, start, limit: SymDim, delta) -> Value:
+    """``Range(start, limit, delta)`` up to the run-time size ``limit``: a ``cuvil.range``."""
+    for name, bound in (("start", start), ("delta", delta)):
+        if isinstance(np.asarray(bound, dtype=object).reshape(-1)[0], SymDim):
+            raise ctx.unsupported(
+                f"a Range whose {name} is the symbolic size {bound} (only its limit may be "
+                "symbolic); fix: pass a static input_spec"
+            )
+    start, delta = np.asarray(start).reshape(-1)[0], np.asarray(delta).reshape(-1)[0]
+    if int(start) != start or int(delta) != delta or delta < 1:
+        raise ctx.unsupported(
+            f"a Range from {start} by {delta} up to the symbolic size {limit}: with a symbolic "
+            "limit Cuvil needs an integer start and a positive integer delta; fix: pass a static "
+            "input_spec"
+        )
+    dtype = compute_dtype(np.asarray(start).dtype.name)
+    return ctx.b.op(
+        "cuvil.range",
+        [run_time_size(ctx.b, limit)],
+        {"start": int(start), "step": int(delta)},
+        result_type=TensorType((None,), dtype),
+    )
+
+
+def slice_to_run_time_end(ctx: NodeContext, x: Value, axis: int, item: slice) -> Value:
+    """``x`` sliced along ``axis`` by ``item``, whose end is a symbolic size read at run time."""
+    start, step = item.start or 0, 1 if item.step is None else item.step
+    if isinstance(start, SymDim) or start < 0 or step < 1:
+        raise ctx.unsupported(
+            f"a Slice of axis {axis} from {start} by {step} up to the symbolic end {item.stop}: "
+            "with a symbolic end Cuvil needs a static start >= 0 and a step >= 1; fix: pass a "
+            "static input_spec"
+        )
+    return C.slice_axis(ctx.b, x, axis, start, run_time_size(ctx.b, item.stop), step)
 
 
 def broadcast(ctx: NodeContext, x: Value, target) -> Value:

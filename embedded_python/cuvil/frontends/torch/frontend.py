@@ -156,20 +156,10 @@ def _export(model, input_spec: Mapping, name: str, dims: Mapping):
     them symbolic. Returns the graph module, its constants and the indices of
     the user outputs.
     """
-    import torch
-
-    from .specs import export_dims
-
-    hints, dynamic_shapes = export_dims(input_spec, dims)
-    examples = dict(zip(input_spec, example_tensors(input_spec, hints)))
-    bound = inspect.signature(model.forward).bind_partial(**examples)
-    options = {"dynamic_shapes": dynamic_shapes} if hints else {}
     was_training = model.training
     model.eval()
     try:
-        with torch.no_grad():
-            program = torch.export.export(model, tuple(bound.args), dict(bound.kwargs), **options)
-            program = program.run_decompositions(_decompositions())
+        program = _export_program(model, input_spec, dims)
     except Exception as error:  # export's errors have many types; all mean "cannot import"
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise UnsupportedConstructError(
@@ -186,6 +176,30 @@ def _export(model, input_spec: Mapping, name: str, dims: Mapping):
     specs = program.graph_signature.output_specs
     outputs = [i for i, spec in enumerate(specs) if spec.kind is OutputKind.USER_OUTPUT]
     return program.graph_module, _export_constants(program), outputs
+
+
+def _export_program(model, input_spec: Mapping, dims: Mapping):
+    """The exported, decomposed program; a symbol the model bounds (``seq <= 16``) is exported
+    again with the range export infers for it."""
+    import torch
+
+    from .specs import export_dims
+
+    def export(infer_ranges: bool):
+        hints, dynamic_shapes = export_dims(input_spec, dims, infer_ranges)
+        examples = dict(zip(input_spec, example_tensors(input_spec, hints)))
+        bound = inspect.signature(model.forward).bind_partial(**examples)
+        options = {"dynamic_shapes": dynamic_shapes} if hints else {}
+        with torch.no_grad():
+            program = torch.export.export(model, tuple(bound.args), dict(bound.kwargs), **options)
+            return program.run_decompositions(_decompositions())
+
+    try:
+        return export(False)
+    except torch._dynamo.exc.UserError as error:
+        if "Constraints violated" not in str(error):
+            raise
+        return export(True)
 
 
 def _export_constants(program) -> dict[str, np.ndarray]:

@@ -185,8 +185,10 @@ class GraphImporter:
             raise self.unsupported(f"the call of {target!r}, which is not an ATen op")
         if aten.foldable(name) and not any(isinstance(v, Value) for v in _flatten((args, kwargs))):
             symbolic = [v for v in _flatten((args, kwargs)) if isinstance(v, SymDim)]
-            if symbolic:
+            if symbolic and aten.lowering(name) is None:
                 raise SymbolicSizeError(symbolic[0])
+            if symbolic:  # a constructor of a run-time size (arange(ids.shape[1]))
+                return aten.lowering(name)(self, **aten.bind(target, args, kwargs))
             folded = aten.fold(target, args, kwargs)
             if folded is not None:
                 return folded

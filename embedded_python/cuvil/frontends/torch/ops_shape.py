@@ -2,7 +2,9 @@
 
 Views become copies (Cuvil IR is value semantics); their result shapes are
 read from the node's ``meta["val"]``, so ``-1`` and symbolic sizes need no
-arithmetic here.
+arithmetic here. A symbolic size read by ``sym_size`` remembers the tensor it
+came from, so a slice end, an ``arange`` limit or several reshape sizes read it
+there at run time (``cuvil.dim``).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import numpy as np
 
 from .. import composites
 from ..builder import TensorType, Value
-from ..symbolic_dims import SymDim
+from ..symbolic_dims import SymDim, reshape_sizes, run_time_size
 from .aten import lowers
 from .ops_math import operand, result_dims, result_dtype, result_shape
 
@@ -26,9 +28,15 @@ from .ops_math import operand, result_dims, result_dtype, result_shape
     "aten.unsqueeze",
     "aten.unflatten",
 )
-def _reshape(c, self, **_):
-    # A symbolic size is a dynamic dim the compiler derives (from the element count).
-    return composites.reshape(c.b, operand(c, self, result_dtype(c)), result_dims(c))
+def _reshape(c, self, size=None, shape=None, **_):
+    # A symbolic size is a dynamic dim the compiler derives (from the element count), or,
+    # for several (view(N, T, C) of an [N*T, C] matmul), the sizes sym_size read.
+    dims = result_dims(c)
+    entries = size if size is not None else shape
+    sizes = None
+    if entries is not None and dims.count(None) > 1:
+        sizes = reshape_sizes(c.b, list(entries))
+    return composites.reshape(c.b, operand(c, self, result_dtype(c)), dims, sizes or ())
 
 
 @lowers("aten.permute")
@@ -131,10 +139,28 @@ def _unbind(c, self, dim=0, **_):
 def _slice(c, self, dim=0, start=None, end=None, step=1, **_):
     x = operand(c, self, result_dtype(c))
     axis = composites.normalize_axis(int(dim), len(x.type.shape))
+    if isinstance(end, SymDim) or not isinstance(x.type.shape[axis], int):
+        return _slice_to_run_time_end(c, x, axis, start, end, step)
     begin, limit, stride = slice(start, end, int(step)).indices(x.type.shape[axis])
     if limit <= begin:
         raise c.unsupported(f"a slice [{start}:{end}:{step}] with no elements")
     return composites.slice_axis(c.b, x, axis, begin, limit, stride)
+
+
+def _slice_to_run_time_end(c, x: Value, axis: int, start, end, step):
+    """``x[start:end:step]`` along ``axis`` where the end or the axis size is symbolic."""
+    start = 0 if start is None else start
+    whole = end is None or (isinstance(end, int) and end >= 2**62)
+    if start == 0 and step == 1 and whole:
+        return x
+    if isinstance(start, SymDim) or start < 0 or step < 1 or not isinstance(end, SymDim):
+        raise c.unsupported(
+            f"a slice [{start}:{end}:{step}] of axis {axis} of symbolic shape {x.type.shape}: "
+            "Cuvil slices a symbolic size only from a static start >= 0 with a step >= 1 up "
+            "to a size read from a tensor (x[:, :t] with t = y.shape[1]); fix: give that dim "
+            "a static size"
+        )
+    return composites.slice_axis(c.b, x, axis, int(start), run_time_size(c.b, end), int(step))
 
 
 @lowers("aten.select", "aten.select_copy")
@@ -152,7 +178,12 @@ def _select(c, self, dim, index, **_):
 @lowers("aten.sym_size")
 def _sym_size(c, self, dim=None, **_):
     shape = self.type.shape if isinstance(self, Value) else np.shape(self)
-    return _symbolic_size(c, shape[int(dim)]) if dim is not None else tuple(shape)
+    if dim is None:
+        return tuple(shape)
+    size = _symbolic_size(c, shape[int(dim)])
+    if isinstance(size, SymDim) and isinstance(self, Value):
+        size.origin = (self, composites.normalize_axis(int(dim), len(shape)))
+    return size
 
 
 @lowers("aten.sym_numel")
@@ -168,6 +199,27 @@ def _symbolic_size(c, size):
         return size
     val = c.node.meta.get("val")
     return SymDim(str(size) if isinstance(size, str) else str(val))
+
+
+@lowers("aten.arange")
+def _arange(c, end, start=0, step=1, **_):
+    # Only reached with a symbolic bound: arange of static sizes is folded.
+    if isinstance(start, SymDim) or isinstance(step, SymDim) or not isinstance(end, SymDim):
+        raise c.unsupported(
+            f"arange({start}, {end}, {step}) with a symbolic start or step; only the end may "
+            "be a symbolic size; fix: give that dim a static size"
+        )
+    if int(start) != start or int(step) != step or step < 1:
+        raise c.unsupported(
+            f"arange({start}, {end}, {step}) up to a symbolic size needs an integer start and "
+            "a positive integer step"
+        )
+    return c.b.op(
+        "cuvil.range",
+        [run_time_size(c.b, end)],
+        {"start": int(start), "step": int(step)},
+        result_type=TensorType(result_dims(c), result_dtype(c)),
+    )
 
 
 @lowers(

@@ -80,11 +80,16 @@ def plain_dims(input_spec) -> tuple[object, dict]:
 _HINTS = (3, 5, 7, 11, 13, 17, 19, 23)
 
 
-def export_dims(input_spec: Mapping, dims: Mapping) -> tuple[dict, dict]:
+def export_dims(
+    input_spec: Mapping, dims: Mapping, infer_ranges: bool = False
+) -> tuple[dict, dict]:
     """For specs with symbol names: example size per symbol, and ``dynamic_shapes`` for export.
 
     ``dims`` holds the user's ``torch.export.Dim`` per name (its range bounds the
-    example size); other names get a ``Dim`` of their own. Equal names share one.
+    example size); other names get a ``Dim`` of their own (equal names share one)
+    or, with ``infer_ranges``, ``Dim.DYNAMIC``: export then finds the range the
+    model allows (a causal mask of 16 rows bounds a sequence by 16) instead of
+    refusing a range the name did not state. The IR keeps the names either way.
     """
     import torch
 
@@ -94,10 +99,15 @@ def export_dims(input_spec: Mapping, dims: Mapping) -> tuple[dict, dict]:
         for axis, d in enumerate(spec.shape):
             if not isinstance(d, str):
                 continue
-            dim = shared.setdefault(d, torch.export.Dim(d))
+            if infer_ranges and d not in dims:
+                dim = torch.export.Dim.DYNAMIC
+            else:
+                dim = shared.setdefault(d, torch.export.Dim(d))
             if d not in hints:
                 hint = _HINTS[len(hints) % len(_HINTS)]
-                lower, upper = max(getattr(dim, "min", 2), 2), getattr(dim, "max", hint)
+                bounds = dims.get(d, dim)
+                lower = max(getattr(bounds, "min", None) or 2, 2)
+                upper = getattr(bounds, "max", None) or hint
                 hints[d] = min(max(hint, lower), upper)
             axes[axis] = dim
         dynamic[name] = axes or None

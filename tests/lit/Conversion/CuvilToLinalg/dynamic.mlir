@@ -196,3 +196,53 @@ func.func @gather_dynamic_data(%x: tensor<?x8x96xf32> {cuvil.symbols = ["N"]}, %
   %y = cuvil.gather %x, %i {axis = 2 : i64} : (tensor<?x8x96xf32>, tensor<32xi64>) -> tensor<?x8x32xf32>
   return %y : tensor<?x8x32xf32>
 }
+
+// -----
+
+// Run-time sizes: cuvil.dim is tensor.dim; a range writes start + i * step
+// over max(0, ceil((limit - start) / step)) elements; a run-time slice limit
+// is clamped to the dimension before it sizes the extract_slice; reshape
+// sizes spell the shape of a tensor.reshape.
+// CHECK-LABEL: func.func @run_time_sizes
+// CHECK-SAME: (%[[IDS:.*]]: tensor<?x?xi64>, %[[MASK:.*]]: tensor<1x1x16x16xf32>, %[[H:.*]]: tensor<?x8xf32>)
+// CHECK: %[[N:.*]] = tensor.dim %[[IDS]], %{{.*}} : tensor<?x?xi64>
+// CHECK: %[[T:.*]] = tensor.dim %[[IDS]], %{{.*}} : tensor<?x?xi64>
+// CHECK: %[[EXTENT:.*]] = arith.subi %[[T]], %{{.*}} : index
+// CHECK: %[[COUNT:.*]] = arith.ceildivsi %[[EXTENT]], %{{.*}} : index
+// CHECK: %[[SIZE:.*]] = arith.maxsi %[[COUNT]], %{{.*}} : index
+// CHECK: %[[E:.*]] = tensor.empty(%[[SIZE]]) : tensor<?xi64>
+// CHECK: linalg.generic {{.*}} outs(%[[E]] : tensor<?xi64>)
+// CHECK: %[[I:.*]] = linalg.index 0 : index
+// CHECK: arith.muli %[[I]], %{{.*}} : index
+// CHECK: arith.index_cast %{{.*}} : index to i64
+// CHECK: %[[ROWS:.*]] = arith.minsi %[[T]], %{{.*}} : index
+// CHECK: %[[COLS:.*]] = arith.minsi %[[T]], %{{.*}} : index
+// CHECK: tensor.extract_slice %[[MASK]][0, 0, 0, 0] [1, 1, %{{.*}}, %{{.*}}] [1, 1, 1, 1] : tensor<1x1x16x16xf32> to tensor<1x1x?x?xf32>
+// CHECK: %[[SHAPE:.*]] = tensor.from_elements %[[N]], %[[T]], %{{.*}} : tensor<3xindex>
+// CHECK: tensor.reshape %[[H]](%[[SHAPE]]) : (tensor<?x8xf32>, tensor<3xindex>) -> tensor<?x?x8xf32>
+func.func @run_time_sizes(%ids: tensor<?x?xi64>, %mask: tensor<1x1x16x16xf32>, %h: tensor<?x8xf32>)
+    -> (tensor<?xi64>, tensor<1x1x?x?xf32>, tensor<?x?x8xf32>) {
+  %n = cuvil.dim %ids, 0 : tensor<?x?xi64>
+  %t = cuvil.dim %ids, 1 : tensor<?x?xi64>
+  %0 = cuvil.range %t {start = 0 : i64, step = 2 : i64} : tensor<?xi64>
+  %1 = cuvil.slice %mask limit [1, 1, %t, %t] {start = array<i64: 0, 0, 0, 0>, step = array<i64: 1, 1, 1, 1>}
+      : (tensor<1x1x16x16xf32>) -> tensor<1x1x?x?xf32>
+  %2 = cuvil.reshape %h (%n, %t) : (tensor<?x8xf32>) -> tensor<?x?x8xf32>
+  return %0, %1, %2 : tensor<?xi64>, tensor<1x1x?x?xf32>, tensor<?x?x8xf32>
+}
+
+// -----
+
+// A reshape that only makes sizes dynamic (left by canonicalization) is a
+// tensor.cast; one of the same rank that moves sizes ([?, 16] into [2, ?])
+// is a real reshape.
+// CHECK-LABEL: func.func @shape_cast
+// CHECK: tensor.cast %{{.*}} : tensor<1x1x6x16xf32> to tensor<1x1x?x?xf32>
+// CHECK: tensor.collapse_shape %{{.*}} : tensor<?x16xf32> into tensor<?xf32>
+// CHECK: tensor.expand_shape
+func.func @shape_cast(%x: tensor<1x1x6x16xf32>, %y: tensor<?x16xf32>) -> (tensor<1x1x?x?xf32>, tensor<2x?xf32>) {
+  %0 = cuvil.reshape %x : (tensor<1x1x6x16xf32>) -> tensor<1x1x?x?xf32>
+  %1 = cuvil.reshape %y : (tensor<?x16xf32>) -> tensor<2x?xf32>
+  return %0, %1 : tensor<1x1x?x?xf32>, tensor<2x?xf32>
+}
+

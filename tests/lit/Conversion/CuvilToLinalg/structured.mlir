@@ -121,7 +121,7 @@ func.func @shapes(%x: tensor<4x8xf32>, %y: tensor<2x8xf32>)
   %0 = cuvil.reshape %x : (tensor<4x8xf32>) -> tensor<2x16xf32>
   %1 = cuvil.transpose %x {permutation = array<i64: 1, 0>} : (tensor<4x8xf32>) -> tensor<8x4xf32>
   %2 = cuvil.concat %x, %y {axis = 0 : i64} : (tensor<4x8xf32>, tensor<2x8xf32>) -> tensor<6x8xf32>
-  %3 = cuvil.slice %x {start = array<i64: 0, 1>, limit = array<i64: 4, 8>, step = array<i64: 2, 1>} : (tensor<4x8xf32>) -> tensor<2x7xf32>
+  %3 = cuvil.slice %x limit [4, 8] {start = array<i64: 0, 1>, step = array<i64: 2, 1>} : (tensor<4x8xf32>) -> tensor<2x7xf32>
   return %0, %1, %2, %3 : tensor<2x16xf32>, tensor<8x4xf32>, tensor<6x8xf32>, tensor<2x7xf32>
 }
 

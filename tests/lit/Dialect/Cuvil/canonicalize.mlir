@@ -75,3 +75,45 @@ func.func @dynamic_not_folded(%x: tensor<?x?xf32>, %y: tensor<?x4xf32>, %l: tens
   %2 = cuvil.reshape %y : (tensor<?x4xf32>) -> tensor<?x4xf32>
   return %0, %1, %2 : tensor<?x?xf32>, tensor<?x4xf32>, tensor<?x4xf32>
 }
+
+// -----
+
+// Run-time sizes that are static fold: cuvil.dim of a static dimension is a
+// constant, a range to a constant limit is a constant, and constant slice
+// limits and reshape sizes become static ones (a reshape restores the type
+// users see).
+// CHECK-LABEL: func.func @static_run_time_sizes
+// CHECK-SAME: (%[[M:.*]]: tensor<1x1x16x16xf32>, %[[H:.*]]: tensor<24x8xf32>)
+// CHECK-NOT: cuvil.dim
+// CHECK-DAG: %[[R:.*]] = cuvil.constant dense<[1, 3, 5]> : tensor<3xi64>
+// CHECK-DAG: %[[RC:.*]] = cuvil.reshape %[[R]] : (tensor<3xi64>) -> tensor<?xi64>
+// CHECK-DAG: %[[S:.*]] = cuvil.slice %[[M]] limit [1, 1, 6, 16] {start = array<i64: 0, 0, 0, 0>, step = array<i64: 1, 1, 1, 1>} : (tensor<1x1x16x16xf32>) -> tensor<1x1x6x16xf32>
+// CHECK-DAG: %[[SC:.*]] = cuvil.reshape %[[S]] : (tensor<1x1x6x16xf32>) -> tensor<1x1x?x?xf32>
+// CHECK-DAG: %[[P:.*]] = cuvil.reshape %[[H]] : (tensor<24x8xf32>) -> tensor<4x6x8xf32>
+// CHECK-DAG: %[[PC:.*]] = cuvil.reshape %[[P]] : (tensor<4x6x8xf32>) -> tensor<?x?x8xf32>
+// CHECK: return %[[RC]], %[[SC]], %[[PC]]
+func.func @static_run_time_sizes(%mask: tensor<1x1x16x16xf32>, %h: tensor<24x8xf32>)
+    -> (tensor<?xi64>, tensor<1x1x?x?xf32>, tensor<?x?x8xf32>) {
+  %c4 = arith.constant 4 : index
+  %c20 = arith.constant 20 : index
+  %six = cuvil.dim %mask, 2 : tensor<1x1x16x16xf32>
+  %t = arith.constant 6 : index
+  %0 = cuvil.range %t {start = 1 : i64, step = 2 : i64} : tensor<?xi64>
+  %1 = cuvil.slice %mask limit [1, 1, %t, %c20] {start = array<i64: 0, 0, 0, 0>, step = array<i64: 1, 1, 1, 1>}
+      : (tensor<1x1x16x16xf32>) -> tensor<1x1x?x?xf32>
+  %2 = cuvil.reshape %h (%c4, %t) : (tensor<24x8xf32>) -> tensor<?x?x8xf32>
+  return %0, %1, %2 : tensor<?xi64>, tensor<1x1x?x?xf32>, tensor<?x?x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @dim_folds
+// CHECK: %[[C:.*]] = arith.constant 16 : index
+// CHECK: %[[D:.*]] = cuvil.dim %{{.*}}, 0 : tensor<?x16xf32>
+// CHECK: return %[[D]], %[[C]]
+func.func @dim_folds(%x: tensor<?x16xf32>) -> (index, index) {
+  %0 = cuvil.dim %x, 0 : tensor<?x16xf32>
+  %1 = cuvil.dim %x, 1 : tensor<?x16xf32>
+  return %0, %1 : index, index
+}
+

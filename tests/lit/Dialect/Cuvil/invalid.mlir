@@ -297,28 +297,28 @@ func.func @case41(%a: tensor<4x3xf32>, %b: tensor<4x3xf32>) {
 
 func.func @case42(%a: tensor<4x3xf32>, %b: tensor<1xf32>) {
   // expected-error @+1 {{start/limit/step must each have 2 entries for input shape [4, 3]}}
-  %0 = cuvil.slice %a {start = array<i64: 0>, limit = array<i64: 4, 3>, step = array<i64: 1, 1>} : (tensor<4x3xf32>) -> tensor<4x3xf32>
+  %0 = cuvil.slice %a limit [4, 3] {start = array<i64: 0>, step = array<i64: 1, 1>} : (tensor<4x3xf32>) -> tensor<4x3xf32>
   return
 }
 // -----
 
 func.func @case43(%a: tensor<4x3xf32>, %b: tensor<1xf32>) {
   // expected-error @+1 {{step must be >= 1 in dimension 1}}
-  %0 = cuvil.slice %a {start = array<i64: 0, 0>, limit = array<i64: 4, 3>, step = array<i64: 1, 0>} : (tensor<4x3xf32>) -> tensor<4x3xf32>
+  %0 = cuvil.slice %a limit [4, 3] {start = array<i64: 0, 0>, step = array<i64: 1, 0>} : (tensor<4x3xf32>) -> tensor<4x3xf32>
   return
 }
 // -----
 
 func.func @case44(%a: tensor<4x3xf32>, %b: tensor<1xf32>) {
   // expected-error @+1 {{slice [0, 5) of dimension 0 is out of bounds for input shape [4, 3]}}
-  %0 = cuvil.slice %a {start = array<i64: 0, 0>, limit = array<i64: 5, 3>, step = array<i64: 1, 1>} : (tensor<4x3xf32>) -> tensor<5x3xf32>
+  %0 = cuvil.slice %a limit [5, 3] {start = array<i64: 0, 0>, step = array<i64: 1, 1>} : (tensor<4x3xf32>) -> tensor<5x3xf32>
   return
 }
 // -----
 
 func.func @case45(%a: tensor<4x3xf32>, %b: tensor<1xf32>) {
   // expected-error @+1 {{result shape [4, 3] does not match [2, 3]}}
-  %0 = cuvil.slice %a {start = array<i64: 0, 0>, limit = array<i64: 4, 3>, step = array<i64: 2, 1>} : (tensor<4x3xf32>) -> tensor<4x3xf32>
+  %0 = cuvil.slice %a limit [4, 3] {start = array<i64: 0, 0>, step = array<i64: 2, 1>} : (tensor<4x3xf32>) -> tensor<4x3xf32>
   return
 }
 // -----
@@ -385,8 +385,8 @@ func.func @symbols_strings(%a: tensor<?xf32> {cuvil.symbols = [3]}) {
 // -----
 
 func.func @slice_dynamic(%a: tensor<?x3xf32>) {
-  // expected-error @+1 {{cannot slice dimension 0 of dynamic size in [?, 3]}}
-  %0 = cuvil.slice %a {start = array<i64: 0, 0>, limit = array<i64: 2, 3>, step = array<i64: 1, 1>} : (tensor<?x3xf32>) -> tensor<2x3xf32>
+  // expected-error @+1 {{cannot slice dimension 0 of dynamic size in [?, 3] with a static limit; give the limit as an index (cuvil.dim of the tensor whose size it is)}}
+  %0 = cuvil.slice %a limit [2, 3] {start = array<i64: 0, 0>, step = array<i64: 1, 1>} : (tensor<?x3xf32>) -> tensor<2x3xf32>
   return
 }
 // -----
@@ -418,4 +418,61 @@ func.func @floor_of_integers(%a: tensor<4xi32>) -> tensor<4xi32> {
   // expected-error @+1 {{operand #0 must be ranked tensor of 16-bit float}}
   %0 = cuvil.floor %a : tensor<4xi32>
   return %0 : tensor<4xi32>
+}
+
+// -----
+
+func.func @slice_run_time_limits_count(%a: tensor<4x?xf32>, %t: index) {
+  // expected-error @+1 {{has 1 run-time limits for the 2 dynamic entries of its limit list}}
+  %0 = "cuvil.slice"(%a, %t) <{start = array<i64: 0, 0>, limit = array<i64: -9223372036854775808, -9223372036854775808>, step = array<i64: 1, 1>}> : (tensor<4x?xf32>, index) -> tensor<?x?xf32>
+  return
+}
+// -----
+
+func.func @slice_run_time_limit_start(%a: tensor<4x3xf32>, %t: index) {
+  // expected-error @+1 {{start 5 of dimension 0 is out of bounds for input shape [4, 3]}}
+  %0 = cuvil.slice %a limit [%t, 3] {start = array<i64: 5, 0>, step = array<i64: 1, 1>} : (tensor<4x3xf32>) -> tensor<?x3xf32>
+  return
+}
+// -----
+
+func.func @slice_run_time_limit_static_result(%a: tensor<4x3xf32>, %t: index) {
+  // expected-error @+1 {{result shape [2, 3] does not match [?, 3]}}
+  %0 = cuvil.slice %a limit [%t, 3] {start = array<i64: 0, 0>, step = array<i64: 1, 1>} : (tensor<4x3xf32>) -> tensor<2x3xf32>
+  return
+}
+// -----
+
+func.func @dim_axis(%a: tensor<4x?xf32>) {
+  // expected-error @+1 {{axis 2 is out of range for input shape [4, ?]}}
+  %0 = cuvil.dim %a, 2 : tensor<4x?xf32>
+  return
+}
+// -----
+
+func.func @range_step(%t: index) {
+  // expected-error @+1 {{step must be >= 1, got 0}}
+  %0 = cuvil.range %t {step = 0 : i64} : tensor<?xi64>
+  return
+}
+// -----
+
+func.func @range_rank(%t: index) {
+  // expected-error @+1 {{result must be 1-D, got [?, 2]}}
+  %0 = cuvil.range %t : tensor<?x2xi64>
+  return
+}
+// -----
+
+func.func @range_bool(%t: index) {
+  // expected-error @+1 {{result element type must be a number, not i1}}
+  %0 = cuvil.range %t : tensor<?xi1>
+  return
+}
+// -----
+
+func.func @reshape_sizes_count(%a: tensor<?x8xf32>, %n: index) {
+  // expected-error @+1 {{has 1 sizes for the 2 dynamic dimensions of [?, ?, 8]; give one index per '?', or none to derive them}}
+  %0 = cuvil.reshape %a (%n) : (tensor<?x8xf32>) -> tensor<?x?x8xf32>
+  return
 }

@@ -118,11 +118,31 @@ func.func @shapes(%x: tensor<4x8xf32>, %y: tensor<2x8xf32>, %z: tensor<1x8xf32>)
   %2 = cuvil.broadcast_to %z : (tensor<1x8xf32>) -> tensor<4x8xf32>
   // CHECK: cuvil.concat %{{.*}}, %{{.*}} {axis = 0 : i64} : (tensor<4x8xf32>, tensor<2x8xf32>) -> tensor<6x8xf32>
   %3 = cuvil.concat %x, %y {axis = 0 : i64} : (tensor<4x8xf32>, tensor<2x8xf32>) -> tensor<6x8xf32>
-  // CHECK: cuvil.slice %{{.*}} {limit = array<i64: 4, 8>, start = array<i64: 0, 1>, step = array<i64: 2, 1>}
-  %4 = cuvil.slice %x {start = array<i64: 0, 1>, limit = array<i64: 4, 8>, step = array<i64: 2, 1>} : (tensor<4x8xf32>) -> tensor<2x7xf32>
+  // CHECK: cuvil.slice %{{.*}} limit [4, 8] {start = array<i64: 0, 1>, step = array<i64: 2, 1>}
+  %4 = cuvil.slice %x limit [4, 8] {start = array<i64: 0, 1>, step = array<i64: 2, 1>} : (tensor<4x8xf32>) -> tensor<2x7xf32>
   // CHECK: cuvil.cast %{{.*}} : (tensor<4x8xf32>) -> tensor<4x8xi32>
   %5 = cuvil.cast %x : (tensor<4x8xf32>) -> tensor<4x8xi32>
   return %0, %1, %2, %3, %4, %5 : tensor<2x16xf32>, tensor<8x4xf32>, tensor<4x8xf32>, tensor<6x8xf32>, tensor<2x7xf32>, tensor<4x8xi32>
+}
+
+// Run-time sizes: cuvil.dim feeds a range, slice limits and reshape sizes.
+// CHECK-LABEL: func.func @run_time_sizes
+// CHECK: %[[N:.*]] = cuvil.dim %{{.*}}, 0 : tensor<?x?xi64>
+// CHECK: %[[T:.*]] = cuvil.dim %{{.*}}, 1 : tensor<?x?xi64>
+// CHECK: cuvil.range %[[T]] : tensor<?xi64>
+// CHECK: cuvil.range %[[T]] {start = 2 : i64, step = 3 : i64} : tensor<?xf32>
+// CHECK: cuvil.slice %{{.*}} limit [1, 1, %[[T]], %[[T]]] {start = array<i64: 0, 0, 0, 0>, step = array<i64: 1, 1, 1, 1>} : (tensor<1x1x16x16xf32>) -> tensor<1x1x?x?xf32>
+// CHECK: cuvil.reshape %{{.*}}(%[[N]], %[[T]]) : (tensor<?x8xf32>) -> tensor<?x?x8xf32>
+func.func @run_time_sizes(%ids: tensor<?x?xi64>, %mask: tensor<1x1x16x16xf32>, %h: tensor<?x8xf32>)
+    -> (tensor<?xi64>, tensor<1x1x?x?xf32>, tensor<?x?x8xf32>, tensor<?xf32>) {
+  %n = cuvil.dim %ids, 0 : tensor<?x?xi64>
+  %t = cuvil.dim %ids, 1 : tensor<?x?xi64>
+  %0 = cuvil.range %t {start = 0 : i64, step = 1 : i64} : tensor<?xi64>
+  %3 = cuvil.range %t {start = 2 : i64, step = 3 : i64} : tensor<?xf32>
+  %1 = cuvil.slice %mask limit [1, 1, %t, %t] {start = array<i64: 0, 0, 0, 0>, step = array<i64: 1, 1, 1, 1>}
+      : (tensor<1x1x16x16xf32>) -> tensor<1x1x?x?xf32>
+  %2 = cuvil.reshape %h (%n, %t) : (tensor<?x8xf32>) -> tensor<?x?x8xf32>
+  return %0, %1, %2, %3 : tensor<?xi64>, tensor<1x1x?x?xf32>, tensor<?x?x8xf32>, tensor<?xf32>
 }
 
 // CHECK-LABEL: func.func @constant

@@ -1,13 +1,13 @@
-//===- CuvilOpFolders.cpp - Folders of cuvil ops
-//---------------------------===//
+//===- CuvilOpFolders.cpp - Folders of cuvil ops --------------------------===//
 //
-// Local folds only: identities and constant reshapes. Whole-subgraph constant
-// evaluation is a pass of its own.
+// Local folds only: identities, constant reshapes, and run-time sizes that
+// turn out static. Whole-subgraph constant evaluation is a pass of its own.
 //
 //===----------------------------------------------------------------------===//
 
 #include "cuvil/Dialect/Cuvil/IR/CuvilOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
@@ -57,12 +57,32 @@ OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
   if (auto dense = dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput()))
     if (getType().hasStaticShape())
       return dense.reshape(getType());
-  // reshape(reshape(x)) -> reshape(x)
-  if (auto producer = getInput().getDefiningOp<ReshapeOp>()) {
+  // reshape(reshape(x)) -> reshape(x), unless the inner reshape's sizes are
+  // what tells this one's several dynamic sizes apart.
+  bool derivable = !getSizes().empty() || getType().getNumDynamicDims() <= 1;
+  if (auto producer = getInput().getDefiningOp<ReshapeOp>();
+      producer && derivable) {
     getInputMutable().assign(producer.getInput());
     return getResult();
   }
   return {};
+}
+
+OpFoldResult DimOp::fold(FoldAdaptor) {
+  int64_t size = getInput().getType().getDimSize(getAxis());
+  if (ShapedType::isDynamic(size))
+    return {};
+  return IntegerAttr::get(IndexType::get(getContext()), size);
+}
+
+OpFoldResult SliceOp::fold(FoldAdaptor) {
+  // The whole tensor: every start 0, step 1, and the same (static) type.
+  if (!getDynamicLimits().empty() || getInput().getType() != getType())
+    return {};
+  if (llvm::any_of(getStart(), [](int64_t v) { return v != 0; }) ||
+      llvm::any_of(getStep(), [](int64_t v) { return v != 1; }))
+    return {};
+  return getInput();
 }
 
 OpFoldResult TransposeOp::fold(FoldAdaptor) {
@@ -91,6 +111,115 @@ OpFoldResult CastOp::fold(FoldAdaptor) {
 }
 
 namespace {
+/// `value` (of a type with more static sizes) as `type`, for the users of an
+/// op whose run-time sizes became constants: a reshape that only casts.
+Value castToType(PatternRewriter &rewriter, Location loc, Value value,
+                 RankedTensorType type) {
+  if (value.getType() == type)
+    return value;
+  return rewriter.create<ReshapeOp>(loc, type, value);
+}
+
+/// range with a constant limit -> the constant it computes.
+struct FoldConstantRange : public OpRewritePattern<RangeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(RangeOp op,
+                                PatternRewriter &rewriter) const override {
+    APInt limit;
+    if (!matchPattern(op.getLimit(), m_ConstantInt(&limit)))
+      return rewriter.notifyMatchFailure(op, "limit is not a constant");
+    int64_t start = op.getStart(), step = op.getStep();
+    int64_t count =
+        std::max<int64_t>(0, (limit.getSExtValue() - start + step - 1) / step);
+    RankedTensorType type = op.getType();
+    if (!type.isDynamicDim(0) && type.getDimSize(0) != count)
+      return rewriter.notifyMatchFailure(op, "limit contradicts the type");
+    auto staticType = RankedTensorType::get({count}, type.getElementType());
+    SmallVector<Attribute> values;
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t v = start + i * step;
+      if (auto f = dyn_cast<FloatType>(type.getElementType()))
+        values.push_back(FloatAttr::get(f, (double)v));
+      else
+        values.push_back(IntegerAttr::get(type.getElementType(), v));
+    }
+    Value constant = rewriter.create<ConstantOp>(
+        op.getLoc(), staticType, DenseElementsAttr::get(staticType, values));
+    rewriter.replaceOp(op, castToType(rewriter, op.getLoc(), constant, type));
+    return success();
+  }
+};
+
+/// A run-time slice limit that is a constant on a static dimension becomes
+/// a static limit (clamped, as at run time).
+struct FoldConstantSliceLimits : public OpRewritePattern<SliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SliceOp op,
+                                PatternRewriter &rewriter) const override {
+    ArrayRef<int64_t> in = op.getInput().getType().getShape();
+    SmallVector<int64_t> limits(op.getLimit());
+    SmallVector<Value> dynamic;
+    bool changed = false;
+    auto operand = op.getDynamicLimits().begin();
+    for (auto [d, limit] : llvm::enumerate(limits)) {
+      if (!ShapedType::isDynamic(limit))
+        continue;
+      Value size = *operand++;
+      APInt value;
+      if (ShapedType::isDynamic(in[d]) ||
+          !matchPattern(size, m_ConstantInt(&value)) ||
+          value.getSExtValue() < op.getStart()[d]) {
+        dynamic.push_back(size);
+        continue;
+      }
+      limit = std::min(value.getSExtValue(), in[d]);
+      changed = true;
+    }
+    if (!changed)
+      return rewriter.notifyMatchFailure(op, "no constant run-time limit");
+    auto slice = rewriter.create<SliceOp>(op.getLoc(), op.getInput(), dynamic,
+                                          op.getStart(), limits, op.getStep());
+    rewriter.replaceOp(op,
+                       castToType(rewriter, op.getLoc(), slice, op.getType()));
+    return success();
+  }
+};
+
+/// Reshape sizes that are constants become static sizes of the type.
+struct FoldConstantReshapeSizes : public OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ReshapeOp op,
+                                PatternRewriter &rewriter) const override {
+    RankedTensorType type = op.getType();
+    SmallVector<int64_t> shape(type.getShape());
+    SmallVector<Value> dynamic;
+    auto operand = op.getSizes().begin();
+    for (int64_t &size : shape) {
+      if (!ShapedType::isDynamic(size) || op.getSizes().empty())
+        continue;
+      Value given = *operand++;
+      APInt value;
+      if (matchPattern(given, m_ConstantInt(&value)))
+        size = value.getSExtValue();
+      else
+        dynamic.push_back(given);
+    }
+    if (dynamic.size() == op.getSizes().size())
+      return rewriter.notifyMatchFailure(op, "no constant size");
+    auto staticType = RankedTensorType::get(shape, type.getElementType());
+    // One dynamic size left follows from the element count.
+    if (dynamic.size() == 1)
+      dynamic.clear();
+    auto reshape = rewriter.create<ReshapeOp>(op.getLoc(), staticType,
+                                              op.getInput(), dynamic);
+    rewriter.replaceOp(op, castToType(rewriter, op.getLoc(), reshape, type));
+    return success();
+  }
+};
+
 /// pow(x, c) for a splat constant c in {1, 2, 0.5}, without broadcasting.
 struct SimplifyConstantPower : public OpRewritePattern<PowOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -119,6 +248,21 @@ struct SimplifyConstantPower : public OpRewritePattern<PowOp> {
   }
 };
 } // namespace
+
+void RangeOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                          MLIRContext *context) {
+  patterns.add<FoldConstantRange>(context);
+}
+
+void SliceOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                          MLIRContext *context) {
+  patterns.add<FoldConstantSliceLimits>(context);
+}
+
+void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                            MLIRContext *context) {
+  patterns.add<FoldConstantReshapeSizes>(context);
+}
 
 void PowOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                         MLIRContext *context) {

@@ -31,6 +31,9 @@ void CuvilDialect::initialize() {
 Operation *CuvilDialect::materializeConstant(OpBuilder &builder,
                                              Attribute value, Type type,
                                              Location loc) {
+  // cuvil.dim of a static dimension.
+  if (auto size = dyn_cast<IntegerAttr>(value); size && type.isIndex())
+    return builder.create<arith::ConstantOp>(loc, type, size);
   auto elements = dyn_cast<ElementsAttr>(value);
   if (!elements || elements.getType() != type)
     return nullptr;
@@ -120,6 +123,15 @@ std::optional<int64_t> mlir::cuvil::mergeDims(int64_t lhs, int64_t rhs) {
   if (ShapedType::isDynamic(lhs))
     return rhs;
   return std::nullopt;
+}
+
+bool mlir::cuvil::onlyForgetsSizes(RankedTensorType in, RankedTensorType out) {
+  if (in.getRank() != out.getRank())
+    return false;
+  for (auto [i, o] : llvm::zip(in.getShape(), out.getShape()))
+    if (i != o && !ShapedType::isDynamic(o))
+      return false;
+  return true;
 }
 
 std::string mlir::cuvil::formatShape(ArrayRef<int64_t> shape) {
@@ -214,12 +226,38 @@ LogicalResult ReshapeOp::verify() {
   RankedTensorType in = getInput().getType(), out = getType();
   if (in.getElementType() != out.getElementType())
     return emitOpError("reshape cannot change the element type");
+  if (!getSizes().empty() &&
+      (int64_t)getSizes().size() != out.getNumDynamicDims())
+    return emitOpError("has ")
+           << getSizes().size() << " sizes for the " << out.getNumDynamicDims()
+           << " dynamic dimensions of " << formatShape(out.getShape())
+           << "; give one index per '?', or none to derive them";
   if (in.hasStaticShape() && out.hasStaticShape() &&
       in.getNumElements() != out.getNumElements())
     return emitOpError("cannot reshape ")
            << formatShape(in.getShape()) << " (" << in.getNumElements()
            << " elements) into " << formatShape(out.getShape()) << " ("
            << out.getNumElements() << " elements)";
+  return success();
+}
+
+LogicalResult DimOp::verify() {
+  RankedTensorType type = getInput().getType();
+  if (getAxis() < 0 || getAxis() >= type.getRank())
+    return emitOpError("axis ") << getAxis() << " is out of range for input "
+                                << "shape " << formatShape(type.getShape());
+  return success();
+}
+
+LogicalResult RangeOp::verify() {
+  RankedTensorType type = getType();
+  if (type.getRank() != 1)
+    return emitOpError("result must be 1-D, got ")
+           << formatShape(type.getShape());
+  if (type.getElementType().isInteger(1))
+    return emitOpError("result element type must be a number, not i1");
+  if (getStep() < 1)
+    return emitOpError("step must be >= 1, got ") << getStep();
   return success();
 }
 

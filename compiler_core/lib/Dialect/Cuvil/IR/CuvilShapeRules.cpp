@@ -480,15 +480,30 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
       step.size() != in.size())
     return OpError(loc, op) << "start/limit/step must each have " << in.size()
                             << " entries for input shape " << formatShape(in);
+  int64_t dynamicLimits = llvm::count_if(limit, ShapedType::isDynamic);
+  if (dynamicLimits != (int64_t)adaptor.getDynamicLimits().size())
+    return OpError(loc, op) << "has " << adaptor.getDynamicLimits().size()
+                            << " run-time limits for the " << dynamicLimits
+                            << " dynamic entries of its limit list";
   SmallVector<int64_t> shape;
   for (size_t d = 0; d < in.size(); ++d) {
     if (step[d] < 1)
       return OpError(loc, op) << "step must be >= 1 in dimension " << d;
+    if (ShapedType::isDynamic(limit[d])) {
+      // Clamped to the dimension at run time; only the start is checked.
+      if (start[d] < 0 || (!ShapedType::isDynamic(in[d]) && start[d] > in[d]))
+        return OpError(loc, op)
+               << "start " << start[d] << " of dimension " << d
+               << " is out of bounds for input shape " << formatShape(in);
+      shape.push_back(ShapedType::kDynamic);
+      continue;
+    }
     if (ShapedType::isDynamic(in[d]))
       return OpError(loc, op)
              << "cannot slice dimension " << d << " of dynamic size in "
              << formatShape(in)
-             << "; slice static dimensions or give this one a static size";
+             << " with a static limit; give the limit as an index (cuvil.dim "
+                "of the tensor whose size it is)";
     if (start[d] < 0 || limit[d] > in[d] || start[d] > limit[d])
       return OpError(loc, op)
              << "slice [" << start[d] << ", " << limit[d] << ") of dimension "

@@ -1,7 +1,8 @@
 //===- PropagateSymbols.cpp - The cuvil-propagate-symbols pass ------------===//
 //
 // Named dynamic dimensions: each value's dimensions as affine expressions of
-// the argument symbols (a null expression for an unknown size). Ops that need
+// the argument symbols (a null expression for an unknown size). An `index`
+// value (cuvil.dim, a constant) is a size: one expression. Ops that need
 // equal dimensions check them here, where the names are known; the shape
 // rules only see `?`.
 //
@@ -9,8 +10,10 @@
 
 #include "cuvil/Dialect/Cuvil/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/AffineExpr.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -54,14 +57,19 @@ private:
   Dims fromType(RankedTensorType type) const;
   Dims of(Value v) const {
     auto it = dims.find(v);
-    return it != dims.end() ? it->second : fromType(v);
+    if (it != dims.end())
+      return it->second;
+    return v.getType().isIndex() ? Dims{sizeOf(v)} : fromType(v);
   }
+  AffineExpr sizeOf(Value index) const;
   FailureOr<AffineExpr> merge(Operation *op, AffineExpr a, AffineExpr b,
                               bool broadcast, StringRef what);
   FailureOr<Dims> broadcastAll(Operation *op);
   FailureOr<Dims> resultDims(Operation *op);
   FailureOr<Dims> matmulDims(MatmulOp op);
   Dims reshapeDims(Value input, RankedTensorType result);
+  Dims reshapeDims(ReshapeOp op);
+  Dims sliceDims(SliceOp op);
   Dims windowDims(Operation *op, ArrayRef<int64_t> kernel,
                   ArrayRef<int64_t> strides, ArrayRef<int64_t> padding,
                   ArrayRef<int64_t> dilations, int64_t channels);
@@ -113,6 +121,37 @@ Dims Propagation::fromType(RankedTensorType type) const {
                          ? AffineExpr()
                          : getAffineConstantExpr(d, type.getContext()));
   return result;
+}
+
+/// An index operand's expression: its propagated size, a constant's value,
+/// size arithmetic (arith.addi ... on indexes, as front ends compute sizes
+/// like `N * 4`) over such expressions, or unknown.
+AffineExpr Propagation::sizeOf(Value index) const {
+  auto it = dims.find(index);
+  if (it != dims.end())
+    return it->second.front();
+  APInt value;
+  if (matchPattern(index, m_ConstantInt(&value)))
+    return getAffineConstantExpr(value.getSExtValue(), index.getContext());
+  Operation *op = index.getDefiningOp();
+  if (!op || op->getNumOperands() != 2)
+    return {};
+  AffineExpr l = sizeOf(op->getOperand(0)), r = sizeOf(op->getOperand(1));
+  if (!l || !r)
+    return {};
+  auto constant = dyn_cast<AffineConstantExpr>(r);
+  return llvm::TypeSwitch<Operation *, AffineExpr>(op)
+      .Case([&](arith::AddIOp) { return l + r; })
+      .Case([&](arith::SubIOp) { return l - r; })
+      .Case([&](arith::MulIOp) { return l * r; })
+      .Case<arith::FloorDivSIOp, arith::DivSIOp>([&](Operation *) {
+        return constant && constant.getValue() > 0 ? l.floorDiv(r)
+                                                   : AffineExpr();
+      })
+      .Case([&](arith::RemSIOp) {
+        return constant && constant.getValue() > 0 ? l % r : AffineExpr();
+      })
+      .Default([](Operation *) { return AffineExpr(); });
 }
 
 /// The dimension `a` and `b` share: equal, either unknown, or (when
@@ -185,6 +224,8 @@ FailureOr<Dims> Propagation::matmulDims(MatmulOp op) {
 Dims Propagation::reshapeDims(Value input, RankedTensorType result) {
   Dims in = of(input);
   auto inType = cast<RankedTensorType>(input.getType());
+  if (onlyForgetsSizes(inType, result))
+    return in;
   MLIRContext *ctx = result.getContext();
   Dims out = fromType(result);
   auto divideRest = [&](AffineExpr total, ArrayRef<int64_t> group,
@@ -218,6 +259,33 @@ Dims Propagation::reshapeDims(Value input, RankedTensorType result) {
     }
     divideRest(in[i], result.getShape().slice(group.front(), group.size()),
                group.front());
+  }
+  return out;
+}
+
+/// Given sizes name the result's dynamic dimensions; without them the sizes
+/// are derived from the input.
+Dims Propagation::reshapeDims(ReshapeOp op) {
+  if (op.getSizes().empty())
+    return reshapeDims(op.getInput(), op.getType());
+  Dims out = fromType(op.getType());
+  auto given = op.getSizes().begin();
+  for (AffineExpr &e : out)
+    if (!e)
+      e = sizeOf(*given++);
+  return out;
+}
+
+/// A run-time limit L gives ceil((L - start) / step) elements.
+Dims Propagation::sliceDims(SliceOp op) {
+  Dims out = fromType(op.getType());
+  auto limit = op.getDynamicLimits().begin();
+  for (auto [d, e] : llvm::enumerate(out)) {
+    if (!ShapedType::isDynamic(op.getLimit()[d]))
+      continue;
+    AffineExpr l = sizeOf(*limit++);
+    if (l)
+      e = (l - op.getStart()[d]).ceilDiv(op.getStep()[d]);
   }
   return out;
 }
@@ -301,8 +369,16 @@ FailureOr<Dims> Propagation::resultDims(Operation *op) {
         result.append(data.begin() + axis + 1, data.end());
         return result;
       })
-      .Case([&](ReshapeOp r) -> FailureOr<Dims> {
-        return reshapeDims(r.getInput(), r.getType());
+      .Case([&](ReshapeOp r) -> FailureOr<Dims> { return reshapeDims(r); })
+      .Case([&](SliceOp s) -> FailureOr<Dims> { return sliceDims(s); })
+      .Case([&](DimOp d) -> FailureOr<Dims> {
+        return Dims{inputDims(0)[d.getAxis()]};
+      })
+      .Case([&](RangeOp r) -> FailureOr<Dims> {
+        AffineExpr limit = sizeOf(r.getLimit());
+        if (!limit)
+          return fromType(r.getResult());
+        return Dims{(limit - r.getStart()).ceilDiv(r.getStep())};
       })
       .Case([&](BroadcastToOp b) -> FailureOr<Dims> {
         Dims in = inputDims(0), result = fromType(b.getResult());
@@ -349,16 +425,24 @@ LogicalResult Propagation::run() {
     }
     dims[arg] = d;
   }
+  auto isSizeOrTensor = [](Type t) {
+    return t.isIndex() || isa<RankedTensorType>(t);
+  };
   WalkResult walk = func.walk([&](Operation *op) {
     if (op->getNumResults() != 1 ||
-        !isa<RankedTensorType>(op->getResult(0).getType()) ||
-        llvm::any_of(op->getOperands(), [](Value v) {
-          return !isa<RankedTensorType>(v.getType());
-        }))
+        !isa_and_nonnull<CuvilDialect>(op->getDialect()) ||
+        !isSizeOrTensor(op->getResult(0).getType()) ||
+        !llvm::all_of(op->getOperandTypes(), isSizeOrTensor))
       return WalkResult::advance();
     FailureOr<Dims> result = resultDims(op);
     if (failed(result))
       return WalkResult::interrupt();
+    if (op->getResult(0).getType().isIndex()) {
+      AffineExpr e = result->front();
+      dims[op->getResult(0)] = {e ? simplifyAffineExpr(e, 0, names.size())
+                                  : AffineExpr()};
+      return WalkResult::advance();
+    }
     // Static sizes in the type win over the derived expressions.
     Dims typed = fromType(op->getResult(0));
     for (auto [t, e] : llvm::zip(typed, *result))

@@ -83,6 +83,45 @@ func.func @matmul_k(%a: tensor<4x?xf32> {cuvil.symbols = ["K"]}, %b: tensor<?x4x
 
 // -----
 
+// A GPT-2 block's run-time sizes: positions range over T, the causal mask
+// is sliced to T x T, and [N*T, C] unfolds into [N, T, C] by given sizes.
+// CHECK-LABEL: func.func @decoder_sizes
+// CHECK-SAME: -> (tensor<?xi64> {cuvil.symbols = ["T"]}, tensor<1x1x?x?xf32> {cuvil.symbols = ["T", "T"]}, tensor<?x?x8xf32> {cuvil.symbols = ["N", "T"]}, tensor<?xi64> {cuvil.symbols = ["-(-(T + -1) // 2)"]}, tensor<?x?x?x?xf32> {cuvil.symbols = ["N", "4", "T", "T"]})
+func.func @decoder_sizes(%ids: tensor<?x?xi64> {cuvil.symbols = ["N", "T"]}, %mask: tensor<1x1x16x16xf32>,
+                         %h: tensor<?x8xf32> {cuvil.symbols = ["NT"]}, %s: tensor<?x?x?x?xf32> {cuvil.symbols = ["A", "B", "C", "D"]})
+    -> (tensor<?xi64>, tensor<1x1x?x?xf32>, tensor<?x?x8xf32>, tensor<?xi64>, tensor<?x?x?x?xf32>) {
+  %n = cuvil.dim %ids, 0 : tensor<?x?xi64>
+  %t = cuvil.dim %ids, 1 : tensor<?x?xi64>
+  %c4 = arith.constant 4 : index
+  %0 = cuvil.range %t : tensor<?xi64>
+  %1 = cuvil.slice %mask limit [1, 1, %t, %t] {start = array<i64: 0, 0, 0, 0>, step = array<i64: 1, 1, 1, 1>}
+      : (tensor<1x1x16x16xf32>) -> tensor<1x1x?x?xf32>
+  %2 = cuvil.reshape %h (%n, %t) : (tensor<?x8xf32>) -> tensor<?x?x8xf32>
+  %3 = cuvil.range %t {start = 1 : i64, step = 2 : i64} : tensor<?xi64>
+  %4 = cuvil.reshape %s (%n, %c4, %t, %t) : (tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+  return %0, %1, %2, %3, %4 : tensor<?xi64>, tensor<1x1x?x?xf32>, tensor<?x?x8xf32>, tensor<?xi64>, tensor<?x?x?x?xf32>
+}
+
+// -----
+
+// Sizes computed with arith on indexes (the heads folded into the batch).
+// CHECK-LABEL: func.func @computed_sizes
+// CHECK-SAME: -> (tensor<?x?x8xf32> {cuvil.symbols = ["N * 4", "T"]}, tensor<?x?xf32> {cuvil.symbols = ["(N * 4) + T", "?"]})
+func.func @computed_sizes(%x: tensor<?x4x?x8xf32> {cuvil.symbols = ["N", "T"]}, %y: tensor<?x?xf32> {cuvil.symbols = ["A", "B"]})
+    -> (tensor<?x?x8xf32>, tensor<?x?xf32>) {
+  %n = cuvil.dim %x, 0 : tensor<?x4x?x8xf32>
+  %t = cuvil.dim %x, 2 : tensor<?x4x?x8xf32>
+  %c4 = arith.constant 4 : index
+  %nh = arith.muli %n, %c4 : index
+  %0 = cuvil.reshape %x (%nh, %t) : (tensor<?x4x?x8xf32>) -> tensor<?x?x8xf32>
+  %sum = arith.addi %nh, %t : index
+  %q = arith.divui %sum, %t : index
+  %1 = cuvil.reshape %y (%sum, %q) : (tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %0, %1 : tensor<?x?x8xf32>, tensor<?x?xf32>
+}
+
+// -----
+
 // Functions without dynamic arguments are left alone.
 // CHECK-LABEL: func.func @static
 // CHECK-SAME: -> tensor<4xf32> {

@@ -21,6 +21,8 @@ def Cuvil_Dialect : Dialect {
     location of the user source line that created it.
   }];
   let hasConstantMaterializer = 1;
+  // cuvil.dim folds to an index constant (arith.constant).
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
   // `cuvil.symbols` on function arguments and results.
   let hasRegionArgAttrVerify = 1;
   let hasRegionResultAttrVerify = 1;

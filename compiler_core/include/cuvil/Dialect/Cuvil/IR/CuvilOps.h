@@ -9,6 +9,7 @@
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir::cuvil {
 
@@ -23,6 +24,10 @@ std::optional<int64_t> mergeDims(int64_t lhs, int64_t rhs);
 
 /// Renders a shape as `[4, 3]` for diagnostics.
 std::string formatShape(llvm::ArrayRef<int64_t> shape);
+
+/// Whether `out` is `in` with some static sizes made dynamic (same rank, every
+/// other size equal): a reshape between them only forgets sizes, a cast.
+bool onlyForgetsSizes(RankedTensorType in, RankedTensorType out);
 
 } // namespace mlir::cuvil
 

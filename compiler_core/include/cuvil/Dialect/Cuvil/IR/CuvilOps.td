@@ -5,8 +5,10 @@
 // type follows from its operands and attributes implements
 // InferTypeOpInterface: that one rule serves the verifier, the builders and
 // the Python front ends (which ask it for result types while tracing).
-// reshape, broadcast_to and cast take their result type as their parameter;
-// a constant's type is its value's.
+// reshape, broadcast_to, cast and range take their result type as their
+// parameter; a constant's type is its value's. Sizes known only at run time
+// are `index` operands read with cuvil.dim (the tensor dialect's convention),
+// so several dynamic sizes can come from several tensors.
 // Cuvil_Element lists the types of the dtype table (DTypes.h); a test keeps
 // the two in step.
 //
@@ -343,15 +345,35 @@ def Cuvil_DropoutOp : Cuvil_Op<"dropout",
 def Cuvil_ReshapeOp : Cuvil_Op<"reshape", [Pure]> {
   let summary = "Reinterpret a tensor with a new shape of the same size";
   let description = [{
+    Without `sizes`, each dynamic size of the result follows from the input:
+    a collapsed or expanded group of whole dimensions, or the element count
+    over the static sizes when only one is dynamic (`reshape(2, -1)`).
+    Several dynamic sizes that do not follow that way (a flat `[N*T, C]`
+    back into `[N, T, C]`) are given as `sizes`, one `index` per `?` of the
+    result in order, read at run time with `cuvil.dim` (the `tensor.empty`
+    convention); they must multiply to the input's element count. A reshape
+    to the same rank that only makes static sizes dynamic is a cast (what
+    canonicalization leaves where run-time sizes became constants).
+
     ```mlir
     %1 = cuvil.reshape %0 : (tensor<4x8xf32>) -> tensor<2x16xf32>
+    %n = cuvil.dim %x, 0 : tensor<?x?x64xf32>
+    %t = cuvil.dim %x, 1 : tensor<?x?x64xf32>
+    %3 = cuvil.reshape %2 (%n, %t) : (tensor<?x64xf32>) -> tensor<?x?x64xf32>
     ```
   }];
-  let arguments = (ins Cuvil_Tensor:$input);
+  let arguments = (ins Cuvil_Tensor:$input, Variadic<Index>:$sizes);
   let results = (outs Cuvil_Tensor:$result);
-  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = "$input (`(` $sizes^ `)`)? attr-dict `:` "
+                       "functional-type($input, results)";
+  let builders = [
+    OpBuilder<(ins "Type":$result, "Value":$input), [{
+      build($_builder, $_state, result, input, ValueRange());
+    }]>
+  ];
   let hasVerifier = 1;
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Cuvil_TransposeOp : Cuvil_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
@@ -404,16 +426,37 @@ def Cuvil_ConcatOp : Cuvil_Op<"concat", [Pure, InferTypeOpAdaptor]> {
 def Cuvil_SliceOp : Cuvil_Op<"slice", [Pure, InferTypeOpAdaptor]> {
   let summary = "Strided slice [start, limit) with positive steps";
   let description = [{
+    `start` and `step` are static. A `limit` is static or, printed as an SSA
+    value in the list, an `index` operand known at run time (`mask[:, :t]`
+    with `t` read by `cuvil.dim`), stored as `ShapedType::kDynamic` in the
+    `limit` array like `tensor.extract_slice`'s sizes. Only a dimension with
+    a run-time limit may have a dynamic size, and its result size is dynamic.
+    A run-time limit beyond the dimension is clamped to it (as in Python
+    slicing), so compiled code never reads out of bounds.
+
     ```mlir
-    %1 = cuvil.slice %0 {start = array<i64: 0, 1>, limit = array<i64: 4, 8>, step = array<i64: 2, 1>}
+    %1 = cuvil.slice %0 limit [4, 8] {start = array<i64: 0, 1>, step = array<i64: 2, 1>}
         : (tensor<4x8xf32>) -> tensor<2x7xf32>
+    %t = cuvil.dim %ids, 1 : tensor<?x?xi64>
+    %3 = cuvil.slice %mask limit [1, 1, %t, %t] {start = array<i64: 0, 0, 0, 0>, step = array<i64: 1, 1, 1, 1>}
+        : (tensor<1x1x16x16xf32>) -> tensor<1x1x?x?xf32>
     ```
   }];
-  let arguments = (ins Cuvil_Tensor:$input, DenseI64ArrayAttr:$start,
-                   DenseI64ArrayAttr:$limit, DenseI64ArrayAttr:$step);
+  let arguments = (ins Cuvil_Tensor:$input, Variadic<Index>:$dynamic_limits,
+                   DenseI64ArrayAttr:$start, DenseI64ArrayAttr:$limit,
+                   DenseI64ArrayAttr:$step);
   let results = (outs Cuvil_Tensor:$result);
-  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = "$input `limit` custom<DynamicIndexList>($dynamic_limits, $limit) "
+                       "attr-dict `:` functional-type($input, results)";
+  let builders = [
+    OpBuilder<(ins "Value":$input, "ArrayRef<int64_t>":$start,
+                   "ArrayRef<int64_t>":$limit, "ArrayRef<int64_t>":$step), [{
+      build($_builder, $_state, input, ValueRange(), start, limit, step);
+    }]>
+  ];
   let hasVerifier = 1;
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Cuvil_IndexTensor : RankedTensorOf<[I32, I64]>;
@@ -439,6 +482,48 @@ def Cuvil_GatherOp : Cuvil_Op<"gather", [Pure, InferTypeOpAdaptor]> {
   let assemblyFormat =
       "$data `,` $indices attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+}
+
+def Cuvil_DimOp : Cuvil_Op<"dim", [Pure]> {
+  let summary = "The run-time size of one dimension, as an index";
+  let description = [{
+    How a size known only at run time reaches the ops that take one as an
+    `index` operand (`cuvil.range`, a `cuvil.slice` limit, `cuvil.reshape`
+    sizes), like `tensor.dim`; cuvil-propagate-symbols knows it as the
+    dimension's symbol. A static dimension folds to a constant.
+
+    ```mlir
+    %t = cuvil.dim %ids, 1 : tensor<?x?xi64>
+    ```
+  }];
+  let arguments = (ins Cuvil_Tensor:$input, I64Attr:$axis);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$input `,` $axis attr-dict `:` type($input)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Cuvil_RangeOp : Cuvil_Op<"range", [Pure]> {
+  let summary = "start, start + step, ... below a run-time limit (np.arange)";
+  let description = [{
+    A 1-D tensor of `max(0, ceil((limit - start) / step))` elements
+    `start + i * step`, converted to the result's element type. `start` and
+    `step` (>= 1) are static; `limit` is an `index` operand, typically a
+    `cuvil.dim` (ONNX `Range(0, T, 1)`, `torch.arange(x.shape[1])`). The
+    result size is dynamic unless `limit` is a constant, which
+    canonicalization folds into a `cuvil.constant`.
+
+    ```mlir
+    %t = cuvil.dim %ids, 1 : tensor<?x?xi64>
+    %pos = cuvil.range %t {start = 0 : i64, step = 1 : i64} : tensor<?xi64>
+    ```
+  }];
+  let arguments = (ins Index:$limit, DefaultValuedAttr<I64Attr, "0">:$start,
+                   DefaultValuedAttr<I64Attr, "1">:$step);
+  let results = (outs Cuvil_Tensor:$result);
+  let assemblyFormat = "$limit attr-dict `:` type($result)";
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Cuvil_CastOp : Cuvil_Op<"cast", [Pure, SameOperandsAndResultShape]> {
