@@ -8,6 +8,7 @@ process of its own).
 
 from __future__ import annotations
 
+import logging
 import warnings
 
 import numpy as np
@@ -275,6 +276,65 @@ def test_torch_compile_zoo_models_compile_once_after_the_recompile(zoo, name):
     new = _torch_compile_once(model, _floats(shape), sizes=(2, 3, 5, 8))
     assert len(new) == 2
     assert any(isinstance(d, str) for _, shape in new[1].input_types for d in shape)
+
+
+# With dynamic=True, Dynamo passes the models' float attributes (norm eps, dropout p) as
+# 0-d tensors read with .item(), and every size is a symbol: each model still compiles once.
+ZOO_DYNAMIC = {
+    # batch symbolic (and, the images being square, height = width)
+    "resnet": (_floats(lambda n: (n, 3, 32, 32)), (0, 2, 3)),
+    # batch and sequence symbolic: linear layers and attention on [batch, sequence, ...]
+    "bert": (_floats(lambda n: (n, 2 * n + 1, 32)), (0, 1)),
+    # batch symbolic; the sequence stays static (no arange over a symbolic size yet)
+    "gpt2": (lambda n: (np.random.default_rng(n).integers(0, 64, (n, 8)),), (0,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ZOO_DYNAMIC))
+def test_torch_compile_dynamic_zoo_models_compile_once(zoo, name):
+    model, _ = zoo.build(name)
+    make_inputs, symbolic_axes = ZOO_DYNAMIC[name]
+    new = _torch_compile_once(model, make_inputs, dynamic=True)
+    assert len(new) == 1
+    # The weights are inputs of Dynamo's graph too, with static shapes.
+    (shape,) = [s for _, s in new[0].input_types if any(isinstance(d, str) for d in s)]
+    assert tuple(i for i, d in enumerate(shape) if isinstance(d, str)) == symbolic_axes
+
+
+class ReshapeToTwelve(nn.Module):
+    def forward(self, x):
+        return torch.tanh(x.reshape(-1, 12)) * 2.0
+
+
+def test_torch_compile_dynamic_size_guarded_to_a_constant_stays_static():
+    # Dynamo's guards make the second dim of reshape(-1, 12) an expression of all three
+    # symbols proven equal to 12; the importer reads it as 12, so the reshape has one
+    # dynamic dim and every size (within the guards) runs the one compilation.
+    model = ReshapeToTwelve()
+    shapes = {2: (2, 6, 4), 3: (3, 4, 4), 8: (5, 6, 4)}
+    new = _torch_compile_once(model, _floats(lambda n: shapes[n]), dynamic=True)
+    assert len(new) == 1
+    assert "tensor<?x12xf32>" in new[0].mlir
+
+
+class FlattenLeading(nn.Module):
+    def forward(self, x):
+        return torch.tanh(x.flatten(0, 1)) * 2.0
+
+
+def test_torch_compile_reshape_the_compiler_cannot_size_is_pinned_and_logged(caplog):
+    # [b, t, c] -> [b*t, c] with all three sizes symbolic is a regrouping the compiler
+    # cannot size; it is refused (never computed as [b, t*c]), the reason logged, and the
+    # sizes other than the batch are compiled per value.
+    sizes = {2: (2, 3, 4), 3: (3, 3, 4), 8: (8, 5, 4)}
+    with caplog.at_level(logging.WARNING, logger="cuvil"):
+        new = _torch_compile_once(FlattenLeading(), _floats(lambda n: sizes[n]), dynamic=True)
+    messages = "\n".join(r.getMessage() for r in caplog.records)
+    assert "compiled per value, not symbolic" in messages
+    assert "l_x_.shape[1]" in messages and "regroups symbolic sizes" in messages
+    # (3, 4) twice, then (5, 4): two compilations, the batch symbolic in both.
+    assert len(new) == 2
+    assert all(isinstance(shape[0], str) for r in new for _, shape in r.input_types)
 
 
 # ----- JAX ------------------------------------------------------------------------------------

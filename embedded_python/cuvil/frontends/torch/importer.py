@@ -28,8 +28,12 @@ from ..builder import IRBuilder, Value
 from ..locations import NameLoc
 from ..symbolic_dims import SymbolicSizeError, SymDim
 from . import aten
+from .merged_dims import MergeOnly
 
 __all__ = ["GraphImporter", "node_location", "module_path", "user_frame", "outer_frame"]
+
+# Values known only at run time: IR values, and merges kept for a matrix product.
+_RUNTIME = (Value, MergeOnly)
 
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<function>\S+)')
 
@@ -174,7 +178,7 @@ class GraphImporter:
         if target is operator.getitem:
             return args[0][args[1]]
         if getattr(target, "__module__", None) in ("_operator", "operator", "math"):
-            if any(isinstance(v, Value) for v in _flatten((args, kwargs))):
+            if any(isinstance(v, _RUNTIME) for v in _flatten((args, kwargs))):
                 raise self.unsupported(f"Python {target.__name__} on a tensor")
             return target(*args, **kwargs)
         name = self.op = aten.op_name(target)
@@ -183,7 +187,9 @@ class GraphImporter:
                 raise self.unsupported(f"{value.what}, which Cuvil does not compute")
         if name is None:
             raise self.unsupported(f"the call of {target!r}, which is not an ATen op")
-        if aten.foldable(name) and not any(isinstance(v, Value) for v in _flatten((args, kwargs))):
+        if aten.foldable(name) and not any(
+            isinstance(v, _RUNTIME) for v in _flatten((args, kwargs))
+        ):
             symbolic = [v for v in _flatten((args, kwargs)) if isinstance(v, SymDim)]
             if symbolic:
                 raise SymbolicSizeError(symbolic[0])
@@ -207,6 +213,8 @@ class GraphImporter:
                 cached = (x, self.b.constant(aten.supported_constant(self, x)))
                 self._materialized[key] = cached
             return cached[1]
+        if isinstance(x, MergeOnly):
+            raise self.unsupported(x.reason)
         raise self.unsupported(f"a {type(x).__name__} where a tensor is expected")
 
     def result_meta(self):
@@ -224,7 +232,9 @@ class GraphImporter:
             return int(d)  # the size this graph was traced with
         expr = d.node.expr
         expr = expr.xreplace(self.sizes) if hasattr(expr, "xreplace") else expr
-        return int(expr) if isinstance(expr, int) or expr.is_Integer else None
+        if isinstance(expr, int) or expr.is_Integer:
+            return int(expr)
+        return _guarded_constant(d)
 
     def unsupported(self, what: str) -> UnsupportedConstructError:
         """The error for something of the current node that Cuvil cannot import."""
@@ -235,6 +245,25 @@ class GraphImporter:
         if path:
             name += f" in module '{path}'"
         return UnsupportedConstructError(f"{what} ({name})", where)
+
+
+def _guarded_constant(d) -> int | None:
+    """The int a SymInt is proven to equal by its shape environment's guards, else ``None``.
+
+    Dynamo's guards relate symbols (``x.reshape(-1, 12)`` of ``[s0, s1, s2]``
+    guards ``s2 * (s0 * s1 // (s0 * s1 * s2 // 12)) == 12``), so a size
+    whose expression mixes symbols may still be a constant for every call
+    the graph serves: the guards say so.
+    """
+    from torch.fx.experimental.symbolic_shapes import statically_known_true
+
+    hint = getattr(d.node, "hint", None)
+    if not isinstance(hint, int):
+        return None
+    try:
+        return hint if statically_known_true(d == hint) else None
+    except Exception:  # a size the shape environment cannot reason about stays symbolic
+        return None
 
 
 def _flatten(value):

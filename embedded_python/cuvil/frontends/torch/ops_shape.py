@@ -12,6 +12,7 @@ import numpy as np
 from .. import composites
 from ..builder import TensorType, Value
 from ..symbolic_dims import SymDim
+from . import merged_dims
 from .aten import lowers
 from .ops_math import operand, result_dims, result_dtype, result_shape
 
@@ -27,8 +28,24 @@ from .ops_math import operand, result_dims, result_dtype, result_shape
     "aten.unflatten",
 )
 def _reshape(c, self, **_):
+    target = merged_dims.dims_of(c.node)
+    known = merged_dims.unmerged(c, self)
+    if known is not None and known.dims == target:
+        return known.value  # a view back to merged dims: no split of a dynamic size
+    if isinstance(self, merged_dims.MergeOnly):
+        raise c.unsupported(self.reason)
     # A symbolic size is a dynamic dim the compiler derives (from the element count).
-    return composites.reshape(c.b, operand(c, self, result_dtype(c)), result_dims(c))
+    x = operand(c, self, result_dtype(c))
+    source, dims = merged_dims.dims_of(c.node.args[0]), result_dims(c)
+    if dims.count(None) > 1 and not merged_dims.compiler_regroups_exactly(source, target):
+        reason = merged_dims.reshape_refusal(source, target)
+        merge = merged_dims.merge_of(x, source, target)
+        if merge is None:
+            raise c.unsupported(reason)
+        return merged_dims.MergeOnly(merge, reason)  # fine if only a matmul or a view reads it
+    result = composites.reshape(c.b, x, dims)
+    merged_dims.record_merge(c, result, x, source, target)
+    return result
 
 
 @lowers("aten.permute")
