@@ -24,6 +24,7 @@ import numpy as np
 
 from ..._errors import UnsupportedConstructError
 from ..._source import SourceLoc
+from ..base import compute_dtype
 from ..builder import IRBuilder, Value
 from ..locations import NameLoc
 from ..symbolic_dims import SymbolicSizeError, SymDim
@@ -145,13 +146,21 @@ class GraphImporter:
 
     def _outputs(self, node, selected) -> list[Value]:
         results = list(_flatten(self._resolve(node.args[0])))
+        # The dtypes the graph returns (float16 results are computed in float32).
+        dtypes = [_returned_dtype(n) for n in _flatten(node.args[0])]
         if selected is not None:
             results = [results[i] for i in selected]
+            dtypes = [dtypes[i] for i in selected]
         for value in results:
             if isinstance(value, aten.NotComputed):
                 raise self.unsupported(f"returning {value.what} (not computed by Cuvil)")
         with self.b.node(node.name, node_location(node)):
-            return [self.value(v) for v in results]
+            values = [self.value(v) for v in results]
+        self.output_dtypes = [
+            d if d is not None and compute_dtype(d) == v.type.dtype else v.type.dtype
+            for v, d in zip(values, dtypes)
+        ]
+        return values
 
     def _placeholder(self, node, arguments):
         if node.name in arguments:
@@ -245,6 +254,12 @@ class GraphImporter:
         if path:
             name += f" in module '{path}'"
         return UnsupportedConstructError(f"{what} ({name})", where)
+
+
+def _returned_dtype(node) -> str | None:
+    """The dtype-table name of what an output node returns (``None``: not a tensor node)."""
+    val = node.meta.get("val") if hasattr(node, "meta") else None
+    return aten.dtype_name(val.dtype) if hasattr(val, "dtype") else None
 
 
 def _guarded_constant(d) -> int | None:
