@@ -240,6 +240,17 @@ def test_torch_export_zoo_models_compile_once(zoo, name):
     _assert_one_compilation(module, _torch_reference(model), _floats(shape_of_size))
 
 
+def test_torch_export_bert_with_batch_and_sequence_symbolic_compiles_once(zoo):
+    # Linear layers on [batch, sequence, c] flatten both symbols into one dim and back, and
+    # a non-contiguous input's linear is a bmm with the weight expanded over the batch:
+    # the importer undoes the flattening and lets the matmul broadcast the weight.
+    model, _ = zoo.build("bert")
+    module = to_ir_with_dynamic_shape(model, [cuvil.TensorSpec(("B", "T", 32), "float32")])
+    assert module.output_spec == (cuvil.TensorSpec(("B", "T", 32), "float32"),)
+    make = _floats(lambda n: (n, 2 * n + 1, 32))
+    _assert_one_compilation(module, _torch_reference(model), make)
+
+
 # ----- PyTorch: torch.compile ---------------------------------------------------------------
 
 

@@ -29,12 +29,16 @@ from ..builder import IRBuilder, Value
 from ..locations import NameLoc
 from ..symbolic_dims import SymbolicSizeError, SymDim
 from . import aten
-from .merged_dims import MergeOnly
+from .merged_dims import Deferred
 
 __all__ = ["GraphImporter", "node_location", "module_path", "user_frame", "outer_frame"]
 
 # Values known only at run time: IR values, and merges kept for a matrix product.
-_RUNTIME = (Value, MergeOnly)
+_RUNTIME = (Value, Deferred)
+
+# Ops on constants with symbolic sizes that are lowered rather than refused: a weight
+# expanded over a symbolic batch for a matrix product (merged_dims.LeadingBroadcast).
+_LOWERED_WITH_SYMBOLIC_SIZES = frozenset({"aten.expand"})
 
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<function>\S+)')
 
@@ -200,9 +204,9 @@ class GraphImporter:
             isinstance(v, _RUNTIME) for v in _flatten((args, kwargs))
         ):
             symbolic = [v for v in _flatten((args, kwargs)) if isinstance(v, SymDim)]
-            if symbolic:
+            if symbolic and name not in _LOWERED_WITH_SYMBOLIC_SIZES:
                 raise SymbolicSizeError(symbolic[0])
-            folded = aten.fold(target, args, kwargs)
+            folded = None if symbolic else aten.fold(target, args, kwargs)
             if folded is not None:
                 return folded
         lowering = aten.lowering(name)
@@ -222,7 +226,7 @@ class GraphImporter:
                 cached = (x, self.b.constant(aten.supported_constant(self, x)))
                 self._materialized[key] = cached
             return cached[1]
-        if isinstance(x, MergeOnly):
+        if isinstance(x, Deferred):
             raise self.unsupported(x.reason)
         raise self.unsupported(f"a {type(x).__name__} where a tensor is expected")
 

@@ -25,7 +25,9 @@ from ..builder import Value
 
 __all__ = [
     "Merged",
+    "Deferred",
     "MergeOnly",
+    "LeadingBroadcast",
     "dims_of",
     "unmerged",
     "merge_of",
@@ -51,14 +53,31 @@ class Merged:
         return len(self.dims) - self.count + 1
 
 
-@dataclass(frozen=True)
-class MergeOnly:
-    """A merge the compiler cannot size, kept only for a matrix product or a view back.
+class Deferred:
+    """A view kept only for a matrix product or a view back; any other use raises ``reason``."""
 
-    Any other use raises ``reason`` (the importer's refusal of the reshape).
-    """
+    reason: str
+
+
+@dataclass(frozen=True)
+class MergeOnly(Deferred):
+    """A merge the compiler cannot size (the importer's refusal of the reshape: ``reason``)."""
 
     merged: Merged
+    reason: str
+
+
+@dataclass(frozen=True)
+class LeadingBroadcast(Deferred):
+    """``value`` expanded over new leading dims of symbolic size (``dims``: the expanded dims).
+
+    ``torch.export`` runs a linear layer on a non-contiguous ``[b, t, c]`` as a
+    ``bmm`` with the weight expanded to ``[b, c, n]``; ``cuvil.matmul``
+    broadcasts the weight itself, so the expansion is never built.
+    """
+
+    value: Value
+    dims: tuple
     reason: str
 
 
@@ -126,6 +145,10 @@ def matmul_unmerged(c, x, y, as_value) -> tuple[Value, tuple] | None:
     the same leading dims as ``x``; ``as_value`` makes an operand an IR value
     of the product's dtype. Returns the unmerged product and its dims.
     """
+    if isinstance(y, LeadingBroadcast) and not isinstance(x, Deferred):
+        x = as_value(x)
+        product = composites.matmul(c.b, x, as_value(y.value))
+        return product, None
     mx = unmerged(c, x)
     if mx is None:
         return None
@@ -143,8 +166,11 @@ def matmul_unmerged(c, x, y, as_value) -> tuple[Value, tuple] | None:
     return product, mx.dims[:-1] + (last,)
 
 
-def merged_result(c, product: Value, dims: tuple, result_dims) -> Value | MergeOnly:
-    """The merged form of an unmerged ``product`` (what the graph's node returns), recorded."""
+def merged_result(c, product: Value, dims: tuple | None, result_dims) -> Value | MergeOnly:
+    """The merged form of an unmerged ``product`` (what the graph's node returns), recorded;
+    ``dims`` ``None``: the product is the node's result as it is."""
+    if dims is None:
+        return product
     target = dims_of(c.node)
     if list(result_dims).count(None) > 1 and not compiler_regroups_exactly(dims, target):
         merge = merge_of(product, dims, target)

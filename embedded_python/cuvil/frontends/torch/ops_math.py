@@ -62,7 +62,7 @@ def operand(c, x, dtype: str) -> Value:
         return c.value(x.astype(dtype, copy=False))
     if isinstance(x, (bool, int, float, np.generic)):
         return composites.scalar(c.b, x, dtype)
-    if isinstance(x, merged_dims.MergeOnly):
+    if isinstance(x, merged_dims.Deferred):
         raise c.unsupported(x.reason)
     raise c.unsupported(f"a {type(x).__name__} operand")
 

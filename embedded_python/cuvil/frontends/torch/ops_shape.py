@@ -32,7 +32,9 @@ def _reshape(c, self, **_):
     known = merged_dims.unmerged(c, self)
     if known is not None and known.dims == target:
         return known.value  # a view back to merged dims: no split of a dynamic size
-    if isinstance(self, merged_dims.MergeOnly):
+    if isinstance(self, merged_dims.LeadingBroadcast) and self.dims == target:
+        return self
+    if isinstance(self, merged_dims.Deferred):
         raise c.unsupported(self.reason)
     # A symbolic size is a dynamic dim the compiler derives (from the element count).
     x = operand(c, self, result_dtype(c))
@@ -74,6 +76,11 @@ def _expand(c, self, **_):
     x = operand(c, self, result_dtype(c))
     dims = result_dims(c)
     rank = len(x.type.shape)
+    new = len(dims) - rank
+    if new > 0 and None in dims[:new] and tuple(dims[new:]) == x.type.shape:
+        target = merged_dims.dims_of(c.node)
+        reason = f"expanding {x.type.shape} over new leading dims of symbolic sizes {target}"
+        return merged_dims.LeadingBroadcast(x, target, reason)
     if any(d is None and x.type.shape[i - len(dims) + rank] == 1 for i, d in enumerate(dims)):
         raise c.unsupported(f"expanding a size-1 dim of {x.type.shape} to a symbolic size")
     return composites.broadcast_to(c.b, x, dims)
