@@ -18,7 +18,7 @@ test: setup lint
 	cd build && ctest -j2 --output-on-failure
 	@# CTest does not print why a test skipped itself; GPU tests say it here.
 	@cd build && ctest -L gpu -V 2>/dev/null | sed -n 's/^[0-9]*: \(SKIPPED: .*\)/gpu test \1/p'
-	$(MAKE) fuzz-smoke
+	$(MAKE) fuzz-smoke CUVIL_SETUP_DONE=1
 
 # Style: clang-format (LLVM style, .clang-format) and ruff (ruff.toml).
 lint: setup
@@ -40,7 +40,8 @@ FUZZ_SMOKE_SECONDS ?= 5
 FUZZ_TARGETS ?=
 
 fuzz-build:
-	bash scripts/setup.sh --packages-only
+	@# `make test` has just run the set-up; a direct `make fuzz` installs what is missing.
+	@[ -n "$(CUVIL_SETUP_DONE)" ] || bash scripts/setup.sh --packages-only
 	@[ -f build-fuzz/build.ninja ] || cmake -G Ninja -S . -B build-fuzz \
 	  -DCUVIL_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \

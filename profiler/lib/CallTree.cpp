@@ -6,14 +6,29 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <tuple>
 #include <unordered_map>
 
 namespace cuvil::profiler {
 namespace {
 
-struct KeyHash {
-  size_t operator()(const std::pair<uint64_t, uint64_t> &k) const {
-    return std::hash<uint64_t>()(k.first * 0x9E3779B97F4A7C15ULL + k.second);
+/// A frame under its parent, by trace string ids: `node` is the model node
+/// name's id (0 for none) and `opId` counts only for frames without one.
+struct FrameKey {
+  uint32_t parent, name, file, line, node;
+  int64_t opId;
+  bool operator==(const FrameKey &o) const {
+    return parent == o.parent && name == o.name && file == o.file &&
+           line == o.line && node == o.node && opId == o.opId;
+  }
+};
+
+struct FrameKeyHash {
+  size_t operator()(const FrameKey &k) const {
+    uint64_t h = (uint64_t(k.parent) << 32 | k.name) * 0x9E3779B97F4A7C15ULL;
+    h ^= (uint64_t(k.file) << 32 | k.line) + 0x7F4A7C15ULL + (h << 6);
+    h ^= (uint64_t(k.node) << 32 ^ uint64_t(k.opId)) + (h >> 2);
+    return std::hash<uint64_t>()(h);
   }
 };
 
@@ -35,12 +50,26 @@ std::string lower(std::string_view text) {
   return out;
 }
 
-std::string nodeText(const std::string &name, const std::string &file,
-                     uint32_t line) {
-  if (file.empty())
-    return name;
-  return name + " (" + file + (line ? ":" + std::to_string(line) : "") + ")";
-}
+/// The id of the "node" argument's value of events with argument list
+/// `args`, 0 when there is none; cached per list (events share them).
+class NodeArgs {
+public:
+  explicit NodeArgs(const Trace &trace) : trace(trace) {}
+  StringId of(const Event &e) {
+    if (e.args == kNoArgs)
+      return 0;
+    auto [it, inserted] = cache.emplace(e.args, 0);
+    if (inserted)
+      for (const auto &[key, value] : trace.args[e.args])
+        if (trace.str(key) == kNodeArg && !trace.str(value).empty())
+          it->second = value;
+    return it->second;
+  }
+
+private:
+  const Trace &trace;
+  std::unordered_map<uint32_t, StringId> cache;
+};
 
 /// Two spaces per level up to kMaxIndentDepth, then "[depth N]": indenting a
 /// 100,000-frame stack would make the text quadratic in its depth.
@@ -57,16 +86,44 @@ void appendIndent(std::string &out, uint32_t depth) {
 
 } // namespace
 
+std::string frameTitle(std::string_view name, std::string_view node,
+                       uint32_t instance) {
+  std::string out(name);
+  if (!node.empty())
+    out.append(" [").append(node).append("]");
+  if (instance)
+    out += " #" + std::to_string(instance);
+  return out;
+}
+
+std::string frameLabel(std::string_view name, std::string_view node,
+                       uint32_t instance, std::string_view file,
+                       uint32_t line) {
+  std::string out = frameTitle(name, node, instance);
+  if (file.empty())
+    return out;
+  out.append(" (").append(file);
+  if (line)
+    out += ":" + std::to_string(line);
+  return out + ")";
+}
+
 CallTree::CallTree() {
   nodeList.emplace_back();
   nodeList[0].name = "<root>";
 }
 
+bool CallTree::sameFrame(const Node &a, const Node &b) {
+  return a.name == b.name && a.file == b.file && a.line == b.line &&
+         a.node == b.node && (!a.node.empty() || a.opId == b.opId);
+}
+
 uint32_t CallTree::child(uint32_t parent, std::string_view name,
-                         std::string_view file, uint32_t line) const {
+                         std::string_view file, uint32_t line,
+                         std::string_view node) const {
   for (uint32_t c : nodeList[parent].children) {
     const Node &n = nodeList[c];
-    if (n.name == name && n.file == file && n.line == line)
+    if (n.name == name && n.file == file && n.line == line && n.node == node)
       return c;
   }
   return 0;
@@ -74,12 +131,20 @@ uint32_t CallTree::child(uint32_t parent, std::string_view name,
 
 uint32_t CallTree::addChild(uint32_t parent, std::string_view name,
                             std::string_view file, uint32_t line) {
-  if (uint32_t existing = child(parent, name, file, line))
-    return existing;
+  Node frame;
+  frame.name = std::string(name);
+  frame.file = std::string(file);
+  frame.line = line;
+  return addChild(parent, frame);
+}
+
+uint32_t CallTree::addChild(uint32_t parent, const Node &frame) {
+  for (uint32_t c : nodeList[parent].children)
+    if (sameFrame(nodeList[c], frame))
+      return c;
   Node node;
-  node.name = std::string(name);
-  node.file = std::string(file);
-  node.line = line;
+  static_cast<FlameFrame &>(node) = frame;
+  node.opId = frame.opId;
   node.parent = parent;
   node.depth = nodeList[parent].depth + 1;
   auto id = static_cast<uint32_t>(nodeList.size());
@@ -92,7 +157,7 @@ void CallTree::addPath(const std::vector<const Node *> &frames,
                        int64_t weightNs) {
   uint32_t at = 0;
   for (const Node *frame : frames)
-    at = addChild(at, frame->name, frame->file, frame->line);
+    at = addChild(at, *frame);
   nodeList[at].selfNs += weightNs;
   nodeList[at].count += 1;
 }
@@ -103,6 +168,38 @@ void CallTree::finalize() {
   // Children always have larger indices than their parents.
   for (size_t i = nodeList.size(); i-- > 1;)
     nodeList[nodeList[i].parent].totalNs += nodeList[i].totalNs;
+  numberInstances();
+}
+
+void CallTree::numberInstances() {
+  std::vector<uint32_t> ops;
+  for (Node &parent : nodeList) {
+    ops.clear();
+    for (uint32_t c : parent.children) {
+      nodeList[c].instance = 0;
+      if (nodeList[c].node.empty() && nodeList[c].opId != kNoOp)
+        ops.push_back(c);
+    }
+    if (ops.size() < 2)
+      continue;
+    auto sameSource = [&](uint32_t a, uint32_t b) {
+      const Node &x = nodeList[a], &y = nodeList[b];
+      return x.name == y.name && x.file == y.file && x.line == y.line;
+    };
+    std::sort(ops.begin(), ops.end(), [&](uint32_t a, uint32_t b) {
+      const Node &x = nodeList[a], &y = nodeList[b];
+      return std::tie(x.name, x.file, x.line, x.opId) <
+             std::tie(y.name, y.file, y.line, y.opId);
+    });
+    for (size_t begin = 0, end; begin < ops.size(); begin = end) {
+      for (end = begin + 1;
+           end < ops.size() && sameSource(ops[begin], ops[end]);)
+        ++end;
+      if (end - begin > 1)
+        for (size_t i = begin; i < end; ++i)
+          nodeList[ops[i]].instance = uint32_t(i - begin + 1);
+    }
+  }
 }
 
 CallTree CallTree::build(const Trace &input, const Selection &selection) {
@@ -118,11 +215,11 @@ CallTree CallTree::build(const Trace &input, const Selection &selection) {
 
   CallTree tree;
   StringTable files; // see locOf below
-  std::unordered_map<std::pair<uint64_t, uint64_t>, uint32_t, KeyHash> index;
+  std::unordered_map<FrameKey, uint32_t, FrameKeyHash> index;
   auto childOf = [&](uint32_t parent, StringId name, StringId file,
-                     uint32_t line) {
-    auto key = std::make_pair((uint64_t(parent) << 32) | name,
-                              (uint64_t(file) << 32) | line);
+                     uint32_t line, StringId nodeName = 0,
+                     int64_t opId = kNoOp) {
+    FrameKey key{parent, name, file, line, nodeName, nodeName ? kNoOp : opId};
     auto found = index.find(key);
     if (found != index.end())
       return found->second;
@@ -131,6 +228,8 @@ CallTree CallTree::build(const Trace &input, const Selection &selection) {
     node.name = std::string(trace->str(name));
     node.file = std::string(files.get(file));
     node.line = line;
+    node.node = std::string(trace->str(nodeName));
+    node.opId = opId;
     node.parent = parent;
     node.depth = tree.nodeList[parent].depth + 1;
     tree.nodeList.push_back(std::move(node));
@@ -161,6 +260,7 @@ CallTree CallTree::build(const Trace &input, const Selection &selection) {
     return local;
   };
 
+  NodeArgs nodeArgs(*trace);
   std::vector<uint32_t> nodeOf(events.size(), UINT32_MAX);
   std::vector<int64_t> childTime(events.size(), 0);
   std::vector<int64_t> clippedDur(events.size(), -1);
@@ -191,7 +291,7 @@ CallTree CallTree::build(const Trace &input, const Selection &selection) {
     uint32_t line = 0;
     if (e.loc)
       std::tie(file, line) = locOf(e.loc);
-    nodeOf[i] = childOf(parentNode, e.name, file, line);
+    nodeOf[i] = childOf(parentNode, e.name, file, line, nodeArgs.of(e), e.opId);
     clippedDur[i] = end - begin;
   }
   for (uint32_t i = 0; i < events.size(); ++i) {
@@ -237,7 +337,9 @@ CallTree::SearchResult CallTree::search(std::string_view text) const {
   std::string needle = lower(text);
   std::vector<bool> matched(nodeList.size(), false);
   for (uint32_t i = 1; i < nodeList.size(); ++i) {
-    matched[i] = lower(nodeList[i].name).find(needle) != std::string::npos;
+    const Node &n = nodeList[i];
+    matched[i] =
+        lower(frameTitle(n.name, n.node)).find(needle) != std::string::npos;
     if (!matched[i])
       continue;
     result.matches.push_back(i);
@@ -266,7 +368,7 @@ CallTree CallTree::subtree(uint32_t node) const {
     auto [from, toParent] = stack.back();
     stack.pop_back();
     const Node &n = nodeList[from];
-    uint32_t to = tree.addChild(toParent, n.name, n.file, n.line);
+    uint32_t to = tree.addChild(toParent, n);
     tree.nodeList[to].selfNs = n.selfNs;
     tree.nodeList[to].count = n.count;
     for (auto c = n.children.rbegin(); c != n.children.rend(); ++c)
@@ -285,8 +387,7 @@ std::string CallTree::print(uint32_t maxDepth) const {
     const Node &n = nodeList[id];
     if (id != 0) {
       appendIndent(out, n.depth);
-      out += nodeText(n.name, n.file, n.line) +
-             " total=" + std::to_string(n.totalNs) +
+      out += label(id) + " total=" + std::to_string(n.totalNs) +
              " self=" + std::to_string(n.selfNs) + "\n";
     }
     if (n.depth >= maxDepth)
@@ -295,7 +396,7 @@ std::string CallTree::print(uint32_t maxDepth) const {
     std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
       if (nodeList[a].totalNs != nodeList[b].totalNs)
         return nodeList[a].totalNs > nodeList[b].totalNs;
-      return nodeList[a].name < nodeList[b].name;
+      return label(a) < label(b);
     });
     stack.insert(stack.end(), order.rbegin(), order.rend());
   }
@@ -318,7 +419,7 @@ std::string CallTree::folded() const {
     prefix.resize(parentLength);
     if (parentLength)
       prefix += ';';
-    prefix += nodeText(n.name, n.file, n.line);
+    prefix += label(id);
     if (n.selfNs > 0)
       lines.push_back(prefix + " " + std::to_string(n.selfNs));
     for (auto c = n.children.rbegin(); c != n.children.rend(); ++c)
@@ -336,46 +437,84 @@ std::string CallTree::folded() const {
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// Adds `tree`'s weights into `diff`, matching frames by name and location.
-void mergeInto(std::vector<DiffNode> &diff, const CallTree &tree, bool isBase) {
-  std::vector<std::pair<uint32_t, uint32_t>> stack{{0, 0}}; // (from, to)
-  while (!stack.empty()) {
-    auto [from, to] = stack.back();
-    stack.pop_back();
-    const CallTree::Node &n = tree.nodes()[from];
-    DiffNode &d = diff[to];
-    (isBase ? d.baselineTotalNs : d.currentTotalNs) += n.totalNs;
-    (isBase ? d.baselineSelfNs : d.currentSelfNs) += n.selfNs;
-    for (uint32_t c : n.children) {
-      const CallTree::Node &cn = tree.nodes()[c];
-      uint32_t target = 0;
-      for (uint32_t existing : diff[to].children) {
-        const DiffNode &e = diff[existing];
-        if (e.name == cn.name && e.file == cn.file && e.line == cn.line)
-          target = existing;
+/// Builds a DiffTree from two call trees, one after the other.
+class DiffMerger {
+public:
+  explicit DiffMerger(std::vector<DiffNode> &diff) : diff(diff) {}
+
+  /// Adds `tree`'s weights into the diff. A frame goes to the frame with its
+  /// label under the matching parent; failing that, to one that differs only
+  /// in instance (a run with one op fewer on a line still matches the rest
+  /// in order); failing that, to a new frame.
+  void merge(const CallTree &tree, bool isBase) {
+    taken.assign(diff.size(), false);
+    std::vector<std::pair<uint32_t, uint32_t>> stack{{0, 0}}; // (from, to)
+    std::vector<uint32_t> unmatched;
+    while (!stack.empty()) {
+      auto [from, to] = stack.back();
+      stack.pop_back();
+      const CallTree::Node &n = tree.nodes()[from];
+      DiffNode &d = diff[to];
+      (isBase ? d.baselineTotalNs : d.currentTotalNs) += n.totalNs;
+      (isBase ? d.baselineSelfNs : d.currentSelfNs) += n.selfNs;
+      unmatched.clear();
+      for (uint32_t c : n.children) {
+        auto found = byLabel.find(key(to, tree.label(c)));
+        if (found != byLabel.end() && !taken[found->second]) {
+          taken[found->second] = true;
+          stack.push_back({c, found->second});
+        } else {
+          unmatched.push_back(c);
+        }
       }
-      if (!target) {
-        DiffNode node;
-        node.name = cn.name;
-        node.file = cn.file;
-        node.line = cn.line;
-        node.parent = to;
-        target = static_cast<uint32_t>(diff.size());
-        diff.push_back(std::move(node));
-        diff[to].children.push_back(target);
-      }
-      stack.push_back({c, target});
+      for (uint32_t c : unmatched)
+        stack.push_back({c, matchOrAdd(tree.nodes()[c], to)});
     }
   }
-}
+
+private:
+  static std::string key(uint32_t parent, const std::string &label) {
+    return std::to_string(parent) + "\n" + label;
+  }
+  /// The key of `frame`'s label without its instance.
+  static std::string sourceKey(uint32_t parent, const FlameFrame &frame) {
+    return key(parent,
+               frameLabel(frame.name, frame.node, 0, frame.file, frame.line));
+  }
+
+  uint32_t matchOrAdd(const CallTree::Node &frame, uint32_t parent) {
+    std::vector<uint32_t> &same = bySource[sourceKey(parent, frame)];
+    for (uint32_t candidate : same)
+      if (!taken[candidate]) {
+        taken[candidate] = true;
+        return candidate;
+      }
+    DiffNode node;
+    static_cast<FlameFrame &>(node) = frame;
+    node.parent = parent;
+    auto id = uint32_t(diff.size());
+    byLabel.emplace(key(parent, node.label()), id);
+    same.push_back(id);
+    diff.push_back(std::move(node));
+    diff[parent].children.push_back(id);
+    taken.push_back(true);
+    return id;
+  }
+
+  std::vector<DiffNode> &diff;
+  std::vector<bool> taken; ///< diff frames the tree being merged has used
+  std::unordered_map<std::string, uint32_t> byLabel;
+  std::unordered_map<std::string, std::vector<uint32_t>> bySource;
+};
 } // namespace
 
 DiffTree DiffTree::build(const CallTree &baseline, const CallTree &current) {
   DiffTree diff;
   diff.nodeList.emplace_back();
   diff.nodeList[0].name = "<root>";
-  mergeInto(diff.nodeList, baseline, true);
-  mergeInto(diff.nodeList, current, false);
+  DiffMerger merger(diff.nodeList);
+  merger.merge(baseline, true);
+  merger.merge(current, false);
   return diff;
 }
 
@@ -389,8 +528,7 @@ std::string DiffTree::print() const {
     if (id != 0) {
       int64_t delta = n.deltaTotalNs();
       appendIndent(out, depth);
-      out += nodeText(n.name, n.file, n.line) + " " +
-             std::to_string(n.baselineTotalNs) + " -> " +
+      out += n.label() + " " + std::to_string(n.baselineTotalNs) + " -> " +
              std::to_string(n.currentTotalNs) + " (" + (delta > 0 ? "+" : "") +
              std::to_string(delta) +
              (delta > 0   ? ", slower"
@@ -404,7 +542,7 @@ std::string DiffTree::print() const {
       int64_t db = std::llabs(nodeList[b].deltaTotalNs());
       if (da != db)
         return da > db;
-      return nodeList[a].name < nodeList[b].name;
+      return nodeList[a].label() < nodeList[b].label();
     });
     for (auto c = order.rbegin(); c != order.rend(); ++c)
       stack.push_back({*c, depth + 1});

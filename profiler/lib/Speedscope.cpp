@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FormatSupport.h"
+#include "cuvil/Profiler/Analysis.h"
 #include "cuvil/Profiler/Formats.h"
 
 #include <nlohmann/json.hpp>
@@ -36,12 +37,16 @@ std::string writeSpeedscope(const Trace &input) {
     }
   detail::Nesting nesting = detail::nestEvents(*trace);
 
-  // Shared frames: Python frames by FrameId, events by (name, loc).
-  std::vector<std::tuple<StringId, StringId, uint32_t, bool>> frames;
-  std::map<std::tuple<StringId, StringId, uint32_t, bool>, uint32_t> frameIds;
-  auto frameIndex = [&](StringId name, StringId file, uint32_t line,
-                        bool isLoc) {
-    auto key = std::make_tuple(name, file, line, isLoc);
+  // Shared frames: Python frames by FrameId, events by name, loc and the
+  // identity a flame frame has (model node, else IR op; see CallTree).
+  using FrameKey =
+      std::tuple<StringId, StringId, uint32_t, bool, std::string_view, int64_t>;
+  std::vector<FrameKey> frames;
+  std::map<FrameKey, uint32_t> frameIds;
+  auto frameIndex = [&](StringId name, StringId file, uint32_t line, bool isLoc,
+                        std::string_view node = {}, int64_t opId = kNoOp) {
+    auto key = std::make_tuple(name, file, line, isLoc, node,
+                               node.empty() ? opId : kNoOp);
     auto [it, inserted] = frameIds.emplace(key, uint32_t(frames.size()));
     if (inserted)
       frames.push_back(key);
@@ -107,7 +112,8 @@ std::string writeSpeedscope(const Trace &input) {
           emit('O', id, e.startNs);
           open.push_back({id, stop});
         }
-      uint32_t id = frameIndex(e.name, e.loc, 0, true);
+      uint32_t id =
+          frameIndex(e.name, e.loc, 0, true, trace->arg(e, kNodeArg), e.opId);
       emit('O', id, e.startNs);
       open.push_back({id, stop});
     }
@@ -120,12 +126,21 @@ std::string writeSpeedscope(const Trace &input) {
   out += "\",\"exporter\":\"cuvil\",\"name\":\"cuvil profile\","
          "\"activeProfileIndex\":0,\"shared\":{\"frames\":[";
   for (size_t f = 0; f < frames.size(); ++f) {
-    auto [frameName, file, line, isLoc] = frames[f];
+    auto [frameName, file, line, isLoc, node, opId] = frames[f];
     if (f)
       out += ',';
+    // speedscope shows only the name: it names the node too. "node" and
+    // "op_id", which speedscope ignores, bring the identity back on reading.
     out += "{\"name\":\"";
-    appendJsonEscaped(out, trace->str(frameName));
+    appendJsonEscaped(out, frameTitle(trace->str(frameName), node));
     out += '"';
+    if (!node.empty()) {
+      out += ",\"node\":\"";
+      appendJsonEscaped(out, node);
+      out += '"';
+    }
+    if (opId != kNoOp)
+      out += ",\"op_id\":" + std::to_string(opId);
     if (file) {
       std::string_view fileText = trace->str(file);
       if (isLoc) { // "file:line:col" → file, line, col
@@ -150,6 +165,44 @@ std::string writeSpeedscope(const Trace &input) {
 }
 
 namespace {
+
+/// A shared frame as the events that open it get it.
+struct SharedFrame {
+  StringId name = 0, loc = 0;
+  uint32_t args = kNoArgs;
+  int64_t opId = kNoOp;
+};
+
+/// One of "shared.frames" (an object with a "name" string): file, line and
+/// col become the loc; Cuvil's own "name [node]" frames with "node" and
+/// "op_id" get their model node and IR op back.
+SharedFrame readFrame(const nlohmann::json &f, Trace &trace) {
+  SharedFrame frame;
+  std::string name = f["name"].get<std::string>();
+  if (f.contains("node") && f["node"].is_string()) {
+    std::string node = f["node"].get<std::string>();
+    std::string suffix = " [" + node + "]";
+    if (!node.empty() && name.size() > suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      name.resize(name.size() - suffix.size());
+      frame.args =
+          trace.addArgs({{trace.intern(kNodeArg), trace.intern(node)}});
+    }
+  }
+  if (f.contains("op_id") && f["op_id"].is_number_integer())
+    frame.opId = f["op_id"].get<int64_t>();
+  frame.name = trace.intern(name);
+  std::string loc;
+  if (f.contains("file") && f["file"].is_string()) {
+    loc = f["file"].get<std::string>();
+    if (f.contains("line") && f["line"].is_number_integer())
+      loc += ":" + std::to_string(f["line"].get<int64_t>());
+    if (f.contains("col") && f["col"].is_number_integer())
+      loc += ":" + std::to_string(f["col"].get<int64_t>());
+  }
+  frame.loc = loc.empty() ? 0 : trace.intern(loc);
+  return frame;
+}
 
 int64_t unitScale(const std::string &unit) {
   if (unit == "seconds")
@@ -210,21 +263,11 @@ Expected<Trace> parseSpeedscope(std::string_view text,
     return bad("expected a \"profiles\" array");
 
   Trace trace;
-  std::vector<StringId> frameNames;
-  std::vector<StringId> frameLocs;
-  for (const json &f : doc["shared"]["frames"]) {
+  std::vector<SharedFrame> frames;
+  for (const nlohmann::json &f : doc["shared"]["frames"]) {
     if (!f.is_object() || !f.contains("name") || !f["name"].is_string())
       return bad("every frame needs a \"name\" string");
-    frameNames.push_back(trace.intern(f["name"].get<std::string>()));
-    std::string loc;
-    if (f.contains("file") && f["file"].is_string()) {
-      loc = f["file"].get<std::string>();
-      if (f.contains("line") && f["line"].is_number_integer())
-        loc += ":" + std::to_string(f["line"].get<int64_t>());
-      if (f.contains("col") && f["col"].is_number_integer())
-        loc += ":" + std::to_string(f["col"].get<int64_t>());
-    }
-    frameLocs.push_back(loc.empty() ? 0 : trace.intern(loc));
+    frames.push_back(readFrame(f, trace));
   }
   StringId category = trace.intern("speedscope");
 
@@ -241,14 +284,16 @@ Expected<Trace> parseSpeedscope(std::string_view text,
         trace.intern(profile.value("name", std::string("profile")));
     auto frameOk = [&](const json &f) {
       return f.is_number_integer() && f.get<int64_t>() >= 0 &&
-             f.get<size_t>() < frameNames.size();
+             f.get<size_t>() < frames.size();
     };
     auto add = [&](uint32_t frame, int64_t start, int64_t end) {
       Event e;
       e.startNs = start;
       e.durationNs = std::max<int64_t>(0, end - start);
-      e.name = frameNames[frame];
-      e.loc = frameLocs[frame];
+      e.name = frames[frame].name;
+      e.loc = frames[frame].loc;
+      e.args = frames[frame].args;
+      e.opId = frames[frame].opId;
       e.category = category;
       e.thread = thread;
       trace.events.push_back(e);

@@ -32,6 +32,18 @@ def pytest_sessionfinish(session, exitstatus):
     shutil.rmtree(_SESSION_CACHE, ignore_errors=True)
 
 
+# A model file (the CLI's and the Workbench's convention) whose one op no importer supports.
+UNSUPPORTED_TORCH_MODEL = """\
+import torch
+
+class Scan(torch.nn.Module):
+    def forward(self, x):
+        return torch.cumprod(x, 0)
+
+model, example_inputs = Scan(), (torch.randn(3),)
+"""
+
+
 def caller_line() -> int:
     """The line number of the statement that calls this function."""
     return inspect.currentframe().f_back.f_lineno

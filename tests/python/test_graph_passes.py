@@ -125,6 +125,68 @@ def test_enable_fusion_false_also_keeps_epilogues_out_of_gemm_tiles(snapshots):
     assert "math.erf" not in tiles[False] and "arith.addf" not in tiles[False]
 
 
+@pytest.mark.parametrize(
+    "m,k,n",
+    [(101, 97, 103), (1, 300, 257), (130, 7, 45), (64, 999, 1001), (9, 16, 31)],
+    ids=["primes", "gemv", "skinny-k", "odd-k-and-n", "one-row-tile-over"],
+)
+@pytest.mark.parametrize("epilogue", [False, True], ids=["plain", "bias-relu"])
+def test_gemms_no_tile_divides_are_scheduled_and_exact(snapshots, m, k, n, epilogue):
+    """Odd, prime and single-row GEMMs get the tiled, vectorized schedule with peeled rests."""
+
+    def plain(a, b, bias):
+        return a @ b
+
+    def fused(a, b, bias):
+        return np.maximum(a @ b + bias, 0.0)
+
+    f = cuvil.jit(fused if epilogue else plain)
+    rng = np.random.default_rng(m * n + k)
+    a, b, bias = (rng.standard_normal(s).astype(np.float32) for s in ((m, k), (k, n), (n,)))
+    reference = a.astype(np.float64) @ b.astype(np.float64)
+    if epilogue:
+        reference = np.maximum(reference + bias, 0.0)
+    np.testing.assert_allclose(f(a, b, bias), reference, rtol=1e-4, atol=1e-4 * np.sqrt(k))
+    scheduled = _ir_after(f, "cuvil-cpu-schedule")
+    assert "vector.fma" in scheduled
+    assert "linalg.matmul ins" not in scheduled  # every tile became vector code
+
+
+@pytest.mark.parametrize(
+    "n,c,hw,f,kernel,strides,padding,dilations",
+    [
+        (1, 3, (17, 19), 8, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),  # odd image, same padding
+        (1, 16, (14, 14), 24, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1)),  # pointwise: no copy
+        (2, 5, (16, 15), 7, (3, 2), (2, 1), (0, 1, 2, 0), (1, 1)),  # a batch, strides, odd pads
+        (3, 4, (20, 20), 6, (3, 3), (1, 2), (2, 2, 2, 2), (2, 2)),  # dilated
+        (1, 8, (7, 7), 40, (1, 1), (2, 2), (0, 0, 0, 0), (1, 1)),  # strided 1x1 (downsample)
+    ],
+)
+def test_convolutions_run_as_gemms(snapshots, n, c, hw, f, kernel, strides, padding, dilations):
+    """Ungrouped convolutions become columns + a GEMM with the GEMM schedule, and stay exact."""
+    rng = np.random.default_rng(n * 100 + f)
+    x = rng.standard_normal((n, c, *hw)).astype(np.float32)
+    w = rng.standard_normal((f, c, *kernel)).astype(np.float32)
+    bias = rng.standard_normal((1, f, 1, 1)).astype(np.float32)
+
+    def block(x, w, bias):
+        return np.maximum(cuvil.conv2d(x, w, strides, padding, dilations) + bias, 0.0)
+
+    f_jit = cuvil.jit(block)
+    reference = np.maximum(
+        cuvil.conv2d(x.astype(np.float64), w.astype(np.float64), strides, padding, dilations)
+        + bias,
+        0.0,
+    )
+    np.testing.assert_allclose(f_jit(x, w, bias), reference, rtol=1e-4, atol=1e-4)
+    as_gemm = _ir_after(f_jit, "cuvil-cpu-conv-to-gemm")
+    assert "linalg.conv_2d_nchw_fchw ins" not in as_gemm
+    assert ("linalg.matmul ins" if n == 1 else "linalg.batch_matmul ins") in as_gemm
+    pointwise = kernel == (1, 1) and strides == (1, 1)
+    assert ("tensor.extract %" in as_gemm) != pointwise  # the columns are copied unless 1x1
+    assert "vector.fma" in _ir_after(f_jit, "cuvil-cpu-schedule")
+
+
 def test_every_snapshot_is_valid_mlir_with_the_users_locations(snapshots):
     """What the Workbench exports for a step can be fed back to cuvil-opt."""
     from conftest import load_example

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import re
 
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import caller_line, check_float16_model  # noqa: E402
+from conftest import caller_line, check_float16_model, line_of  # noqa: E402
 
 import cuvil
 
@@ -409,6 +410,82 @@ def test_ops_carry_the_node_names_and_the_function_line():
     pattern = rf'loc\("sequential\w*/dense\w*/MatMul"\("{re.escape(__file__)}":{line}:'
     assert re.search(pattern, text)
     assert "cuvil.matmul" in text
+
+
+class _TwoDense(keras.Model):
+    """Two Dense layers and a ReLU, each op made on its own line of ``call``."""
+
+    def __init__(self):
+        super().__init__(name="two_dense")
+        self.expand = keras.layers.Dense(6, name="expand")
+        self.project = keras.layers.Dense(3, name="project")
+
+    def call(self, x):
+        h = self.expand(x)  # marker: expand call
+        h = tf.nn.relu(h)  # marker: relu call
+        return self.project(h)  # marker: project call
+
+
+def _keras_locs(text):
+    """``(op, node name, layer path, file, line)`` of each cuvil op located in a Keras layer."""
+    pattern = r'"(cuvil\.\w+)".*loc\("([^"]+)"\("([^"]+)"\("([^"]+)":(\d+):\d+\)\)\)'
+    return [(m[1], m[2], m[3], m[4], int(m[5])) for m in re.finditer(pattern, text)]
+
+
+def test_keras_model_ops_carry_their_layers_and_the_users_lines():
+    keras.utils.set_random_seed(4)
+    model = _TwoDense()
+    x = np.random.default_rng(0).normal(size=(2, 5)).astype(np.float32)
+    module = cuvil.frontend.build_ir(model=model, input_spec=[_spec((2, 5))])
+    np.testing.assert_allclose(module.compile()(x), model(x, training=False), **MODEL)
+    text = module.text
+    cuvil_dir = os.path.dirname(cuvil.__file__)
+    assert cuvil_dir not in text, "a location points into Cuvil's own code"
+    line = {
+        name: line_of(f"marker: {name} call", __file__) for name in ("expand", "relu", "project")
+    }
+    locs = {(op, node, layer): (file, at) for op, node, layer, file, at in _keras_locs(text)}
+    # Layer paths are Keras's names, not the graph's numbered scopes; each op
+    # points at the line of call() that made it.
+    assert locs[("cuvil.matmul", "MatMul", "two_dense/expand")] == (__file__, line["expand"])
+    assert locs[("cuvil.add", "BiasAdd", "two_dense/expand")] == (__file__, line["expand"])
+    assert locs[("cuvil.relu", "Relu", "two_dense")] == (__file__, line["relu"])
+    assert locs[("cuvil.matmul", "MatMul", "two_dense/project")] == (__file__, line["project"])
+    # The function and the module are located at the model's def call.
+    assert re.search(rf'}} loc\("{re.escape(__file__)}":{line["expand"] - 1}:', text)
+    assert module.source == f"{__file__}:{line['expand'] - 1}"
+    # The model is left as it was: no layer keeps a recording call.
+    assert all("call" not in vars(layer) for layer in model._flatten_layers())
+
+
+def test_keras_sequential_layers_are_named_and_located_in_user_code():
+    keras.utils.set_random_seed(5)
+    model = keras.Sequential(
+        [keras.layers.Input((4,)), keras.layers.Dense(3, name="first"), keras.layers.Dense(2)],
+        name="stack",
+    )
+    second = model.layers[1].name
+    line = caller_line() + 1
+    text = cuvil.frontend.build_ir(model=model, input_spec=[_spec((2, 4))]).text
+    assert os.path.dirname(cuvil.__file__) not in text
+    layers = {(op, layer) for op, _, layer, _, _ in _keras_locs(text)}
+    assert {("cuvil.matmul", "stack/first"), ("cuvil.matmul", f"stack/{second}")} <= layers
+    # Keras records no line for a built-in layer: its ops point at the import.
+    assert {(file, at) for *_, file, at in _keras_locs(text)} == {(__file__, line)}
+
+
+class _Cumulative(keras.layers.Layer):
+    def call(self, x):
+        return tf.math.cumprod(x)  # marker: cumprod call
+
+
+def test_unsupported_op_in_a_keras_layer_names_the_layer_and_the_users_line():
+    model = keras.Sequential([keras.Input((4,)), _Cumulative(name="running")], name="scan")
+    with pytest.raises(cuvil.UnsupportedConstructError) as info:
+        cuvil.frontend.build_ir(model=model, input_spec=[_spec((2, 4))])
+    message = str(info.value)
+    assert "TensorFlow op 'Cumprod'" in message and "node 'scan/running'" in message
+    assert f"{__file__}:{line_of('marker: cumprod call', __file__)}" in message
 
 
 def test_unsupported_op_names_the_op_the_node_and_the_location():

@@ -5,12 +5,11 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-import textwrap
 
 import numpy as np
 import pytest
 import torch
-from conftest import line_of, run_python, subprocess_env
+from conftest import UNSUPPORTED_TORCH_MODEL, line_of, run_python, subprocess_env
 from torch import nn
 from torch.nn import functional as F
 
@@ -291,17 +290,7 @@ def test_cli_compiles_the_model_a_file_declares(tmp_path, declaration):
 
 def test_cli_reports_an_unsupported_model_with_the_op(tmp_path):
     script = tmp_path / "model.py"
-    script.write_text(
-        textwrap.dedent(
-            """
-            import torch
-            class Scan(torch.nn.Module):
-                def forward(self, x):
-                    return torch.cumprod(x, 0)
-            model, example_inputs = Scan(), (torch.randn(3),)
-            """
-        )
-    )
+    script.write_text(UNSUPPORTED_TORCH_MODEL)
     result = run_python(["-m", "cuvil", "compile", str(script)])
     assert result.returncode == 1
     assert "UnsupportedConstructError: ATen op aten.cumprod (FX node 'cumprod')" in result.stderr

@@ -12,7 +12,7 @@ import json
 import textwrap
 
 import pytest
-from conftest import EXAMPLES_DIR, line_of, run_python
+from conftest import EXAMPLES_DIR, UNSUPPORTED_TORCH_MODEL, line_of, run_python
 
 MODELS_DIR = EXAMPLES_DIR / "models"
 
@@ -109,19 +109,7 @@ def test_a_jit_script_and_a_declared_model_are_both_reported(tmp_path):
 
 def test_a_model_that_fails_to_import_is_reported_at_its_node_and_line(tmp_path):
     script = tmp_path / "scan.py"
-    script.write_text(
-        textwrap.dedent(
-            """
-            import torch
-
-            class Scan(torch.nn.Module):
-                def forward(self, x):
-                    return torch.cumprod(x, 0)
-
-            model, example_inputs = Scan(), (torch.randn(3),)
-            """
-        )
-    )
+    script.write_text(UNSUPPORTED_TORCH_MODEL)
     messages = _worker_messages(script)
     assert [m["type"] for m in messages] == ["started", "exception", "finished"]
     exception = _only(messages, "exception")

@@ -62,7 +62,10 @@ FlameTree FlameTree::fromCallTree(const prof::CallTree &tree) {
   out.nodeList.reserve(tree.nodes().size());
   for (const prof::CallTree::Node &n : tree.nodes()) {
     Node node;
-    node.name = displayText(n.name);
+    node.name = displayText(prof::frameTitle(n.name, n.node, n.instance));
+    node.eventName = displayText(n.name);
+    node.node = displayText(n.node);
+    node.opId = n.opId;
     node.file = fromStd(n.file);
     node.line = n.line;
     node.module = frameModule(node.name, node.file);
@@ -94,6 +97,8 @@ prof::CallTree withoutLines(const prof::CallTree &tree) {
       prof::CallTree::Node frame;
       frame.name = nodes[id].name;
       frame.file = nodes[id].file;
+      frame.node = nodes[id].node;
+      frame.opId = nodes[id].opId;
       frames.push_back(std::move(frame));
     }
     path.clear();
@@ -119,7 +124,9 @@ FlameTree FlameTree::fromDiff(const prof::CallTree &baseline,
   out.nodeList.reserve(diffTree.nodes().size());
   for (const prof::DiffNode &n : diffTree.nodes()) {
     Node node;
-    node.name = displayText(n.name);
+    node.name = displayText(prof::frameTitle(n.name, n.node, n.instance));
+    node.eventName = displayText(n.name);
+    node.node = displayText(n.node);
     node.file = fromStd(n.file);
     node.line = n.line;
     node.module = frameModule(node.name, node.file);

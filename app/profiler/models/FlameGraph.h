@@ -24,8 +24,13 @@ namespace prof = cuvil::profiler;
 class FlameTree {
 public:
   struct Node {
+    /// What the frame shows: the name, then the model node and instance
+    /// that tell frames of one line apart (prof::frameTitle).
     QString name;
-    QString file; ///< source file, empty when the frame has none
+    QString eventName;         ///< the event's or function's own name
+    QString node;              ///< model node name, empty if none
+    qint64 opId = prof::kNoOp; ///< the frame's IR op (call trees only)
+    QString file;              ///< source file, empty when the frame has none
     uint32_t line = 0;
     QString module; ///< file stem, or the prefix of a dotted name
     uint32_t parent = 0;
@@ -43,9 +48,10 @@ public:
 
   FlameTree();
   static FlameTree fromCallTree(const prof::CallTree &tree);
-  /// The diff of two call trees. Frames match by name and file; their line
-  /// numbers are ignored unless `matchLines`, so that edits between the two
-  /// runs (which move calls to other lines) do not split frames apart.
+  /// The diff of two call trees. Frames match by name, file and model node
+  /// (or instance, see prof::DiffTree); their line numbers are ignored
+  /// unless `matchLines`, so that edits between the two runs (which move
+  /// calls to other lines) do not split frames apart.
   static FlameTree fromDiff(const prof::CallTree &baseline,
                             const prof::CallTree &current,
                             DiffWidth width = DiffWidth::Current,
@@ -86,7 +92,8 @@ private:
   uint32_t deepest = 0;
 };
 
-/// `tree` with every frame's line set to 0, equal frames merged.
+/// `tree` with every frame's line set to 0, equal frames (same name, file,
+/// model node or IR op) merged.
 prof::CallTree withoutLines(const prof::CallTree &tree);
 
 /// The module a frame belongs to: its file's stem, else the text before

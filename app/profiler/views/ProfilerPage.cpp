@@ -641,19 +641,29 @@ void ProfilerPage::activateFrame(quint32 node) {
   updateSearchInfo();
   const FlameTree::Node &n = tree.node(node);
   QString loc = tree.location(node);
-  // Rows are by total time, so the first row of that name is the hottest.
-  int row = -1;
-  for (int r = 0; r < ops->rowCount() && row < 0; ++r)
-    if (displayText(ops->row(r).name) == n.name)
+  // Rows are by total time, so the first row of that name is the hottest;
+  // a frame of a model node prefers that node's row.
+  int row = -1, nodeRow = -1;
+  for (int r = 0; r < ops->rowCount() && nodeRow < 0; ++r) {
+    if (displayText(ops->row(r).name) != n.eventName)
+      continue;
+    if (row < 0)
       row = r;
-  qint64 opId = row >= 0 ? ops->row(row).opId : prof::kNoOp;
+    if (!n.node.isEmpty() && displayText(ops->row(r).node) == n.node)
+      nodeRow = r;
+  }
+  if (nodeRow >= 0)
+    row = nodeRow;
+  qint64 opId = n.opId != prof::kNoOp ? n.opId
+                : row >= 0            ? ops->row(row).opId
+                                      : prof::kNoOp;
   if (row >= 0) {
     opView->selectRow(opSort->mapFromSource(ops->index(row, 0)).row());
     QString rowLoc = QString::fromStdString(ops->row(row).loc);
     if (!rowLoc.isEmpty())
       loc = rowLoc;
   }
-  emit opActivated(loc, opId, n.name);
+  emit opActivated(loc, opId, n.eventName);
 }
 
 } // namespace cuvil::workbench

@@ -58,6 +58,7 @@ private slots:
   void flameGraphModelOfFoldedStacks();
   void flameGraphModelDiff();
   void flameSearch();
+  void flameFramesAreModelNodes();
   void flameLayoutZoomAndPruning();
   void flameColors();
   void opTableModelOfChromeTrace();
@@ -96,6 +97,37 @@ void ProfilerModelsTest::flameGraphModelOfFoldedStacks() {
   QModelIndex matmul = model.index(0, 0, forward);
   QVERIFY(matmul.data(FlameGraphModel::MatchRole).toBool());
   QVERIFY(!forward.data(FlameGraphModel::MatchRole).toBool());
+}
+
+void ProfilerModelsTest::flameFramesAreModelNodes() {
+  prof::CallTree calls =
+      prof::CallTree::build(parsedChrome(kSequentialLineTrace));
+  FlameGraphModel model;
+  QAbstractItemModelTester tester(
+      &model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+  model.setTree(FlameTree::fromCallTree(calls));
+  QCOMPARE(model.tree().print(),
+           QString("forward total=200.00 µs self=40.00 µs count=2\n"
+                   "  linalg.conv_2d_nchw_fchw [features.2/convolution] "
+                   "(/e/cnn.py:9) total=100.00 µs self=100.00 µs count=2\n"
+                   "  linalg.conv_2d_nchw_fchw [features.0/convolution] "
+                   "(/e/cnn.py:9) total=60.00 µs self=60.00 µs count=2\n"));
+  uint32_t second = findFrame(
+      model.tree(), "linalg.conv_2d_nchw_fchw [features.2/convolution]");
+  QCOMPARE(model.tree().node(second).eventName,
+           QString("linalg.conv_2d_nchw_fchw"));
+  QCOMPARE(model.tree().node(second).node, QString("features.2/convolution"));
+  QCOMPARE(model.tree().node(second).opId, qint64(1));
+  QCOMPARE(model.setSearchText("features.2").matches,
+           std::vector<uint32_t>{second});
+  // The diff (lines ignored or not) matches each node with itself.
+  for (bool matchLines : {false, true}) {
+    FlameTree diff = FlameTree::fromDiff(
+        calls, calls, FlameTree::DiffWidth::Current, matchLines);
+    QCOMPARE(diff.size(), size_t(4)); // all, forward, two convolutions
+    for (const FlameTree::Node &n : diff.nodes())
+      QCOMPARE(n.deltaTotalNs(), int64_t(0));
+  }
 }
 
 void ProfilerModelsTest::flameGraphModelDiff() {
@@ -481,8 +513,10 @@ void ProfilerModelsTest::realCuvilTrace() {
   flame.setTree(
       FlameTree::fromDiff(unfused.profile->callTree, profile.callTree));
   compareGolden("mlp_diff_flame.txt", dumpModel(flame));
-  // Both runs have this kernel, at line 14 in one and 15 in the other: the
-  // diff matches it by name and file unless asked to match lines too.
+  // The unfused run has two ops of this name (lines 14 and 15), the fused
+  // run one (line 15). They are separate frames (#1, #2 by op order); the
+  // diff matches by name and file, the fused op taking the first instance,
+  // unless asked to match lines too.
   auto frames = [](const FlameTree &tree, const QString &name) {
     int n = 0;
     for (const FlameTree::Node &node : tree.nodes())
@@ -490,7 +524,12 @@ void ProfilerModelsTest::realCuvilTrace() {
     return n;
   };
   QString both = "linalg.fill + linalg.matmul + linalg.generic(addf)";
-  QCOMPARE(frames(flame.tree(), both), 1);
+  QCOMPARE(frames(flame.tree(), both), 0);
+  QCOMPARE(frames(flame.tree(), both + " #1"), 1);
+  QCOMPARE(frames(flame.tree(), both + " #2"), 1);
+  uint32_t first = findFrame(flame.tree(), both + " #1");
+  QVERIFY(flame.tree().node(first).baselineTotalNs > 0);
+  QVERIFY(flame.tree().node(first).totalNs > 0);
   QCOMPARE(
       frames(FlameTree::fromDiff(unfused.profile->callTree, profile.callTree,
                                  FlameTree::DiffWidth::Current, true),

@@ -50,6 +50,17 @@ inline const char *kImportedModelTrace = R"json({"traceEvents":[
 {"ph":"X","name":"linalg.conv_2d_nchw_fchw","cat":"cpu_kernel","ts":40,"dur":20,"pid":1,"tid":1,"args":{"op_id":7,"loc":"/r/resnet.onnx:0:0","node":"/stem/stem.0/Conv"}}
 ]})json";
 
+/// One nn.Sequential line making two convolutions (two FX nodes), run in
+/// two calls: the flame graph shows two frames, each of both calls.
+inline const char *kSequentialLineTrace = R"json({"traceEvents":[
+{"ph":"X","name":"forward","cat":"python","ts":0,"dur":100,"pid":1,"tid":1},
+{"ph":"X","name":"linalg.conv_2d_nchw_fchw","cat":"cpu_kernel","ts":0,"dur":30,"pid":1,"tid":1,"args":{"op_id":0,"loc":"/e/cnn.py:9:0","node":"features.0/convolution"}},
+{"ph":"X","name":"linalg.conv_2d_nchw_fchw","cat":"cpu_kernel","ts":40,"dur":50,"pid":1,"tid":1,"args":{"op_id":1,"loc":"/e/cnn.py:9:0","node":"features.2/convolution"}},
+{"ph":"X","name":"forward","cat":"python","ts":200,"dur":100,"pid":1,"tid":1},
+{"ph":"X","name":"linalg.conv_2d_nchw_fchw","cat":"cpu_kernel","ts":200,"dur":30,"pid":1,"tid":1,"args":{"op_id":0,"loc":"/e/cnn.py:9:0","node":"features.0/convolution"}},
+{"ph":"X","name":"linalg.conv_2d_nchw_fchw","cat":"cpu_kernel","ts":240,"dur":50,"pid":1,"tid":1,"args":{"op_id":1,"loc":"/e/cnn.py:9:0","node":"features.2/convolution"}}
+]})json";
+
 inline prof::Trace parsedFolded(const char *text) {
   prof::Expected<prof::Trace> trace =
       prof::parseFoldedStacks(text, "test.folded");

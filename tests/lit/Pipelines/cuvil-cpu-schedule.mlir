@@ -16,18 +16,37 @@ func.func @avx2_tiles(%a: tensor<96x100xf32>, %b: tensor<100x48xf32>) -> tensor<
 
 // -----
 
-// Sizes the register tile does not divide are left alone (scalar loops
-// later), never half-vectorized.
-// CHECK-LABEL: func.func @odd_sizes_untouched
+// A GEMM smaller than one register tile both ways is left alone (scalar
+// loops later): vectors would gain nothing.
+// CHECK-LABEL: func.func @tiny_untouched
 // CHECK-NOT: scf.forall
 // CHECK-NOT: vector.
 // CHECK: linalg.matmul
-func.func @odd_sizes_untouched(%a: tensor<7x13xf32>, %b: tensor<13x5xf32>) -> tensor<7x5xf32> {
+func.func @tiny_untouched(%a: tensor<7x13xf32>, %b: tensor<13x5xf32>) -> tensor<7x5xf32> {
   %cst = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<7x5xf32>
   %f = linalg.fill ins(%cst : f32) outs(%e : tensor<7x5xf32>) -> tensor<7x5xf32>
   %r = linalg.matmul ins(%a, %b : tensor<7x13xf32>, tensor<13x5xf32>) outs(%f : tensor<7x5xf32>) -> tensor<7x5xf32>
   return %r : tensor<7x5xf32>
+}
+
+// -----
+
+// Sizes no tile divides (M = 100: 64-row blocks, the last one of 36 rows;
+// N = 37: whole, two register tiles and 5 columns) keep the full register
+// tiles and peel the rest: the partial row block into single rows, the last
+// columns into single columns, each static and vectorized.
+// CHECK-LABEL: func.func @odd_sizes_peeled
+// CHECK: scf.forall (%{{.*}}) in (2)
+// CHECK-COUNT-8: vector.fma {{.*}} : vector<16xf32>
+// CHECK: vector.fma {{.*}} : vector<1xf32>
+// CHECK-NOT: linalg.matmul
+func.func @odd_sizes_peeled(%a: tensor<100x13xf32>, %b: tensor<13x37xf32>) -> tensor<100x37xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<100x37xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<100x37xf32>) -> tensor<100x37xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<100x13xf32>, tensor<13x37xf32>) outs(%f : tensor<100x37xf32>) -> tensor<100x37xf32>
+  return %r : tensor<100x37xf32>
 }
 
 // -----
@@ -180,12 +199,15 @@ func.func @nested_concat(%x: tensor<4xf32>) -> tensor<12xf32> {
 // -----
 
 // A gather (an embedding lookup: tensor.extract at a computed row) is
-// vectorized along the row with the vectorizer's n-D extract support: the
-// clamped index is computed once per vector and the row read as a gather.
+// vectorized along the row with the vectorizer's n-D extract support, the
+// tile's unit dimensions folded away first: the clamped row index is
+// computed once per row and the row read as a gather (the vectorizer cannot
+// prove a row read from the indices tensor contiguous).
 // CHECK-LABEL: func.func @embedding_gather
 // CHECK: scf.for
-// CHECK: arith.minsi %{{.*}} : vector<8x1x1xindex>
-// CHECK: vector.gather %{{.*}} : tensor<10x16xf32>, vector<1x1x8xindex>, vector<1x1x8xi1>, vector<1x1x8xf32> into vector<1x1x8xf32>
+// CHECK: arith.minsi %{{.*}} : vector<8xindex>
+// CHECK: scf.for
+// CHECK: vector.gather %{{.*}} : tensor<10x16xf32>, vector<8xindex>, vector<8xi1>, vector<8xf32> into vector<8xf32>
 // CHECK-NOT: tensor.extract %
 func.func @embedding_gather(%t: tensor<10x16xf32>, %i: tensor<2x5xi64>) -> tensor<2x5x16xf32> {
   %c0 = arith.constant 0 : index
@@ -206,4 +228,30 @@ func.func @embedding_gather(%t: tensor<10x16xf32>, %i: tensor<2x5xi64>) -> tenso
     linalg.yield %v : f32
   } -> tensor<2x5x16xf32>
   return %r : tensor<2x5x16xf32>
+}
+
+// -----
+
+// Image-to-column copies (cuvil-cpu-conv-to-gemm) read the input at
+// `ow + kw`: with the tile's unit dimensions folded away, the vectorizer
+// proves the read contiguous and loads whole rows, no gather.
+// CHECK-LABEL: func.func @image_to_columns
+// CHECK: vector.transfer_read %arg0[{{.*}}], {{.*}} : tensor<1x4x10x10xf32>, vector<8xf32>
+// CHECK-NOT: vector.gather
+func.func @image_to_columns(%x: tensor<1x4x10x10xf32>) -> tensor<1x4x3x3x8x8xf32> {
+  %e = tensor.empty() : tensor<1x4x3x3x8x8xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4, d5)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} outs(%e : tensor<1x4x3x3x8x8xf32>) {
+  ^bb0(%out: f32):
+    %n = linalg.index 0 : index
+    %c = linalg.index 1 : index
+    %kh = linalg.index 2 : index
+    %kw = linalg.index 3 : index
+    %oh = linalg.index 4 : index
+    %ow = linalg.index 5 : index
+    %h = arith.addi %oh, %kh : index
+    %w = arith.addi %ow, %kw : index
+    %v = tensor.extract %x[%n, %c, %h, %w] : tensor<1x4x10x10xf32>
+    linalg.yield %v : f32
+  } -> tensor<1x4x3x3x8x8xf32>
+  return %r : tensor<1x4x3x3x8x8xf32>
 }

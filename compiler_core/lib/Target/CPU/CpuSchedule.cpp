@@ -1,8 +1,9 @@
 //===- CpuSchedule.cpp - The cuvil-cpu-schedule pass ----------------===//
 //
 // GEMM code generation as a transform-dialect schedule built per module, so
-// the tiling decisions are readable IR and each GEMM gets tile sizes that
-// divide it (keeping every tile static, hence vectorizable).
+// the tiling decisions are readable IR: each GEMM gets tile sizes that divide
+// it where possible (static tiles vectorize whole) and peeled remainder tiles
+// where not.
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,34 +55,54 @@ struct GemmTiles {
   int64_t blockM, blockN, blockK;
 };
 
-/// Which register loops of a GEMM may end in a partial tile (M or N
-/// dynamic), and whether a batched GEMM's batch size is dynamic.
+/// Which register loops of a GEMM may end in a partial tile (M or N dynamic
+/// or not divided by its tiles), and whether a batched GEMM's batch size is
+/// dynamic.
 struct GemmRemainders {
   bool rows = false, cols = false, batch = false;
 };
 
-/// Chooses tiles dividing (m, n, k): whole dimensions when they fit one
-/// cache tile, else the largest candidate dividing them. A dynamic size gets
-/// the largest candidate: its last tile is partial, and the register loops
-/// inside are peeled (see gemmBlock).
-std::optional<GemmTiles> chooseTiles(int64_t m, int64_t n, int64_t k,
-                                     int64_t registerCols) {
-  auto dynamic = ShapedType::isDynamic;
-  int64_t blockM = dynamic(m) ? 64
-                   : (m <= 64 && m % 8 == 0)
-                       ? m
-                       : largestDivisor(m, {64, 32, 16, 8});
-  int64_t blockN = dynamic(n) ? 8 * registerCols
-                   : (n <= 8 * registerCols && n % registerCols == 0)
-                       ? n
-                       : largestDivisor(n, {8 * registerCols, 4 * registerCols,
-                                            2 * registerCols, registerCols});
-  if (!blockM || !blockN)
-    return std::nullopt;
-  if (dynamic(k))
-    return GemmTiles{blockM, blockN, 128};
-  int64_t blockK = largestDivisor(k, {128, 64, 32});
-  return GemmTiles{blockM, blockN, blockK ? blockK : k};
+/// The cache tile along one GEMM dimension of `size` whose register tile is
+/// `reg`: the whole dimension when it fits one cache tile, else the largest
+/// candidate dividing it. A dynamic size, or a static one no candidate
+/// divides (odd and prime sizes), gets the largest candidate and `partial`:
+/// its last tile is cut short and the register loops inside are peeled (see
+/// gemmBlock), as are those of a whole dimension that `reg` does not divide.
+int64_t cacheTile(int64_t size, int64_t reg, ArrayRef<int64_t> candidates,
+                  bool &partial) {
+  partial = true;
+  if (ShapedType::isDynamic(size))
+    return candidates.front();
+  if (size <= candidates.front()) {
+    partial = size % reg != 0;
+    return size;
+  }
+  if (int64_t divisor = largestDivisor(size, candidates)) {
+    partial = false;
+    return divisor;
+  }
+  return candidates.front();
+}
+
+/// Chooses the cache tiles of an (m, n, k) GEMM and which register loops
+/// end in a partial tile. K needs no remainder handling: its register loop
+/// steps by 1, so a short last K block only shortens that loop.
+GemmTiles chooseTiles(int64_t m, int64_t n, int64_t k, int64_t registerCols,
+                      GemmRemainders &rest) {
+  GemmTiles tiles;
+  // Small dividing tiles (8 rows, one register tile of columns) would
+  // reload the other operand's panel for every few rows: a partial last tile
+  // of the full size is cheaper.
+  tiles.blockM = cacheTile(m, 8, {64, 32}, rest.rows);
+  tiles.blockN = cacheTile(n, registerCols,
+                           {8 * registerCols, 4 * registerCols}, rest.cols);
+  if (ShapedType::isDynamic(k))
+    tiles.blockK = 128;
+  else if (int64_t divisor = largestDivisor(k, {128, 64, 32}))
+    tiles.blockK = divisor;
+  else
+    tiles.blockK = k <= 512 ? k : 128;
+  return tiles;
 }
 
 /// One register loop of a kernel whose extent is dynamic: the loop handle,
@@ -149,11 +170,9 @@ std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
                       bool epilogue, const GemmTiles &tiles,
                       int64_t registerCols, const GemmRemainders &rest,
                       std::string &deferred) {
-  // Dynamic M or N: the register loops over rows / columns are peeled and
-  // the tagged ops vectorized at the register tile's size (masked in the
-  // remainder tiles), as opposed to vectorizing the one tile handle.
-  // Dynamic M or N: the register loops over rows / columns are peeled (see
-  // peelLoops) and the tagged ops vectorized once all tiles are static.
+  // M or N ending in a partial tile (dynamic, or static without a dividing
+  // tile): the register loops over rows / columns are peeled (see peelLoops)
+  // and the tagged ops vectorized once all tiles are static.
   int64_t b0 = batched ? 1 : 0;
   auto peeled = [&](llvm::StringRef loops, llvm::StringRef op, int64_t dims) {
     SmallVector<Remainder> rests;
@@ -254,9 +273,14 @@ int64_t innerVectorTile(int64_t size, int64_t lanes) {
 /// dimension tiled by 1, the innermost one vectorized. A kernel reading a
 /// tensor at computed positions (a gather) needs the vectorizer's
 /// n-D extract support: contiguous loads where it can prove them, gathers
-/// elsewhere.
+/// elsewhere. It proves them only when the other indices are invariant, which
+/// the `linalg.index` of a unit tile dimension is not until that dimension is
+/// folded away: the tile's unit dimensions are dropped first (only inside its
+/// innermost loop, so no other kernel changes) when its vectors are longer
+/// than 1 (`innerExtent`; a tile of single elements would fold to 0-D).
 std::string vectorBlock(int64_t id, ArrayRef<int64_t> tileSizes, bool extracts,
-                        bool dynamicInner, std::string &deferred) {
+                        int64_t innerExtent, bool dynamicInner,
+                        std::string &deferred) {
   std::string sizes;
   for (int64_t size : tileSizes)
     sizes += (sizes.empty() ? "" : ", ") + std::to_string(size);
@@ -268,7 +292,15 @@ std::string vectorBlock(int64_t id, ArrayRef<int64_t> tileSizes, bool extracts,
     %v@ID@ = transform.structured.match ops{["linalg.generic"]} attributes{@VECTOR_ATTR@ = @ID@ : i64} in %root : (!transform.any_op) -> !transform.any_op
     %vt@ID@, %vl@ID@:@LOOPS@ = transform.structured.tile_using_for %v@ID@ tile_sizes [@SIZES@] : (!transform.any_op) -> (!transform.any_op@TYPES@)
 )mlir";
-  if (!dynamicInner)
+  if (!dynamicInner && extracts && innerExtent > 1 && loops > 0)
+    block += R"mlir(
+    transform.apply_patterns to %vl@ID@#@INNER@ {
+      transform.apply_patterns.linalg.fold_unit_extent_dims_via_slices
+    } : !transform.any_op
+    %vg@ID@ = transform.structured.match ops{["linalg.generic"]} in %vl@ID@#@INNER@ : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %vg@ID@@ND@ : !transform.any_op
+)mlir";
+  else if (!dynamicInner)
     block +=
         "    transform.structured.vectorize %vt@ID@@ND@ : !transform.any_op\n";
   else {
@@ -286,6 +318,7 @@ std::string vectorBlock(int64_t id, ArrayRef<int64_t> tileSizes, bool extracts,
   substitute(block, "@ID@", std::to_string(id));
   substitute(block, "@SIZES@", sizes);
   substitute(block, "@LOOPS@", std::to_string(loops));
+  substitute(block, "@INNER@", std::to_string(loops - 1));
   substitute(block, "@TYPES@", loopTypes);
   if (loops == 0) {
     // Nothing to tile (a single row): vectorize the op itself.
@@ -354,8 +387,8 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
                                           bool fuseEpilogues) {
   // Per GEMM: a cache tile on tensors (one per thread task), a K block, then
   // a register tile of 8 rows by two vector registers accumulated over K one
-  // step at a time. Tile sizes divide a static GEMM so every tile is static;
-  // dynamic sizes add remainder tiles.
+  // step at a time. Tile sizes divide a static GEMM where they can so every
+  // tile is static; dynamic and odd sizes add peeled remainder tiles.
   int64_t registerCols = 2 * vectorLanes;
   std::string body, deferred;
   int64_t id = 0;
@@ -368,13 +401,15 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
     if (!lhs || !out || !op.getDpsInits()[0].getDefiningOp<linalg::FillOp>())
       return;
     unsigned rank = out.getRank();
-    GemmRemainders rest{out.isDynamicDim(rank - 2), out.isDynamicDim(rank - 1),
-                        batched && out.isDynamicDim(0)};
-    std::optional<GemmTiles> tiles =
-        chooseTiles(out.getDimSize(rank - 2), out.getDimSize(rank - 1),
-                    lhs.getDimSize(rank - 1), registerCols);
-    if (!tiles)
+    int64_t m = out.getDimSize(rank - 2), n = out.getDimSize(rank - 1);
+    // Smaller than one register tile both ways: vectors gain nothing.
+    if (!ShapedType::isDynamic(m) && !ShapedType::isDynamic(n) && m < 8 &&
+        n < registerCols)
       return;
+    GemmRemainders rest;
+    rest.batch = batched && out.isDynamicDim(0);
+    GemmTiles tiles =
+        chooseTiles(m, n, lhs.getDimSize(rank - 1), registerCols, rest);
     auto tag = IntegerAttr::get(IntegerType::get(module.getContext(), 64), id);
     op->setAttr(mlir::cuvil::CuvilDialect::GemmIdAttrHelper::getNameStr(), tag);
     linalg::GenericOp epilogue =
@@ -383,7 +418,7 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
       epilogue->setAttr(
           mlir::cuvil::CuvilDialect::EpilogueIdAttrHelper::getNameStr(), tag);
     body += gemmBlock(op->getName().getStringRef(), id, batched, (bool)epilogue,
-                      *tiles, registerCols, rest, deferred);
+                      tiles, registerCols, rest, deferred);
     ++id;
   });
   module.walk([&](linalg::GenericOp generic) {
@@ -395,9 +430,11 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
         IntegerAttr::get(IntegerType::get(module.getContext(), 64), id));
     bool extracts = !generic.getBody()->getOps<tensor::ExtractOp>().empty();
     // A dynamic innermost extent: the last, partial vector is peeled off.
-    bool dynamicInner =
-        ShapedType::isDynamic(generic.getStaticLoopRanges().back());
-    body += vectorBlock(id, tiles, extracts, dynamicInner, deferred);
+    int64_t inner = generic.getStaticLoopRanges().back();
+    bool dynamicInner = ShapedType::isDynamic(inner);
+    int64_t innerExtent = tiles.back() ? tiles.back() : inner;
+    body +=
+        vectorBlock(id, tiles, extracts, innerExtent, dynamicInner, deferred);
     ++id;
   });
   // Kernels with dynamic extents are vectorized last, once canonicalization

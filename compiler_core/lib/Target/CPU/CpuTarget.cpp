@@ -114,6 +114,7 @@ void CpuTarget::buildPhases(const TargetOptions &o, PipelineBuilder &p) const {
   using Need = PipelineBuilder::Need;
   int lanes = o.vectorLanes > 0 ? o.vectorLanes : hostVectorLanes();
   p.add(Phase::Schedule, "cuvil-tag-kernels", "", "func.func", Need::Optional);
+  p.add(Phase::Schedule, "cuvil-cpu-conv-to-gemm", "", "func.func");
   p.add(Phase::Schedule, "cuvil-cpu-schedule",
         "vector-lanes=" + std::to_string(lanes) +
             (o.enableFusion ? "" : " fuse-epilogues=0"));

@@ -142,19 +142,24 @@ def compare_predicate_value(name: str) -> int:
     return _compare_predicates().index(name)
 
 
-def binary_ufunc(ufunc, a, b) -> Tracer:
-    """Apply a supported two-operand ufunc (arithmetic or comparison) with broadcasting."""
+def _lift_pair(ufunc, a, b, allow_bool: bool):
+    """Both operands of a two-operand ufunc lifted to NumPy's loop dtype, with the context."""
     a, b = _operand(a), _operand(b)
     ctx = check_context((a, b))
     loc = user_location()
     in_a, in_b, out = ufunc_loop_dtypes(ufunc, [weak_token(a), weak_token(b)])
     if in_a != in_b or not all(is_supported(d) for d in (in_a, in_b, out)):
         raise unsupported(f"np.{ufunc.__name__} on {in_a} and {in_b}", loc)
-    predicate = _COMPARE.get(ufunc)
-    name = "cuvil.compare" if predicate else _BINARY[ufunc]
-    if predicate is None and out == BOOL:
+    if out == BOOL and not allow_bool:
         raise unsupported(f"np.{ufunc.__name__} on boolean arrays", loc)
-    ta, tb = lift(ctx, a, in_a, loc), lift(ctx, b, in_b, loc)
+    return ctx, loc, lift(ctx, a, in_a, loc), lift(ctx, b, in_b, loc)
+
+
+def binary_ufunc(ufunc, a, b) -> Tracer:
+    """Apply a supported two-operand ufunc (arithmetic or comparison) with broadcasting."""
+    predicate = _COMPARE.get(ufunc)
+    ctx, loc, ta, tb = _lift_pair(ufunc, a, b, allow_bool=predicate is not None)
+    name = "cuvil.compare" if predicate else _BINARY[ufunc]
     attributes = {"predicate": compare_predicate_value(predicate)} if predicate else None
     return ctx.emit(name, [ta, tb], attributes, loc)
 
@@ -175,13 +180,7 @@ def unary_ufunc(ufunc, x) -> Tracer:
 
 def division_ufunc(ufunc, a, b) -> Tracer:
     """``np.floor_divide`` (``//``), ``np.remainder`` (``%``) and ``np.fmod``."""
-    a, b = _operand(a), _operand(b)
-    ctx = check_context((a, b))
-    loc = user_location()
-    in_a, in_b, out = ufunc_loop_dtypes(ufunc, [weak_token(a), weak_token(b)])
-    if in_a != in_b or out == BOOL or not all(is_supported(d) for d in (in_a, in_b, out)):
-        raise unsupported(f"np.{ufunc.__name__} on {in_a} and {in_b}", loc)
-    ta, tb = lift(ctx, a, in_a, loc), lift(ctx, b, in_b, loc)
+    ctx, loc, ta, tb = _lift_pair(ufunc, a, b, allow_bool=False)
     builder = ctx.builder
     with builder.at(loc):
         if ufunc is np.fmod:

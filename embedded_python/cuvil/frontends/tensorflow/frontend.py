@@ -4,9 +4,9 @@
 imports a ``tf.function`` traced for those specs; ``input_spec=None`` uses its
 ``input_signature``. A Keras model (TensorFlow backend) is imported through
 ``model(x, training=False)``; ``input_spec=None`` uses its ``Input`` shapes.
-Captured variables
-become constants; each op carries ``NameLoc(<node name>)`` (e.g.
-``"sequential/dense/MatMul"``) around the function's ``def`` line.
+Captured variables become constants; each op carries ``NameLoc(<node name>)``
+(e.g. ``"sequential_1/dense_1/MatMul"``) around the function's ``def`` line, or
+for a Keras model its layer path and the user's line (see ``keras_layers``).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import numpy as np
 from ..._source import function_location
 from ..base import FrontEnd, register, require_inference
 from ..builder import IRBuilder, TensorType
+from .keras_layers import KerasLayers, model_class_location
 
 __all__ = ["TensorFlowFrontEnd"]
 
@@ -142,7 +143,7 @@ class TensorFlowFrontEnd(FrontEnd):
 
     def describe(self, model) -> tuple[str, str]:
         if _keras_model(model):
-            return model.name, ""
+            return model.name, str(model_class_location(model) or "")
         fn = _python_function(model)
         if fn is not None:
             return getattr(fn, "__name__", "tf_function"), str(function_location(fn))
@@ -158,17 +159,17 @@ class TensorFlowFrontEnd(FrontEnd):
 
         name, _ = self.describe(model)
         require_inference(mode, name, "TensorFlow")
-        model = _inference_function(model) if _keras_model(model) else model
-        concrete = model
-        if not isinstance(model, tf.types.experimental.ConcreteFunction):
-            # A symbolic dim is None for TensorFlow: the graph is traced for every size.
-            specs = [
-                tf.TensorSpec([d if isinstance(d, int) else None for d in s.shape], s.dtype)
-                for s in input_spec.values()
-            ]
-            concrete = model.get_concrete_function(*specs)
-        fn = _python_function(model)
-        source = function_location(fn) if fn is not None else None
+        if _keras_model(model):
+            # Traced through Cuvil's own tf.function: locations come from the layers.
+            layers = KerasLayers(model)
+            with layers.recording():
+                concrete = _concrete(_inference_function(model), input_spec)
+            source, locate = layers.source, layers.locate
+        else:
+            concrete = _concrete(model, input_spec)
+            fn = _python_function(model)
+            source = function_location(fn) if fn is not None else None
+            locate = None
         builder = IRBuilder(name, source or _unknown())
         args = [builder.argument(TensorType.of(s.shape, s.dtype)) for s in input_spec.values()]
         graph = concrete.graph
@@ -183,11 +184,25 @@ class TensorFlowFrontEnd(FrontEnd):
         for internal, external in zip(graph.inputs[len(user) :], captured):
             is_resource = external.dtype == tf.resource
             inputs[internal.name] = _Resource(external) if is_resource else external.numpy()
-        importer = GraphImporter(builder, OPS, source)
+        importer = GraphImporter(builder, OPS, source, locate)
         importer.run(graph, inputs)
         results = [importer.value(importer.env[t.name]) for t in graph.outputs]
         dtypes = [np.dtype(t.dtype.as_numpy_dtype).name for t in graph.outputs]
         return builder.program(results, input_names=list(input_spec), output_dtypes=dtypes)
+
+
+def _concrete(model, input_spec: Mapping):
+    """The concrete function of ``model`` for ``input_spec`` (``model`` itself if it is one)."""
+    import tensorflow as tf
+
+    if isinstance(model, tf.types.experimental.ConcreteFunction):
+        return model
+    # A symbolic dim is None for TensorFlow: the graph is traced for every size.
+    specs = [
+        tf.TensorSpec([d if isinstance(d, int) else None for d in s.shape], s.dtype)
+        for s in input_spec.values()
+    ]
+    return model.get_concrete_function(*specs)
 
 
 def _unknown():

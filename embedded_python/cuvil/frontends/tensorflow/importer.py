@@ -23,13 +23,15 @@ class GraphImporter:
     ``ReadVariableOp``, shapes, anything computed only from them) stay NumPy
     arrays: a node whose inputs are all known is run eagerly by TensorFlow.
     The rest become cuvil ops inside ``NameLoc(<node name>)`` around ``source``
-    (the ``tf.function``'s Python definition).
+    (the ``tf.function``'s Python definition), or inside what ``locate(op)``
+    gives: ``(node name, its child location)``.
     """
 
-    def __init__(self, builder: IRBuilder, handlers: dict, source):
+    def __init__(self, builder: IRBuilder, handlers: dict, source, locate=None):
         self.b = builder
         self.handlers = handlers
         self.source = source
+        self.locate = locate or (lambda op: (op.name, source))
         self.op = None
         self.env: dict = {}  # graph tensor name -> Value or NumPy array
 
@@ -82,7 +84,7 @@ class GraphImporter:
             handler = self.handlers.get(op.type)
             if handler is None:
                 raise self.unsupported(f"TensorFlow op '{op.type}'")
-            with self.b.node(op.name, self.source):
+            with self.b.node(*self.locate(op)):
                 try:
                     result = handler(self, op, ins)
                 except SymbolicSizeError as error:
@@ -115,9 +117,9 @@ class GraphImporter:
         """The error for ``what`` in the current node, at ``NameLoc(node, source)``."""
         name = self.op.name if self.op is not None else "?"
         kind = self.op.type if self.op is not None else "?"
+        where = NameLoc(*self.locate(self.op)) if self.op is not None else self.source
         error = UnsupportedConstructError(
-            f"cuvil: {what} in node '{name}' ({kind}) cannot be imported",
-            NameLoc(name, self.source),
+            f"cuvil: {what} in node '{name}' ({kind}) cannot be imported", where
         )
         error.add_note(
             fix

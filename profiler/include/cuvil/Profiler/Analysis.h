@@ -56,13 +56,46 @@ int64_t percentile(std::vector<int64_t> values, double p);
 /// A fixed-width text table of `rows` (at most `top`, 0 = all).
 std::string formatOpTable(const std::vector<OpRow> &rows, size_t top = 0);
 
+/// What a flame frame shows before its location: "name", then " [node]"
+/// for a model node, then " #instance" for one of several ops that share
+/// name, node and line ("cuvil.add #2").
+std::string frameTitle(std::string_view name, std::string_view node = {},
+                       uint32_t instance = 0);
+/// frameTitle plus " (file:line)" when there is a file: the text of a frame
+/// in printed trees and folded stacks, and what diffs match frames by.
+std::string frameLabel(std::string_view name, std::string_view node,
+                       uint32_t instance, std::string_view file, uint32_t line);
+
+/// What a flame frame is and shows, shared by call and diff trees.
+struct FlameFrame {
+  std::string name;
+  std::string file; ///< source file of the frame, empty if none
+  uint32_t line = 0;
+  std::string node; ///< model node name, empty if none
+  /// 1-based rank by IR op among sibling frames that differ only in their
+  /// op (op ids are per process; ranks are the same in every run of the
+  /// same program), 0 when no sibling does. Set by CallTree::finalize.
+  uint32_t instance = 0;
+
+  std::string label() const {
+    return frameLabel(name, node, instance, file, line);
+  }
+};
+
 /// A flame graph's tree: node 0 is the root, children merge equal frames.
+///
+/// Frames are the same frame when name, file and line are equal and they
+/// come from the same model node (the events' "node" argument) or, for
+/// frames without one, the same IR op: two convolutions made on one source
+/// line (an `nn.Sequential` line, a loop) stay two frames, while one op
+/// called many times is one frame. Frames with neither (Python frames,
+/// imported text formats) merge by name, file and line.
 class CallTree {
 public:
-  struct Node {
-    std::string name;
-    std::string file; ///< source file of the frame, empty if none
-    uint32_t line = 0;
+  struct Node : FlameFrame {
+    /// The IR op of the frame's first event, kNoOp if none; part of the
+    /// frame's identity only when it has no model node name.
+    int64_t opId = kNoOp;
     uint32_t parent = 0;
     std::vector<uint32_t> children;
     int64_t totalNs = 0;
@@ -78,17 +111,23 @@ public:
 
   const std::vector<Node> &nodes() const { return nodeList; }
   const Node &root() const { return nodeList[0]; }
-  /// The child of `parent` with this frame, or 0 if there is none.
+  /// The first child of `parent` with this name, location and model node,
+  /// or 0 if there is none.
   uint32_t child(uint32_t parent, std::string_view name,
-                 std::string_view file = {}, uint32_t line = 0) const;
+                 std::string_view file = {}, uint32_t line = 0,
+                 std::string_view node = {}) const;
+  /// Whether `a` and `b` are one frame (see the class comment).
+  static bool sameFrame(const Node &a, const Node &b);
+  /// frameLabel of a node.
+  std::string label(uint32_t node) const { return nodeList[node].label(); }
   /// The frames from the root's child down to `node`.
   std::vector<uint32_t> path(uint32_t node) const;
   /// The module a frame belongs to (file stem, or the text before the first
   /// '.' of a dotted name such as "cuvil.matmul"), for colouring.
   std::string module(uint32_t node) const;
 
-  /// Nodes whose name contains `text` (case-insensitive), and the time they
-  /// cover without counting a match nested in another match twice.
+  /// Nodes whose name or model node contains `text` (case-insensitive), and the
+  /// time they cover without counting a match nested in another match twice.
   struct SearchResult {
     std::vector<uint32_t> matches;
     int64_t coveredNs = 0;
@@ -104,24 +143,27 @@ public:
   /// Folded stacks of the tree weighted by self time.
   std::string folded() const;
 
-  /// Adds `weightNs` of self time along a root-first list of frames.
+  /// Adds `weightNs` of self time along a root-first list of frames (their
+  /// name, file, line, node and opId count).
   void addPath(const std::vector<const Node *> &frames, int64_t weightNs);
   uint32_t addChild(uint32_t parent, std::string_view name,
                     std::string_view file, uint32_t line);
-  /// Recomputes totals from self times (after addPath/addChild edits).
+  /// The child of `parent` that is the same frame as `frame`, added when
+  /// there is none.
+  uint32_t addChild(uint32_t parent, const Node &frame);
+  /// Recomputes totals from self times and instance numbers (after
+  /// addPath/addChild edits).
   void finalize();
 
   CallTree();
 
 private:
+  void numberInstances();
   std::vector<Node> nodeList;
 };
 
 /// The per-frame difference of two call trees (baseline → current).
-struct DiffNode {
-  std::string name;
-  std::string file;
-  uint32_t line = 0;
+struct DiffNode : FlameFrame {
   uint32_t parent = 0;
   std::vector<uint32_t> children;
   int64_t baselineTotalNs = 0, currentTotalNs = 0;
@@ -132,6 +174,11 @@ struct DiffNode {
 
 class DiffTree {
 public:
+  /// Frames match by their frameLabel under matching parents: by name,
+  /// location, model node and instance, not by op ids (which differ from
+  /// run to run), and a frame read back from folded stacks matches the
+  /// frame it was written from. A frame left without a match takes one that
+  /// differs only in instance, in order (a run with one op fewer on a line).
   static DiffTree build(const CallTree &baseline, const CallTree &current);
   const std::vector<DiffNode> &nodes() const { return nodeList; }
   /// "name base→cur (+delta)" per frame; '+' is slower (red), '-' faster.

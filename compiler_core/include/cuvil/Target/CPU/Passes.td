@@ -12,10 +12,11 @@ def CpuSchedule : Pass<"cuvil-cpu-schedule", "ModuleOp"> {
     register tile: a cache tile on tensors distributed with `scf.forall`, a
     K block, and an 8 x (2 vector registers) accumulator kept in registers
     across K (outer-product FMAs). Tile sizes are chosen to divide each
-    static GEMM so every tile is static; other matmuls are left for scalar
-    lowering. A dynamic M or N keeps the tiles of the static sizes and
-    peels its register loops: full tiles get the vector body, the partial
-    last one is cut into 1-row / 1-column tiles. Elementwise kernels and
+    static GEMM where one does, so every tile is static. A dynamic M or N,
+    or a static one no tile divides (odd and prime sizes), keeps the full
+    tiles and peels the register loops: full tiles get the vector body, the
+    partial last one is cut into 1-row / 1-column tiles. A GEMM smaller than
+    one register tile both ways is left for scalar lowering. Elementwise kernels and
     row reductions are vectorized along their innermost dimension, a
     dynamic one with a peeled 1-wide tail.
 
@@ -38,6 +39,34 @@ def CpuSchedule : Pass<"cuvil-cpu-schedule", "ModuleOp"> {
     "arith::ArithDialect", "linalg::LinalgDialect", "scf::SCFDialect",
     "tensor::TensorDialect", "transform::TransformDialect",
     "vector::VectorDialect"
+  ];
+}
+
+def CpuConvToGemm : Pass<"cuvil-cpu-conv-to-gemm", "func::FuncOp"> {
+  let summary = "Run NCHW convolutions as an image-to-column copy and a GEMM";
+  let description = [{
+    Rewrites each `linalg.conv_2d_nchw_fchw` initialized by a `linalg.fill`
+    whose channels, kernel and output size are static (the batch may be
+    dynamic) into a `linalg.generic` gathering the input windows into
+    columns (`[N, C, KH, KW, OH, OW]`, contiguous along `OW` for unit
+    strides) and a GEMM of the weights `[F, C*KH*KW]` with them: a
+    `linalg.matmul` for one image, a `linalg.batch_matmul` (weights
+    broadcast per image) otherwise. A 1x1 kernel with unit strides uses the
+    input as its columns. `cuvil-cpu-schedule` then tiles and vectorizes
+    the GEMM like any other. Run it after `cuvil-tag-kernels`, so the
+    profile still names the kernel after the convolution.
+
+    Before:
+    ```mlir
+    %r = linalg.conv_2d_nchw_fchw ins(%x, %w : tensor<1x16x34x34xf32>, tensor<32x16x3x3xf32>) outs(%f : tensor<1x32x32x32xf32>) -> tensor<1x32x32x32xf32>
+    ```
+    After: `linalg.generic` (tensor.extract of the windows) into
+    `tensor<1x16x3x3x32x32xf32>`, collapsed to `tensor<144x1024xf32>`, and
+    `linalg.matmul` of `tensor<32x144xf32>` by it, expanded back to
+    `tensor<1x32x32x32xf32>`.
+  }];
+  let dependentDialects = [
+    "arith::ArithDialect", "linalg::LinalgDialect", "tensor::TensorDialect"
   ];
 }
 
