@@ -23,6 +23,8 @@ __all__ = [
     "mlir_element_type",
     "dtype_from_name",
     "ufunc_loop_dtypes",
+    "compute_dtype",
+    "is_boundary_dtype",
 ]
 
 
@@ -84,6 +86,26 @@ def supported_dtypes() -> dict[np.dtype, str]:
 def supported_names() -> str:
     """``"float32, float64, int32, int64, bool"``: the accepted dtypes, for messages."""
     return ", ".join(d.name for d in supported_dtypes())
+
+
+# Dtypes an imported model may take and return although the pipeline does not compile
+# them: the model computes in the mapped dtype inside, and the compiled model converts its
+# arguments and results at the boundary (float16 -> float32 -> float16).
+_COMPUTED_AS = {"float16": "float32"}
+
+
+def compute_dtype(name: str) -> str:
+    """The dtype-table name Cuvil computes a framework dtype ``name`` in (float16 -> float32)."""
+    return _COMPUTED_AS.get(name, name)
+
+
+def is_boundary_dtype(dtype) -> bool:
+    """True for dtypes a model's inputs and outputs may have but that are computed in another
+    (:func:`compute_dtype`): float16."""
+    try:
+        return np.dtype(dtype).name in _COMPUTED_AS
+    except TypeError:
+        return False
 
 
 BOOL = np.dtype(np.bool_)

@@ -120,6 +120,18 @@ class TracedProgram:
     input_names: list[str] = field(default_factory=list)
     #: Arrays read from the function's scope and baked in (cuvil._captured).
     captured: list = field(default_factory=list)
+    #: The dtype names the caller passes each input in and gets each output back in, where
+    #: they differ from ``inputs``/``outputs`` (float16 computed in float32); empty: the same.
+    boundary_inputs: list = field(default_factory=list)
+    boundary_outputs: list = field(default_factory=list)
+
+    def input_dtype_names(self) -> list[str]:
+        """The dtype each input is given in (float16 for a float32 argument of a model)."""
+        return self.boundary_inputs or [d.name for d, _ in self.inputs]
+
+    def output_dtype_names(self) -> list[str]:
+        """The dtype each output is returned in (float16 for a float32 result of a model)."""
+        return self.boundary_outputs or [d.name for d, _ in self.outputs]
 
     def pack(self, values: list):
         """Arrange computed outputs the way the Python function returned them."""

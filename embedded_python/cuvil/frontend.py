@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _symbolic, frontends
-from ._dtypes import is_supported
+from ._dtypes import is_boundary_dtype, is_supported
 from ._errors import CompileError
 from ._jit import CompiledProgram, check_ir_stage, compile_program
 from ._program import SUPPORTED_NAMES, signature_of
@@ -64,8 +64,12 @@ class TensorSpec:
         return f"{dtype}[{', '.join(str(d) for d in self.shape)}]"
 
 
-def _normalize_dtype(dtype, what: str) -> str:
-    """The name of a supported dtype given as a string, NumPy dtype or type."""
+def _normalize_dtype(dtype, what: str, boundary: bool = True) -> str:
+    """The name of a supported dtype given as a string, NumPy dtype or type.
+
+    ``boundary``: float16 is accepted too (an imported model's input, converted
+    to float32 by the compiled model; :func:`cuvil._dtypes.compute_dtype`).
+    """
     try:
         resolved = None if dtype is None else np.dtype(dtype)
     except TypeError:
@@ -75,6 +79,8 @@ def _normalize_dtype(dtype, what: str) -> str:
             f"{_API}: {what} has dtype {dtype!r}, which is not a NumPy dtype "
             f"(supported: {SUPPORTED_NAMES})"
         )
+    if boundary and is_boundary_dtype(resolved) and resolved.isnative:
+        return resolved.name
     if not is_supported(resolved):
         from .frontends.base import FLOAT16_POLICY
 
@@ -160,11 +166,14 @@ def _shape_and_dtype(value, default_dtype: str) -> tuple:
     return value, default_dtype
 
 
-def _normalize_spec(name: str, value, default_dtype: str) -> TensorSpec:
-    """One ``input_spec`` entry (shape, ``(shape, dtype)`` or TensorSpec-like) as a TensorSpec."""
+def _normalize_spec(name: str, value, default_dtype: str, boundary: bool = True) -> TensorSpec:
+    """One ``input_spec`` entry (shape, ``(shape, dtype)`` or TensorSpec-like) as a TensorSpec.
+
+    ``boundary``: a float16 input is accepted (see :func:`_normalize_dtype`).
+    """
     shape, dtype = _shape_and_dtype(value, default_dtype)
     dims = _normalize_shape(name, shape)
-    return TensorSpec(dims, _normalize_dtype(dtype, f"input '{name}'"))
+    return TensorSpec(dims, _normalize_dtype(dtype, f"input '{name}'", boundary))
 
 
 def _quoted(names) -> str:
@@ -384,8 +393,14 @@ def _symbolic_specs(frontend, model, input_spec, default_dtype: str) -> dict[str
     return specs
 
 
-def normalize_input_spec(input_spec, default_dtype: str) -> dict[str, TensorSpec]:
-    """A mapping of parameter names to shapes / ``(shape, dtype)`` / specs, as TensorSpecs."""
+def normalize_input_spec(
+    input_spec, default_dtype: str, boundary: bool = True
+) -> dict[str, TensorSpec]:
+    """A mapping of parameter names to shapes / ``(shape, dtype)`` / specs, as TensorSpecs.
+
+    ``boundary=False`` (the NumPy tracer, which traces NumPy's own float16
+    arithmetic) refuses float16 inputs.
+    """
     if not isinstance(input_spec, Mapping):
         raise InputSpecError(
             f"{_API}: input_spec must map parameter names to shapes, e.g. "
@@ -394,7 +409,10 @@ def normalize_input_spec(input_spec, default_dtype: str) -> dict[str, TensorSpec
     for key in input_spec:
         if not isinstance(key, str):
             raise InputSpecError(f"{_API}: input_spec keys must be parameter names, got {key!r}")
-    return {key: _normalize_spec(key, value, default_dtype) for key, value in input_spec.items()}
+    return {
+        key: _normalize_spec(key, value, default_dtype, boundary)
+        for key, value in input_spec.items()
+    }
 
 
 def _signature_text(name: str, inputs: Mapping, outputs) -> str:
@@ -419,7 +437,10 @@ class IRModule:
         self.name = name
         self.source = source
         self._input_spec = dict(input_spec)
-        self.output_spec = tuple(TensorSpec(s, d.name) for d, s in program.outputs)
+        self.output_spec = tuple(
+            TensorSpec(s, dtype)
+            for (_, s), dtype in zip(program.outputs, program.output_dtype_names())
+        )
         self.target = target
         self.device = device
         self.mode = mode
@@ -570,6 +591,12 @@ class CompiledModel:
         self._entry = entry
         self._names = list(module.input_spec)
         self._types = [(np.dtype(s.dtype), s.shape) for s in module.input_spec.values()]
+        # float16 inputs and outputs of a model computed in float32: converted here.
+        program = module._program
+        self._arg_dtypes = [d for d, _ in program.inputs]
+        self._result_dtypes = [np.dtype(d) for d in program.output_dtype_names()]
+        given, computed = [t for t, _ in self._types], [d for d, _ in program.outputs]
+        self._converts = self._arg_dtypes != given or self._result_dtypes != computed
 
     @property
     def input_spec(self) -> dict[str, TensorSpec]:
@@ -608,14 +635,29 @@ class CompiledModel:
     def __call__(self, *args, **kwargs):
         inputs = self._bind(args, kwargs)
         if not self.module.is_symbolic:
-            return self._entry.run(inputs)
+            return self._returned(self._entry.run(self._arguments(inputs)))
         # One compilation serves every size: the outputs are sized from the
         # symbols' sizes in these inputs.
         try:
             shapes = self.module.output_shapes(*inputs)
         except ValueError as error:
             raise ValueError(f"compiled {self.module.name}: {error}") from None
-        return self._entry.run(inputs, shapes)
+        return self._returned(self._entry.run(self._arguments(inputs), shapes))
+
+    def _arguments(self, inputs: list) -> list:
+        """The inputs in the compiled code's dtypes (a float16 input widened to float32)."""
+        if not self._converts:
+            return inputs
+        return [np.asarray(x, dtype=d) for x, d in zip(inputs, self._arg_dtypes)]
+
+    def _returned(self, result):
+        """The results in the model's dtypes (a float32 result rounded to a float16 output)."""
+        if not self._converts:
+            return result
+        if isinstance(result, (tuple, list)):
+            values = [v.astype(d, copy=False) for v, d in zip(result, self._result_dtypes)]
+            return type(result)(values)
+        return result.astype(self._result_dtypes[0], copy=False)
 
     def _bind(self, args, kwargs) -> list:
         names, label = self._names, f"compiled {self.module.name}"

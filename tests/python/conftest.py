@@ -96,3 +96,33 @@ def rng():
     import numpy as np
 
     return np.random.default_rng(0)
+
+
+# Frameworks round every float16 intermediate; Cuvil computes float16 models in float32.
+FLOAT16_TOLERANCE = {"rtol": 1e-2, "atol": 1e-2}
+
+
+def assert_outputs_match_in_their_dtypes(got, expected) -> None:
+    """Each output has the framework's dtype and shape, and its values within float16
+    tolerances (``expected``: the framework's arrays or tensors, converted with NumPy)."""
+    import numpy as np
+
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected):
+        e = np.asarray(e)
+        assert g.dtype == e.dtype and g.shape == e.shape, (g.dtype, g.shape, e.dtype, e.shape)
+        np.testing.assert_allclose(g.astype(np.float32), e.astype(np.float32), **FLOAT16_TOLERANCE)
+
+
+def check_float16_model(module, reference, shape_of_size, sizes=(1, 4)):
+    """``module`` (float16 inputs) holds no float16 in its IR, compiles, and matches
+    ``reference`` (float16 array -> the framework's outputs) at each size; the compiled model."""
+    import numpy as np
+
+    assert "f16" not in module.text  # computed in float32 inside
+    compiled = module.compile()
+    rng = np.random.default_rng(0)
+    for size in sizes:
+        x = rng.standard_normal(shape_of_size(size)).astype(np.float16)
+        assert_outputs_match_in_their_dtypes(compiled(x), reference(x))
+    return compiled

@@ -280,6 +280,17 @@ def test_torch_export_zoo_models_compile_once(zoo, name):
     _assert_one_compilation(module, _torch_reference(model), _floats(shape_of_size))
 
 
+def test_torch_export_bert_with_batch_and_sequence_symbolic_compiles_once(zoo):
+    # Linear layers on [batch, sequence, c] flatten both symbols into one dim and back, and
+    # a non-contiguous input's linear is a bmm with the weight expanded over the batch:
+    # the importer undoes the flattening and lets the matmul broadcast the weight.
+    model, _ = zoo.build("bert")
+    module = to_ir_with_dynamic_shape(model, [cuvil.TensorSpec(("B", "T", 32), "float32")])
+    assert module.output_spec == (cuvil.TensorSpec(("B", "T", 32), "float32"),)
+    make = _floats(lambda n: (n, 2 * n + 1, 32))
+    _assert_one_compilation(module, _torch_reference(model), make)
+
+
 # ----- PyTorch: torch.compile ---------------------------------------------------------------
 
 
@@ -318,6 +329,62 @@ def test_torch_compile_zoo_models_compile_once_after_the_recompile(zoo, name):
     new = _torch_compile_once(model, _floats(shape), sizes=(2, 3, 5, 8))
     assert len(new) == 2
     assert any(isinstance(d, str) for _, shape in new[1].input_types for d in shape)
+
+
+# With dynamic=True, Dynamo passes the models' float attributes (norm eps, dropout p) as
+# 0-d tensors read with .item(), and every size is a symbol: each model still compiles once.
+ZOO_DYNAMIC = {
+    # batch symbolic (and, the images being square, height = width)
+    "resnet": (_floats(lambda n: (n, 3, 32, 32)), (0, 2, 3)),
+    # batch and sequence symbolic: linear layers and attention on [batch, sequence, ...]
+    "bert": (_floats(lambda n: (n, 2 * n + 1, 32)), (0, 1)),
+    # batch and sequence symbolic (positions are a cuvil.range, the causal mask a slice up
+    # to the run-time length; sequences within the model's context of 16)
+    "gpt2": (lambda n: (np.random.default_rng(n).integers(0, 64, (n, n + 5)),), (0, 1)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ZOO_DYNAMIC))
+def test_torch_compile_dynamic_zoo_models_compile_once(zoo, name):
+    model, _ = zoo.build(name)
+    make_inputs, symbolic_axes = ZOO_DYNAMIC[name]
+    new = _torch_compile_once(model, make_inputs, dynamic=True)
+    assert len(new) == 1
+    # The weights are inputs of Dynamo's graph too, with static shapes.
+    (shape,) = [s for _, s in new[0].input_types if any(isinstance(d, str) for d in s)]
+    assert tuple(i for i, d in enumerate(shape) if isinstance(d, str)) == symbolic_axes
+
+
+class ReshapeToTwelve(nn.Module):
+    def forward(self, x):
+        return torch.tanh(x.reshape(-1, 12)) * 2.0
+
+
+def test_torch_compile_dynamic_size_guarded_to_a_constant_stays_static():
+    # Dynamo's guards make the second dim of reshape(-1, 12) an expression of all three
+    # symbols proven equal to 12; the importer reads it as 12, so the reshape has one
+    # dynamic dim and every size (within the guards) runs the one compilation.
+    model = ReshapeToTwelve()
+    shapes = {2: (2, 6, 4), 3: (3, 4, 4), 8: (5, 6, 4)}
+    new = _torch_compile_once(model, _floats(lambda n: shapes[n]), dynamic=True)
+    assert len(new) == 1
+    assert "tensor<?x12xf32>" in new[0].mlir
+
+
+class FlattenLeading(nn.Module):
+    def forward(self, x):
+        return torch.tanh(x.flatten(0, 1)) * 2.0
+
+
+def test_torch_compile_flatten_of_symbolic_sizes_passes_its_sizes():
+    # [b, t, c] -> [b*t, c] with all three sizes symbolic: the compiler alone would regroup
+    # it as [b, t*c]; the importer passes the run-time sizes (b*t, c), so one compilation
+    # serves every size with the right shape.
+    sizes = {2: (2, 3, 4), 3: (3, 3, 4), 8: (8, 5, 6)}
+    new = _torch_compile_once(FlattenLeading(), _floats(lambda n: sizes[n]), dynamic=True)
+    assert len(new) == 1
+    ((_, shape),) = new[0].input_types
+    assert all(isinstance(d, str) for d in shape)
 
 
 # ----- JAX ------------------------------------------------------------------------------------

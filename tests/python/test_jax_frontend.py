@@ -13,7 +13,7 @@ import cuvil
 jnp = jax.numpy
 lax = jax.lax
 
-from conftest import caller_line  # noqa: E402
+from conftest import caller_line, check_float16_model  # noqa: E402
 
 F32 = jnp.float32
 EXACT = {"rtol": 1e-6, "atol": 1e-6}
@@ -447,3 +447,25 @@ def test_training_mode_and_missing_shapes_are_refused():
         cuvil.compile_to_ir(jnp.tanh, _spec((4,)), mode="training")
     with pytest.raises(cuvil.ShapeSpecError, match="Missing shape attr.*'x'.*dim 0"):
         cuvil.frontend.build_ir(model=jax.jit(lambda x: x * 2), input_spec={"x": (None, 4)})
+
+
+# ----- float16 at the boundary -------------------------------------------------------------
+
+
+def test_float16_inputs_and_outputs_compute_in_float32_and_convert_at_the_boundary():
+    import jax.numpy as jnp
+
+    weight = np.random.default_rng(3).standard_normal((8, 5)).astype(np.float16)
+
+    def model(x):
+        h = jnp.tanh(x @ weight + 1.0)
+        return jax.nn.relu(h) * 2.0, h.astype(jnp.float32).sum(axis=-1)
+
+    struct = jax.ShapeDtypeStruct(jax.export.symbolic_shape("N, 8"), jnp.float16)
+    module = cuvil.compile_to_ir(model, struct)
+    assert module.input_spec == {"x": cuvil.TensorSpec(("N", 8), "float16")}
+    assert [s.dtype for s in module.output_spec] == ["float16", "float32"]
+    # Against JAX's own float16.
+    compiled = check_float16_model(module, model, lambda n: (n, 8))
+    with pytest.raises(TypeError, match=r"has dtype float32, but the IR was built for float16"):
+        compiled(np.ones((2, 8), np.float32))

@@ -14,6 +14,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from conftest import assert_outputs_match_in_their_dtypes
 
 import cuvil
 
@@ -721,7 +722,7 @@ def test_loop_beyond_the_unroll_limit_or_with_a_runtime_condition_is_refused():
         cuvil.load_onnx(model)
 
 
-# ----- float16: computed in float32 inside, refused at the boundary ---------------------------
+# ----- float16: computed in float32 inside, converted at the boundary ---------------------------
 
 FLOAT16 = {"rtol": 1e-2, "atol": 1e-2}  # ONNX Runtime rounds every float16 intermediate
 
@@ -756,10 +757,65 @@ def test_float16_weights_and_casts_inside_a_model_are_computed_in_float32():
     np.testing.assert_allclose(got, _reference(model, feeds)[0], **FLOAT16)
 
 
-def test_float16_at_a_models_inputs_or_outputs_is_refused_naming_the_tensor():
-    model, _ = _float16_model(output_type=onnx.TensorProto.FLOAT16)
-    with pytest.raises(cuvil.UnsupportedConstructError, match=r"output 'out' is float16.*fix"):
-        cuvil.load_onnx(model)
+def _float16_io_model():
+    """float16 in and out (a model converted to float16 without keep_io_types), batch symbolic."""
+    h = helper
+    nodes = [
+        h.make_node("MatMul", ["x", "w"], ["y"], name="project"),
+        h.make_node("Add", ["y", "bias"], ["z"], name="shift"),
+        h.make_node("Relu", ["z"], ["r"], name="act"),
+        h.make_node("Softmax", ["r"], ["probs"], axis=-1, name="normalize"),
+        h.make_node("ReduceSum", ["z", "axes"], ["total"], keepdims=0, name="total"),
+    ]
+    inits = [
+        onnx.numpy_helper.from_array(rand(8, 5).astype(np.float16), "w"),
+        onnx.numpy_helper.from_array(rand(5).astype(np.float16), "bias"),
+        onnx.numpy_helper.from_array(np.array([1], np.int64), "axes"),
+    ]
+    half = onnx.TensorProto.FLOAT16
+    graph = h.make_graph(
+        nodes,
+        "half_io",
+        [h.make_tensor_value_info("x", half, ("N", 8))],
+        [
+            h.make_tensor_value_info("probs", half, ("N", 5)),
+            h.make_tensor_value_info("total", half, ("N",)),
+        ],
+        inits,
+    )
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+
+
+def test_float16_inputs_and_outputs_are_converted_at_the_boundary():
+    model = _float16_io_model()
+    module = cuvil.load_onnx(model)
+    assert module.input_spec == {"x": cuvil.TensorSpec(("N", 8), "float16")}
+    assert [s.dtype for s in module.output_spec] == ["float16", "float16"]
+    assert "f16" not in module.text  # computed in float32 inside
+    before = len(cuvil.compilations())
+    compiled = module.compile()
+    for n in (1, 3, 8):
+        feeds = {"x": rand(n, 8).astype(np.float16)}
+        got, expected = compiled(**feeds), _reference(model, feeds)
+        assert [g.dtype for g in got] == [np.float16, np.float16]
+        assert_outputs_match_in_their_dtypes(got, expected)
+    assert len(cuvil.compilations()) - before == 1
+
+
+def test_a_float16_input_given_float32_is_refused_with_the_fix():
+    compiled = cuvil.load_onnx(_float16_io_model()).compile()
+    x = rand(2, 8)
+    message = r"input 'x' has dtype float32, but the IR was built for float16; fix: pass x\.astype"
+    with pytest.raises(TypeError, match=message):
+        compiled(x)
+    model, _ = _float16_model()  # float32 in and out
+    with pytest.raises(
+        TypeError, match=r"input 'x' has dtype float16, but the IR was built for float32"
+    ):
+        cuvil.load_onnx(model).compile()(x.astype(np.float16))
+
+
+def test_a_float16_output_declared_by_shape_inference_is_float16():
     x = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT16, (2, 3))
     graph = helper.make_graph(
         [helper.make_node("Relu", ["x"], ["y"])],
@@ -770,5 +826,7 @@ def test_float16_at_a_models_inputs_or_outputs_is_refused_naming_the_tensor():
     model = onnx.shape_inference.infer_shapes(
         helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     )
-    with pytest.raises(cuvil.InputSpecError, match=r"input 'x' has unsupported dtype float16.*fix"):
-        cuvil.load_onnx(model)
+    feeds = {"x": rand(2, 3).astype(np.float16)}
+    got = cuvil.load_onnx(model).compile()(**feeds)
+    assert got.dtype == np.float16
+    np.testing.assert_array_equal(got, _reference(model, feeds)[0])

@@ -9,7 +9,7 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import caller_line, line_of  # noqa: E402
+from conftest import caller_line, check_float16_model, line_of  # noqa: E402
 
 import cuvil
 
@@ -572,3 +572,21 @@ def test_keras_model_with_a_dynamic_batch_compiles_once():
         model, [cuvil.TensorSpec(("batch", 6), "float32")]
     )
     assert named.output_spec == (cuvil.TensorSpec(("batch", 3), "float32"),)
+
+
+def test_float16_inputs_and_outputs_compute_in_float32_and_convert_at_the_boundary():
+    weight = tf.constant(np.random.default_rng(3).standard_normal((8, 5)).astype(np.float16))
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 8], tf.float16)])
+    def model(x):
+        h = tf.nn.relu(tf.matmul(x, weight) + tf.constant(1.0, tf.float16))
+        return tf.nn.softmax(h, axis=-1), tf.cast(h, tf.float32)
+
+    module = cuvil.frontend.to_ir_with_dynamic_shape(model, None)
+    assert [s.dtype for s in module.input_spec.values()] == ["float16"]
+    assert [s.dtype for s in module.output_spec] == ["float16", "float32"]
+
+    def reference(x):  # TensorFlow's own float16
+        return [t.numpy() for t in model(tf.constant(x))]
+
+    check_float16_model(module, reference, lambda n: (n, 8))

@@ -139,3 +139,26 @@ def test_backend_is_registered_in_either_import_order(first):
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["1", "True"]
+
+
+def test_float_attributes_passed_as_tensors_are_constants_guarded_by_value():
+    # With dynamic=True Dynamo passes LayerNorm's eps as a 0-d tensor read with .item()
+    # and does not guard on its value: the backend compiles it in as a constant and
+    # compiles again when a call brings another value.
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 6), nn.LayerNorm(6)).eval()
+    compiled = torch.compile(model, backend="cuvil", dynamic=True)
+    before = len(cuvil.compilations())
+    with torch.no_grad():
+        for batch in (2, 3, 7):
+            x = torch.randn(batch, 4)
+            torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-5)
+        first = cuvil.compilations()[before:]
+        model[1].eps = 0.5
+        x = torch.randn(5, 4)
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-5)
+    assert len(first) == 1
+    # eps is no input of the compiled code; the batch is symbolic.
+    assert all(dtype == "float32" and shape for dtype, shape in first[0].input_types)
+    assert any(isinstance(shape[0], str) for _, shape in first[0].input_types)
+    assert len(cuvil.compilations()) - before == 2

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 import torch
+from conftest import assert_outputs_match_in_their_dtypes
 from torch import nn
 from torch.nn import functional as F
 
@@ -450,7 +451,7 @@ def test_table_lowers_the_core_aten_ops_of_cnns_and_transformers():
     assert expected <= ops, expected - ops
 
 
-# ----- float16: computed in float32 inside, refused at the boundary ---------------------------
+# ----- float16: computed in float32 inside, converted at the boundary ---------------------------
 
 FLOAT16 = Tol(1e-2, 1e-2)  # PyTorch rounds every float16 intermediate
 
@@ -479,9 +480,57 @@ def test_float16_inside_a_module_is_computed_in_float32():
     np.testing.assert_allclose(result, expected, rtol=FLOAT16.rtol, atol=FLOAT16.atol)
 
 
-def test_a_half_module_with_half_inputs_is_refused_naming_the_input():
+class _HalfBlock(nn.Module):
+    """A transformer-style block run entirely in float16 (``model.half()``)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 16)
+        self.norm = nn.LayerNorm(16)
+
+    def forward(self, x):
+        h = self.norm(F.gelu(self.fc(x)))
+        return torch.softmax(h, dim=-1), h.sum(dim=-1)
+
+
+def _assert_float16_close(got, expected):
+    assert_outputs_match_in_their_dtypes(got, [e.numpy() for e in expected])
+
+
+def test_a_half_module_takes_and_returns_float16():
+    import cuvil
+    from cuvil.frontend import to_ir_with_dynamic_shape
+
+    torch.manual_seed(0)
+    model = _HalfBlock().half().eval()
+    module = build_ir(model, [torch.randn(3, 8).half()])
+    assert module.input_spec == {"x": cuvil.TensorSpec((3, 8), "float16")}
+    assert [s.dtype for s in module.output_spec] == ["float16", "float16"]
+    assert "f16" not in module.text
+    x = torch.randn(3, 8).half()
+    with torch.no_grad():  # PyTorch's own float16 on the CPU
+        _assert_float16_close(module.compile()(x.numpy()), model(x))
+    symbolic = to_ir_with_dynamic_shape(model, [cuvil.TensorSpec(("N", 8), "float16")]).compile()
+    for n in (1, 4, 9):
+        x = torch.randn(n, 8).half()
+        with torch.no_grad():
+            _assert_float16_close(symbolic(x.numpy()), model(x))
+    with pytest.raises(TypeError, match=r"has dtype float32, but the IR was built for float16"):
+        symbolic(torch.randn(2, 8).numpy())
+
+
+def test_torch_compile_of_a_half_module_returns_float16():
     import cuvil
 
-    model = nn.Linear(4, 2).half().eval()
-    with pytest.raises(cuvil.InputSpecError, match=r"unsupported dtype float16.*model\.float\(\)"):
-        build_ir(model, [torch.randn(3, 4).half()])
+    torch.manual_seed(0)
+    model = _HalfBlock().half().eval()
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend="cuvil")
+    x = torch.randn(5, 8).half()
+    before = len(cuvil.compilations())
+    with torch.no_grad():
+        got = compiled(x)
+        _assert_float16_close([g.numpy() for g in got], model(x))
+    torch._dynamo.reset()
+    (record,) = cuvil.compilations()[before:]  # compiled, not run eagerly
+    assert ("float32", (5, 8)) in record.input_types  # computed in float32

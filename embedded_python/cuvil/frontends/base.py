@@ -15,6 +15,7 @@ __all__ = [
     "require_inference",
     "op_registrar",
     "compute_dtype",
+    "computed_array",
     "FLOAT16_POLICY",
 ]
 
@@ -59,7 +60,7 @@ class FrontEnd(abc.ABC):
         """
         from ..frontend import normalize_input_spec
 
-        return normalize_input_spec(input_spec, default_dtype)
+        return normalize_input_spec(input_spec, default_dtype, boundary=False)
 
     def symbolic_dims(self, model, input_spec):
         """``input_spec`` for ``to_ir_with_dynamic_shape`` with framework dims made plain.
@@ -123,19 +124,34 @@ def for_model(model) -> FrontEnd:
     )
 
 
-# float16 inside an imported model is computed in float32 (weights and casts widened at
-# import); the compiled code does not take or return float16 yet.
-_COMPUTED_AS = {"float16": "float32"}
+# float16 in an imported model is computed in float32 (weights and casts widened at
+# import); float16 inputs and outputs are converted by the compiled model at its boundary.
 FLOAT16_POLICY = (
-    "Cuvil computes float16 inside an imported model in float32, but does not compile float16 "
-    "at a model's inputs and outputs yet; fix: give the model float32 inputs and outputs "
-    "(PyTorch: model.float(); ONNX: convert to float16 with keep_io_types=True, or to float32)"
+    "float16 is accepted at the inputs and outputs of imported models (PyTorch, ONNX, JAX, "
+    "TensorFlow), which compute it in float32, but not by the NumPy tracer; fix: pass float32 "
+    "arrays (x.astype(np.float32)), or import the framework's model"
 )
 
 
 def compute_dtype(name: str) -> str:
     """The dtype-table name Cuvil computes a framework dtype ``name`` in (float16 -> float32)."""
-    return _COMPUTED_AS.get(name, name)
+    from .._dtypes import compute_dtype as computed
+
+    return computed(name)
+
+
+def computed_array(array, unsupported):
+    """``array`` in the dtype Cuvil computes it in (float16 widened to float32) for a constant;
+    ``unsupported(what)`` makes the importer's error for a dtype Cuvil does not compile."""
+    import numpy as np
+
+    from .._dtypes import is_supported
+
+    array = np.asarray(array)
+    array = array.astype(compute_dtype(array.dtype.name), copy=False)
+    if not is_supported(array.dtype):
+        raise unsupported(f"a constant of dtype {array.dtype}")
+    return array
 
 
 def op_registrar(table: dict):
@@ -193,8 +209,10 @@ def to_ir_module(
         raise CompileError(f"cuvil: the IR built from {name} is invalid:\n{error}") from error
     if input_spec is None:
         input_spec = {
-            key: TensorSpec(shape, dtype.name)
-            for key, (dtype, shape) in zip(program.input_names, program.inputs)
+            key: TensorSpec(shape, dtype)
+            for key, (_, shape), dtype in zip(
+                program.input_names, program.inputs, program.input_dtype_names()
+            )
         }
     module = IRModule(
         program=program,

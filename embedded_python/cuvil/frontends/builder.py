@@ -171,6 +171,8 @@ class IRBuilder:
         self.loc = loc
         self.arguments: list[_mlir.ArgRecord] = []
         self.argument_types: list[TensorType] = []
+        #: The dtype each argument is given in by the caller (float16 for a float32 argument).
+        self.boundary_inputs: list[str] = []
         self.ops: list[_mlir.OpRecord] = []
         self._next_id = 0
         self._node: NameLoc | None = None
@@ -223,6 +225,9 @@ class IRBuilder:
         unnamed dynamic dimension gets a name of its own, ``arg0_d2``.
         """
         index = len(self.arguments)
+        # A float16 input is a float32 argument: the compiled model converts at the boundary.
+        self.boundary_inputs.append(type.dtype)
+        type = TensorType(type.shape, _dtypes.compute_dtype(type.dtype))
         if not type.is_static:
             shape = tuple(f"arg{index}_d{i}" if d is None else d for i, d in enumerate(type.shape))
             type = TensorType(shape, type.dtype)
@@ -328,11 +333,14 @@ class IRBuilder:
             self.location(loc or self.loc),
         )
 
-    def program(self, results: Sequence[Value], input_names=None, loc=None):
+    def program(self, results: Sequence[Value], input_names=None, loc=None, output_dtypes=None):
         """The function returning ``results`` as a :class:`cuvil._program.TracedProgram`.
 
         ``input_names`` name the arguments (default ``arg0``, ``arg1``, ...);
-        :func:`cuvil.frontends.to_ir_module` turns the program into an IRModule.
+        ``output_dtypes`` are the dtypes the model returns (default: the
+        results'): a float16 output computed as a float32 result is converted
+        by the compiled model. :func:`cuvil.frontends.to_ir_module` turns the
+        program into an IRModule.
         """
         from .._program import TracedProgram
 
@@ -349,4 +357,19 @@ class IRBuilder:
             outputs=[(np.dtype(v.type.dtype), v.type.shape) for v in results],
             structure="single" if len(results) == 1 else "tuple",
             input_names=names,
+            boundary_inputs=list(self.boundary_inputs),
+            boundary_outputs=self._boundary_outputs(results, output_dtypes),
         )
+
+    @staticmethod
+    def _boundary_outputs(results: Sequence[Value], output_dtypes) -> list[str]:
+        """The dtype each result is returned in: its own, or a float16 it is computed for."""
+        if output_dtypes is None:
+            return [v.type.dtype for v in results]
+        dtypes = [str(d) for d in output_dtypes]
+        if len(dtypes) != len(results):
+            raise ValueError(f"{len(dtypes)} output dtypes for {len(results)} results")
+        for value, dtype in zip(results, dtypes):
+            if _dtypes.compute_dtype(dtype) != value.type.dtype and dtype != value.type.dtype:
+                raise ValueError(f"a {value.type.dtype} result returned as {dtype}")
+        return dtypes

@@ -14,6 +14,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping
 
+import numpy as np
+
 from ..._program import _python_name, signature_of
 from ..._source import function_location
 from ..base import FrontEnd, register, require_inference
@@ -102,7 +104,8 @@ class JaxFrontEnd(FrontEnd):
         results = [importer.value(o) for o in outs]
         if not results:
             raise importer.unsupported(f"{_python_name(fn)} returns no arrays")
-        return builder.program(results, input_names=list(input_spec))
+        dtypes = [np.dtype(v.aval.dtype).name for v in closed.jaxpr.outvars]
+        return builder.program(results, input_names=list(input_spec), output_dtypes=dtypes)
 
 
 def _plain_spec(spec):

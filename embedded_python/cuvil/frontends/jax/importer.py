@@ -6,8 +6,8 @@ import os
 
 import numpy as np
 
-from ... import _dtypes
 from ..._errors import UnsupportedConstructError
+from ..base import compute_dtype, computed_array
 from ..builder import IRBuilder, TensorType, Value
 from ..locations import UNKNOWN, CallSiteLoc, FileLineColLoc
 
@@ -72,14 +72,11 @@ class JaxprImporter:
         """``x`` as an IR value: known arrays become (shared) ``cuvil.constant`` ops."""
         if isinstance(x, Value):
             return x
-        array = np.asarray(x)
         key = id(x)
         cached = self._constants.get(key)
         if cached is not None and cached[1] is x:
             return cached[0]
-        if not _dtypes.is_supported(array.dtype):
-            raise self.unsupported(f"a constant of dtype {array.dtype}")
-        value = self.b.constant(array)
+        value = self.b.constant(computed_array(x, self.unsupported))
         self._constants[key] = (value, x)
         return value
 
@@ -88,7 +85,7 @@ class JaxprImporter:
         aval = self.eqn.outvars[index].aval
         # A symbolic dim (``jax.export.symbolic_shape``) is dynamic: None.
         shape = tuple(d if isinstance(d, int) else None for d in aval.shape)
-        return TensorType.of(shape, aval.dtype)
+        return TensorType.of(shape, compute_dtype(np.dtype(aval.dtype).name))
 
     # ----- walking -----------------------------------------------------------------------
     def run(self, jaxpr, consts, args) -> list:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import composites as cc
-from ..base import op_registrar
+from ..base import compute_dtype, op_registrar
 
 __all__ = ["PRIMITIVES"]
 
@@ -23,7 +23,8 @@ primitive = op_registrar(PRIMITIVES)
 
 
 def _dtype_name(dtype) -> str:
-    return np.dtype(dtype).name
+    """The dtype-table name ``dtype`` is computed in (float16 in float32)."""
+    return compute_dtype(np.dtype(dtype).name)
 
 
 # ----- elementwise ----------------------------------------------------------------------

@@ -17,7 +17,7 @@ import numpy as np
 from ... import _dtypes
 from ..._dtypes import is_supported
 from ..._errors import TraceError, UnsupportedConstructError
-from ..base import FLOAT16_POLICY, compute_dtype, op_registrar
+from ..base import compute_dtype, op_registrar
 from ..builder import IRBuilder, TensorType, Value
 from ..locations import FileLineColLoc
 from ..symbolic_dims import SymbolicSizeError, SymDim, folded_sizes, is_shape_value
@@ -272,12 +272,12 @@ def import_graph(model: LoadedModel, input_spec, func_name: str):
             importer.env[name] = builder.argument(TensorType.of(spec.shape, spec.dtype))
     for index, node in enumerate(graph.node):
         importer.run_node(index, node)
-    results = []
+    results, dtypes = [], []
     for output in graph.output:
-        if output.type.tensor_type.elem_type == onnx_float16():
-            raise UnsupportedConstructError(
-                f"ONNX graph output '{output.name}' is float16: {FLOAT16_POLICY}", model.label
-            )
         with builder.node(output.name, FileLineColLoc(model.label, 0, 0)):
-            results.append(importer.materialize(output.name, importer.env[output.name]))
-    return builder.program(results, input_names=list(input_spec))
+            value = importer.materialize(output.name, importer.env[output.name])
+        results.append(value)
+        # A declared float16 output, computed in float32, is returned in float16.
+        float16 = output.type.tensor_type.elem_type == onnx_float16()
+        dtypes.append("float16" if float16 and value.type.dtype == "float32" else value.type.dtype)
+    return builder.program(results, input_names=list(input_spec), output_dtypes=dtypes)

@@ -187,7 +187,8 @@ class TensorFlowFrontEnd(FrontEnd):
         importer = GraphImporter(builder, OPS, source, locate)
         importer.run(graph, inputs)
         results = [importer.value(importer.env[t.name]) for t in graph.outputs]
-        return builder.program(results, input_names=list(input_spec))
+        dtypes = [np.dtype(t.dtype.as_numpy_dtype).name for t in graph.outputs]
+        return builder.program(results, input_names=list(input_spec), output_dtypes=dtypes)
 
 
 def _concrete(model, input_spec: Mapping):

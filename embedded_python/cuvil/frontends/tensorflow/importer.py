@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import _dtypes
 from ..._errors import UnsupportedConstructError
+from ..base import compute_dtype, computed_array
 from ..builder import IRBuilder, TensorType, Value
 from ..locations import NameLoc
 from ..symbolic_dims import SymbolicSizeError
@@ -40,10 +40,7 @@ class GraphImporter:
         """``x`` as an IR value: a known array becomes a ``cuvil.constant``."""
         if isinstance(x, Value):
             return x
-        array = np.asarray(x)
-        if not _dtypes.is_supported(array.dtype):
-            raise self.unsupported(f"a constant of dtype {array.dtype}")
-        return self.b.constant(array)
+        return self.b.constant(computed_array(x, self.unsupported))
 
     def known(self, x, what: str) -> np.ndarray:
         """``x`` as a NumPy array; an error naming ``what`` if it is computed at run time."""
@@ -61,7 +58,8 @@ class GraphImporter:
 
     def out_type(self, index: int = 0) -> TensorType:
         tensor = self.op.outputs[index]
-        return TensorType.of(tensor.shape.as_list(), tensor.dtype.as_numpy_dtype)
+        dtype = compute_dtype(np.dtype(tensor.dtype.as_numpy_dtype).name)
+        return TensorType.of(tensor.shape.as_list(), dtype)
 
     # ----- walking -----------------------------------------------------------------------
     def run(self, graph, inputs: dict) -> None:

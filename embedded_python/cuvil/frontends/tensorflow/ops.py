@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import composites as cc
-from ..base import op_registrar
+from ..base import compute_dtype, op_registrar
 from ..symbolic_dims import (
     SymDim,
     folded_sizes,
@@ -212,7 +212,8 @@ def _logical(imp, op, ins):
 
 @op_type("Cast")
 def _cast(imp, op, ins):
-    return cc.cast(imp.b, imp.value(ins[0]), np.dtype(imp.attr("DstT").as_numpy_dtype).name)
+    dtype = compute_dtype(np.dtype(imp.attr("DstT").as_numpy_dtype).name)
+    return cc.cast(imp.b, imp.value(ins[0]), dtype)
 
 
 @op_type("ZerosLike", "OnesLike")

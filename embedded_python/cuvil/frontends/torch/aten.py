@@ -12,8 +12,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..._dtypes import is_supported
-from ..base import compute_dtype, op_registrar
+from ..base import computed_array, op_registrar
 
 __all__ = [
     "lowers",
@@ -136,10 +135,7 @@ def torch_dtype(name: str):
 def supported_constant(importer, array: np.ndarray) -> np.ndarray:
     """``array`` (float16 widened to float32) if Cuvil compiles its dtype, else the importer's
     unsupported error."""
-    array = array.astype(compute_dtype(array.dtype.name), copy=False)
-    if not is_supported(array.dtype):
-        raise importer.unsupported(f"a constant of dtype {array.dtype}")
-    return array
+    return computed_array(array, importer.unsupported)
 
 
 # Registers the lowerings.

@@ -14,6 +14,7 @@ graph with symbolic sizes is compiled once per distinct size it is called with.
 
 from __future__ import annotations
 
+import functools
 import logging
 import operator
 import threading
@@ -96,63 +97,156 @@ def cuvil_backend(graph_module, example_inputs, **options):
 
     A graph with symbolic sizes (``dynamic=True``, or Dynamo's automatic
     dynamic shapes after a recompilation) is compiled once with those sizes
-    symbolic; if Cuvil cannot compile it so, it is compiled for the concrete
-    sizes of each call, once per distinct set of sizes.
+    symbolic; the sizes Cuvil cannot keep symbolic are compiled per value
+    (:func:`_compile_symbolic`), with the reason logged.
     """
     name, source = _graph_origin(graph_module)
-    if any(_is_symbolic(v) for v in example_inputs):
-        return _compile_symbolic(graph_module, list(example_inputs), name, source)
-    return _compile_static(graph_module, list(example_inputs), name, source)
+    symbolic = any(_is_symbolic(v) for v in example_inputs)
+    # Dynamo drops the placeholders' "grapharg" once the backend returns: read it now.
+    scalars = _scalar_inputs(graph_module, example_inputs)
+    compile_for = _compile_symbolic if symbolic else _compile_static
+    compiled = compile_for(graph_module, list(example_inputs), name, source, scalars)
+    if not scalars:
+        return compiled
+    recompile = functools.partial(
+        compile_for, graph_module, name=name, source=source, scalars=scalars
+    )
+    return _ByScalars(recompile, scalars, example_inputs, compiled)
 
 
-def _compile_symbolic(graph_module, example_inputs, name: str, source: str):
+def _scalar_inputs(graph_module, example_inputs) -> frozenset:
+    """The indices of the inputs that are Python numbers Dynamo passes as 0-d tensors."""
+    scalars = set()
+    for index, (node, value) in enumerate(zip(_placeholders(graph_module), example_inputs)):
+        grapharg = node.meta.get("grapharg")
+        if getattr(grapharg, "pass_arg_as_tensor", False) and isinstance(value, torch.Tensor):
+            if value.dim() == 0 and not value.requires_grad:
+                scalars.add(index)
+    return frozenset(scalars)
+
+
+def _scalars_as_constants(graph_module, example_inputs, scalars: frozenset):
+    """``graph_module`` with each ``.item()`` of a scalar input (``scalars``: indices)
+    replaced by its value in ``example_inputs``.
+
+    Returns the graph module and input index -> value of those inputs, which
+    the compiled graph then takes as constants (NumPy 0-d arrays) rather than
+    as arguments. Without scalar inputs the graph module is returned as it is.
+    """
+    if not scalars:
+        return graph_module, {}
+    placeholders = _placeholders(graph_module)
+    by_node = {placeholders[i]: example_inputs[i].item() for i in scalars}
+    graph, env = torch.fx.Graph(), {}
+    for node in graph_module.graph.nodes:
+        if node.op == "call_method" and node.target == "item" and node.args[0] in by_node:
+            env[node] = by_node[node.args[0]]
+        else:
+            env[node] = graph.node_copy(node, lambda n: env[n])
+    return torch.fx.GraphModule(graph_module, graph), scalars
+
+
+class _ByScalars:
+    """The compiled graph for each set of values of its scalar inputs (usually just one)."""
+
+    def __init__(self, compile_for, scalars: frozenset, example_inputs, compiled):
+        self.compile_for, self.indices = compile_for, sorted(scalars)
+        self._compiled = {self._key(example_inputs): compiled}
+
+    def _key(self, args) -> tuple:
+        return tuple(args[i].item() for i in self.indices)
+
+    def __call__(self, *args):
+        key = self._key(args)
+        fn = self._compiled.get(key)
+        if fn is None:
+            logger.info("a number passed as a tensor changed (%s): compiling for it", key)
+            fn = self._compiled[key] = self.compile_for(example_inputs=list(args))
+        return fn(*args)
+
+
+def _compile_symbolic(graph_module, example_inputs, name: str, source: str, scalars):
     """One compilation for many sizes of a graph with symbolic sizes, else :class:`_PerSizes`.
 
-    Every symbolic size stays symbolic if Cuvil can compile the graph so. With
-    ``dynamic=True`` Dynamo makes every size symbolic and relies on guards
-    (``s0 * s1 == 12``) that Cuvil's symbol check refuses; then only the
-    leading (batch) sizes stay symbolic and the others are pinned to this
-    call's: calls with other pinned sizes compile per size.
+    Every symbolic size stays symbolic if Cuvil can compile the graph so. If
+    not (an op that needs a static size, such as ``arange`` over a sequence
+    length), the reason is logged and only the leading (batch) sizes stay
+    symbolic: the others are pinned to this call's, and each new set of
+    pinned sizes compiles once more, batch still symbolic (:class:`_Pinned`).
     """
-    per_sizes = _PerSizes(graph_module, name, source)
+    per_sizes = _PerSizes(graph_module, name, source, scalars)
     tensors = [v for v in example_inputs if not isinstance(v, torch.SymInt)]
     if _input_problem(tensors) is not None:
         return per_sizes
-    for batch_only in (False, True):
-        pinned = _pinned_sizes(graph_module, example_inputs, batch_only)
-        try:
-            aten_graph, constants = _symbolic_aten_graph(graph_module, example_inputs)
-            compiled = _CompiledGraph(aten_graph, constants, name, source, pinned or {})
-            return _Pinned(compiled, pinned, per_sizes) if pinned else compiled
-        except _CANNOT_COMPILE as error:
-            reason = getattr(error, "reason", str(error))
-        except Exception as error:  # tracing to ATen has many failure types
-            reason = f"{type(error).__name__}: {error}"
-        logger.info(
-            "%s: symbolic sizes (batch only: %s) not compiled: %s", name, batch_only, reason
-        )
-    return per_sizes
+    try:
+        aten_graph, constants = _symbolic_aten_graph(graph_module, example_inputs, scalars)
+    except Exception as error:  # tracing to ATen has many failure types
+        _specialize(name, "every size", f"tracing to ATen failed ({_reason(error)})")
+        return per_sizes
+    try:
+        return _CompiledGraph(aten_graph, constants, name, source, pinned={})
+    except Exception as error:  # noqa: BLE001 - any failure means: fewer symbolic sizes
+        pinned = _pinned_sizes(graph_module, example_inputs)
+        what = f"sizes {_describe_pinned(graph_module, pinned)}" if pinned else "every size"
+        _specialize(name, what, _reason(error))
+    if not pinned:
+        return per_sizes
+    try:
+        compiled = _CompiledGraph(aten_graph, constants, name, source, pinned)
+    except Exception as error:  # noqa: BLE001
+        _specialize(name, "every size", _reason(error))
+        return per_sizes
+    return _Pinned(compiled, pinned, (aten_graph, constants, name, source), per_sizes)
 
 
-def _symbolic_aten_graph(graph_module, example_inputs):
+def _reason(error: Exception) -> str:
+    if isinstance(error, _CANNOT_COMPILE):
+        return getattr(error, "reason", str(error))
+    return f"{type(error).__name__}: {error}"
+
+
+def _specialize(name: str, what: str, reason: str) -> None:
+    """Log (a warning the first time per reason) why ``what`` is compiled per size."""
+    with _lock:
+        first = reason not in _warned
+        _warned.add(reason)
+    message = "%s: %s compiled per value, not symbolic: %s"
+    (logger.warning if first else logger.debug)(message, name, what, reason)
+
+
+def _describe_pinned(graph_module, pinned: dict) -> str:
+    """``x.shape[1] (s27)`` for each pinned size: the graph input's name, the axis, the symbol."""
+    placeholders = _placeholders(graph_module)
+    parts = []
+    for index, axes in sorted(pinned.items()):
+        node = placeholders[index]
+        shape = getattr(node.meta.get("example_value"), "shape", ())
+        for axis in sorted(axes):
+            symbol = f" ({shape[axis]})" if axis < len(shape) else ""
+            parts.append(f"{node.name}.shape[{axis}]{symbol}")
+    return ", ".join(parts)
+
+
+def _symbolic_aten_graph(graph_module, example_inputs, scalars):
     """The ATen graph on Dynamo's fake inputs, whose sizes carry its symbolic decisions."""
     fakes = [
         n.meta.get("example_value", v) for n, v in zip(_placeholders(graph_module), example_inputs)
     ]
+    graph_module, scalars = _scalars_as_constants(graph_module, example_inputs, scalars)
     aten_graph, constants = to_aten_graph(graph_module, fakes)
     # Sizes Dynamo passes as inputs stay symbolic (only their users' shapes matter).
-    for node, value in zip(_placeholders(aten_graph), example_inputs):
-        if isinstance(value, torch.SymInt):
-            constants[node.name] = SymDim(str(value))
-        elif not isinstance(value, torch.Tensor):
-            constants[node.name] = value
+    for index, (node, fake) in enumerate(zip(_placeholders(aten_graph), fakes)):
+        if isinstance(fake, torch.SymInt):
+            constants[node.name] = SymDim(str(fake))
+        elif not isinstance(fake, torch.Tensor):
+            constants[node.name] = fake
+        elif index in scalars:
+            constants[node.name] = np.asarray(example_inputs[index].numpy())
     return aten_graph, constants
 
 
-def _pinned_sizes(graph_module, example_inputs, batch_only: bool) -> dict:
-    """Input index -> {axis: size} of the symbolic sizes made static (all but dim 0)."""
-    if not batch_only:
-        return {}
+def _pinned_sizes(graph_module, example_inputs) -> dict:
+    """Input index -> {axis: size} of the symbolic sizes made static (all but the batch's)."""
     fakes = [n.meta.get("example_value") for n in _placeholders(graph_module)]
     shapes = [f.shape for f in fakes if isinstance(f, torch.Tensor) and len(f.shape)]
     # Dynamo gives equal sizes one symbol (duck sizing): a batch symbol is never pinned.
@@ -171,34 +265,54 @@ def _pinned_sizes(graph_module, example_inputs, batch_only: bool) -> dict:
 
 
 class _Pinned:
-    """A graph compiled with its batch sizes symbolic and other sizes pinned to one call's."""
+    """A graph compiled with its batch sizes symbolic and its other sizes pinned to one call's.
 
-    def __init__(self, compiled, pinned: dict, per_sizes):
-        self.compiled, self.pinned, self.per_sizes = compiled, pinned, per_sizes
+    A call with other pinned sizes compiles the graph for them once more,
+    batch still symbolic (``graph``: the ATen graph, its constants, name and
+    source); if that fails, ``per_sizes`` compiles it for every size.
+    """
+
+    def __init__(self, compiled, pinned: dict, graph: tuple, per_sizes):
+        self.axes = {index: sorted(axes) for index, axes in sorted(pinned.items())}
+        self.graph, self.per_sizes = graph, per_sizes
+        self._compiled = {self._key(pinned): compiled}
+
+    def _key(self, shapes) -> tuple:
+        return tuple(int(shapes[i][a]) for i, axes in self.axes.items() for a in axes)
 
     def __call__(self, *args):
-        for index, axes in self.pinned.items():
-            if any(args[index].shape[axis] != size for axis, size in axes.items()):
-                return self.per_sizes(*args)
-        return self.compiled(*args)
+        key = self._key({i: args[i].shape for i in self.axes})
+        fn = self._compiled.get(key)
+        if fn is None:
+            pinned = {i: {a: int(args[i].shape[a]) for a in axes} for i, axes in self.axes.items()}
+            try:
+                fn = _CompiledGraph(*self.graph, pinned)
+            except _CANNOT_COMPILE as error:
+                logger.info("pinned sizes %s not compiled: %s", key, error)
+                fn = self.per_sizes
+            self._compiled[key] = fn
+        return fn(*args)
 
 
-def _compile_static(graph_module, example_inputs, name: str, source: str):
+def _compile_static(graph_module, example_inputs, name: str, source: str, scalars=frozenset()):
     """A callable for ``graph_module`` on inputs of exactly these sizes (numbers included)."""
     problem = _input_problem(example_inputs)
     if problem is not None:
         _fall_back(name, problem)
         return graph_module.forward
     try:
-        aten_graph, constants = to_aten_graph(graph_module, example_inputs)
+        traced, scalars = _scalars_as_constants(graph_module, example_inputs, scalars)
+        aten_graph, constants = to_aten_graph(traced, example_inputs)
     except Exception as error:  # tracing to ATen has many failure types; all mean eager
         _fall_back(name, f"tracing the graph to ATen failed ({type(error).__name__}: {error})")
         return graph_module.forward
-    # Numbers (sizes Dynamo passes as inputs) are constants of this specialization.
-    placeholders = [n for n in aten_graph.graph.nodes if n.op == "placeholder"]
-    for node, value in zip(placeholders, example_inputs):
+    # Numbers (sizes Dynamo passes as inputs, and as 0-d tensors) are constants of
+    # this specialization.
+    for index, (node, value) in enumerate(zip(_placeholders(aten_graph), example_inputs)):
         if not isinstance(value, torch.Tensor):
             constants[node.name] = value
+        elif index in scalars:
+            constants[node.name] = np.asarray(value.numpy())
     try:
         return _CompiledGraph(aten_graph, constants, name, source)
     except _CANNOT_COMPILE as error:
@@ -209,8 +323,9 @@ def _compile_static(graph_module, example_inputs, name: str, source: str):
 class _PerSizes:
     """Compiles a graph with symbolic sizes for the concrete sizes of each call."""
 
-    def __init__(self, graph_module, name: str, source: str):
+    def __init__(self, graph_module, name: str, source: str, scalars: frozenset):
         self.graph_module, self.name, self.source = graph_module, name, source
+        self.scalars = scalars
         self._compiled: dict[tuple, object] = {}
 
     def __call__(self, *args):
@@ -222,7 +337,9 @@ class _PerSizes:
         )
         fn = self._compiled.get(key)
         if fn is None:
-            fn = _compile_static(self.graph_module, list(args), self.name, self.source)
+            fn = _compile_static(
+                self.graph_module, list(args), self.name, self.source, self.scalars
+            )
             self._compiled[key] = fn
         return fn(*args)
 
@@ -238,8 +355,11 @@ class _CompiledGraph(torch.nn.Module):
         symbolic sizes stay symbolic but those pinned (input index -> {axis: size})."""
         super().__init__()
         specs, sizes = {}, None if pinned is None else {}
+        #: The positions of the graph's arguments that are the compiled code's inputs.
+        self._inputs = []
         for index, node in enumerate(_placeholders(graph_module)):
-            if node.name not in constants:
+            if node.name not in constants and node.target not in constants:
+                self._inputs.append(index)
                 val = node.meta.get("val")
                 if val is None or not hasattr(val, "shape"):
                     raise UnsupportedConstructError(f"graph input '{node.name}' of unknown shape")
@@ -251,6 +371,12 @@ class _CompiledGraph(torch.nn.Module):
                         dims[axis] = size
                         _pin(sizes, val.shape[axis], size)
                 specs[node.name] = TensorSpec(tuple(dims), _dtype(val))
+        if sizes:  # sizes Dynamo passes as inputs take their pinned values too
+            pinned_names = {str(symbol): size for symbol, size in sizes.items()}
+            constants = {
+                key: pinned_names.get(v.expr, v) if isinstance(v, SymDim) else v
+                for key, v in constants.items()
+            }
         program = import_graph(graph_module, constants, specs, name, sizes=sizes)
         module = base.to_ir_module(program, name=name, source=source)
         # Dynamo hands over the same graph again (a recompilation, the first size of a
@@ -265,7 +391,7 @@ class _CompiledGraph(torch.nn.Module):
         self._container = type(output) if isinstance(output, (tuple, list)) else None
 
     def forward(self, *args):
-        arrays = [arg.detach().numpy() for arg in args if isinstance(arg, torch.Tensor)]
+        arrays = [args[index].detach().numpy() for index in self._inputs]
         result = self.compiled(*arrays)
         values = result if isinstance(result, tuple) else (result,)
         tensors = [torch.from_numpy(np.asarray(v)) for v in values]

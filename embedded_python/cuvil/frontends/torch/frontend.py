@@ -295,5 +295,8 @@ def import_graph(
     symbolic = any(not isinstance(d, int) for s in input_spec.values() for d in s.shape)
     if symbolic and sizes is None:
         sizes = {}
-    results = GraphImporter(builder, constants, sizes).run(graph_module.graph, arguments, outputs)
-    return builder.program(results, input_names=list(input_spec))
+    importer = GraphImporter(builder, constants, sizes)
+    results = importer.run(graph_module.graph, arguments, outputs)
+    return builder.program(
+        results, input_names=list(input_spec), output_dtypes=importer.output_dtypes
+    )

@@ -24,13 +24,20 @@ import numpy as np
 
 from ..._errors import UnsupportedConstructError
 from ..._source import SourceLoc
+from ..base import compute_dtype
 from ..builder import IRBuilder, Value
 from ..locations import NameLoc
 from ..symbolic_dims import SymbolicSizeError, SymDim
 from . import aten
+from .merged_dims import Deferred
 
 __all__ = ["GraphImporter", "node_location", "module_path", "user_frame", "outer_frame"]
 
+# Values known only at run time: IR values, and merges kept for a matrix product.
+_RUNTIME = (Value, Deferred)
+
+# Ops on constants with symbolic sizes that are lowered rather than refused: a weight
+# expanded over a symbolic batch for a matrix product (merged_dims.LeadingBroadcast).
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<function>\S+)')
 
 
@@ -141,13 +148,21 @@ class GraphImporter:
 
     def _outputs(self, node, selected) -> list[Value]:
         results = list(_flatten(self._resolve(node.args[0])))
+        # The dtypes the graph returns (float16 results are computed in float32).
+        dtypes = [_returned_dtype(n) for n in _flatten(node.args[0])]
         if selected is not None:
             results = [results[i] for i in selected]
+            dtypes = [dtypes[i] for i in selected]
         for value in results:
             if isinstance(value, aten.NotComputed):
                 raise self.unsupported(f"returning {value.what} (not computed by Cuvil)")
         with self.b.node(node.name, node_location(node)):
-            return [self.value(v) for v in results]
+            values = [self.value(v) for v in results]
+        self.output_dtypes = [
+            d if d is not None and compute_dtype(d) == v.type.dtype else v.type.dtype
+            for v, d in zip(values, dtypes)
+        ]
+        return values
 
     def _placeholder(self, node, arguments):
         if node.name in arguments:
@@ -174,7 +189,7 @@ class GraphImporter:
         if target is operator.getitem:
             return args[0][args[1]]
         if getattr(target, "__module__", None) in ("_operator", "operator", "math"):
-            if any(isinstance(v, Value) for v in _flatten((args, kwargs))):
+            if any(isinstance(v, _RUNTIME) for v in _flatten((args, kwargs))):
                 raise self.unsupported(f"Python {target.__name__} on a tensor")
             return target(*args, **kwargs)
         name = self.op = aten.op_name(target)
@@ -183,7 +198,9 @@ class GraphImporter:
                 raise self.unsupported(f"{value.what}, which Cuvil does not compute")
         if name is None:
             raise self.unsupported(f"the call of {target!r}, which is not an ATen op")
-        if aten.foldable(name) and not any(isinstance(v, Value) for v in _flatten((args, kwargs))):
+        if aten.foldable(name) and not any(
+            isinstance(v, _RUNTIME) for v in _flatten((args, kwargs))
+        ):
             symbolic = [v for v in _flatten((args, kwargs)) if isinstance(v, SymDim)]
             if symbolic and aten.lowering(name) is None:
                 raise SymbolicSizeError(symbolic[0])
@@ -209,6 +226,8 @@ class GraphImporter:
                 cached = (x, self.b.constant(aten.supported_constant(self, x)))
                 self._materialized[key] = cached
             return cached[1]
+        if isinstance(x, Deferred):
+            raise self.unsupported(x.reason)
         raise self.unsupported(f"a {type(x).__name__} where a tensor is expected")
 
     def result_meta(self):
@@ -226,7 +245,9 @@ class GraphImporter:
             return int(d)  # the size this graph was traced with
         expr = d.node.expr
         expr = expr.xreplace(self.sizes) if hasattr(expr, "xreplace") else expr
-        return int(expr) if isinstance(expr, int) or expr.is_Integer else None
+        if isinstance(expr, int) or expr.is_Integer:
+            return int(expr)
+        return _guarded_constant(d)
 
     def unsupported(self, what: str) -> UnsupportedConstructError:
         """The error for something of the current node that Cuvil cannot import."""
@@ -237,6 +258,31 @@ class GraphImporter:
         if path:
             name += f" in module '{path}'"
         return UnsupportedConstructError(f"{what} ({name})", where)
+
+
+def _returned_dtype(node) -> str | None:
+    """The dtype-table name of what an output node returns (``None``: not a tensor node)."""
+    val = node.meta.get("val") if hasattr(node, "meta") else None
+    return aten.dtype_name(val.dtype) if hasattr(val, "dtype") else None
+
+
+def _guarded_constant(d) -> int | None:
+    """The int a SymInt is proven to equal by its shape environment's guards, else ``None``.
+
+    Dynamo's guards relate symbols (``x.reshape(-1, 12)`` of ``[s0, s1, s2]``
+    guards ``s2 * (s0 * s1 // (s0 * s1 * s2 // 12)) == 12``), so a size
+    whose expression mixes symbols may still be a constant for every call
+    the graph serves: the guards say so.
+    """
+    from torch.fx.experimental.symbolic_shapes import statically_known_true
+
+    hint = getattr(d.node, "hint", None)
+    if not isinstance(hint, int):
+        return None
+    try:
+        return hint if statically_known_true(d == hint) else None
+    except Exception:  # a size the shape environment cannot reason about stays symbolic
+        return None
 
 
 def _flatten(value):

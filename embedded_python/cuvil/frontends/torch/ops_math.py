@@ -14,6 +14,7 @@ from ..._dtypes import is_supported, supported_names
 from .. import composites
 from ..base import compute_dtype
 from ..builder import Value
+from . import merged_dims
 from .aten import NotComputed, dtype_name, lowers, torch_dtype
 
 SUPPORTED_NAMES = supported_names()
@@ -61,6 +62,8 @@ def operand(c, x, dtype: str) -> Value:
         return c.value(x.astype(dtype, copy=False))
     if isinstance(x, (bool, int, float, np.generic)):
         return composites.scalar(c.b, x, dtype)
+    if isinstance(x, merged_dims.Deferred):
+        raise c.unsupported(x.reason)
     raise c.unsupported(f"a {type(x).__name__} operand")
 
 
@@ -390,17 +393,29 @@ def _any_all(c, self, dim=None, keepdim=False, **_):
 @lowers("aten.mm", "aten.bmm", "aten.matmul")
 def _matmul(c, self, other=None, mat2=None, **_):
     dtype = result_dtype(c)
-    x, y = operand(c, self, dtype), operand(c, mat2 if other is None else other, dtype)
-    return composites.matmul(c.b, x, y)
+    other = mat2 if other is None else other
+    unmerged = merged_dims.matmul_unmerged(c, self, other, lambda v: operand(c, v, dtype))
+    if unmerged is not None:
+        return merged_dims.merged_result(c, *unmerged, result_dims(c))
+    return composites.matmul(c.b, operand(c, self, dtype), operand(c, other, dtype))
 
 
 @lowers("aten.addmm", "aten.baddbmm")
 def _addmm(c, self, mat1, mat2, beta=1, alpha=1, **_):
     dtype = result_dtype(c)
+    unmerged = merged_dims.matmul_unmerged(c, mat1, mat2, lambda v: operand(c, v, dtype))
+    if unmerged is not None:
+        product, dims = unmerged
+        product = _scaled_plus(c, product, operand(c, self, dtype), alpha, beta, dtype)
+        return merged_dims.merged_result(c, product, dims, result_dims(c))
     a, w, bias = (operand(c, v, dtype) for v in (mat1, mat2, self))
     if len(a.type.shape) == 2 and len(w.type.shape) == 2:
         return composites.gemm(c.b, a, w, bias, alpha=float(alpha), beta=float(beta))
-    y = c.b.op("cuvil.matmul", [a, w])
+    return _scaled_plus(c, c.b.op("cuvil.matmul", [a, w]), bias, alpha, beta, dtype)
+
+
+def _scaled_plus(c, y: Value, bias: Value, alpha, beta, dtype: str) -> Value:
+    """``alpha * y + beta * bias`` (addmm's epilogue), skipping the unit factors."""
     if alpha != 1:
         y = c.b.op("cuvil.mul", [y, operand(c, alpha, dtype)])
     if beta == 0:

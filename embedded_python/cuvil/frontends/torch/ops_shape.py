@@ -14,6 +14,7 @@ import numpy as np
 from .. import composites
 from ..builder import TensorType, Value
 from ..symbolic_dims import SymDim, reshape_sizes, run_time_size
+from . import merged_dims
 from .aten import lowers
 from .ops_math import operand, result_dims, result_dtype, result_shape
 
@@ -29,14 +30,34 @@ from .ops_math import operand, result_dims, result_dtype, result_shape
     "aten.unflatten",
 )
 def _reshape(c, self, size=None, shape=None, **_):
+    target = merged_dims.dims_of(c.node)
+    known = merged_dims.unmerged(c, self)
+    if known is not None and known.dims == target:
+        return known.value  # a view back to merged dims: no split of a dynamic size
+    if isinstance(self, merged_dims.LeadingBroadcast) and self.dims == target:
+        return self
+    if isinstance(self, merged_dims.Deferred):
+        raise c.unsupported(self.reason)
     # A symbolic size is a dynamic dim the compiler derives (from the element count), or,
-    # for several (view(N, T, C) of an [N*T, C] matmul), the sizes sym_size read.
-    dims = result_dims(c)
+    # for several (view(N, T, C) of an [N*T, C] matmul), the sizes sym_size read: given
+    # explicitly, the compiler has no regrouping to guess.
+    x = operand(c, self, result_dtype(c))
+    source, dims = merged_dims.dims_of(c.node.args[0]), result_dims(c)
     entries = size if size is not None else shape
-    sizes = None
-    if entries is not None and dims.count(None) > 1:
-        sizes = reshape_sizes(c.b, list(entries))
-    return composites.reshape(c.b, operand(c, self, result_dtype(c)), dims, sizes or ())
+    sizes = reshape_sizes(c.b, list(entries)) if entries is not None else None
+    if (
+        not sizes
+        and dims.count(None) > 1
+        and not merged_dims.compiler_regroups_exactly(source, target)
+    ):
+        reason = merged_dims.reshape_refusal(source, target)
+        merge = merged_dims.merge_of(x, source, target)
+        if merge is None:
+            raise c.unsupported(reason)
+        return merged_dims.MergeOnly(merge, reason)  # fine if only a matmul or a view reads it
+    result = composites.reshape(c.b, x, dims, sizes or ())
+    merged_dims.record_merge(c, result, x, source, target)
+    return result
 
 
 @lowers("aten.permute")
@@ -65,6 +86,11 @@ def _expand(c, self, **_):
     x = operand(c, self, result_dtype(c))
     dims = result_dims(c)
     rank = len(x.type.shape)
+    new = len(dims) - rank
+    if new > 0 and None in dims[:new] and tuple(dims[new:]) == x.type.shape:
+        target = merged_dims.dims_of(c.node)
+        reason = f"expanding {x.type.shape} over new leading dims of symbolic sizes {target}"
+        return merged_dims.LeadingBroadcast(x, target, reason)
     if any(d is None and x.type.shape[i - len(dims) + rank] == 1 for i, d in enumerate(dims)):
         raise c.unsupported(f"expanding a size-1 dim of {x.type.shape} to a symbolic size")
     return composites.broadcast_to(c.b, x, dims)
