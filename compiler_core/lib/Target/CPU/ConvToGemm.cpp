@@ -72,107 +72,111 @@ Value imageToColumns(OpBuilder &b, Location loc, Value input,
   return generic.getResult(0);
 }
 
+/// The weights `[F, C, KH, KW]` as the GEMM's left operand: one `[F, K]`
+/// matrix, or for a batch (`batched`) that matrix broadcast to `[N, F, K]`
+/// (the same weights for every image: a copy per image, small next to the
+/// columns).
+Value weightOperand(OpBuilder &b, Location loc, Value weight, bool batched,
+                    int64_t batch, Value batchSize) {
+  Value matrix = b.create<tensor::CollapseShapeOp>(
+      loc, weight, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
+  if (!batched)
+    return matrix;
+  auto type = cast<RankedTensorType>(matrix.getType());
+  Value init =
+      emptyWithBatch(b, loc, {batch, type.getDimSize(0), type.getDimSize(1)},
+                     type.getElementType(), batchSize);
+  MLIRContext *ctx = b.getContext();
+  AffineExpr n, f, k;
+  bindDims(ctx, n, f, k);
+  SmallVector<AffineMap> maps = {AffineMap::get(3, 0, {f, k}, ctx),
+                                 AffineMap::get(3, 0, {n, f, k}, ctx)};
+  SmallVector<utils::IteratorType> iterators(3, utils::IteratorType::parallel);
+  return b
+      .create<linalg::GenericOp>(
+          loc, init.getType(), ValueRange{matrix}, ValueRange{init}, maps,
+          iterators,
+          [](OpBuilder &nb, Location l, ValueRange args) {
+            nb.create<linalg::YieldOp>(l, args[0]);
+          })
+      .getResult(0);
+}
+
+/// `lhs` times `rhs` into a `shape` tensor filled with `initValue`: a
+/// linalg.matmul for two dims, a linalg.batch_matmul for three.
+Value gemm(OpBuilder &b, Location loc, Value lhs, Value rhs,
+           ArrayRef<int64_t> shape, Value initValue, Value batchSize) {
+  Value init = emptyWithBatch(b, loc, shape, initValue.getType(), batchSize);
+  Value filled = b.create<linalg::FillOp>(loc, initValue, init).getResult(0);
+  if (shape.size() == 2)
+    return b
+        .create<linalg::MatmulOp>(loc, filled.getType(), ValueRange{lhs, rhs},
+                                  filled)
+        .getResult(0);
+  return b
+      .create<linalg::BatchMatmulOp>(loc, filled.getType(),
+                                     ValueRange{lhs, rhs}, filled)
+      .getResult(0);
+}
+
 /// conv_2d_nchw_fchw(x, w) with static channels, kernel and output size:
 ///   batch 1:  w[F, C*KH*KW] x cols[C*KH*KW, OH*OW]        (linalg.matmul)
 ///   batch N:  w broadcast to N x cols[N, C*KH*KW, OH*OW]  (batch_matmul)
 /// A 1x1 kernel with unit strides reads the input itself as the columns.
-struct ConvToGemmPattern : public OpRewritePattern<linalg::Conv2DNchwFchwOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(linalg::Conv2DNchwFchwOp conv,
-                                PatternRewriter &rewriter) const override {
-    Location loc = conv.getLoc();
-    Value input = conv.getDpsInputs()[0], weight = conv.getDpsInputs()[1];
-    auto fill = conv.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
-    auto inType = dyn_cast<RankedTensorType>(input.getType());
-    auto wType = dyn_cast<RankedTensorType>(weight.getType());
-    auto outType = dyn_cast<RankedTensorType>(conv.getResultTypes()[0]);
-    if (!fill || !inType || !wType || !outType ||
-        !isa<FloatType>(outType.getElementType()))
-      return rewriter.notifyMatchFailure(conv, "not a float conv from a fill");
-    ArrayRef<int64_t> in = inType.getShape(), w = wType.getShape(),
-                      out = outType.getShape();
-    if (llvm::any_of(in.drop_front(), ShapedType::isDynamic) ||
-        llvm::any_of(out.drop_front(), ShapedType::isDynamic) ||
-        wType.getNumDynamicDims() != 0)
-      return rewriter.notifyMatchFailure(conv, "dynamic sizes beyond batch");
-    SmallVector<int64_t> strides(conv.getStrides().getValues<int64_t>());
-    SmallVector<int64_t> dilations(conv.getDilations().getValues<int64_t>());
-    int64_t batch = in[0], k = w[1] * w[2] * w[3], pixels = out[2] * out[3];
-    Type elementType = outType.getElementType();
-    Value batchSize;
-    if (ShapedType::isDynamic(batch))
-      batchSize = rewriter.create<tensor::DimOp>(loc, input, 0);
+/// Other convolutions are left as they are.
+void convToGemm(RewriterBase &rewriter, linalg::Conv2DNchwFchwOp conv) {
+  Location loc = conv.getLoc();
+  Value input = conv.getDpsInputs()[0], weight = conv.getDpsInputs()[1];
+  auto fill = conv.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
+  auto inType = dyn_cast<RankedTensorType>(input.getType());
+  auto wType = dyn_cast<RankedTensorType>(weight.getType());
+  auto outType = dyn_cast<RankedTensorType>(conv.getResultTypes()[0]);
+  if (!fill || !inType || !wType || !outType ||
+      !isa<FloatType>(outType.getElementType()))
+    return;
+  ArrayRef<int64_t> in = inType.getShape(), w = wType.getShape(),
+                    out = outType.getShape();
+  if (llvm::any_of(in.drop_front(), ShapedType::isDynamic) ||
+      llvm::any_of(out.drop_front(), ShapedType::isDynamic) ||
+      wType.getNumDynamicDims() != 0)
+    return;
+  SmallVector<int64_t> strides(conv.getStrides().getValues<int64_t>());
+  SmallVector<int64_t> dilations(conv.getDilations().getValues<int64_t>());
+  int64_t batch = in[0], pixels = out[2] * out[3];
+  rewriter.setInsertionPoint(conv);
+  Value batchSize;
+  if (ShapedType::isDynamic(batch))
+    batchSize = rewriter.create<tensor::DimOp>(loc, input, 0);
 
-    bool pointwise = w[2] == 1 && w[3] == 1 && strides[0] == 1 &&
-                     strides[1] == 1 && in[2] == out[2] && in[3] == out[3];
-    Value cols;
-    if (pointwise) {
-      cols = rewriter.create<tensor::CollapseShapeOp>(
-          loc, input, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
-    } else {
-      Value full = imageToColumns(rewriter, loc, input,
-                                  {batch, w[1], w[2], w[3], out[2], out[3]},
-                                  strides, dilations, batchSize);
-      cols = rewriter.create<tensor::CollapseShapeOp>(
-          loc, full, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}, {4, 5}});
-    }
-    Value wMat = rewriter.create<tensor::CollapseShapeOp>(
-        loc, weight, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
-    Value padding = fill.getDpsInputs()[0];
-
-    Value product;
-    if (batch == 1) {
-      Value colMat = rewriter.create<tensor::CollapseShapeOp>(
-          loc, cols, SmallVector<ReassociationIndices>{{0, 1}, {2}});
-      Value init = rewriter.create<tensor::EmptyOp>(
-          loc, ArrayRef<int64_t>{w[0], pixels}, elementType);
-      Value filled =
-          rewriter.create<linalg::FillOp>(loc, padding, init).getResult(0);
-      product = rewriter
-                    .create<linalg::MatmulOp>(loc, filled.getType(),
-                                              ValueRange{wMat, colMat}, filled)
-                    .getResult(0);
-      product = rewriter.create<tensor::ExpandShapeOp>(
-          loc, outType, product,
-          SmallVector<ReassociationIndices>{{0, 1}, {2, 3}});
-    } else {
-      // The same weights for every image: a batch of one broadcast copy
-      // (F x C*KH*KW per image, small next to the columns).
-      Value wInit = emptyWithBatch(rewriter, loc, {batch, w[0], k}, elementType,
-                                   batchSize);
-      MLIRContext *ctx = rewriter.getContext();
-      AffineExpr n, f, kk;
-      bindDims(ctx, n, f, kk);
-      SmallVector<AffineMap> maps = {AffineMap::get(3, 0, {f, kk}, ctx),
-                                     AffineMap::get(3, 0, {n, f, kk}, ctx)};
-      SmallVector<utils::IteratorType> iterators(3,
-                                                 utils::IteratorType::parallel);
-      Value wBatch = rewriter
-                         .create<linalg::GenericOp>(
-                             loc, wInit.getType(), ValueRange{wMat},
-                             ValueRange{wInit}, maps, iterators,
-                             [](OpBuilder &nb, Location l, ValueRange args) {
-                               nb.create<linalg::YieldOp>(l, args[0]);
-                             })
-                         .getResult(0);
-      Value init = emptyWithBatch(rewriter, loc, {batch, w[0], pixels},
-                                  elementType, batchSize);
-      Value filled =
-          rewriter.create<linalg::FillOp>(loc, padding, init).getResult(0);
-      product = rewriter
-                    .create<linalg::BatchMatmulOp>(
-                        loc, filled.getType(), ValueRange{wBatch, cols}, filled)
-                    .getResult(0);
-      product = rewriter.create<tensor::ExpandShapeOp>(
-          loc, outType, product,
-          SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
-    }
-    rewriter.replaceOp(conv, product);
-    if (fill->use_empty())
-      rewriter.eraseOp(fill);
-    return success();
+  bool pointwise = w[2] == 1 && w[3] == 1 && strides[0] == 1 &&
+                   strides[1] == 1 && in[2] == out[2] && in[3] == out[3];
+  Value cols = input;
+  SmallVector<ReassociationIndices> toMatrix = {{0}, {1}, {2, 3}};
+  if (!pointwise) {
+    cols = imageToColumns(rewriter, loc, input,
+                          {batch, w[1], w[2], w[3], out[2], out[3]}, strides,
+                          dilations, batchSize);
+    toMatrix = {{0}, {1, 2, 3}, {4, 5}};
   }
-};
+  cols = rewriter.create<tensor::CollapseShapeOp>(loc, cols, toMatrix);
+  bool batched = batch != 1;
+  if (!batched)
+    cols = rewriter.create<tensor::CollapseShapeOp>(
+        loc, cols, SmallVector<ReassociationIndices>{{0, 1}, {2}});
+  Value lhs = weightOperand(rewriter, loc, weight, batched, batch, batchSize);
+  SmallVector<int64_t> shape = {w[0], pixels};
+  if (batched)
+    shape.insert(shape.begin(), batch);
+  Value product =
+      gemm(rewriter, loc, lhs, cols, shape, fill.getDpsInputs()[0], batchSize);
+  SmallVector<ReassociationIndices> toImage = {{0, 1}, {2, 3}};
+  if (batched)
+    toImage = {{0}, {1}, {2, 3}};
+  rewriter.replaceOp(conv, rewriter.create<tensor::ExpandShapeOp>(
+                               loc, outType, product, toImage));
+  if (fill->use_empty())
+    rewriter.eraseOp(fill);
+}
 
 struct CpuConvToGemmPass
     : public cuvil::impl::CpuConvToGemmBase<CpuConvToGemmPass> {
@@ -182,12 +186,9 @@ struct CpuConvToGemmPass
     SmallVector<linalg::Conv2DNchwFchwOp> convs;
     getOperation().walk(
         [&](linalg::Conv2DNchwFchwOp conv) { convs.push_back(conv); });
-    ConvToGemmPattern pattern(&getContext());
-    PatternRewriter rewriter(&getContext());
-    for (linalg::Conv2DNchwFchwOp conv : convs) {
-      rewriter.setInsertionPoint(conv);
-      (void)pattern.matchAndRewrite(conv, rewriter);
-    }
+    IRRewriter rewriter(&getContext());
+    for (linalg::Conv2DNchwFchwOp conv : convs)
+      convToGemm(rewriter, conv);
   }
 };
 } // namespace
