@@ -249,15 +249,12 @@ Value lowering::reshape(OpBuilder &b, Location loc, Value input,
   bool toStatic = !inType.hasStaticShape() && resultType.hasStaticShape();
   if (inType.getRank() > 0 && resultType.getRank() > 0 && !toStatic) {
     if (inType.getRank() > resultType.getRank()) {
-      if (auto reassociation =
-              getReassociationIndicesForReshape(inType, resultType))
+      if (auto groups = reshapeGroups(inType, resultType, /*expanding=*/false))
         return b.create<tensor::CollapseShapeOp>(loc, resultType, input,
-                                                 *reassociation);
+                                                 *groups);
     } else if (inType.getRank() < resultType.getRank()) {
-      if (auto reassociation =
-              getReassociationIndicesForReshape(resultType, inType))
-        return b.create<tensor::ExpandShapeOp>(loc, resultType, input,
-                                               *reassociation);
+      if (auto groups = reshapeGroups(resultType, inType, /*expanding=*/true))
+        return b.create<tensor::ExpandShapeOp>(loc, resultType, input, *groups);
     }
   }
   // General case: through a flat vector. Rank 0 is reached from and to a

@@ -697,21 +697,21 @@ std::string lowering::dynamicSizeRefusal(Operation *op) {
   if (auto reshapeOp = dyn_cast<ReshapeOp>(op)) {
     RankedTensorType in = reshapeOp.getInput().getType(),
                      out = reshapeOp.getType();
-    // Collapsing or expanding whole dims keeps each dynamic size in a group
-    // of its own; otherwise the sizes must follow from a flat count or be
-    // given.
-    bool regroups =
-        in.getRank() > out.getRank()
-            ? getReassociationIndicesForReshape(in, out).has_value()
-            : getReassociationIndicesForReshape(out, in).has_value();
+    // A grouping the types fix gives every dynamic size; without one a flat
+    // count gives a single unknown size, never several.
+    bool regroups = (in.getRank() > out.getRank()
+                         ? reshapeGroups(in, out, /*expanding=*/false)
+                         : reshapeGroups(out, in, /*expanding=*/true))
+                        .has_value();
     if (out.getNumDynamicDims() > 1 && !regroups &&
         !onlyForgetsSizes(in, out) && reshapeOp.getSizes().empty())
       return "reshaping " + shapeText(in) + " into " + shapeText(out) +
-             " needs static sizes for all but one result dimension (a "
-             "flat size cannot be split into several unknown ones); give "
-             "the sizes as index operands (cuvil.dim of the tensors they "
-             "come from) or reshape in steps that keep the dynamic "
-             "dimensions whole";
+             " leaves open which input dimensions make up each dynamic "
+             "result dimension (a flat size cannot be split into several "
+             "unknown ones, and dynamic sizes can be grouped in more than "
+             "one way); give the result's dynamic sizes as index operands "
+             "(cuvil.dim of the tensors they come from) or reshape in steps "
+             "that keep the dynamic dimensions whole";
   }
   return "";
 }

@@ -246,3 +246,20 @@ func.func @shape_cast(%x: tensor<1x1x6x16xf32>, %y: tensor<?x16xf32>) -> (tensor
   return %0, %1 : tensor<1x1x?x?xf32>, tensor<2x?xf32>
 }
 
+
+// -----
+
+// Grouping whole dims that only one grouping fits: heads merged into the
+// model width and split out again keep batch and sequence in groups of
+// their own. A unit dim may join either neighbour; the sizes are the same.
+// CHECK-LABEL: func.func @merge_and_split_heads
+// CHECK: %[[M:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0], [1], [2, 3]] : tensor<?x?x12x64xf32> into tensor<?x?x768xf32>
+// CHECK: tensor.expand_shape %[[M]] {{\[\[}}0], [1], [2, 3]] output_shape [%{{.*}}, %{{.*}}, 12, 64] : tensor<?x?x768xf32> into tensor<?x?x12x64xf32>
+// CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0], [1, 2], [3]] : tensor<?x1x?x64xf32> into tensor<?x?x64xf32>
+func.func @merge_and_split_heads(%x: tensor<?x?x12x64xf32>, %u: tensor<?x1x?x64xf32>)
+    -> (tensor<?x?x12x64xf32>, tensor<?x?x64xf32>) {
+  %0 = cuvil.reshape %x : (tensor<?x?x12x64xf32>) -> tensor<?x?x768xf32>
+  %1 = cuvil.reshape %0 : (tensor<?x?x768xf32>) -> tensor<?x?x12x64xf32>
+  %2 = cuvil.reshape %u : (tensor<?x1x?x64xf32>) -> tensor<?x?x64xf32>
+  return %1, %2 : tensor<?x?x12x64xf32>, tensor<?x?x64xf32>
+}

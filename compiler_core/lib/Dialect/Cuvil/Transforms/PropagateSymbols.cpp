@@ -242,8 +242,8 @@ Dims Propagation::reshapeDims(Value input, RankedTensorType result) {
       out[dynamic[0]] = total.floorDiv(rest);
   };
   bool collapse = inType.getRank() > result.getRank();
-  auto groups = collapse ? getReassociationIndicesForReshape(inType, result)
-                         : getReassociationIndicesForReshape(result, inType);
+  auto groups = collapse ? reshapeGroups(inType, result, /*expanding=*/false)
+                         : reshapeGroups(result, inType, /*expanding=*/true);
   if (!groups || inType.getRank() == result.getRank()) {
     divideRest(product(ctx, in), result.getShape(), 0);
     return out;
@@ -381,12 +381,16 @@ FailureOr<Dims> Propagation::resultDims(Operation *op) {
         return Dims{(limit - r.getStart()).ceilDiv(r.getStep())};
       })
       .Case([&](BroadcastToOp b) -> FailureOr<Dims> {
+        // As the lowering sizes it: a dynamic input dim gives its own size,
+        // `like` the sizes the input broadcasts from 1.
         Dims in = inputDims(0), result = fromType(b.getResult());
         if (b.getLike())
-          return of(b.getLike());
+          result = of(b.getLike());
+        ArrayRef<int64_t> inShape = b.getInput().getType().getShape();
         size_t offset = result.size() - in.size();
         for (auto [i, e] : llvm::enumerate(in))
-          if (!result[offset + i] && !isOne(e))
+          if (b.getLike() ? ShapedType::isDynamic(inShape[i])
+                          : !result[offset + i] && !isOne(e))
             result[offset + i] = e;
         return result;
       })

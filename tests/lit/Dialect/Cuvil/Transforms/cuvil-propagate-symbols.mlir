@@ -34,16 +34,20 @@ func.func @image(%x: tensor<?x?x3xf32> {cuvil.symbols = ["N", "h"]}, %y: tensor<
 
 // -----
 
-// A dynamic broadcast takes its sizes from `like`; a gather puts the index
-// shape in place of the axis.
+// A dynamic broadcast takes the sizes it broadcasts from 1 from `like` and
+// keeps its input's dynamic sizes, as the lowering does (a `like` of size 1
+// there does not shrink the result); a gather puts the index shape in place
+// of the axis.
 // CHECK-LABEL: func.func @broadcast_gather
-// CHECK-SAME: -> (tensor<?x4xf32> {cuvil.symbols = ["B"]}, tensor<?x?x4xf32> {cuvil.symbols = ["B", "T"]})
+// CHECK-SAME: -> (tensor<?x4xf32> {cuvil.symbols = ["B"]}, tensor<?x?x4xf32> {cuvil.symbols = ["B", "T"]}, tensor<?x?xf32> {cuvil.symbols = ["B", "T"]})
 func.func @broadcast_gather(%bias: tensor<1x4xf32>, %like: tensor<?x4xf32> {cuvil.symbols = ["B"]},
-                            %table: tensor<100x4xf32>, %ids: tensor<?x?xi64> {cuvil.symbols = ["B", "T"]})
-    -> (tensor<?x4xf32>, tensor<?x?x4xf32>) {
+                            %table: tensor<100x4xf32>, %ids: tensor<?x?xi64> {cuvil.symbols = ["B", "T"]},
+                            %row: tensor<1x?xf32> {cuvil.symbols = ["T"]}, %rows: tensor<?x1xf32> {cuvil.symbols = ["B"]})
+    -> (tensor<?x4xf32>, tensor<?x?x4xf32>, tensor<?x?xf32>) {
   %0 = cuvil.broadcast_to %bias like %like : (tensor<1x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
   %1 = cuvil.gather %table, %ids {axis = 0 : i64} : (tensor<100x4xf32>, tensor<?x?xi64>) -> tensor<?x?x4xf32>
-  return %0, %1 : tensor<?x4xf32>, tensor<?x?x4xf32>
+  %2 = cuvil.broadcast_to %row like %rows : (tensor<1x?xf32>, tensor<?x1xf32>) -> tensor<?x?xf32>
+  return %0, %1, %2 : tensor<?x4xf32>, tensor<?x?x4xf32>, tensor<?x?xf32>
 }
 
 // -----
@@ -127,4 +131,18 @@ func.func @computed_sizes(%x: tensor<?x4x?x8xf32> {cuvil.symbols = ["N", "T"]}, 
 // CHECK-SAME: -> tensor<4xf32> {
 func.func @static(%a: tensor<4xf32>) -> tensor<4xf32> {
   return %a : tensor<4xf32>
+}
+
+// -----
+
+// A reshape whose types fit one grouping names its sizes from it; one that
+// fits several ([N, 12, T, 64] into [?, ?, 64]: heads into the batch or into
+// the sequence) leaves them unknown rather than guessing.
+// CHECK-LABEL: func.func @heads
+// CHECK-SAME: -> (tensor<?x?x768xf32> {cuvil.symbols = ["N", "T"]}, tensor<?x?x64xf32> {cuvil.symbols = ["?", "?"]})
+func.func @heads(%x: tensor<?x?x12x64xf32> {cuvil.symbols = ["N", "T"]}, %y: tensor<?x12x?x64xf32> {cuvil.symbols = ["N", "T"]})
+    -> (tensor<?x?x768xf32>, tensor<?x?x64xf32>) {
+  %0 = cuvil.reshape %x : (tensor<?x?x12x64xf32>) -> tensor<?x?x768xf32>
+  %1 = cuvil.reshape %y : (tensor<?x12x?x64xf32>) -> tensor<?x?x64xf32>
+  return %0, %1 : tensor<?x?x768xf32>, tensor<?x?x64xf32>
 }

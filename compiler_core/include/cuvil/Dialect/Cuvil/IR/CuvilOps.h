@@ -29,6 +29,15 @@ std::string formatShape(llvm::ArrayRef<int64_t> shape);
 /// other size equal): a reshape between them only forgets sizes, a cast.
 bool onlyForgetsSizes(RankedTensorType in, RankedTensorType out);
 
+/// The dims of `high` that make up each dim of `low` in a reshape between
+/// them (`expanding`: `low` is the input), when the types fix them: every
+/// grouping whose sizes fit places each non-unit dim alike. std::nullopt
+/// when none fits or several do ([?, 12, ?, 64] into [?, ?, 64] may merge
+/// the batch with the heads or the heads with the sequence): then the
+/// dynamic sizes of the result must be given, not guessed.
+std::optional<llvm::SmallVector<llvm::SmallVector<int64_t, 2>>>
+reshapeGroups(RankedTensorType high, RankedTensorType low, bool expanding);
+
 } // namespace mlir::cuvil
 
 #include "cuvil/Dialect/Cuvil/IR/CuvilOpsEnums.h.inc"
