@@ -429,3 +429,70 @@ def test_jax_string_dims_in_input_spec_stay_symbolic():
     _assert_one_compilation(module, lambda x: np.asarray(model(x)), _floats(lambda n: (n, 6)))
     with pytest.raises(cuvil.ShapeSpecError, match="Missing shape attr"):
         cuvil.frontend.build_ir(model=jax.jit(model), input_spec={"x": (None, 6)})
+
+
+def _jax_broadcasts():
+    """Softmax over either axis (a reduce, then broadcast_in_dim back along the symbolic dim)
+    and broadcasts to sizes computed from the symbols (``jnp.zeros``, an outer sum)."""
+    import jax
+    import jax.numpy as jnp
+
+    def model(x):
+        n = x.shape[0]
+        rows = jax.nn.softmax(x, axis=-1) + jax.nn.softmax(x, axis=0)
+        filled = jnp.zeros((n, 6)) + jnp.ones_like(x) * 0.5
+        outer = jnp.broadcast_to(jnp.sum(x, 1)[None, :], (2 * n, n))
+        return rows + filled, outer
+
+    return model
+
+
+def test_jax_broadcasts_along_symbolic_dims_compile_once():
+    import jax
+    import jax.numpy as jnp
+
+    model = _jax_broadcasts()
+    struct = jax.ShapeDtypeStruct(jax.export.symbolic_shape("N, 6"), jnp.float32)
+    module = cuvil.compile_to_ir(model, struct)
+    assert module.output_spec == (
+        cuvil.TensorSpec(("N", 6), "float32"),
+        cuvil.TensorSpec(("N * 2", "N"), "float32"),
+    )
+    before = cuvil.compilations()
+    compiled = module.compile()
+    make = _floats(lambda n: (n, 6))
+    for n in (1, 3, 8):
+        (x,) = make(n)
+        for got, want in zip(compiled(x), model(x)):
+            assert got.shape == want.shape
+            np.testing.assert_allclose(got, np.asarray(want), **TOLERANCE)
+    assert len(_new_compilations(before)) == 1
+
+
+def test_jax_symbolic_transformer_block_compiles_once():
+    import jax
+    import jax.numpy as jnp
+
+    dim, heads = 16, 2
+    rng = np.random.default_rng(3)
+    w = {
+        k: rng.standard_normal(s).astype(np.float32) * 0.2
+        for k, s in {"qkv": (dim, 3 * dim), "proj": (dim, dim)}.items()
+    }
+
+    def block(x):
+        batch, length, _ = x.shape
+        q, k, v = jnp.split(x @ w["qkv"], 3, axis=-1)
+        split = lambda t: t.reshape(batch, length, heads, dim // heads)  # noqa: E731
+        scores = jnp.einsum("bqhd,bkhd->bhqk", split(q), split(k)) / np.sqrt(dim // heads)
+        attn = jnp.einsum("bhqk,bkhd->bqhd", jax.nn.softmax(scores, axis=-1), split(v))
+        return x + attn.reshape(batch, length, dim) @ w["proj"]
+
+    struct = jax.ShapeDtypeStruct(jax.export.symbolic_shape(f"B, T, {dim}"), jnp.float32)
+    module = cuvil.compile_to_ir(block, struct)
+    before = cuvil.compilations()
+    compiled = module.compile()
+    for b, t in ((1, 3), (2, 5), (3, 8)):
+        x = rng.standard_normal((b, t, dim)).astype(np.float32)
+        np.testing.assert_allclose(compiled(x), np.asarray(block(x)), **TOLERANCE)
+    assert len(_new_compilations(before)) == 1

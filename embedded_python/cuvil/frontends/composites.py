@@ -340,19 +340,43 @@ def dot_general(
     lf = [d for d in range(len(ls)) if d not in lc and d not in lb]
     rf = [d for d in range(len(rs)) if d not in rc and d not in rb]
 
-    def size(shape, dims):
-        sizes = [shape[d] for d in dims]
-        if not all(isinstance(d, int) for d in sizes):
-            return None  # a dynamic (symbolic) size: the reshapes derive it
-        return int(np.prod(sizes, dtype=np.int64))
+    def merged(x: Value, groups: list) -> Value:
+        """``x`` transposed to the order of ``groups`` (lists of its dims), each merged into one."""
+        order = [d for group in groups for d in group]
+        target = [_extent(b, x, group, run_time=False) for group in groups]
+        sizes = []
+        if target.count(None) > 1:  # several merged dynamic sizes: give them, not derive them
+            sizes = [_extent(b, x, g) for g, t in zip(groups, target) if t is None]
+        return reshape(b, transpose(b, x, order), target, sizes)
 
-    k, m, n = size(ls, lc), size(ls, lf), size(rs, rf)
-    batch_shape = [ls[d] for d in lb]
-    lead = [size(ls, lb)] if lb else []
-    lhs = reshape(b, transpose(b, lhs, lb + lf + lc), [*lead, m, k])
-    rhs = reshape(b, transpose(b, rhs, rb + rc + rf), [*lead, k, n])
-    product = b.op("cuvil.matmul", [lhs, rhs])
-    return reshape(b, product, batch_shape + [ls[d] for d in lf] + [rs[d] for d in rf])
+    lhs2 = merged(lhs, ([lb] if lb else []) + [lf, lc])
+    rhs2 = merged(rhs, ([rb] if rb else []) + [rc, rf])
+    product = b.op("cuvil.matmul", [lhs2, rhs2])
+    # Each dynamic result size is a dim of an operand, read before the reshapes merged it.
+    result_dims = [(lhs, d) for d in lb + lf] + [(rhs, d) for d in rf]
+    sizes = [b.dim(v, d) for v, d in result_dims if not isinstance(v.type.shape[d], int)]
+    shape = [v.type.shape[d] for v, d in result_dims]
+    return reshape(b, product, shape, sizes if len(sizes) > 1 else ())
+
+
+def _extent(b: IRBuilder, x: Value, dims: Sequence[int], run_time: bool = True):
+    """The product of ``x``'s sizes in ``dims``: an int when static, else ``None`` or, with
+    ``run_time``, an index value computed from ``cuvil.dim``."""
+    static, dynamic = 1, []
+    for d in dims:
+        size = x.type.shape[d]
+        if isinstance(size, int):
+            static *= size
+        else:
+            dynamic.append(d)
+    if not dynamic:
+        return static
+    if not run_time:
+        return None
+    total = b.dim(x, dynamic[0])
+    for d in dynamic[1:]:
+        total = b.index_op("arith.muli", total, b.dim(x, d))
+    return total if static == 1 else b.index_op("arith.muli", total, b.index_constant(static))
 
 
 def einsum(b: IRBuilder, equation: str, lhs: Value, rhs: Value) -> Value:

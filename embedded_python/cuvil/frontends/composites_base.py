@@ -19,6 +19,8 @@ __all__ = [
     "reshape",
     "transpose",
     "broadcast_to",
+    "broadcast_to_sizes",
+    "sized_like",
     "cast",
     "slice_axis",
     "concat",
@@ -102,6 +104,56 @@ def broadcast_to(b: IRBuilder, x: Value, shape: Sequence[int]) -> Value:
     if shape == _dynamic_dims(x.type.shape):
         return x
     return b.op("cuvil.broadcast_to", [x], result_type=TensorType(shape, x.type.dtype))
+
+
+def broadcast_to_sizes(b: IRBuilder, x: Value, sizes: Sequence) -> Value:
+    """``x`` broadcast with NumPy rules to ``sizes``: ints and run-time sizes (index Values).
+
+    A run-time size where ``x`` has size 1 is a dynamic broadcast, which takes
+    its sizes from a :func:`sized_like` tensor; where ``x``'s dim is dynamic
+    already, it is ``x``'s size there. A static 1 keeps ``x``'s size.
+    """
+    rank = len(sizes)
+    if len(x.type.shape) < rank:
+        x = reshape(b, x, (1,) * (rank - len(x.type.shape)) + tuple(x.type.shape))
+    dims, needs_like = [], False
+    for have, want in zip(_dynamic_dims(x.type.shape), sizes):
+        if isinstance(want, Value):
+            dims.append(None)
+            needs_like = needs_like or have is not None
+        else:
+            dims.append(have if int(want) == 1 else int(want))
+    if tuple(dims) == _dynamic_dims(x.type.shape) and not needs_like:
+        return x
+    if not needs_like:
+        return b.op("cuvil.broadcast_to", [x], result_type=TensorType(tuple(dims), x.type.dtype))
+    # The like has the result's shape: x's own dynamic sizes too.
+    like_sizes = [
+        d if d is not None else b.dim(x, axis) if have is None else want
+        for axis, (d, have, want) in enumerate(zip(dims, _dynamic_dims(x.type.shape), sizes))
+    ]
+    operands = [x, sized_like(b, like_sizes)]
+    return b.op("cuvil.broadcast_to", operands, result_type=TensorType(tuple(dims), x.type.dtype))
+
+
+def sized_like(b: IRBuilder, sizes: Sequence) -> Value:
+    """An ``int64`` tensor of shape ``sizes`` (ints and index Values) whose values are unused.
+
+    The ``like`` operand of a dynamic ``cuvil.broadcast_to``: a ``cuvil.range``
+    per run-time size, summed into shape, so no data is read to size it.
+    """
+    static = tuple(1 if isinstance(s, Value) else int(s) for s in sizes)
+    like = b.constant(np.zeros(static, np.int64))
+    for axis, size in enumerate(sizes):
+        if not isinstance(size, Value):
+            continue
+        attrs = {"start": 0, "step": 1}
+        line = b.op("cuvil.range", [size], attrs, result_type=TensorType((None,), "int64"))
+        piece = [1] * len(sizes)
+        piece[axis] = None
+        line = b.op("cuvil.reshape", [line], result_type=TensorType(tuple(piece), "int64"))
+        like = b.op("cuvil.add", [like, line])
+    return like
 
 
 def cast(b: IRBuilder, x: Value, dtype: str) -> Value:

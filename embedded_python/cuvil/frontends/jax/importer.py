@@ -10,6 +10,7 @@ from ..._errors import UnsupportedConstructError
 from ..base import compute_dtype, computed_array
 from ..builder import IRBuilder, TensorType, Value
 from ..locations import UNKNOWN, CallSiteLoc, FileLineColLoc
+from ..symbolic_dims import SymbolicSizeError, SymDim, run_time_size
 
 __all__ = ["JaxprImporter", "CALL_PRIMITIVES"]
 
@@ -86,6 +87,17 @@ class JaxprImporter:
         # A symbolic dim (``jax.export.symbolic_shape``) is dynamic: None.
         shape = tuple(d if isinstance(d, int) else None for d in aval.shape)
         return TensorType.of(shape, compute_dtype(np.dtype(aval.dtype).name))
+
+    def size(self, dim) -> Value:
+        """The run-time size (an index value) of the JAX symbolic dim ``dim`` (``N``, ``2*N``)."""
+        try:
+            return run_time_size(self.b, SymDim(str(dim)))
+        except SymbolicSizeError:
+            raise self.unsupported(
+                f"the symbolic size {dim}",
+                "Fix: write the size in terms of the input symbols (+, -, *, //, %) or give "
+                "the inputs static shapes",
+            ) from None
 
     # ----- walking -----------------------------------------------------------------------
     def run(self, jaxpr, consts, args) -> list:

@@ -221,7 +221,16 @@ def _broadcast_in_dim(imp, eqn, ins, *, shape, broadcast_dimensions, **_):
     placed = [1] * len(shape)
     for src, dst in enumerate(broadcast_dimensions):
         placed[dst] = x.type.shape[src]
-    return cc.broadcast_to(imp.b, cc.reshape(imp.b, x, placed), shape)
+    x = cc.reshape(imp.b, x, placed)
+    if all(isinstance(d, int) for d in shape):
+        return cc.broadcast_to(imp.b, x, shape)
+    # A symbolic size the input has there is its own; one it broadcasts to is read at run time.
+    own = dict(zip(broadcast_dimensions, eqn.invars[0].aval.shape))
+    sizes = [
+        int(d) if isinstance(d, int) else 1 if str(own.get(axis)) == str(d) else imp.size(d)
+        for axis, d in enumerate(shape)
+    ]
+    return cc.broadcast_to_sizes(imp.b, x, sizes)
 
 
 @primitive("transpose")

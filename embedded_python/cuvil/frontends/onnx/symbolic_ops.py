@@ -4,9 +4,9 @@ A target entry that is a :class:`~.shapes.SymDim` becomes a ``?`` dim of the
 op's type: ``cuvil.reshape`` derives it (from the element count, or group by
 group) or, for several, takes the sizes read with ``cuvil.dim`` where they
 came from; ``cuvil.broadcast_to`` takes it from its input or, where the input
-has size 1, from a ``like`` tensor built from the run-time values the sizes
-were read from. A symbolic ``Range`` limit or ``Slice`` end is read the same
-way and becomes ``cuvil.range``'s limit or a ``cuvil.slice`` limit.
+has size 1, from a ``like`` tensor of the sizes read at run time
+(:func:`~..composites.broadcast_to_sizes`). A symbolic ``Range`` limit or
+``Slice`` end is read the same way and becomes ``cuvil.range``'s limit or a ``cuvil.slice`` limit.
 """
 
 from __future__ import annotations
@@ -136,41 +136,14 @@ def broadcast(ctx: NodeContext, x: Value, target) -> Value:
     rank = max(len(shape), len(target))
     shape = [1] * (rank - len(shape)) + shape
     target = [1] * (rank - len(target)) + list(target)
-    result, needs_like = [], False
+    sizes = []
     for have, want in zip(shape, target):
-        if isinstance(want, SymDim):
-            needs_like = needs_like or not isinstance(have, SymDim)
-            result.append(have if isinstance(have, SymDim) else want)
+        if not isinstance(want, SymDim):
+            sizes.append(int(want))
+        elif isinstance(have, SymDim):
+            sizes.append(1)  # x's own dynamic size
         else:
-            want = int(want)
-            result.append(have if want == 1 else want)
+            sizes.append(run_time_size(ctx.b, want))
     if rank > len(x.type.shape):
         x = reshape(ctx, x, shape)
-    result_type = TensorType(type_dims(result), x.type.dtype)
-    if result_type == x.type and not needs_like:
-        return x
-    operands = [x, _like(ctx, result, x.type.dtype)] if needs_like else [x]
-    return ctx.b.op("cuvil.broadcast_to", operands, result_type=result_type)
-
-
-def _like(ctx: NodeContext, dims, dtype: str) -> Value:
-    """A run-time tensor of shape ``dims`` (its values unused): sizes read off their origins."""
-    b = ctx.b
-    static = tuple(1 if isinstance(d, SymDim) else int(d) for d in dims)
-    like = b.constant(np.zeros(static, dtype=dtype))
-    for axis, dim in enumerate(dims):
-        if not isinstance(dim, SymDim):
-            continue
-        if dim.origin is None:
-            raise SymbolicSizeError(dim)
-        source, source_axis = dim.origin
-        others = [a for a in range(len(source.type.shape)) if a != source_axis]
-        line = source
-        if others:
-            line = b.op("cuvil.reduce_max", [source], {"axes": others, "keepdims": False})
-        line = C.cast(b, line, dtype)
-        piece = [1] * len(dims)
-        piece[axis] = None
-        line = b.op("cuvil.reshape", [line], result_type=TensorType(tuple(piece), dtype))
-        like = b.op("cuvil.mul", [like, line])
-    return like
+    return C.broadcast_to_sizes(ctx.b, x, sizes)
