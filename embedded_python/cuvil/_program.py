@@ -124,6 +124,9 @@ class TracedProgram:
     #: they differ from ``inputs``/``outputs`` (float16 computed in float32); empty: the same.
     boundary_inputs: list = field(default_factory=list)
     boundary_outputs: list = field(default_factory=list)
+    #: Symbol name -> (lowest, highest or None) size the model allows, where it bounds one
+    #: (a sequence no longer than the 16 positions a GPT-2 block embeds; torch.export's ranges).
+    symbol_ranges: dict = field(default_factory=dict)
 
     def input_dtype_names(self) -> list[str]:
         """The dtype each input is given in (float16 for a float32 argument of a model)."""

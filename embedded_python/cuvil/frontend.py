@@ -480,7 +480,38 @@ class IRModule:
         }
         specs = {name: spec.shape for name, spec in self._input_spec.items()}
         bindings = _symbolic.bind(specs, shapes)
+        self._check_ranges(bindings)
         return tuple(_symbolic.output_shape(spec.shape, bindings) for spec in self.output_spec)
+
+    @property
+    def symbol_ranges(self) -> dict[str, tuple[int, int | None]]:
+        """Symbol name -> (lowest, highest or ``None``) size the model allows, where it bounds one.
+
+        From the importer (torch.export's range constraints: a causal mask of 16
+        rows bounds the sequence by 16); every call checks its sizes against them.
+        """
+        return dict(self._program.symbol_ranges)
+
+    def _check_ranges(self, bindings) -> None:
+        for symbol, (lowest, highest) in self._program.symbol_ranges.items():
+            size = bindings.get(symbol)
+            if size is None or (lowest <= size and (highest is None or size <= highest)):
+                continue
+            where = next(
+                (
+                    f"input '{name}' dim {axis}"
+                    for name, spec in self._input_spec.items()
+                    for axis, d in enumerate(spec.shape)
+                    if d == symbol
+                ),
+                f"the size {symbol}",
+            )
+            bound = f"{lowest} <= {symbol}" + (f" <= {highest}" if highest is not None else "")
+            raise ValueError(
+                f"{where} is {size}, but the model allows {bound} (a size the model itself "
+                f"bounds, such as a table of positions or a mask of that many rows); fix: call "
+                f"it with {symbol} in that range"
+            )
 
     def optimize(
         self,

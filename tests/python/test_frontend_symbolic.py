@@ -261,6 +261,15 @@ def test_torch_export_gpt2_with_symbolic_batch_and_sequence_compiles_once(zoo):
     assert module.input_spec == {"ids": cuvil.TensorSpec(("batch", "seq"), "int64")}
     assert module.output_spec == (cuvil.TensorSpec(("batch", "seq", 64), "float32"),)
     _assert_one_compilation(module, _torch_reference(model), _token_ids(), GPT2_SIZES)
+    # The sequence export found bounded stays bounded: a longer one is refused before the
+    # mask slice would clamp to 16 rows or the position lookup read past the table.
+    assert module.symbol_ranges == {"seq": (1, 16)}
+    compiled = module.compile()
+    with pytest.raises(
+        ValueError, match=r"input 'ids' dim 1 is 17, but the model allows 1 <= seq <= 16"
+    ):
+        compiled(np.zeros((2, 17), np.int64))
+    assert compiled(np.zeros((2, 16), np.int64)).shape == (2, 16, 64)
 
 
 ZOO_TORCH_SPECS = {

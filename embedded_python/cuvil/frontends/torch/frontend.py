@@ -80,9 +80,12 @@ class TorchFrontEnd(FrontEnd):
             graph_module, constants = to_aten_graph(model, example_tensors(input_spec))
         else:
             dims = getattr(self, "_dims", {})
-            graph_module, constants, outputs = _export(model, input_spec, name, dims)
+            graph_module, constants, outputs, ranges = _export(model, input_spec, name, dims)
         loc = _source_loc(source)
-        return import_graph(graph_module, constants, input_spec, name, loc, outputs)
+        program = import_graph(graph_module, constants, input_spec, name, loc, outputs)
+        if not isinstance(model, torch.fx.GraphModule):
+            program.symbol_ranges = ranges
+        return program
 
 
 def _class_line_from_forward(cls) -> tuple[str | None, int]:
@@ -175,7 +178,41 @@ def _export(model, input_spec: Mapping, name: str, dims: Mapping):
     # the user outputs.
     specs = program.graph_signature.output_specs
     outputs = [i for i, spec in enumerate(specs) if spec.kind is OutputKind.USER_OUTPUT]
-    return program.graph_module, _export_constants(program), outputs
+    ranges = _symbol_ranges(program, input_spec)
+    return program.graph_module, _export_constants(program), outputs, ranges
+
+
+def _symbol_ranges(program, input_spec: Mapping) -> dict:
+    """Symbol name -> (lowest, highest or None) size, where the exported program bounds it.
+
+    torch.export records a range per symbol (``s0: [2, 16]`` when a mask of 16
+    rows is sliced to the sequence). Its floor of 2 is export's own: it
+    specializes sizes 0 and 1, which the compiled code handles, so only a
+    higher floor is kept.
+    """
+    import torch
+    from torch.export.graph_signature import InputKind
+
+    placeholders = {n.name: n for n in program.graph_module.graph.nodes if n.op == "placeholder"}
+    specs = program.graph_signature.input_specs
+    user = [s.arg.name for s in specs if s.kind is InputKind.USER_INPUT]
+    ranges = {}
+    for spec, placeholder in zip(input_spec.values(), user):
+        value = placeholders[placeholder].meta.get("val")
+        for axis, d in enumerate(spec.shape):
+            if not isinstance(d, str) or value is None or d in ranges:
+                continue
+            size = value.shape[axis]
+            if not isinstance(size, torch.SymInt):
+                continue
+            bounds = program.range_constraints.get(size.node.expr)
+            if bounds is None:
+                continue
+            lowest, highest = _finite(bounds.lower), _finite(bounds.upper)
+            lowest = lowest if lowest is not None and lowest > 2 else 1
+            if lowest > 1 or highest is not None:
+                ranges[d] = (lowest, highest)
+    return ranges
 
 
 def _export_program(model, input_spec: Mapping, dims: Mapping):
@@ -200,6 +237,15 @@ def _export_program(model, input_spec: Mapping, dims: Mapping):
         if "Constraints violated" not in str(error):
             raise
         return export(True)
+
+
+def _finite(bound) -> int | None:
+    """A range bound as an int; ``None`` for infinity (torch's ``int_oo`` says it is finite)."""
+    from torch.utils._sympy.numbers import IntInfinity, NegativeIntInfinity
+
+    if isinstance(bound, (IntInfinity, NegativeIntInfinity)) or not bound.is_finite:
+        return None
+    return int(bound)
 
 
 def _export_constants(program) -> dict[str, np.ndarray]:
