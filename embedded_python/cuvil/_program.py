@@ -103,6 +103,14 @@ def bind_arguments(fn, signature: inspect.Signature | None, args, kwargs) -> Arg
     return ArgumentList(names, values, rebuild)
 
 
+def narrow_range(ranges: dict, symbol: str, lowest: int = 1, highest: int | None = None) -> None:
+    """Intersect ``ranges[symbol]`` (lowest, highest or None) with ``[lowest, highest]``."""
+    low, high = ranges.get(symbol, (1, None))
+    low = max(low, lowest)
+    high = highest if high is None else high if highest is None else min(high, highest)
+    ranges[symbol] = (low, high)
+
+
 @dataclass
 class TracedProgram:
     """A traced function: its MLIR text and signature.

@@ -145,6 +145,10 @@ def test_onnx_gpt2_with_symbolic_batch_and_sequence_compiles_once(zoo, tmp_path)
     assert module.input_spec == {"input_ids": cuvil.TensorSpec(("batch", "sequence"), "int64")}
     assert all(op in module.text for op in ("cuvil.dim", "cuvil.range", "cuvil.slice"))
     _assert_one_compilation(module, _ort_reference(path), _token_ids(), GPT2_SIZES)
+    # The mask's 16 rows bound the sequence: a longer one is refused, not clamped.
+    assert module.symbol_ranges == {"sequence": (1, 16)}
+    with pytest.raises(ValueError, match="dim 1 is 17, but the model allows 1 <= sequence <= 16"):
+        module.compile()(np.zeros((1, 17), np.int64))
     # The names given to to_ir_with_dynamic_shape replace the file's.
     module = to_ir_with_dynamic_shape(path, [cuvil.TensorSpec(("b", "t"), "int64")])
     assert module.output_spec == (cuvil.TensorSpec(("b", "t", 64), "float32"),)

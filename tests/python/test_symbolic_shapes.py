@@ -347,8 +347,32 @@ def test_slicing_a_static_axis_of_a_tensor_with_symbolic_dims():
             np.testing.assert_array_equal(part, data[:, :, 4 * i : 4 * (i + 1)])
         np.testing.assert_array_equal(got_strided, data[:, :, 1:12:3])
     assert len(cuvil.compilations()) <= before + 1
-    with pytest.raises(ValueError, match="cannot slice the symbolic axis 1"):
-        composites.slice_axis(b, x, 1, 0, 2)
+    with pytest.raises(
+        ValueError, match="symbolic axis 1 .* from -2 .* start counted from the end"
+    ):
+        composites.slice_axis(b, x, 1, -2, 5)
+
+
+def test_static_limits_on_a_symbolic_axis_are_read_at_run_time_and_their_range_checked():
+    """x[:, :2], x[:, 1:-1] and x[:, 2::2] of a symbolic T: sizes 2, T - 2 and ceil((T - 2) / 2),
+    true for T >= 2, which every call checks (a smaller T would be clamped by Python)."""
+    from cuvil.frontends import composites
+
+    b = IRBuilder("f")
+    x = b.argument(TensorType(("B", "T", 12), "float32"))
+    end = 2**63 - 1
+    parts = [composites.slice_axis(b, x, 1, *bounds) for bounds in ((0, 2), (1, -1), (2, end, 2))]
+    module = to_ir_module(b.program(parts), name="f", source="")
+    assert [s.shape[1] for s in module.output_spec] == [2, "T + -2", "-(-(T + -2) // 2)"]
+    assert module.symbol_ranges == {"T": (2, None)}
+    compiled = module.compile()
+    rng = np.random.default_rng(0)
+    for length in (2, 3, 8):
+        data = rng.standard_normal((2, length, 12)).astype(np.float32)
+        for got, want in zip(compiled(data), (data[:, :2], data[:, 1:-1], data[:, 2::2])):
+            np.testing.assert_array_equal(got, want)
+    with pytest.raises(ValueError, match="input 'arg0' dim 1 is 1, but the model allows 2 <= T"):
+        compiled(np.zeros((2, 1, 12), np.float32))
 
 
 def test_numpy_slices_of_static_axes_with_symbolic_dims():

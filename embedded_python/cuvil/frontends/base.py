@@ -245,6 +245,10 @@ def _symbolic_outputs(module) -> tuple:
     outputs = []
     for spec, exprs in zip(module.output_spec, symbols):
         named = iter(exprs)
-        shape = tuple(next(named) if d is None else d for d in spec.shape)
+        # A dynamic dim the symbols fix to a constant (x[:, :2] of a symbolic axis) is static.
+        shape = tuple(
+            (int(e) if (e := next(named)).lstrip("-").isdigit() else e) if d is None else d
+            for d in spec.shape
+        )
         outputs.append(TensorSpec(shape, spec.dtype))
     return tuple(outputs)

@@ -178,6 +178,10 @@ class IRBuilder:
         self._node: NameLoc | None = None
         self._default = None
         self._dims: dict[tuple[str, int], Value] = {}
+        self._dim_symbols: dict[str, str] = {}  # name of a cuvil.dim result -> its symbol
+        #: Symbol name -> (lowest, highest or None) size the IR's sizes assume (a static slice
+        #: limit on a symbolic axis, a slice of a 16-row mask up to a symbolic length).
+        self.symbol_ranges: dict[str, tuple[int, int | None]] = {}
 
     # ----- locations ---------------------------------------------------------------
     @contextlib.contextmanager
@@ -276,7 +280,24 @@ class IRBuilder:
             cached = self._dims[key] = self._append(
                 "cuvil.dim", [value], {"axis": axis}, INDEX, self.location(loc)
             )
+            if isinstance(value.type.shape[axis], str):
+                self._dim_symbols[cached.name] = value.type.shape[axis]
         return cached
+
+    def assume(self, size, lowest: int = 1, highest: int | None = None) -> bool:
+        """Record that the IR's sizes hold only for ``lowest <= size <= highest``.
+
+        ``size`` is a symbol name or an index value read from a named dimension
+        (:meth:`dim`); each call of the compiled model checks the range. False
+        when ``size`` has no name (nothing is recorded).
+        """
+        from .._program import narrow_range
+
+        symbol = size if isinstance(size, str) else self._dim_symbols.get(size.name)
+        if symbol is None:
+            return False
+        narrow_range(self.symbol_ranges, symbol, lowest, highest)
+        return True
 
     def index_constant(self, value: int, loc=None) -> Value:
         """A size constant (``arith.constant 4 : index``)."""
@@ -359,6 +380,7 @@ class IRBuilder:
             input_names=names,
             boundary_inputs=list(self.boundary_inputs),
             boundary_outputs=self._boundary_outputs(results, output_dtypes),
+            symbol_ranges=dict(self.symbol_ranges),
         )
 
     @staticmethod

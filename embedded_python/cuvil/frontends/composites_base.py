@@ -166,21 +166,25 @@ def cast(b: IRBuilder, x: Value, dtype: str) -> Value:
 def slice_axis(b: IRBuilder, x: Value, axis: int, start: int, limit, step: int = 1) -> Value:
     """``x[..., start:limit:step, ...]`` along ``axis`` (positive step), a ``cuvil.slice``.
 
-    ``limit`` is an int in range, or a size known at run time (an index value
-    from :meth:`IRBuilder.dim`, clamped to the axis as in Python slicing),
-    which a symbolic ``axis`` needs. Dims of ``x`` kept whole that are
-    dynamic keep their run-time size.
+    ``limit`` is an int, or a size known at run time (an index value from
+    :meth:`IRBuilder.dim`, clamped to the axis as in Python slicing). On a
+    symbolic ``axis`` a static limit is read at run time too (a negative one
+    from the end). Where the result's size holds only for some sizes of a
+    symbol (``x[:, :4]`` needs ``T >= 4``, a 16-row mask sliced to ``T`` needs
+    ``T <= 16``), the range is recorded (:meth:`IRBuilder.assume`) and every
+    call checks it. Dims of ``x`` kept whole that are dynamic keep their
+    run-time size.
     """
     shape = x.type.shape
     run_time = isinstance(limit, Value)
     if not run_time and (start, limit, step) == (0, shape[axis], 1):
         return x
     if not run_time and not isinstance(shape[axis], int):
-        raise ValueError(
-            f"cannot slice the symbolic axis {axis} of a tensor of shape {shape} up to the static "
-            f"limit {limit}: its size is only known at run time; fix: slice up to a run-time size "
-            "(a dim of an input) or give that dim a static size (a static input_spec)"
-        )
+        limit, run_time = _symbolic_axis_limit(b, x, axis, start, limit), True
+    elif run_time and isinstance(shape[axis], int):
+        # Up to a run-time size on a static axis (a 16-row mask sliced to the sequence): the
+        # result is that size only while it fits, which each call checks.
+        b.assume(limit, lowest=start, highest=shape[axis])
     starts, limits, steps, operands = [0] * len(shape), [], [1] * len(shape), [x]
     starts[axis], steps[axis] = start, step
     for d, size in enumerate(shape):
@@ -190,6 +194,35 @@ def slice_axis(b: IRBuilder, x: Value, axis: int, start: int, limit, step: int =
             bound = DYNAMIC
         limits.append(bound)
     return b.op("cuvil.slice", operands, {"start": starts, "limit": limits, "step": steps})
+
+
+def _symbolic_axis_limit(b: IRBuilder, x: Value, axis: int, start: int, limit: int) -> Value:
+    """The run-time limit of a slice of ``x``'s symbolic ``axis`` from ``start`` to a static
+    ``limit`` (negative: from the end; 2**31 - 1 and above: to the end). The result's size
+    is ``limit - start`` only while the axis reaches the limit: a size the call checks."""
+    shape, size = x.type.shape, x.type.shape[axis]
+    if start < 0 or size is None:
+        raise ValueError(
+            f"cannot slice the symbolic axis {axis} of a tensor of shape {shape} from {start} "
+            f"to the static limit {limit}: "
+            + (
+                "a start counted from the end of a size known only at run time is not "
+                "supported; fix: slice from a start >= 0"
+                if start < 0
+                else "the axis has no symbol name to check its size against; fix: slice up "
+                "to a run-time size (a dim of an input)"
+            )
+            + " or give that dim a static size (a static input_spec)"
+        )
+    dim = b.dim(x, axis)
+    if limit >= 2**31 - 1:
+        b.assume(size, lowest=start)
+        return dim
+    if limit < 0:
+        b.assume(size, lowest=start - limit)
+        return b.index_op("arith.addi", dim, b.index_constant(limit))
+    b.assume(size, lowest=max(limit, start))
+    return b.index_constant(limit)
 
 
 def concat(b: IRBuilder, values: Sequence[Value], axis: int) -> Value:

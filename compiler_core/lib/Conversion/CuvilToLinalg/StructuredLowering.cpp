@@ -524,15 +524,20 @@ struct ConcatLowering : public OpConversionPattern<ConcatOp> {
 };
 
 /// max(0, ceil((limit - start) / step)): how many of start, start + step,
-/// ... lie below `limit` (an index).
+/// ... lie below `limit` (an index). Clamped before dividing, so a plain
+/// division of non-negatives rounds up (arith.ceildivsi has no LLVM lowering
+/// without arith-expand).
 Value countBelow(OpBuilder &b, Location loc, Value limit, int64_t start,
                  int64_t step) {
   auto index = [&](int64_t v) {
     return b.create<arith::ConstantIndexOp>(loc, v).getResult();
   };
   Value extent = b.create<arith::SubIOp>(loc, limit, index(start));
-  Value count = b.create<arith::CeilDivSIOp>(loc, extent, index(step));
-  return b.create<arith::MaxSIOp>(loc, count, index(0));
+  extent = b.create<arith::MaxSIOp>(loc, extent, index(0));
+  if (step == 1)
+    return extent;
+  Value rounded = b.create<arith::AddIOp>(loc, extent, index(step - 1));
+  return b.create<arith::DivUIOp>(loc, rounded, index(step));
 }
 
 /// tensor.extract_slice; a run-time limit is clamped to the dimension and

@@ -127,7 +127,12 @@ def slice_to_run_time_end(ctx: NodeContext, x: Value, axis: int, item: slice) ->
             "with a symbolic end Cuvil needs a static start >= 0 and a step >= 1; fix: pass a "
             "static input_spec"
         )
-    return C.slice_axis(ctx.b, x, axis, start, run_time_size(ctx.b, item.stop), step)
+    limit = run_time_size(ctx.b, item.stop)
+    size = x.type.shape[axis]
+    if isinstance(size, int) and (item.stop.expr or "").isidentifier():
+        # A 16-row mask sliced to the sequence: the result is the sequence long while it fits.
+        ctx.b.assume(item.stop.expr, lowest=start, highest=size)
+    return C.slice_axis(ctx.b, x, axis, start, limit, step)
 
 
 def broadcast(ctx: NodeContext, x: Value, target) -> Value:

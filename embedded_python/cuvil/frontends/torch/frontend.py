@@ -16,6 +16,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from ..._errors import UnsupportedConstructError
+from ..._program import narrow_range
 from ..._source import SourceLoc
 from ..base import FrontEnd, register
 from ..builder import IRBuilder, TensorType
@@ -84,7 +85,8 @@ class TorchFrontEnd(FrontEnd):
         loc = _source_loc(source)
         program = import_graph(graph_module, constants, input_spec, name, loc, outputs)
         if not isinstance(model, torch.fx.GraphModule):
-            program.symbol_ranges = ranges
+            for symbol, (lowest, highest) in ranges.items():
+                narrow_range(program.symbol_ranges, symbol, lowest, highest)
         return program
 
 

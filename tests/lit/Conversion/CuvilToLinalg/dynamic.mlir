@@ -208,8 +208,9 @@ func.func @gather_dynamic_data(%x: tensor<?x8x96xf32> {cuvil.symbols = ["N"]}, %
 // CHECK: %[[N:.*]] = tensor.dim %[[IDS]], %{{.*}} : tensor<?x?xi64>
 // CHECK: %[[T:.*]] = tensor.dim %[[IDS]], %{{.*}} : tensor<?x?xi64>
 // CHECK: %[[EXTENT:.*]] = arith.subi %[[T]], %{{.*}} : index
-// CHECK: %[[COUNT:.*]] = arith.ceildivsi %[[EXTENT]], %{{.*}} : index
-// CHECK: %[[SIZE:.*]] = arith.maxsi %[[COUNT]], %{{.*}} : index
+// CHECK: %[[CLAMPED:.*]] = arith.maxsi %[[EXTENT]], %{{.*}} : index
+// CHECK: %[[ROUNDED:.*]] = arith.addi %[[CLAMPED]], %{{.*}} : index
+// CHECK: %[[SIZE:.*]] = arith.divui %[[ROUNDED]], %{{.*}} : index
 // CHECK: %[[E:.*]] = tensor.empty(%[[SIZE]]) : tensor<?xi64>
 // CHECK: linalg.generic {{.*}} outs(%[[E]] : tensor<?xi64>)
 // CHECK: %[[I:.*]] = linalg.index 0 : index
