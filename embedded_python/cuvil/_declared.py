@@ -10,13 +10,16 @@ or a tuple of tensors of the model's framework (or NumPy arrays).
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import os
 import sys
+from pathlib import Path
 
 import numpy as np
 
 from ._jit import set_snapshot_capture, snapshot_capture_enabled
+from ._source import SourceLoc, declared_at, function_location
 
 
 class DeclarationError(ValueError):
@@ -78,6 +81,27 @@ def declaration(namespace: dict, path: str):
     return None
 
 
+def declaration_line(namespace: dict, path: str) -> SourceLoc | None:
+    """Where the file declares its model: ``def cuvil_model`` or the last top-level
+    assignment to ``model``."""
+    if callable(namespace.get("cuvil_model")):
+        return function_location(namespace["cuvil_model"])
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"), path)
+    except (OSError, SyntaxError, ValueError):
+        return None
+    lines = [
+        node.lineno
+        for node in tree.body
+        if isinstance(node, (ast.Assign, ast.AnnAssign))
+        and any(
+            isinstance(t, ast.Name) and t.id == "model"
+            for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        )
+    ]
+    return SourceLoc(os.path.abspath(path), lines[-1]) if lines else None
+
+
 def compile_declared(namespace: dict, path: str) -> DeclaredModel | None:
     """Import and compile (with pass snapshots) the model the file's globals declare.
 
@@ -101,7 +125,7 @@ def compile_declared(namespace: dict, path: str) -> DeclaredModel | None:
     saved_capture = snapshot_capture_enabled()
     set_snapshot_capture(True)
     try:
-        with contextlib.redirect_stdout(sys.stderr):
+        with contextlib.redirect_stdout(sys.stderr), declared_at(declaration_line(namespace, path)):
             spec = None if chosen.name == "onnx" and not examples else list(examples)
             compiled = frontend.build_ir(model, spec).compile()
     finally:

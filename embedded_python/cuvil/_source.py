@@ -2,20 +2,29 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import linecache
 import os
 import sys
+import sysconfig
 from dataclasses import dataclass
 
 import numpy as np
 
 from ._mlir import escape_string
 
-__all__ = ["SourceLoc", "user_location", "function_location"]
+__all__ = ["SourceLoc", "user_location", "function_location", "declared_at"]
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__)) + os.sep
+# The launchers pip writes for Cuvil's commands (``.venv/bin/cuvil``) are Cuvil's code, and
+# the standard library's frames (runpy under ``python -m cuvil``) are nobody's source line.
+_SCRIPTS_DIR = os.path.abspath(sysconfig.get_paths()["scripts"]) + os.sep
+_STDLIB_DIR = os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep
+# Where the user declared what is being compiled, when no user frame is on the stack.
+_DECLARED: contextvars.ContextVar = contextvars.ContextVar("cuvil_declared_at", default=None)
 
 
 @dataclass(frozen=True)
@@ -46,7 +55,9 @@ def _is_internal(filename: str) -> bool:
     # Frames inside cuvil itself or inside NumPy (dispatch helpers) are never
     # "where the user wrote it".
     path = os.path.abspath(filename) if not filename.startswith("<") else filename
-    return path.startswith(_PACKAGE_DIR) or path.startswith(_NUMPY_DIR)
+    if path.startswith(_SCRIPTS_DIR) and os.path.basename(path).startswith("cuvil"):
+        return True
+    return path.startswith((_PACKAGE_DIR, _NUMPY_DIR, _STDLIB_DIR, "<frozen "))
 
 
 @functools.lru_cache(maxsize=256)
@@ -78,8 +89,20 @@ def user_location() -> SourceLoc:
     while frame is not None and _is_internal(frame.f_code.co_filename):
         frame = frame.f_back
     if frame is None:
-        return UNKNOWN_LOC
+        return _DECLARED.get() or UNKNOWN_LOC
     return _frame_location(frame)
+
+
+@contextlib.contextmanager
+def declared_at(loc: SourceLoc | None):
+    """Inside the block, :func:`user_location` falls back to ``loc`` when only Cuvil's code
+    is on the stack: ``cuvil compile model.py`` imports the model the file declared after the
+    file has run, and its ops point to the declaration, not to Cuvil's command line."""
+    token = _DECLARED.set(loc)
+    try:
+        yield
+    finally:
+        _DECLARED.reset(token)
 
 
 def function_location(fn) -> SourceLoc:

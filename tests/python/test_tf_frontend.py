@@ -9,7 +9,7 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import caller_line, check_float16_model, line_of  # noqa: E402
+from conftest import caller_line, check_float16_model, line_of, run_python  # noqa: E402
 
 import cuvil
 
@@ -472,6 +472,42 @@ def test_keras_sequential_layers_are_named_and_located_in_user_code():
     assert {("cuvil.matmul", "stack/first"), ("cuvil.matmul", f"stack/{second}")} <= layers
     # Keras records no line for a built-in layer: its ops point at the import.
     assert {(file, at) for *_, file, at in _keras_locs(text)} == {(__file__, line)}
+
+
+KERAS_MODEL_FILE = """\
+import numpy as np
+import tensorflow as tf
+
+
+class Block(tf.keras.layers.Layer):
+    def __init__(self):
+        super().__init__()
+        self.dense = tf.keras.layers.Dense(8)
+
+    def call(self, x):
+        h = self.dense(x)  # marker: dense call
+        return tf.nn.relu(h) * 2.0  # marker: relu call
+
+
+model = tf.keras.Sequential([tf.keras.Input((4,)), Block(), tf.keras.layers.Dense(3)])
+example_inputs = (np.ones((2, 4), np.float32),)
+"""
+
+
+def test_cuvil_compile_of_a_keras_model_file_locates_every_op_in_that_file(tmp_path):
+    # The model is imported after the file has run: the built-in Dense layer's ops and the
+    # function point at the line declaring `model`, not at Cuvil's command line or runpy.
+    path = tmp_path / "model.py"
+    path.write_text(KERAS_MODEL_FILE)
+    result = run_python(["-m", "cuvil", "compile", str(path), "--print-ir-after-all"])
+    assert result.returncode == 0, result.stderr
+    lines = KERAS_MODEL_FILE.splitlines()
+    at = {
+        marker: lines.index(next(t for t in lines if marker in t)) + 1
+        for marker in ("marker: dense call", "marker: relu call", "model = tf.keras.Sequential")
+    }
+    located = set(re.findall(r'loc\("([^"<]+)":(\d+):\d+\)', result.stdout))
+    assert located == {(str(path), str(line)) for line in at.values()}, located
 
 
 class _Cumulative(keras.layers.Layer):
