@@ -122,6 +122,45 @@ def test_onnx_shape_arithmetic_stays_symbolic_and_compiles_once(tmp_path):
     _assert_one_compilation(module, _ort_reference(path), _floats(lambda n: (n, 4, 6)))
 
 
+class Upsampler(nn.Module):
+    """A decoder stage: conv, nearest upsampling by 2, conv, over images of any size."""
+
+    def __init__(self):
+        super().__init__()
+        self.reduce = nn.Conv2d(3, 4, 3, padding=1)
+        self.smooth = nn.Conv2d(4, 2, 3, padding=1)
+
+    def forward(self, x):
+        up = nn.functional.interpolate(torch.relu(self.reduce(x)), scale_factor=2, mode="nearest")
+        return self.smooth(up)
+
+
+def test_onnx_nearest_resize_of_symbolic_image_sizes_compiles_once(tmp_path):
+    torch.manual_seed(0)
+    axes = [{0: "N", 2: "H", 3: "W"}]
+    path = _export(Upsampler(), (torch.randn(1, 3, 8, 8),), tmp_path / "up.onnx", axes)
+    assert "Resize" in {n.op_type for n in onnx.load(str(path)).graph.node}
+    module = cuvil.load_onnx(path)
+    assert module.output_spec == (cuvil.TensorSpec(("N", 2, "H * 2", "W * 2"), "float32"),)
+    _assert_one_compilation(
+        module, _ort_reference(path), _floats(lambda n: (n, 3, n + 3, 2 * n + 1))
+    )
+
+
+def test_onnx_resize_a_symbolic_axis_cannot_interpolate_is_refused_with_the_node():
+    x = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 1, "H", 4])
+    y = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 1, "H2", 8])
+    scales = helper.make_tensor("s", onnx.TensorProto.FLOAT, [4], [1, 1, 2, 2])
+    resize = helper.make_node("Resize", ["x", "", "s"], ["y"], name="up", mode="linear")
+    graph = helper.make_graph([resize], "g", [x], [y], [scales])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    with pytest.raises(
+        cuvil.UnsupportedConstructError,
+        match="Resize node 'up'.*linear Resize by 2 of the symbolic axis 2",
+    ):
+        cuvil.load_onnx(model)
+
+
 def test_onnx_dims_without_value_or_param_get_fresh_symbols():
     x = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [None, 3])
     x.type.tensor_type.shape.dim[0].Clear()  # neither dim_value nor dim_param

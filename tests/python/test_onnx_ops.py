@@ -458,6 +458,64 @@ CASES = [
             ("round_prefer_floor", "tf_half_pixel_for_nn"),
         )
     ],
+    *[
+        Case(
+            f"resize_{mode}_antialias_{coordinates}_{'x'.join(map(str, size))}",
+            "Resize",
+            [Const(rand(1, 2, 16, 12)), None, None, Const(ints(1, 2, *size))],
+            {"mode": mode, "coordinate_transformation_mode": coordinates, "antialias": 1},
+            opset=18,
+            atol=1e-5,
+        )
+        for mode in ("linear", "cubic")
+        for coordinates, size in (
+            ("half_pixel", (5, 7)),
+            ("asymmetric", (9, 4)),
+            ("align_corners", (3, 20)),
+            ("pytorch_half_pixel", (1, 6)),
+        )
+    ],
+    Case(
+        "resize_cubic_antialias_exclude_outside_scales",
+        "Resize",
+        [IMG, None, Const(np.asarray([1, 1, 0.4, 0.7], np.float32))],
+        {"mode": "cubic", "antialias": 1, "exclude_outside": 1, "cubic_coeff_a": -0.5},
+        opset=18,
+        atol=1e-5,
+    ),
+    *[
+        Case(
+            f"resize_{mode}_tf_crop_and_resize_{name}",
+            "Resize",
+            # Both resized axes change size: ONNX Runtime copies an axis whose size stays, roi
+            # or not, where the operator's definition crops it (and Cuvil does).
+            [IMG, Const(np.asarray(roi, np.float32)), None, Const(ints(1, 2, 6, 7))],
+            {
+                "mode": mode,
+                "coordinate_transformation_mode": "tf_crop_and_resize",
+                "extrapolation_value": 2.5,
+            },
+            opset=13,
+            atol=1e-5,
+        )
+        for mode in ("nearest", "linear", "cubic")
+        for name, roi in (
+            ("inside", [0, 0, 0.2, 0.1, 1, 1, 0.9, 0.7]),
+            ("beyond", [0, 0, -0.3, 0.4, 1, 1, 0.8, 1.6]),
+        )
+    ],
+    Case(
+        "resize_linear_tf_crop_and_resize_scales_axes",
+        "Resize",
+        [
+            IMG,
+            Const(np.asarray([0.1, 0.2, 0.9, 1.2], np.float32)),
+            Const(np.asarray([2, 1.5], np.float32)),
+        ],
+        {"mode": "linear", "coordinate_transformation_mode": "tf_crop_and_resize", "axes": [2, 3]},
+        opset=18,
+        atol=1e-5,
+    ),
     Case("cumsum", "CumSum", [X3, Const(ints(1))], atol=1e-5),
     Case(
         "cumsum_exclusive_reverse",

@@ -28,11 +28,14 @@ from .composites_conv import *  # noqa: F403  (re-exported)
 from .composites_conv import __all__ as _conv_all
 from .composites_index import *  # noqa: F403  (re-exported)
 from .composites_index import __all__ as _index_all
+from .composites_resize import *  # noqa: F403  (re-exported)
+from .composites_resize import __all__ as _resize_all
 
 __all__ = [
     *_base_all,
     *_conv_all,
     *_index_all,
+    *_resize_all,
     "gelu",
     "silu",
     "hardsigmoid",

@@ -1,4 +1,4 @@
-"""Convolution, pooling and resizing composites (NCHW and any other layout) the importers share.
+"""Convolution, pooling and upsampling composites (NCHW and any other layout) the importers share.
 
 Part of :mod:`cuvil.frontends.composites`, which re-exports every name here.
 """
@@ -10,8 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .builder import IRBuilder, Value
-from .composites_base import broadcast_to, concat, matmul, pad, reshape, slice_axis, transpose
-from .composites_index import gather
+from .composites_base import broadcast_to, concat, pad, reshape, slice_axis, transpose
 
 __all__ = [
     "conv2d",
@@ -21,10 +20,6 @@ __all__ = [
     "global_pool2d",
     "adaptive_pool2d",
     "upsample_nearest",
-    "resize",
-    "resize_matrix",
-    "RESIZE_COORDINATES",
-    "RESIZE_NEAREST_MODES",
 ]
 
 
@@ -239,139 +234,18 @@ def upsample_nearest(b: IRBuilder, x: Value, factors: Sequence[int]) -> Value:
     nearest mode compute for integer scales.
     """
     shape = x.type.shape
-    expanded, repeated, final = [], [], []
-    for size, factor in zip(shape, factors):
+    expanded, repeated, final, sizes = [], [], [], []
+    for axis, (size, factor) in enumerate(zip(shape, factors)):
         expanded += [size, 1]
         repeated += [size, int(factor)]
-        final.append(size * int(factor))
-    y = broadcast_to(b, reshape(b, x, expanded), repeated)
-    return reshape(b, y, final)
-
-
-# ----- resizing -------------------------------------------------------------------------
-
-# How an output index ``o`` maps to an input coordinate (ONNX Resize's
-# coordinate_transformation_mode), ``scale`` being output size / input size.
-_COORDINATES = {
-    "half_pixel": lambda o, scale, size, out: (o + 0.5) / scale - 0.5,
-    "pytorch_half_pixel": lambda o, scale, size, out: (
-        (o + 0.5) / scale - 0.5 if out > 1 else 0.0 * o
-    ),
-    "align_corners": lambda o, scale, size, out: o * (size - 1) / (out - 1) if out > 1 else 0.0 * o,
-    "asymmetric": lambda o, scale, size, out: o / scale,
-    "tf_half_pixel_for_nn": lambda o, scale, size, out: (o + 0.5) / scale,
-}
-_NEAREST = {
-    "round_prefer_floor": lambda x: np.ceil(x - 0.5),
-    "round_prefer_ceil": lambda x: np.floor(x + 0.5),
-    "floor": np.floor,
-    "ceil": np.ceil,
-}
-RESIZE_COORDINATES = tuple(_COORDINATES)
-RESIZE_NEAREST_MODES = tuple(_NEAREST)
-
-
-def _cubic_weights(t: np.ndarray, a: float) -> np.ndarray:
-    """Keys' cubic convolution weights of the taps at -1, 0, 1, 2 for fractions ``t``."""
-    d = np.stack([t + 1, t, 1 - t, 2 - t], axis=-1)
-    near = ((a + 2) * d - (a + 3)) * d * d + 1
-    far = ((a * d - 5 * a) * d + 8 * a) * d - 4 * a
-    return np.where(d <= 1, near, far)
-
-
-def resize_matrix(
-    size: int,
-    out: int,
-    mode: str,
-    coordinates: str = "half_pixel",
-    scale: float | None = None,
-    *,
-    nearest: str = "round_prefer_floor",
-    cubic_a: float = -0.75,
-    exclude_outside: bool = False,
-    cubic_steps: int | None = None,
-) -> np.ndarray:
-    """The (out, size) float64 matrix that resizes one axis: row ``o`` holds the weights of the
-    input elements that output ``o`` interpolates (a single 1 for ``mode="nearest"``).
-
-    ``scale`` is the output/input ratio the coordinate mapping divides by
-    (ONNX ``scales``, PyTorch ``scale_factor``); ``None`` means ``out / size``.
-    ``cubic_steps`` rounds each cubic tap's fraction to a multiple of
-    ``1 / cubic_steps``, as TensorFlow's table of 1024 cubic weights does.
-    """
-    if coordinates not in _COORDINATES:
-        raise ValueError(
-            f"coordinate transformation {coordinates!r} is not one of {RESIZE_COORDINATES}"
+        if isinstance(size, int):
+            final.append(size * int(factor))
+            continue
+        # A symbolic size: the merged (size, factor) pairs are given, not left to be guessed.
+        final.append(None)
+        dim = b.dim(x, axis)
+        sizes.append(
+            dim if factor == 1 else b.index_op("arith.muli", dim, b.index_constant(factor))
         )
-    scale = out / size if scale is None else float(scale)
-    x = _COORDINATES[coordinates](np.arange(out, dtype=np.float64), scale, size, out)
-    matrix = np.zeros((out, size))
-    rows = np.arange(out)
-    if mode == "nearest":
-        index = np.clip(_NEAREST[nearest](x), 0, size - 1).astype(np.int64)
-        matrix[rows, index] = 1.0
-    elif mode == "linear":
-        x = np.clip(x, 0, size - 1)
-        low = np.floor(x).astype(np.int64)
-        high = np.minimum(low + 1, size - 1)
-        np.add.at(matrix, (rows, low), 1 - (x - low))
-        np.add.at(matrix, (rows, high), x - low)
-    elif mode == "cubic":
-        low = np.floor(x).astype(np.int64)
-        fraction = x - low
-        if cubic_steps:
-            fraction = np.rint(fraction * cubic_steps) / cubic_steps
-        weights = _cubic_weights(fraction, cubic_a)
-        taps = low[:, None] + np.arange(-1, 3)
-        if exclude_outside:
-            weights = np.where((taps >= 0) & (taps < size), weights, 0.0)
-            weights /= weights.sum(axis=1, keepdims=True)
-        np.add.at(matrix, (rows[:, None], np.clip(taps, 0, size - 1)), weights)
-    else:
-        raise ValueError(f"resize mode {mode!r} is not 'nearest', 'linear' or 'cubic'")
-    return matrix
-
-
-def resize(
-    b: IRBuilder,
-    x: Value,
-    out_shape: Sequence[int],
-    mode: str = "linear",
-    coordinates: str = "half_pixel",
-    scales: Sequence[float | None] | None = None,
-    **options,
-) -> Value:
-    """``x`` resized to ``out_shape`` (ONNX Resize, ``F.interpolate``, ``tf.image.resize``).
-
-    Each axis whose size or mapping changes is resized on its own with
-    :func:`resize_matrix` (``options``: ``nearest``, ``cubic_a``,
-    ``exclude_outside``): nearest neighbours are a ``cuvil.gather`` of
-    constant indices (a broadcast for integer upsampling), linear and cubic
-    interpolation a ``cuvil.matmul`` with the interpolation matrix, built now
-    with NumPy. ``scales`` gives each axis's output/input ratio where the
-    framework uses one other than the ratio of sizes.
-    """
-    rank = len(x.type.shape)
-    scales = [None] * rank if scales is None else list(scales)
-    for axis in range(rank):
-        size, out = x.type.shape[axis], int(out_shape[axis])
-        matrix = resize_matrix(size, out, mode, coordinates, scales[axis], **options)
-        if matrix.shape == (size, size) and np.array_equal(matrix, np.eye(size)):
-            continue
-        if mode == "nearest":
-            index = matrix.argmax(axis=1)
-            factor = out // size
-            if out == factor * size and np.array_equal(index, np.arange(out) // factor):
-                x = upsample_nearest(b, x, [factor if d == axis else 1 for d in range(rank)])
-            else:
-                x = gather(b, x, index, axis)
-            continue
-        weights = b.constant(matrix.astype(x.type.dtype))
-        if axis == rank - 2:  # (out, size) @ (..., size, W)
-            x = b.op("cuvil.matmul", [weights, x])
-            continue
-        perm = list(range(rank))
-        perm[axis], perm[-1] = perm[-1], perm[axis]
-        moved = transpose(b, x, perm)
-        x = transpose(b, matmul(b, moved, transpose(b, weights, (1, 0))), perm)
-    return x
+    y = broadcast_to(b, reshape(b, x, expanded), repeated)
+    return reshape(b, y, final, sizes if len(sizes) > 1 else ())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import composites as C
+from ..symbolic_dims import SymDim, same_size
 from .importer import NodeContext, op
 
 # ----- windows: Conv, ConvTranspose, pooling ----------------------------------------------
@@ -402,14 +403,19 @@ def resize(ctx: NodeContext):
     coordinates = ctx.attr("coordinate_transformation_mode", "half_pixel")
     if ctx.op_type == "Upsample" or ctx.opset < 11:
         coordinates = "asymmetric"
-    if coordinates == "tf_crop_and_resize" or ctx.attr("antialias", 0):
-        raise ctx.unsupported(f"coordinate_transformation_mode={coordinates!r} or antialias")
     if ctx.attr("keep_aspect_ratio_policy", "stretch") != "stretch":
         raise ctx.unsupported("keep_aspect_ratio_policy other than 'stretch'")
     axes = [C.normalize_axis(a, rank) for a in (ctx.attr("axes") or range(rank))]
     scales, sizes = _resize_targets(ctx)
-    full_scales, out = [1.0] * rank, list(shape)
+    rois = _resize_rois(ctx, axes, rank) if coordinates == "tf_crop_and_resize" else None
+    full_scales, out, factors = [1.0] * rank, list(shape), [1] * rank
+    for axis, dim in enumerate(shape):
+        if isinstance(dim, SymDim):
+            out[axis] = None  # resized on its own below, or kept
     for i, axis in enumerate(axes):
+        if isinstance(shape[axis], SymDim):
+            factors[axis] = _symbolic_factor(ctx, axis, shape[axis], scales, sizes, i)
+            continue
         if sizes is not None:
             out[axis] = int(sizes[i])
             full_scales[axis] = out[axis] / shape[axis]
@@ -420,13 +426,77 @@ def resize(ctx: NodeContext):
         "nearest": ctx.attr("nearest_mode", "round_prefer_floor"),
         "cubic_a": float(ctx.attr("cubic_coeff_a", -0.75)),
         "exclude_outside": bool(ctx.attr("exclude_outside", 0)),
+        "antialias": bool(ctx.attr("antialias", 0)),
     }
     if ctx.op_type == "Upsample" or ctx.opset < 11:
         options["nearest"] = "floor"
+    if rois is not None:
+        options["rois"] = rois
+        options["extrapolation"] = float(ctx.attr("extrapolation_value", 0.0))
+    x = ctx.value(0)
+    if any(f != 1 for f in factors):
+        _check_repeats(ctx, mode, coordinates, factors, options)
+        x = C.upsample_nearest(ctx.b, x, factors)
     try:
-        return [C.resize(ctx.b, ctx.value(0), out, mode, coordinates, full_scales, **options)]
+        return [C.resize(ctx.b, x, out, mode, coordinates, full_scales, **options)]
     except (ValueError, KeyError) as error:
         raise ctx.unsupported(f"{error}") from None
+
+
+def _symbolic_factor(ctx: NodeContext, axis: int, dim, scales, sizes, i: int) -> int:
+    """The integer upsampling factor of a symbolic axis (1: the axis is kept)."""
+    if sizes is not None:
+        if isinstance(sizes[i], SymDim) and same_size(sizes[i], dim):
+            return 1
+        raise ctx.unsupported(
+            f"a Resize of the symbolic axis {axis} (size {dim}) to the size {sizes[i]}; "
+            "fix: resize a symbolic axis by an integer scale (nearest), or give that dim a "
+            "static size (a static input_spec)",
+        )
+    scale = float(scales[i])
+    if scale != int(scale) or scale < 1:
+        raise ctx.unsupported(
+            f"a Resize of the symbolic axis {axis} (size {dim}) by the scale {scale}; "
+            "fix: a symbolic axis is resized by a whole scale (2, 3...) in nearest mode; give "
+            "that dim a static size (a static input_spec) for other scales",
+        )
+    return int(scale)
+
+
+def _check_repeats(ctx: NodeContext, mode: str, coordinates: str, factors, options) -> None:
+    """Refuse an upsampling of a symbolic axis that is not each element repeated ``factor``
+    times (what nearest neighbours give for whole scales under the usual mappings)."""
+    for axis, factor in enumerate(factors):
+        if factor == 1:
+            continue
+        probe = 7  # the mapping's pattern does not depend on the size for these modes
+        index = np.arange(probe * factor) // factor
+        matrix = None
+        if mode == "nearest":
+            matrix = C.resize_matrix(
+                probe, probe * factor, mode, coordinates, float(factor), nearest=options["nearest"]
+            )
+        if matrix is None or not np.array_equal(matrix.argmax(axis=1), index):
+            raise ctx.unsupported(
+                f"a {mode} Resize by {factor} of the symbolic axis {axis} with "
+                f"coordinate_transformation_mode={coordinates!r}; "
+                "fix: Cuvil resizes a symbolic axis by repeating elements (nearest mode); give "
+                "that dim a static size (a static input_spec) for interpolation",
+            )
+
+
+def _resize_rois(ctx: NodeContext, axes: list, rank: int) -> list:
+    """Each axis's (start, end) of the ``roi`` input (starts of the resized axes, then ends)."""
+    roi = np.asarray(ctx.constant(1, "the roi") if ctx.has(1) else [], np.float64).reshape(-1)
+    if roi.size != 2 * len(axes):
+        raise ctx.unsupported(
+            f"tf_crop_and_resize with a roi of {roi.size} values for {len(axes)} axes (it takes "
+            "a start and an end per axis)"
+        )
+    rois = [(0.0, 1.0)] * rank
+    for i, axis in enumerate(axes):
+        rois[axis] = (float(roi[i]), float(roi[len(axes) + i]))
+    return rois
 
 
 def _resize_targets(ctx: NodeContext):
