@@ -10,6 +10,7 @@ expressions over the input symbols that the compiler derives
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Mapping, Sequence
 
 __all__ = ["is_symbolic", "bind", "evaluate", "output_shape"]
@@ -84,7 +85,13 @@ def evaluate(expression: str, bindings: Mapping[str, int], operators: Mapping | 
 
     if expression == "?":
         raise ValueError("the compiler could not name this output size (a '?' dimension)")
-    return value(ast.parse(expression, mode="eval").body)
+    return value(_parsed(expression))
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed(expression: str) -> ast.AST:
+    """The syntax tree of a size expression, parsed once (every call of a model evaluates it)."""
+    return ast.parse(expression, mode="eval").body
 
 
 def output_shape(shape: Sequence, bindings: Mapping[str, int]) -> tuple[int, ...]:
