@@ -548,3 +548,23 @@ def test_jax_symbolic_transformer_block_compiles_once():
         x = rng.standard_normal((b, t, dim)).astype(np.float32)
         np.testing.assert_allclose(compiled(x), np.asarray(block(x)), **TOLERANCE)
     assert len(_new_compilations(before)) == 1
+
+
+def test_jax_reshape_back_to_two_symbolic_dims_compiles_once():
+    import jax
+    import jax.numpy as jnp
+
+    def model(x):  # [B, T, 8] to rows and back: B and T are given at run time
+        batch, length, width = x.shape
+        return jnp.tanh(x.reshape(batch * length, width)).reshape(batch, length, width) + 1
+
+    struct = jax.ShapeDtypeStruct(jax.export.symbolic_shape("B, T, 8"), jnp.float32)
+    module = cuvil.compile_to_ir(model, struct)
+    assert module.output_spec == (cuvil.TensorSpec(("B", "T", 8), "float32"),)
+    rng = np.random.default_rng(6)
+    before = cuvil.compilations()
+    compiled = module.compile()
+    for b, t in ((1, 2), (3, 5), (2, 7)):
+        x = rng.standard_normal((b, t, 8)).astype(np.float32)
+        np.testing.assert_allclose(compiled(x), np.asarray(model(x)), **TOLERANCE)
+    assert len(_new_compilations(before)) == 1

@@ -610,6 +610,25 @@ def test_keras_model_with_a_dynamic_batch_compiles_once():
     assert named.output_spec == (cuvil.TensorSpec(("batch", 3), "float32"),)
 
 
+def test_reshape_back_to_two_symbolic_dims_takes_their_run_time_sizes():
+    # [B, T, 8] flattened to rows and split back: B and T are given, not regrouped by guess.
+    weight = tf.constant(np.random.default_rng(4).standard_normal((8, 8)).astype(np.float32))
+
+    @tf.function(input_signature=[tf.TensorSpec([None, None, 8], tf.float32)])
+    def model(x):
+        rows = tf.matmul(tf.reshape(x, [-1, 8]), weight)
+        return tf.reshape(tf.tanh(rows), tf.shape(x))
+
+    module = cuvil.frontend.to_ir_with_dynamic_shape(model, None)
+    before = len(cuvil.compilations())
+    compiled = module.compile()
+    rng = np.random.default_rng(5)
+    for batch, length in ((1, 2), (3, 5), (2, 7)):
+        x = rng.standard_normal((batch, length, 8)).astype(np.float32)
+        np.testing.assert_allclose(compiled(x), model(x).numpy(), rtol=1e-5, atol=1e-5)
+    assert len(cuvil.compilations()) == before + 1
+
+
 def test_float16_inputs_and_outputs_compute_in_float32_and_convert_at_the_boundary():
     weight = tf.constant(np.random.default_rng(3).standard_normal((8, 5)).astype(np.float16))
 

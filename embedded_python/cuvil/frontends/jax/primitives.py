@@ -212,7 +212,11 @@ def _convert(imp, eqn, ins, *, new_dtype, **_):
 
 @primitive("reshape", "squeeze", "expand_dims")
 def _reshape(imp, eqn, ins, **_):
-    return cc.reshape(imp.b, imp.value(ins[0]), imp.out_type().shape)
+    shape = eqn.outvars[0].aval.shape
+    symbolic = [d for d in shape if not isinstance(d, int)]
+    # Several symbolic sizes (B, T of a [B*T, C] split back) are given, not left to be derived.
+    sizes = [imp.size(d) for d in symbolic] if len(symbolic) > 1 else ()
+    return cc.reshape(imp.b, imp.value(ins[0]), imp.out_type().shape, sizes)
 
 
 @primitive("broadcast_in_dim")

@@ -17,6 +17,7 @@ from ..symbolic_dims import (
     folded_sizes,
     is_shape_value,
     missing_size,
+    reshape_sizes,
     shape_value,
     type_dims,
     value_dims,
@@ -263,8 +264,10 @@ def _reshape(imp, op, ins):
         return cc.reshape(imp.b, x, [int(d) for d in entries])
     if -1 in entries:
         entries[entries.index(-1)] = missing_size(value_dims(x), entries)
-    # A symbolic entry is a dynamic dim the compiler derives.
-    return cc.reshape(imp.b, x, [-1 if d is None else d for d in type_dims(entries)])
+    # A symbolic entry is a dynamic dim: several are given at run time (read where the shape
+    # came from), one the compiler derives.
+    dims = [-1 if d is None else d for d in type_dims(entries)]
+    return cc.reshape(imp.b, x, dims, reshape_sizes(imp.b, entries) or ())
 
 
 @op_type("Transpose")
