@@ -218,6 +218,7 @@ def trace_function(fn, arguments: ArgumentList, func_name: str | None = None) ->
         structure=structure,
         input_names=list(arguments.names),
         captured=ctx.captured,
+        symbol_ranges=dict(ctx.builder.symbol_ranges),
     )
 
 

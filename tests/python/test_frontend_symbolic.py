@@ -161,6 +161,46 @@ def test_onnx_resize_a_symbolic_axis_cannot_interpolate_is_refused_with_the_node
         cuvil.load_onnx(model)
 
 
+def test_onnx_slices_of_a_symbolic_axis_with_static_bounds_compile_once():
+    # The last token (starts -1, ends INT64_MAX) and the inner tokens (1 to -1) of a
+    # sequence of any length; both hold for T >= 2, which each call checks.
+    x = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ["B", "T", 8])
+    outputs = [
+        helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, ["B", d, 8])
+        for n, d in (("last", 1), ("inner", "U"))
+    ]
+    inits = [
+        helper.make_tensor(n, onnx.TensorProto.INT64, [1], [v])
+        for n, v in (
+            ("from_end", -1),
+            ("end", 2**63 - 1),
+            ("axis", 1),
+            ("one", 1),
+            ("minus_one", -1),
+        )
+    ]
+    nodes = [
+        helper.make_node("Slice", ["x", "from_end", "end", "axis"], ["last"], name="last"),
+        helper.make_node("Slice", ["x", "one", "minus_one", "axis"], ["inner"], name="inner"),
+    ]
+    graph = helper.make_graph(nodes, "g", [x], outputs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    module = cuvil.load_onnx(model)
+    assert [s.shape for s in module.output_spec] == [("B", 1, 8), ("B", "T + -2", 8)]
+    assert module.symbol_ranges == {"T": (2, None)}
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    before = cuvil.compilations()
+    compiled = module.compile()
+    rng = np.random.default_rng(7)
+    for batch, length in ((1, 3), (3, 5), (2, 9)):
+        data = rng.standard_normal((batch, length, 8)).astype(np.float32)
+        for got, want in zip(compiled(data), session.run(None, {"x": data})):
+            np.testing.assert_array_equal(got, want)
+    assert len(_new_compilations(before)) == 1
+    with pytest.raises(ValueError, match="dim 1 is 1, but the model allows 2 <= T"):
+        compiled(np.zeros((1, 1, 8), np.float32))
+
+
 def test_onnx_dims_without_value_or_param_get_fresh_symbols():
     x = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [None, 3])
     x.type.tensor_type.shape.dim[0].Clear()  # neither dim_value nor dim_param

@@ -247,7 +247,9 @@ def _symbolic_outputs(module) -> tuple:
         named = iter(exprs)
         # A dynamic dim the symbols fix to a constant (x[:, :2] of a symbolic axis) is static.
         shape = tuple(
-            (int(e) if (e := next(named)).lstrip("-").isdigit() else e) if d is None else d
+            (int(e) if (e := next(named)).lstrip("-").isdigit() else e)
+            if d is None or isinstance(d, str)
+            else d
             for d in spec.shape
         )
         outputs.append(TensorSpec(shape, spec.dtype))

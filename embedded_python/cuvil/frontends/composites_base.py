@@ -179,6 +179,8 @@ def slice_axis(b: IRBuilder, x: Value, axis: int, start: int, limit, step: int =
     run_time = isinstance(limit, Value)
     if not run_time and (start, limit, step) == (0, shape[axis], 1):
         return x
+    if not run_time and not isinstance(shape[axis], int) and start < 0:
+        return _from_the_end(b, x, axis, start, limit, step)
     if not run_time and not isinstance(shape[axis], int):
         limit, run_time = _symbolic_axis_limit(b, x, axis, start, limit), True
     elif run_time and isinstance(shape[axis], int):
@@ -193,7 +195,33 @@ def slice_axis(b: IRBuilder, x: Value, axis: int, start: int, limit, step: int =
             operands.append(bound)
             bound = DYNAMIC
         limits.append(bound)
-    return b.op("cuvil.slice", operands, {"start": starts, "limit": limits, "step": steps})
+    result = b.op("cuvil.slice", operands, {"start": starts, "limit": limits, "step": steps})
+    # The dims kept whole keep their symbol names (x[:-1] still has x's width M), so later
+    # slices of them can state the sizes they assume.
+    named = tuple(
+        size if d != axis and isinstance(size, str) else result.type.shape[d]
+        for d, size in enumerate(shape)
+    )
+    if named != result.type.shape:
+        result = Value(result.name, TensorType(named, result.type.dtype))
+    return result
+
+
+def _from_the_end(b: IRBuilder, x: Value, axis: int, start: int, limit: int, step: int) -> Value:
+    """``x[..., start:limit:step]`` of a symbolic axis from a negative ``start`` (the last
+    tokens of a sequence): a gather of the indices counted from the end, which wrap at run
+    time. ``limit`` is negative too, or the end; the axis must be at least ``-start`` long."""
+    from .composites_index import gather
+
+    stop = 0 if limit >= 2**31 - 1 else limit
+    if stop > 0 or stop <= start:
+        raise ValueError(
+            f"cannot slice the symbolic axis {axis} of a tensor of shape {x.type.shape} from "
+            f"{start} to {limit}: a slice from the end must stop at the end or before it (a "
+            "negative limit) and hold an element; fix: give that dim a static size (a static "
+            "input_spec)"
+        )
+    return gather(b, x, np.arange(start, stop, step, dtype=np.int64), axis)
 
 
 def _symbolic_axis_limit(b: IRBuilder, x: Value, axis: int, start: int, limit: int) -> Value:
@@ -201,18 +229,13 @@ def _symbolic_axis_limit(b: IRBuilder, x: Value, axis: int, start: int, limit: i
     ``limit`` (negative: from the end; 2**31 - 1 and above: to the end). The result's size
     is ``limit - start`` only while the axis reaches the limit: a size the call checks."""
     shape, size = x.type.shape, x.type.shape[axis]
-    if start < 0 or size is None:
+    if size is None:
         raise ValueError(
             f"cannot slice the symbolic axis {axis} of a tensor of shape {shape} from {start} "
             f"to the static limit {limit}: "
-            + (
-                "a start counted from the end of a size known only at run time is not "
-                "supported; fix: slice from a start >= 0"
-                if start < 0
-                else "the axis has no symbol name to check its size against; fix: slice up "
-                "to a run-time size (a dim of an input)"
-            )
-            + " or give that dim a static size (a static input_spec)"
+            + "the axis has no symbol name to check its size against; fix: slice up to a "
+            "run-time size (a dim of an input) or give that dim a static size (a static "
+            "input_spec)"
         )
     dim = b.dim(x, axis)
     if limit >= 2**31 - 1:

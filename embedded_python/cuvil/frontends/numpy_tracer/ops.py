@@ -747,20 +747,17 @@ def getitem(x: Tracer, index) -> Tracer:
 
 
 def _getitem_symbolic(x: Tracer, items: list, loc) -> Tracer:
-    """Slices of the static axes of an array with symbolic dims (``composites.slice_axis``:
-    a ``cuvil.slice`` whose symbolic dims keep their run-time size); its symbolic axes must
-    stay whole."""
+    """Slices of an array with symbolic dims (``composites.slice_axis``: a ``cuvil.slice``
+    whose symbolic dims keep their run-time size). A symbolic axis is sliced with static
+    bounds (``a[:, 1:]``, ``a[:, -2:]``), the sizes they assume checked on each call."""
     ctx = check_context((x,))
     value = x._value
     for dim, (item, size) in enumerate(zip(items, x.shape, strict=True)):
         if item == slice(None):
             continue
         if not isinstance(size, int):
-            raise unsupported(
-                f"indexing the symbolic axis {dim} (size {size!r}) with {item!r}; only whole "
-                "symbolic axes (`:`) can be indexed, static ones sliced",
-                loc,
-            )
+            value = _slice_symbolic_axis(ctx, value, dim, item, size, loc)
+            continue
         if not isinstance(item, slice):
             raise unsupported(
                 f"an integer index or np.newaxis on an array with symbolic dims {x.shape}; "
@@ -775,6 +772,23 @@ def _getitem_symbolic(x: Tracer, items: list, loc) -> Tracer:
         with ctx.builder.at(loc):
             value = composites.slice_axis(ctx.builder, value, dim, start, stop, step)
     return x._alias(value)
+
+
+def _slice_symbolic_axis(ctx, value, dim: int, item, size, loc):
+    """``value`` sliced along its symbolic axis ``dim`` by a slice with static bounds."""
+    if not isinstance(item, slice) or (item.step or 1) < 1:
+        raise unsupported(
+            f"indexing the symbolic axis {dim} (size {size!r}) with {item!r}; a symbolic axis "
+            "is taken whole (`:`) or sliced with a positive step (`1:`, `-2:`, `:-1`)",
+            loc,
+        )
+    start = 0 if item.start is None else int(item.start)
+    stop = 2**63 - 1 if item.stop is None else int(item.stop)
+    try:
+        with ctx.builder.at(loc):
+            return composites.slice_axis(ctx.builder, value, dim, start, stop, item.step or 1)
+    except ValueError as error:
+        raise unsupported(str(error), loc) from None
 
 
 def where(condition, x, y) -> Tracer:

@@ -354,6 +354,9 @@ def slice_(ctx: NodeContext):
             isinstance(shape[axis], SymDim) and S.whole_axis(item.start, item.stop, item.step)
         ):
             continue
+        if isinstance(shape[axis], SymDim):
+            x = _slice_symbolic_axis(ctx, x, axis, item)
+            continue
         picked = range(shape[axis])[item]
         if len(picked) == 0:
             raise ctx.unsupported(f"a slice that leaves axis {axis} empty")
@@ -362,6 +365,23 @@ def slice_(ctx: NodeContext):
         else:
             x = C.gather(ctx.b, x, np.asarray(picked), axis)
     return [x]
+
+
+def _slice_symbolic_axis(ctx: NodeContext, x, axis: int, item: slice):
+    """A Slice of a symbolic axis with static bounds (``x[:, -1:]``, ``x[:, 1:]``): limits read
+    at run time, the sizes they assume checked on each call."""
+    step = 1 if item.step is None else int(item.step)
+    start = 0 if item.start is None else int(item.start)
+    stop = 2**63 - 1 if item.stop is None else int(item.stop)
+    if step < 1:
+        raise ctx.unsupported(
+            f"a Slice of the symbolic axis {axis} by the step {step}; fix: give that dim a "
+            "static size (a static input_spec)"
+        )
+    try:
+        return C.slice_axis(ctx.b, x, axis, start, min(stop, 2**63 - 1), step)
+    except ValueError as error:
+        raise ctx.unsupported(str(error)) from None
 
 
 @op("Gather")
