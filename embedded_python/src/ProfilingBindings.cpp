@@ -147,8 +147,21 @@ std::vector<prof::PythonFrame> pythonStack() {
 namespace {
 
 /// Raises MemoryError when the call just made on this thread could not
-/// allocate an intermediate buffer.
+/// allocate an intermediate buffer, RuntimeError when it stopped before
+/// writing a result its out-param was sized wrong for.
 void checkAllocation(const cuvil::CompiledFunction &fn) {
+  std::string failure = cuvil::takeCallFailure();
+  if (!failure.empty()) {
+    PyErr_SetString(PyExc_RuntimeError,
+                    ("cuvil: compiled function '" + fn.name() +
+                     "': " + failure +
+                     "; the outputs were not written. The sizes Cuvil "
+                     "derived for its symbols do not hold for these inputs: "
+                     "report it with the model, or compile it for these "
+                     "static shapes")
+                        .c_str());
+    throw py::error_already_set();
+  }
   int64_t bytes = cuvil::takeFailedAllocation();
   if (bytes == 0)
     return;

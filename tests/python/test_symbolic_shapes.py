@@ -410,3 +410,20 @@ def test_numpy_slices_of_static_axes_with_symbolic_dims():
         to_ir_with_dynamic_shape(lambda x: x[::-1], input_spec=spec)
     with pytest.raises(cuvil.UnsupportedConstructError, match="an integer index or np.newaxis"):
         to_ir_with_dynamic_shape(lambda x: x[:, 0], input_spec=spec)
+
+
+def test_a_result_larger_than_its_out_param_is_an_error_not_a_write_past_it():
+    """The compiled code checks each dynamic result size against the buffer the caller sized
+    from the symbols (cuvil-check-result-sizes) and ends the call with an error."""
+    b = IRBuilder("rows")
+    x = b.argument(TensorType(("N", 4), "float32"))
+    module = to_ir_module(b.program([b.op("cuvil.tanh", [x])]), name="rows", source="")
+    compiled = module.compile()
+    assert "cuvil_result_size_mismatch" in compiled.inspect("llvm-dialect")
+    data = np.ones((3, 4), np.float32)
+    # Sizing the output from a wrong expression, as a wrong symbol derivation would.
+    with pytest.raises(
+        RuntimeError, match="output 0 has size 3 in dim 0 but its buffer was sized 5"
+    ):
+        compiled._entry.run([data], [(5, 4)])
+    np.testing.assert_allclose(compiled(data), np.tanh(data), rtol=1e-6)

@@ -15,7 +15,34 @@ namespace {
 /// in compiled code unwinds to, and how many bytes it asked for.
 thread_local sigjmp_buf *activeCall = nullptr;
 thread_local int64_t failedBytes = 0;
+thread_local size_t activeInputs = 0;
+thread_local std::string callFailure;
 } // namespace
+
+std::string cuvil::takeCallFailure() {
+  std::string failure;
+  failure.swap(callFailure);
+  return failure;
+}
+
+extern "C" void cuvilResultSizeMismatch(int64_t argument, int64_t dim,
+                                        int64_t expected, int64_t actual) {
+  char text[256];
+  std::snprintf(text, sizeof(text),
+                "output %lld has size %lld in dim %lld but its buffer was "
+                "sized %lld from the symbols' size expressions",
+                static_cast<long long>(argument) -
+                    static_cast<long long>(activeInputs),
+                static_cast<long long>(actual), static_cast<long long>(dim),
+                static_cast<long long>(expected));
+  if (!activeCall) {
+    std::fprintf(stderr, "cuvil: compiled code: %s; stopping the process\n",
+                 text);
+    std::abort();
+  }
+  callFailure = text;
+  siglongjmp(*activeCall, 1);
+}
 
 int64_t cuvil::takeFailedAllocation() {
   int64_t bytes = failedBytes;
@@ -93,14 +120,19 @@ void MemRefCallExecutable::call(void *const *inputs, void *const *outputs,
   // lost; the process stays usable.
   sigjmp_buf env;
   sigjmp_buf *previous = activeCall;
+  size_t previousInputs = activeInputs;
   failedBytes = 0;
+  callFailure.clear();
   if (sigsetjmp(env, 0)) {
     activeCall = previous;
+    activeInputs = previousInputs;
     return;
   }
   activeCall = &env;
+  activeInputs = numInputs;
   entry(packed.data());
   activeCall = previous;
+  activeInputs = previousInputs;
 }
 
 std::string cuvil::packedEntryName(const std::string &symbol) {

@@ -77,6 +77,9 @@ LibraryExecutable::load(const std::string &path, const std::string &symbol,
   if (void *handler = library->symbol(kAllocationFailureHandlerSymbol))
     *static_cast<void **>(handler) =
         reinterpret_cast<void *>(&cuvilAllocationFailed);
+  if (void *handler = library->symbol(kSizeMismatchHandlerSymbol))
+    *static_cast<void **>(handler) =
+        reinterpret_cast<void *>(&cuvilResultSizeMismatch);
   return std::make_unique<LibraryExecutable>(
       std::move(library), reinterpret_cast<PackedEntry>(entry), inputs, outputs,
       instrumented);

@@ -60,6 +60,20 @@ constexpr const char *kAllocationFailureHandlerSymbol =
     "cuvil_alloc_failure_handler";
 extern "C" void cuvilAllocationFailed(int64_t bytes);
 
+/// Why the last `MemRefCallExecutable::call` on this thread stopped before
+/// writing its outputs (a computed result whose sizes differ from the
+/// out-param the caller sized), or ""; reading clears it.
+std::string takeCallFailure();
+
+/// The global through which compiled code reports a result whose dynamic
+/// sizes differ from its out-param's (cuvil-check-result-sizes): set in
+/// every library that defines it to `cuvilResultSizeMismatch`, which unwinds
+/// to `MemRefCallExecutable::call` like a failed allocation.
+constexpr const char *kSizeMismatchHandlerSymbol =
+    "cuvil_size_mismatch_handler";
+extern "C" void cuvilResultSizeMismatch(int64_t argument, int64_t dim,
+                                        int64_t expected, int64_t actual);
+
 } // namespace cuvil
 
 #endif // CUVIL_RUNTIME_MEMREFCALL_H

@@ -131,6 +131,7 @@ llvm::Error cpu::emitArtifact(ModuleOp module, Artifact kind, std::string &out,
     if (llvm::Error e = addPackedInterface(**llvmModule, packedEntry))
       return e;
   defineAllocationFunctions(**llvmModule);
+  defineSizeMismatchFunction(**llvmModule);
   if (llvm::Error e = makeOptimizingTransformer(kIROptLevel, 0,
                                                 tm->get())(llvmModule->get()))
     return e;
@@ -218,6 +219,40 @@ void cpu::defineAllocationFunctions(llvm::Module &module) {
     b.CreateCall(free, {release->getArg(0)});
     b.CreateRetVoid();
   }
+}
+
+void cpu::defineSizeMismatchFunction(llvm::Module &module) {
+  llvm::Function *report = module.getFunction("cuvil_result_size_mismatch");
+  if (!report || !report->isDeclaration())
+    return;
+  llvm::LLVMContext &ctx = module.getContext();
+  auto *ptrType = llvm::PointerType::get(ctx, 0);
+  auto *voidType = llvm::Type::getVoidTy(ctx);
+  auto *handlerSlot = new llvm::GlobalVariable(
+      module, ptrType, /*isConstant=*/false, llvm::GlobalValue::ExternalLinkage,
+      llvm::ConstantPointerNull::get(ptrType),
+      ::cuvil::kSizeMismatchHandlerSymbol);
+  llvm::FunctionCallee abort = module.getOrInsertFunction(
+      "abort", llvm::FunctionType::get(voidType, {}));
+  report->setLinkage(llvm::GlobalValue::InternalLinkage);
+  auto *entry = llvm::BasicBlock::Create(ctx, "entry", report);
+  auto *call = llvm::BasicBlock::Create(ctx, "call", report);
+  auto *stop = llvm::BasicBlock::Create(ctx, "stop", report);
+  llvm::IRBuilder<> b(entry);
+  llvm::Value *handler = b.CreateLoad(ptrType, handlerSlot);
+  b.CreateCondBr(b.CreateIsNull(handler), stop, call);
+  // The runtime's handler unwinds to the caller and does not return; code
+  // loaded without it (a library used on its own) stops rather than write
+  // past the out-param.
+  b.SetInsertPoint(call);
+  llvm::SmallVector<llvm::Value *, 4> args;
+  for (llvm::Argument &arg : report->args())
+    args.push_back(&arg);
+  b.CreateCall(report->getFunctionType(), handler, args);
+  b.CreateBr(stop);
+  b.SetInsertPoint(stop);
+  b.CreateCall(abort);
+  b.CreateUnreachable();
 }
 
 llvm::Error cpu::emitSharedLibrary(ModuleOp module, llvm::StringRef funcName,

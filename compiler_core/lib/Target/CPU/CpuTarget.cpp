@@ -133,6 +133,9 @@ void CpuTarget::buildPhases(const TargetOptions &o, PipelineBuilder &p) const {
   p.add(Phase::Bufferize, "canonicalize");
   p.add(Phase::Bufferize, "cuvil-instrument-kernels", "", "func.func",
         Need::Optional);
+  // Last, so its checks are not kernels of their own (a profile times them
+  // with the copy they guard).
+  p.add(Phase::Bufferize, "cuvil-check-result-sizes");
 
   p.add(Phase::Lower, "cuvil-approximate-math", "", "func.func",
         Need::Optional);

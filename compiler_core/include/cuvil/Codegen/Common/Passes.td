@@ -94,6 +94,38 @@ def MaterializeResults : Pass<"cuvil-materialize-results", "ModuleOp"> {
   let dependentDialects = ["memref::MemRefDialect"];
 }
 
+def CheckResultSizes : Pass<"cuvil-check-result-sizes", "ModuleOp"> {
+  let summary = "Check a dynamic result's sizes before copying it into its out-param";
+  let description = [{
+    The caller sizes the out-params of a function with dynamic results from
+    the size expressions of its symbols. Each `memref.copy` into an
+    out-param with dynamic dims first compares every dynamic size of the
+    computed result with the out-param's; on a difference it calls
+    `cuvil_result_size_mismatch(argument, dim, out-param size, result size)`
+    instead of writing past the buffer. The backend defines that function:
+    it reports to the runtime, which ends the call with an error.
+
+    Before:
+    ```mlir
+    memref.copy %r, %out : memref<?x8xf32> to memref<?x8xf32>
+    ```
+    After:
+    ```mlir
+    %want = memref.dim %out, %c0 : memref<?x8xf32>
+    %have = memref.dim %r, %c0 : memref<?x8xf32>
+    %bad = arith.cmpi ne, %want, %have : index
+    scf.if %bad {
+      func.call @cuvil_result_size_mismatch(%c1_i64, %c0_i64, %w, %h) : (i64, i64, i64, i64) -> ()
+    }
+    memref.copy %r, %out : memref<?x8xf32> to memref<?x8xf32>
+    ```
+  }];
+  let dependentDialects = [
+    "arith::ArithDialect", "func::FuncDialect", "memref::MemRefDialect",
+    "scf::SCFDialect"
+  ];
+}
+
 def InstrumentKernels : Pass<"cuvil-instrument-kernels", "func::FuncOp"> {
   let summary = "Call profiling hooks around every kernel of an entry function";
   let description = [{

@@ -60,6 +60,11 @@ llvm::Error addPackedInterface(llvm::Module &module, llvm::StringRef name);
 /// when it loads the code (cuvil/Runtime/MemRefCall.h).
 void defineAllocationFunctions(llvm::Module &module);
 
+/// The body of `cuvil_result_size_mismatch` (cuvil-check-result-sizes), if
+/// declared: a call through the `cuvil_size_mismatch_handler` pointer the
+/// runtime sets, which unwinds; without one, abort.
+void defineSizeMismatchFunction(llvm::Module &module);
+
 /// Compiles an LLVM-dialect module into a shared library at `path` whose
 /// entry point for `funcName` is the packed interface. This is the one way
 /// CPU code is built, whether it is then cached or only loaded: code run
