@@ -137,6 +137,7 @@ bool WorkerClient::startWorker() {
   stopRequested = false;
   sawReady = false;
   pending.clear();
+  lineStart = 0;
   readFd = fds[0];
   int writeFd = fds[1];
   fcntl(readFd, F_SETFL, fcntl(readFd, F_GETFL) | O_NONBLOCK);
@@ -209,7 +210,13 @@ void WorkerClient::readProtocol() {
   for (;;) {
     ssize_t n = read(readFd, buffer, sizeof buffer);
     if (n > 0) {
+      if (const void *last = memrchr(buffer, '\n', static_cast<size_t>(n)))
+        lineStart =
+            pending.size() + (static_cast<const char *>(last) - buffer) + 1;
       pending.append(buffer, static_cast<int>(n));
+      // A line longer than maxLine is refused as it arrives, not held.
+      if (pending.size() - lineStart > maxLine)
+        return refuseLongLine();
       continue;
     }
     if (n == 0 && notifier) // end of stream: the worker is gone
@@ -226,6 +233,20 @@ void WorkerClient::readProtocol() {
     start = nl + 1;
   }
   pending.remove(0, start);
+  lineStart = 0; // what is left is the start of an unfinished line
+}
+
+void WorkerClient::refuseLongLine() {
+  pending.clear();
+  lineStart = 0;
+  if (notifier)
+    notifier->setEnabled(false);
+  refuseWorker(
+      QString("cuvil-worker sent over %1 MiB on its protocol pipe without "
+              "ending the line, so it was stopped. Something in the script "
+              "may be writing to file descriptor 3 (the Workbench's pipe); "
+              "write to stdout or a file instead")
+          .arg(maxLine >> 20));
 }
 
 void WorkerClient::signalWorkerGroup(int signal) {

@@ -40,6 +40,12 @@ public:
   static QString defaultWorkerPath();
   void setWorkerPath(const QString &path) { workerPath = path; }
 
+  /// The longest protocol line held while waiting for its end (default
+  /// 256 MiB: IR text and traces travel as files); a worker that sends more
+  /// without a newline (a script writing to the protocol pipe) is stopped.
+  static constexpr qsizetype kDefaultMaxLine = qsizetype(256) << 20;
+  void setMaxLine(qsizetype bytes) { maxLine = bytes; }
+
   State state() const { return currentState; }
   qint64 workerPid() const;
   QString currentFile() const { return runningFile; }
@@ -91,6 +97,7 @@ private:
   void refuseWorker(const QString &description);
   bool send(const QByteArray &json, const QString &request);
   void readProtocol();
+  void refuseLongLine();
   void handleMessage(quint64 generation, const WorkerMessage &message);
   void handleEnd(quint64 generation, int exitCode, int exitStatus);
   void processFinished(int exitCode, QProcess::ExitStatus status);
@@ -104,6 +111,8 @@ private:
   QSocketNotifier *notifier = nullptr;
   int readFd = -1;
   QByteArray pending;
+  qsizetype maxLine = kDefaultMaxLine;
+  qsizetype lineStart = 0; // in `pending`, where the unfinished line begins
   QStringDecoder stdoutDecoder, stderrDecoder;
   quint64 generation = 0;
   State currentState = State::NotRunning;

@@ -48,6 +48,7 @@ private slots:
   void missingWorkerIsReported();
   void otherProtocolVersionIsRefused_data();
   void otherProtocolVersionIsRefused();
+  void endlessProtocolLineStopsTheWorker();
 };
 
 void WorkerProtocolTest::normalRunReportsCompilationsExecutesAndExports() {
@@ -247,17 +248,23 @@ void WorkerProtocolTest::osExitIsReported() {
            qPrintable(description));
 }
 
+/// Runs the tiny model on `client` and returns how its worker ended when it
+/// ended unexpectedly within 30 s; "" otherwise.
+static QString unexpectedEnd(WorkerClient &client) {
+  QSignalSpy ended(&client, &WorkerClient::workerEnded);
+  client.runFile(testData("fixtures/tiny_model.py"));
+  if (!ended.wait(30000) || !ended.first().at(1).toBool())
+    return {};
+  return ended.first().at(0).toString();
+}
+
 void WorkerProtocolTest::brokenPythonIsReported() {
   qputenv("PYTHONHOME", "/nonexistent-python-home");
   WorkerClient client;
   Console console;
   console.attach(client);
-  QSignalSpy ended(&client, &WorkerClient::workerEnded);
-  client.runFile(testData("fixtures/tiny_model.py"));
-  QVERIFY(ended.wait(30000));
+  QString description = unexpectedEnd(client);
   qunsetenv("PYTHONHOME");
-  QCOMPARE(ended.first().at(1).toBool(), true);
-  QString description = ended.first().at(0).toString();
   QVERIFY2(description.contains("could not start Python"),
            qPrintable(description));
   QTRY_VERIFY(console.err.contains("Python did not start"));
@@ -319,6 +326,23 @@ void WorkerProtocolTest::otherProtocolVersionIsRefused() {
   QVERIFY(ready.isEmpty());
   QVERIFY(started.isEmpty());
   QCOMPARE(ended.size(), 1);
+}
+
+void WorkerProtocolTest::endlessProtocolLineStopsTheWorker() {
+  // A line without end is refused once it passes the limit (1 MiB here),
+  // and the worker stopped, instead of growing the Workbench's memory.
+  qputenv("CUVIL_TEST_WORKER_PROTOCOL",
+          QByteArray::number(kWorkerProtocolVersion));
+  WorkerClient client;
+  client.setWorkerPath(testData("fixtures/endless_line_worker.sh"));
+  client.setMaxLine(qsizetype(1) << 20);
+  QString description = unexpectedEnd(client);
+  qunsetenv("CUVIL_TEST_WORKER_PROTOCOL");
+  QVERIFY2(description.contains("over 1 MiB on its protocol pipe without "
+                                "ending the line"),
+           qPrintable(description));
+  QVERIFY(description.contains("file descriptor 3"));
+  QCOMPARE(client.state(), WorkerClient::State::NotRunning);
 }
 
 QTEST_GUILESS_MAIN(WorkerProtocolTest)
