@@ -228,8 +228,16 @@ def unwrap_jit(f):
 
 
 def _random_states() -> tuple:
-    """The global random generators' states: NumPy's legacy one and Python's ``random``."""
-    return np.random.get_state(legacy=False)["state"]["key"].copy(), random.getstate()
+    """The global random generators' states: NumPy's legacy one and Python's ``random``.
+
+    NumPy's Mersenne Twister refills its 624-word key only every 624 draws, so
+    the position in the key (and a cached Gaussian) is part of the state: a
+    few draws move only the position.
+    """
+    state = np.random.get_state(legacy=False)
+    mt = state["state"]
+    numpy_state = (mt["key"].tobytes(), mt["pos"], state["has_gauss"], state["gauss"])
+    return numpy_state, random.getstate()
 
 
 def _check_no_random_draws(before: tuple, fn) -> None:
@@ -238,8 +246,7 @@ def _check_no_random_draws(before: tuple, fn) -> None:
     The numbers drawn while tracing would be frozen into the compiled code as
     constants, so every call would return the same "random" values.
     """
-    key, python_state = _random_states()
-    if np.array_equal(key, before[0]) and python_state == before[1]:
+    if _random_states() == before:
         return
     raise UnsupportedConstructError(
         f"{_python_name(fn)} draws random numbers (np.random or random) while it is traced; "

@@ -193,8 +193,13 @@ def test_builders_compute_with_numpy_outside_tracing(rng):
     np.testing.assert_array_equal(cuvil.dropout(x, 0.5), x)
 
 
-def test_random_draws_while_tracing_fall_back_with_the_reason():
-    # Values drawn while tracing would be frozen into the compiled code.
+@pytest.mark.parametrize("drawn_before", [0, 5, 600])
+def test_random_draws_while_tracing_fall_back_with_the_reason(drawn_before):
+    # Values drawn while tracing would be frozen into the compiled code. However many numbers
+    # were drawn before (the generator refills its key only every 624), a draw is seen.
+    np.random.seed(1)
+    np.random.randint(0, 2**31, drawn_before)
+
     @cuvil.jit
     def noisy(x):
         return x + np.random.rand(*x.shape).astype(np.float32)
