@@ -190,7 +190,8 @@ def _trace_command(args: argparse.Namespace) -> int:
         return code
 
     for path in (args.file, args.diff):
-        if path and not os.path.isfile(path):
+        # Any readable file, a pipe included (`... | cuvil trace /dev/stdin`); not a folder.
+        if path and (not os.path.exists(path) or os.path.isdir(path)):
             return fail(f"no such file: {path}", 2)
     if args.top < 0:
         return fail("--top takes a count of rows, 0 for all", 2)

@@ -4,7 +4,9 @@
 #include "cuvil/Profiler/Formats.h"
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -124,6 +126,58 @@ TraceFormat detectFormat(std::string_view content) {
   return TraceFormat::Folded;
 }
 
+uint64_t maxTraceFileBytes(TraceFormat format) {
+  uint64_t mib = 160;
+  if (const char *text = std::getenv("CUVIL_MAX_TRACE_MIB")) {
+    char *end = nullptr;
+    unsigned long long value = std::strtoull(text, &end, 10);
+    if (end != text && *end == '\0' && value > 0 && value < (1ull << 40))
+      mib = value;
+  }
+  uint64_t bytes = mib << 20;
+  return format == TraceFormat::Speedscope ? bytes / 4 : bytes;
+}
+
+/// The whole of `in` (a file, a pipe), or an error once it passes `limit`.
+static std::optional<TraceError> readBounded(std::ifstream &in,
+                                             const std::string &path,
+                                             TraceFormat format,
+                                             std::string &content) {
+  uint64_t limit = maxTraceFileBytes(format);
+  std::error_code ec;
+  uintmax_t size = std::filesystem::file_size(path, ec);
+  bool tooLarge = !ec && size > limit;
+  if (!tooLarge) {
+    if (!ec)
+      content.reserve(static_cast<size_t>(size));
+    // A pipe has no size: read it in chunks up to the limit.
+    char chunk[1 << 16];
+    while (in.read(chunk, sizeof chunk), in.gcount() > 0) {
+      content.append(chunk, static_cast<size_t>(in.gcount()));
+      if (content.size() > limit) {
+        tooLarge = true;
+        break;
+      }
+    }
+  }
+  if (!tooLarge)
+    return std::nullopt;
+  TraceError error;
+  error.path = path;
+  std::string what = ec ? "more than " + std::to_string(limit >> 20) + " MiB"
+                        : std::to_string(size >> 20) + " MiB";
+  error.message = "the " + std::string(traceFormatName(format)) + " trace is " +
+                  what + "; Cuvil reads " + traceFormatName(format) +
+                  " traces up to " + std::to_string(limit >> 20) +
+                  " MiB, which keeps reading one under 512 MiB of memory. "
+                  "Record a shorter window, or set CUVIL_MAX_TRACE_MIB (now " +
+                  std::to_string(maxTraceFileBytes(TraceFormat::Chrome) >> 20) +
+                  ") higher to read it with about 2.3 times its size in memory";
+  content.clear();
+  content.shrink_to_fit();
+  return error;
+}
+
 Expected<Trace> readTraceFile(const std::string &path, TraceFormat format) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
@@ -133,21 +187,18 @@ Expected<Trace> readTraceFile(const std::string &path, TraceFormat format) {
         std::string("cannot open the trace file: ") + std::strerror(errno);
     return error;
   }
+  std::string content;
   if (format == TraceFormat::Auto) {
-    char head[4096];
-    in.read(head, sizeof head);
-    format = detectFormat(std::string_view(head, size_t(in.gcount())));
-    in.clear();
-    in.seekg(0);
+    // The head read to detect the format is kept: a pipe cannot seek back.
+    content.resize(4096);
+    in.read(content.data(), static_cast<std::streamsize>(content.size()));
+    content.resize(static_cast<size_t>(in.gcount()));
+    format = detectFormat(content);
   }
   if (format == TraceFormat::NsysSqlite)
     return readNsysSqlite(path);
-
-  std::string content;
-  in.seekg(0, std::ios::end);
-  content.resize(static_cast<size_t>(in.tellg()));
-  in.seekg(0);
-  in.read(content.data(), static_cast<std::streamsize>(content.size()));
+  if (std::optional<TraceError> error = readBounded(in, path, format, content))
+    return *error;
   switch (format) {
   case TraceFormat::Folded:
     return parseFoldedStacks(content, path);

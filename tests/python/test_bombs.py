@@ -8,6 +8,7 @@ back from the kernel.
 from __future__ import annotations
 
 import resource
+import sys
 import textwrap
 
 from conftest import run_python
@@ -39,6 +40,57 @@ def test_trace_json_nested_100000_deep(tmp_path):
     read = run_python(["-m", "cuvil", "trace", str(args)], timeout=300)
     assert read.returncode == 0, read.stderr[-2000:]
     assert any(line.split()[:2] == ["a", "other"] for line in read.stdout.splitlines())
+    assert _peak_child_rss_mib() < MEMORY_BOUND_MIB
+
+
+EVENT = '{"name": "op", "ph": "X", "ts": 0, "dur": 1, "pid": 1, "tid": 1, "args": {"i": 7}}'
+
+
+def _ten_million_events(path) -> int:
+    """A real Chrome trace of 10,000,000 events (about 0.9 GB), written in large chunks."""
+    chunk = ("," + EVENT) * 100_000
+    with open(path, "w") as out:
+        out.write('{"traceEvents": [' + EVENT)
+        for i in range(100):
+            out.write(chunk[1:] if i == 0 else chunk)  # the first event is already written
+        out.write("]}")
+    return path.stat().st_size
+
+
+def test_trace_of_ten_million_events_is_refused_by_its_size(tmp_path):
+    path = tmp_path / "huge.json"
+    size_mib = _ten_million_events(path) >> 20
+    refused = run_python(["-m", "cuvil", "trace", str(path)], timeout=300)
+    path.unlink()
+    assert refused.returncode == 1
+    assert f"the chrome trace is {size_mib} MiB; Cuvil reads chrome traces up to 160 MiB" in (
+        refused.stderr
+    )
+    assert "CUVIL_MAX_TRACE_MIB" in refused.stderr
+    assert _peak_child_rss_mib() < MEMORY_BOUND_MIB
+
+
+def test_trace_with_a_5_gb_string_is_refused_from_a_file_and_from_a_pipe(tmp_path):
+    # The file is sparse: a header opening a string, then 5 GB the file system does not store.
+    path = tmp_path / "string.json"
+    with open(path, "wb") as out:
+        out.write(b'{"traceEvents": [{"name": "')
+        out.truncate(5 << 30)
+    refused = run_python(["-m", "cuvil", "trace", str(path), "--format", "chrome"], timeout=300)
+    assert refused.returncode == 1
+    assert "the chrome trace is 5120 MiB" in refused.stderr
+    # Through a pipe the size is unknown: the read stops at the limit.
+    piped = run_python(
+        [
+            "-c",
+            f"import subprocess, sys; sys.exit(subprocess.run("
+            f"'head -c 400000000 {path} | {sys.executable} -m cuvil trace /dev/stdin "
+            f"--format chrome', shell=True).returncode)",
+        ],
+        timeout=300,
+    )
+    assert piped.returncode == 1
+    assert "the chrome trace is more than 160 MiB" in piped.stderr
     assert _peak_child_rss_mib() < MEMORY_BOUND_MIB
 
 

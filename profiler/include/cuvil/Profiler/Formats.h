@@ -75,8 +75,16 @@ private:
 };
 
 /// Reads a file in `format`, detecting it from the content when Auto.
+/// Text formats are read whole, so a file larger than
+/// `maxTraceFileBytes(format)` is refused with its size and the limit.
 Expected<Trace> readTraceFile(const std::string &path,
                               TraceFormat format = TraceFormat::Auto);
+
+/// The largest text trace file read: reading one takes about 2.3 times its
+/// size (a speedscope document, parsed as a whole, about 8), so the default
+/// (160 MiB of Chrome trace, about 1.4 million events) keeps a reader under
+/// 512 MiB. $CUVIL_MAX_TRACE_MIB raises or lowers it, for the Chrome size.
+uint64_t maxTraceFileBytes(TraceFormat format);
 /// Writes `trace` in `format` (Auto: from the path, Chrome by default).
 std::optional<TraceError>
 writeTraceFile(const Trace &trace, const std::string &path,
