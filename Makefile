@@ -51,6 +51,9 @@ fuzz-build:
 fuzz: fuzz-build
 	python3 tests/fuzz/run_fuzzers.py --build build-fuzz \
 	  --seconds $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+	@# The ONNX importer is Python: a structure-aware mutator, not libFuzzer.
+	.venv/bin/python tests/fuzz/fuzz_onnx.py --seconds $(FUZZ_SECONDS) \
+	  --out build-fuzz/fuzz-crashes/onnx-importer
 
 fuzz-smoke: fuzz-build
 	cd build-fuzz && FUZZ_SMOKE_SECONDS=$(FUZZ_SMOKE_SECONDS) ctest -L fuzz -j2 --output-on-failure

@@ -7,19 +7,56 @@ back from the kernel.
 
 from __future__ import annotations
 
-import resource
+import os
+import subprocess
 import sys
 import textwrap
+import threading
+import time
+from subprocess import PIPE
 
-from conftest import run_python
+from conftest import subprocess_env
 
 DEPTH = 100_000
 MEMORY_BOUND_MIB = 512
 
 
+_PEAKS_MIB: list[float] = []  # the peak RSS of each child run since the last reading
+
+
 def _peak_child_rss_mib() -> float:
-    # ru_maxrss of RUSAGE_CHILDREN is the largest peak among waited-for children (KiB).
-    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    """The largest peak RSS among this test's children (and theirs), read once."""
+    peak = max(_PEAKS_MIB, default=0.0)
+    _PEAKS_MIB.clear()
+    return peak
+
+
+def run_python(args, timeout: float = 300) -> subprocess.CompletedProcess:
+    """This interpreter with ``args``; the child's own peak RSS (wait4, its descendants
+    included) is recorded, not the largest of every child this pytest process ever had."""
+    proc = subprocess.Popen(
+        [sys.executable, *args], env=subprocess_env(), stdout=PIPE, stderr=PIPE, text=True
+    )
+    streams: dict = {}
+    readers = [
+        threading.Thread(target=lambda n, f: streams.__setitem__(n, f.read()), args=(n, f))
+        for n, f in (("out", proc.stdout), ("err", proc.stderr))
+    ]
+    for reader in readers:
+        reader.start()
+    deadline = time.monotonic() + timeout
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.monotonic() > deadline:
+            proc.kill()
+        time.sleep(0.02)
+    for reader in readers:
+        reader.join()
+    proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+    _PEAKS_MIB.append(usage.ru_maxrss / 1024)  # KiB
+    return subprocess.CompletedProcess(args, proc.returncode, streams["out"], streams["err"])
 
 
 def _run(code: str):

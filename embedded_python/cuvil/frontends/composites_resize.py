@@ -62,6 +62,14 @@ def _cubic_weights(t: np.ndarray, a: float) -> np.ndarray:
     return np.where(d <= 1, near, far)
 
 
+#: The most entries of one interpolation matrix (16 Mi: 128 MiB of float64 while it is built,
+#: an axis of 4096 resized to 4096).
+MAX_RESIZE_MATRIX = 1 << 24
+
+# Mappings under which a scale of 1 maps every output to its own input, whatever the mode.
+_IDENTITY_AT_SCALE_1 = ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric")
+
+
 def resize_matrix(
     size: int,
     out: int,
@@ -91,6 +99,11 @@ def resize_matrix(
     if coordinates not in _COORDINATES:
         raise ValueError(
             f"coordinate transformation {coordinates!r} is not one of {RESIZE_COORDINATES}"
+        )
+    if out < 1 or size < 1 or out * size > MAX_RESIZE_MATRIX:
+        raise ValueError(
+            f"resizing an axis of {size} to {out} takes a {out} x {size} interpolation matrix; "
+            f"Cuvil builds them up to {MAX_RESIZE_MATRIX:,} entries and of sizes of at least 1"
         )
     scale = out / size if scale is None else float(scale)
     x = _coordinates(coordinates, out, scale, size, roi)
@@ -214,6 +227,9 @@ def resize(
                 continue  # a symbolic axis the caller keeps (or resized another way)
             raise ValueError(f"cannot interpolate the symbolic axis {axis} of shape {x.type.shape}")
         out = int(out_shape[axis])
+        unit = scales[axis] is None or float(scales[axis]) == 1.0
+        if out == size and unit and coordinates in _IDENTITY_AT_SCALE_1:
+            continue  # an axis left as it is: no matrix to build
         matrix = resize_matrix(
             size, out, mode, coordinates, scales[axis], roi=rois[axis], **options
         )

@@ -404,6 +404,21 @@ Value lowering::scalarConvert(OpBuilder &b, Location loc, Value v, Type to) {
 //===----------------------------------------------------------------------===//
 
 namespace {
+/// Why `op` cannot be lowered because a tensor it reads or makes is empty
+/// (a dimension of size 0: MLIR's tiling divides by it), or "".
+std::string emptyTensorRefusal(Operation *op) {
+  SmallVector<Type> types(op->getOperandTypes());
+  llvm::append_range(types, op->getResultTypes());
+  for (Type type : types) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (tensor && llvm::is_contained(tensor.getShape(), 0))
+      return "works on an empty tensor (" + formatShape(tensor.getShape()) +
+             "): Cuvil does not compile tensors with a dimension of size 0; "
+             "give every dimension a size of at least 1";
+  }
+  return "";
+}
+
 struct ConvertCuvilToLinalgPass
     : public cuvil::impl::ConvertCuvilToLinalgBase<ConvertCuvilToLinalgPass> {
   void runOnOperation() override {
@@ -418,7 +433,9 @@ struct ConvertCuvilToLinalgPass
     WalkResult refused = getOperation()->walk([](Operation *op) {
       if (!isa_and_nonnull<CuvilDialect>(op->getDialect()))
         return WalkResult::advance();
-      std::string reason = dynamicSizeRefusal(op);
+      std::string reason = emptyTensorRefusal(op);
+      if (reason.empty())
+        reason = dynamicSizeRefusal(op);
       if (reason.empty())
         return WalkResult::advance();
       op->emitOpError() << reason;

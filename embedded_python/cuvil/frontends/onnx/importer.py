@@ -192,7 +192,12 @@ class _Importer:
         if cached is None:
             array = np.asarray(item)
             if is_shape_value(array):
-                raise SymbolicSizeError(next(e for e in array.flat if isinstance(e, SymDim)))
+                symbolic = next((e for e in array.flat if isinstance(e, SymDim)), None)
+                if symbolic is None:
+                    raise UnsupportedConstructError(
+                        f"ONNX tensor '{name}' of non-numeric values used at run time"
+                    )
+                raise SymbolicSizeError(symbolic)
             array = array.astype(compute_dtype(array.dtype.name), copy=False)
             if not is_supported(array.dtype):
                 raise UnsupportedConstructError(
@@ -222,6 +227,12 @@ class _Importer:
                 raise
             except SymbolicSizeError as error:
                 raise ctx.static_size_needed(error) from None
+            except MemoryError:
+                # Folding a constant of declared sizes (2^40 elements) at import time.
+                raise ctx.unsupported(
+                    "its result, computed at import time from constant inputs, is too large "
+                    "to hold in memory; the sizes in the model are likely corrupted"
+                ) from None
             except (ValueError, IndexError, TypeError, KeyError) as error:
                 # Malformed attributes or inputs (a missing weight, an axis out of range).
                 raise TraceError(

@@ -144,6 +144,7 @@ def _check(loaded: LoadedModel, api: str) -> None:
             f"{api}: {label} is not a valid ONNX model: {first}. It may be truncated or "
             "corrupted; onnx.checker.check_model gives the details."
         ) from None
+    _check_names(proto.graph, f"{api}: {label}")
     produced = {name for node in proto.graph.node for name in node.output}
     produced |= {i.name for i in proto.graph.input} | {t.name for t in proto.graph.initializer}
     for output in proto.graph.output:
@@ -151,6 +152,27 @@ def _check(loaded: LoadedModel, api: str) -> None:
             raise OnnxModelError(
                 f"{api}: {label}: graph output '{output.name}' is produced by no node; the "
                 "file is truncated or the graph is incomplete"
+            )
+
+
+def _check_names(graph, where: str) -> None:
+    """Refuse a graph whose names or op types are not text (invalid UTF-8 reads as bytes)."""
+    named = [
+        ("the graph", [graph.name]),
+        *(
+            (f"node {i} ({n.op_type!r})", [n.name, n.op_type, n.domain, *n.input, *n.output])
+            for i, n in enumerate(graph.node)
+        ),
+        *(
+            (f"value {v.name!r}", [v.name, *(d.dim_param for d in v.type.tensor_type.shape.dim)])
+            for v in [*graph.input, *graph.output]
+        ),
+        *((f"initializer {t.name!r}", [t.name]) for t in graph.initializer),
+    ]
+    for what, texts in named:
+        if any(not isinstance(text, str) for text in texts):
+            raise OnnxModelError(
+                f"{where}: {what} has a name that is not valid UTF-8 text; the file is corrupted"
             )
 
 
@@ -171,7 +193,14 @@ def tensor_to_array(tensor, loaded: LoadedModel) -> np.ndarray:
     from onnx import TensorProto, numpy_helper
 
     if tensor.data_location != TensorProto.EXTERNAL:
-        return numpy_helper.to_array(tensor)
+        try:
+            return numpy_helper.to_array(tensor)
+        except (ValueError, TypeError, KeyError, MemoryError) as error:
+            raise OnnxModelError(
+                f"{loaded.label}: tensor '{tensor.name}' (element type {tensor.data_type}, "
+                f"shape {tuple(tensor.dims)}) holds data that does not make that tensor "
+                f"({type(error).__name__}: {error}); the file is truncated or corrupted"
+            ) from None
     info = {entry.key: entry.value for entry in tensor.external_data}
     if loaded.base_dir is None:
         raise OnnxModelError(

@@ -416,6 +416,8 @@ def resize(ctx: NodeContext):
         if isinstance(shape[axis], SymDim):
             factors[axis] = _symbolic_factor(ctx, axis, shape[axis], scales, sizes, i)
             continue
+        if shape[axis] < 1:
+            raise ctx.unsupported(f"a Resize of the empty axis {axis} (shape {tuple(shape)})")
         if sizes is not None:
             out[axis] = int(sizes[i])
             full_scales[axis] = out[axis] / shape[axis]

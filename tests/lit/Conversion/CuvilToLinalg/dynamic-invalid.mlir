@@ -27,3 +27,13 @@ func.func @expand_ambiguous_grouping(%x: tensor<?x?xf32>) -> tensor<?x4x?x8xf32>
   %0 = cuvil.reshape %x : (tensor<?x?xf32>) -> tensor<?x4x?x8xf32>
   return %0 : tensor<?x4x?x8xf32>
 }
+
+// -----
+
+// An empty tensor is refused with the op, not left to MLIR's tiling (which
+// divides by the size 0 and crashes).
+func.func @empty(%x: tensor<?x2x0x4xf32>, %y: tensor<?x2x4x?xf32>) -> tensor<?x2x0x?xf32> {
+  // expected-error @+1 {{'cuvil.matmul' op works on an empty tensor ([?, 2, 0, 4]): Cuvil does not compile tensors with a dimension of size 0}}
+  %0 = cuvil.matmul %x, %y : (tensor<?x2x0x4xf32>, tensor<?x2x4x?xf32>) -> tensor<?x2x0x?xf32>
+  return %0 : tensor<?x2x0x?xf32>
+}
