@@ -300,8 +300,9 @@ def mutated(rng: random.Random, seed_models: list) -> bytes:
 # ----- running ----------------------------------------------------------------------------------
 
 
-def run_case(data: bytes) -> str | None:
-    """None when the case passes; otherwise the traceback of the unexpected exception."""
+def run_case(data: bytes) -> tuple[str, str | None]:
+    """How the case ended (``"ran"``, ``"compiled"`` when its inputs are too large to feed, or
+    the name of the Cuvil error), and the traceback of an unexpected exception, else None."""
     import cuvil
 
     try:
@@ -315,14 +316,13 @@ def run_case(data: bytes) -> str | None:
                 d if isinstance(d, int) else max(2, ranges.get(d, (2, None))[0]) for d in spec.shape
             )
             if any(d < 0 for d in shape) or np.prod([float(d) for d in shape]) > MAX_ELEMENTS:
-                return None
+                return "compiled", None
             inputs.append(rng.standard_normal(shape).astype(spec.dtype))
         compiled(*inputs)
     except Exception as error:  # noqa: BLE001 - sorting expected from unexpected is the point
-        if type(error).__name__ in CLEAR_ERRORS:
-            return None
-        return traceback.format_exc()
-    return None
+        name = type(error).__name__
+        return name, None if name in CLEAR_ERRORS else traceback.format_exc()
+    return "ran", None
 
 
 def _worker(cases: mp.Queue, results: mp.Queue) -> None:
@@ -339,6 +339,7 @@ class Runner:
     def __init__(self):
         self.context = mp.get_context("spawn")
         self.process = None
+        self.outcomes: dict[str, int] = {}  # how the cases that ended ended: "ran", an error
 
     def _start(self):
         self.cases, self.results = self.context.Queue(), self.context.Queue()
@@ -359,7 +360,8 @@ class Runner:
                     self.process = None
                     return "crash", f"the worker died (exit code {code})"
                 continue
-            return ("exception", result) if result else None
+            self.outcomes[result[0]] = self.outcomes.get(result[0], 0) + 1
+            return ("exception", result[1]) if result[1] else None
         self.process.kill()
         self.process = None
         return "hang", f"the case ran past {CASE_SECONDS} s"
@@ -398,8 +400,10 @@ def fuzz(seconds: float, seed: int, out: Path | None, max_cases: int | None = No
                     print(f"{kind}: {save(out, kind, data, report)}", file=sys.stderr)
     finally:
         runner.close()
+    ended = sorted(runner.outcomes.items(), key=lambda item: -item[1])
     print(
-        f"fuzz-onnx: {count} cases in {time.monotonic() - start:.0f} s, {len(findings)} finding(s)",
+        f"fuzz-onnx: {count} cases in {time.monotonic() - start:.0f} s, {len(findings)} "
+        f"finding(s); ended: " + ", ".join(f"{n} {kind}" for kind, n in ended),
         file=sys.stderr,
     )
     return findings
