@@ -175,6 +175,18 @@ Value gemmOp(OpBuilder &b, Location loc, bool batched, RankedTensorType type,
       .getResult(0);
 }
 
+/// The dynamic sizes of `type`, dim d read from `sources[d]` (a value and
+/// its dim): what a GEMM's tensor.empty takes.
+SmallVector<Value> sizesFrom(OpBuilder &b, Location loc, RankedTensorType type,
+                             ArrayRef<std::pair<Value, int64_t>> sources) {
+  SmallVector<Value> sizes;
+  for (auto [d, source] : llvm::enumerate(sources))
+    if (type.isDynamicDim(d))
+      sizes.push_back(
+          b.create<tensor::DimOp>(loc, source.first, source.second));
+  return sizes;
+}
+
 /// (B..., M, K) @ (K, N): the batch folded into M, one GEMM.
 Value gemmOverRows(OpBuilder &b, Location loc, Value lhs, Value rhs,
                    RankedTensorType resultType) {
@@ -187,11 +199,8 @@ Value gemmOverRows(OpBuilder &b, Location loc, Value lhs, Value rhs,
   Value folded = foldLeading(b, loc, lhs, rank - 1);
   ArrayRef<int64_t> out = resultType.getShape();
   auto gemmType = withShape(resultType, {product(out.drop_back()), out.back()});
-  SmallVector<Value> sizes;
-  if (gemmType.isDynamicDim(0))
-    sizes.push_back(b.create<tensor::DimOp>(loc, folded, 0));
-  if (gemmType.isDynamicDim(1))
-    sizes.push_back(b.create<tensor::DimOp>(loc, rhs, 1));
+  SmallVector<Value> sizes =
+      sizesFrom(b, loc, gemmType, {{folded, 0}, {rhs, 1}});
   Value gemm = gemmOp(b, loc, false, gemmType, {folded, rhs}, sizes);
   return unfoldLeading(b, loc, gemm, resultType, rows);
 }
@@ -211,13 +220,8 @@ Value batchedGemm(OpBuilder &b, Location loc, Value lhs, Value rhs,
   ArrayRef<int64_t> out = resultType.getShape();
   auto bmmType = withShape(
       resultType, {product(out.drop_back(2)), out[batch], out[batch + 1]});
-  SmallVector<Value> sizes;
-  if (bmmType.isDynamicDim(0))
-    sizes.push_back(b.create<tensor::DimOp>(loc, lhs, 0));
-  if (bmmType.isDynamicDim(1))
-    sizes.push_back(b.create<tensor::DimOp>(loc, lhs, 1));
-  if (bmmType.isDynamicDim(2))
-    sizes.push_back(b.create<tensor::DimOp>(loc, rhs, 2));
+  SmallVector<Value> sizes =
+      sizesFrom(b, loc, bmmType, {{lhs, 0}, {lhs, 1}, {rhs, 2}});
   Value bmm = gemmOp(b, loc, true, bmmType, {lhs, rhs}, sizes);
   return unfoldLeading(b, loc, bmm, resultType, batchSizes);
 }
