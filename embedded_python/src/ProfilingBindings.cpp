@@ -149,7 +149,7 @@ namespace {
 /// Raises MemoryError when the call just made on this thread could not
 /// allocate an intermediate buffer, RuntimeError when it stopped before
 /// writing a result its out-param was sized wrong for.
-void checkAllocation(const cuvil::CompiledFunction &fn) {
+void checkCall(const cuvil::CompiledFunction &fn) {
   std::string failure = cuvil::takeCallFailure();
   if (!failure.empty()) {
     PyErr_SetString(PyExc_RuntimeError,
@@ -194,7 +194,7 @@ void cuvil::python::callCompiled(CompiledFunction &fn,
       py::gil_scoped_release release;
       fn.call(inputs.data(), outputs.data(), nullptr, shapes);
     }
-    checkAllocation(fn);
+    checkCall(fn);
     return;
   }
   ProfileContext &ctx = contextFor(fn, recorder);
@@ -208,7 +208,7 @@ void cuvil::python::callCompiled(CompiledFunction &fn,
     py::gil_scoped_release release;
     fn.call(inputs.data(), outputs.data(), hooks, shapes);
   }
-  checkAllocation(fn);
+  checkCall(fn);
   if (!recording)
     return;
   prof::RecordedEvent call;

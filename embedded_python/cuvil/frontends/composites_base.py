@@ -23,6 +23,7 @@ __all__ = [
     "sized_like",
     "cast",
     "slice_axis",
+    "slice_symbolic_axis",
     "concat",
     "pad",
     "predicate",
@@ -205,6 +206,22 @@ def slice_axis(b: IRBuilder, x: Value, axis: int, start: int, limit, step: int =
     if named != result.type.shape:
         result = Value(result.name, TensorType(named, result.type.dtype))
     return result
+
+
+def slice_symbolic_axis(b: IRBuilder, x: Value, axis: int, item: slice) -> Value:
+    """``x`` sliced along its symbolic ``axis`` by a Python slice with static bounds (``1:``,
+    ``-2:``, ``:-1``; ``None`` for either end), through :func:`slice_axis`; ``ValueError``
+    for a step below 1 or bounds a symbolic axis cannot take."""
+    step = 1 if item.step is None else int(item.step)
+    if step < 1:
+        raise ValueError(
+            f"cannot slice the symbolic axis {axis} of a tensor of shape {x.type.shape} by the "
+            f"step {step}: a symbolic axis is sliced with a positive step; fix: give that dim "
+            "a static size (a static input_spec)"
+        )
+    start = 0 if item.start is None else int(item.start)
+    stop = 2**63 - 1 if item.stop is None else min(int(item.stop), 2**63 - 1)
+    return slice_axis(b, x, axis, start, stop, step)
 
 
 def _from_the_end(b: IRBuilder, x: Value, axis: int, start: int, limit: int, step: int) -> Value:

@@ -174,6 +174,16 @@ llvm::Error cpu::addPackedInterface(llvm::Module &module,
   return llvm::Error::success();
 }
 
+/// The pointer global `name` the runtime fills when it loads the code (null
+/// until then): how compiled code reaches the runtime's failure handlers.
+static llvm::GlobalVariable *handlerSlot(llvm::Module &module,
+                                         llvm::StringRef name) {
+  auto *ptrType = llvm::PointerType::get(module.getContext(), 0);
+  return new llvm::GlobalVariable(
+      module, ptrType, /*isConstant=*/false, llvm::GlobalValue::ExternalLinkage,
+      llvm::ConstantPointerNull::get(ptrType), name);
+}
+
 void cpu::defineAllocationFunctions(llvm::Module &module) {
   llvm::LLVMContext &ctx = module.getContext();
   auto *ptrType = llvm::PointerType::get(ctx, 0);
@@ -181,11 +191,8 @@ void cpu::defineAllocationFunctions(llvm::Module &module) {
   auto *voidType = llvm::Type::getVoidTy(ctx);
   llvm::Function *alloc = module.getFunction("_mlir_memref_to_llvm_alloc");
   if (alloc && alloc->isDeclaration()) {
-    auto *handlerSlot =
-        new llvm::GlobalVariable(module, ptrType, /*isConstant=*/false,
-                                 llvm::GlobalValue::ExternalLinkage,
-                                 llvm::ConstantPointerNull::get(ptrType),
-                                 ::cuvil::kAllocationFailureHandlerSymbol);
+    llvm::GlobalVariable *slot =
+        handlerSlot(module, ::cuvil::kAllocationFailureHandlerSymbol);
     llvm::FunctionCallee malloc = module.getOrInsertFunction(
         "malloc", llvm::FunctionType::get(ptrType, {i64}, false));
     alloc->setLinkage(llvm::GlobalValue::InternalLinkage);
@@ -200,7 +207,7 @@ void cpu::defineAllocationFunctions(llvm::Module &module) {
         b.CreateAnd(b.CreateIsNull(ptr), b.CreateICmpNE(bytes, b.getInt64(0)));
     b.CreateCondBr(isFailure, failed, done);
     b.SetInsertPoint(failed);
-    llvm::Value *handler = b.CreateLoad(ptrType, handlerSlot);
+    llvm::Value *handler = b.CreateLoad(ptrType, slot);
     auto *call = llvm::BasicBlock::Create(ctx, "call", alloc);
     b.CreateCondBr(b.CreateIsNull(handler), done, call);
     b.SetInsertPoint(call);
@@ -228,10 +235,8 @@ void cpu::defineSizeMismatchFunction(llvm::Module &module) {
   llvm::LLVMContext &ctx = module.getContext();
   auto *ptrType = llvm::PointerType::get(ctx, 0);
   auto *voidType = llvm::Type::getVoidTy(ctx);
-  auto *handlerSlot = new llvm::GlobalVariable(
-      module, ptrType, /*isConstant=*/false, llvm::GlobalValue::ExternalLinkage,
-      llvm::ConstantPointerNull::get(ptrType),
-      ::cuvil::kSizeMismatchHandlerSymbol);
+  llvm::GlobalVariable *slot =
+      handlerSlot(module, ::cuvil::kSizeMismatchHandlerSymbol);
   llvm::FunctionCallee abort = module.getOrInsertFunction(
       "abort", llvm::FunctionType::get(voidType, {}));
   report->setLinkage(llvm::GlobalValue::InternalLinkage);
@@ -239,7 +244,7 @@ void cpu::defineSizeMismatchFunction(llvm::Module &module) {
   auto *call = llvm::BasicBlock::Create(ctx, "call", report);
   auto *stop = llvm::BasicBlock::Create(ctx, "stop", report);
   llvm::IRBuilder<> b(entry);
-  llvm::Value *handler = b.CreateLoad(ptrType, handlerSlot);
+  llvm::Value *handler = b.CreateLoad(ptrType, slot);
   b.CreateCondBr(b.CreateIsNull(handler), stop, call);
   // The runtime's handler unwinds to the caller and does not return; code
   // loaded without it (a library used on its own) stops rather than write

@@ -782,11 +782,9 @@ def _slice_symbolic_axis(ctx, value, dim: int, item, size, loc):
             "is taken whole (`:`) or sliced with a positive step (`1:`, `-2:`, `:-1`)",
             loc,
         )
-    start = 0 if item.start is None else int(item.start)
-    stop = 2**63 - 1 if item.stop is None else int(item.stop)
     try:
         with ctx.builder.at(loc):
-            return composites.slice_axis(ctx.builder, value, dim, start, stop, item.step or 1)
+            return composites.slice_symbolic_axis(ctx.builder, value, dim, item)
     except ValueError as error:
         raise unsupported(str(error), loc) from None
 

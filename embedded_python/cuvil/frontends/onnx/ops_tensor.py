@@ -370,16 +370,8 @@ def slice_(ctx: NodeContext):
 def _slice_symbolic_axis(ctx: NodeContext, x, axis: int, item: slice):
     """A Slice of a symbolic axis with static bounds (``x[:, -1:]``, ``x[:, 1:]``): limits read
     at run time, the sizes they assume checked on each call."""
-    step = 1 if item.step is None else int(item.step)
-    start = 0 if item.start is None else int(item.start)
-    stop = 2**63 - 1 if item.stop is None else int(item.stop)
-    if step < 1:
-        raise ctx.unsupported(
-            f"a Slice of the symbolic axis {axis} by the step {step}; fix: give that dim a "
-            "static size (a static input_spec)"
-        )
     try:
-        return C.slice_axis(ctx.b, x, axis, start, min(stop, 2**63 - 1), step)
+        return C.slice_symbolic_axis(ctx.b, x, axis, item)
     except ValueError as error:
         raise ctx.unsupported(str(error)) from None
 
