@@ -17,6 +17,8 @@
 #include "IRSession.h"
 
 #include "cuvil/Pipelines/Pipelines.h"
+#include "cuvil/Serialization/IRPackage.h"
+#include "cuvil/Serialization/Package.h"
 #include "cuvil/Target/TargetBackend.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -524,6 +526,26 @@ std::string cuvil::fingerprint(const std::string &mlirText,
   auto context = createContext();
   OwningOpRef<ModuleOp> module = parseForQuery(mlirText, context.get(), error);
   return module ? structuralFingerprint(*module) : "";
+}
+
+bool cuvil::saveIRPackage(const std::string &mlirText,
+                          const std::string &metadataJson,
+                          const std::string &path, std::string &error) {
+  auto context = createContext();
+  OwningOpRef<ModuleOp> module = parseForQuery(mlirText, context.get(), error);
+  return module && writeIRPackage(*module, metadataJson, path, error);
+}
+
+bool cuvil::loadIRPackage(const std::string &path, std::string &mlirText,
+                          std::string &metadataJson, std::string &form,
+                          std::string &error) {
+  auto context = createContext();
+  OwningOpRef<ModuleOp> module =
+      readIRPackage(path, context.get(), metadataJson, form, error);
+  if (!module)
+    return false;
+  mlirText = printOp(module->getOperation());
+  return true;
 }
 
 bool cuvil::resultSymbols(const std::string &mlirText,

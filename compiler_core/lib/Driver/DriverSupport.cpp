@@ -124,26 +124,6 @@ std::string cuvil::detail::printOp(Operation *op, bool debugInfo) {
   return text;
 }
 
-std::string cuvil::detail::sha256Hex(llvm::StringRef data) {
-  auto digest = llvm::SHA256::hash(llvm::arrayRefFromStringRef(data));
-  return llvm::toHex(digest, /*LowerCase=*/true);
-}
-
-std::string cuvil::detail::structuralFingerprint(ModuleOp module) {
-  // Function names and locations do not change what a graph computes; SSA
-  // names are positional in the generic printed form.
-  OwningOpRef<ModuleOp> clone = module.clone();
-  unsigned index = 0;
-  clone->walk([&](func::FuncOp func) {
-    func.setSymName(("f" + std::to_string(index++)));
-  });
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  clone->print(os,
-               OpPrintingFlags().printGenericOpForm().enableDebugInfo(false));
-  return sha256Hex(text);
-}
-
 OwningOpRef<ModuleOp> cuvil::detail::parseModule(const std::string &text,
                                                  MLIRContext *context) {
   return mlir::parseSourceString<ModuleOp>(text, ParserConfig(context),

@@ -47,10 +47,6 @@ private:
 };
 
 std::string printOp(mlir::Operation *op, bool debugInfo = true);
-std::string sha256Hex(llvm::StringRef data);
-/// SHA-256 over the generic form without locations, functions renamed by
-/// position: equal for graphs that compute the same thing.
-std::string structuralFingerprint(mlir::ModuleOp module);
 mlir::OwningOpRef<mlir::ModuleOp> parseModule(const std::string &text,
                                               mlir::MLIRContext *context);
 /// Signatures of statically shaped tensor types; an error at `loc` naming

@@ -171,6 +171,19 @@ bool resultSymbols(const std::string &mlirText, const std::string &funcName,
                    std::vector<std::vector<std::string>> &out,
                    std::string &error);
 
+/// Writes the module in `mlirText` as an IR package (.irpkg) at `path` with
+/// the metadata object `metadataJson` (see cuvil/Serialization/IRPackage.h).
+bool saveIRPackage(const std::string &mlirText, const std::string &metadataJson,
+                   const std::string &path, std::string &error);
+
+/// Reads an IR package: its module as text (with locations), its metadata
+/// and which form was read ("bytecode" or "text"). False with `error` naming
+/// the file and the field when the package is damaged or its fingerprint
+/// does not match.
+bool loadIRPackage(const std::string &path, std::string &mlirText,
+                   std::string &metadataJson, std::string &form,
+                   std::string &error);
+
 /// The compiler version, part of every cache key.
 const char *version();
 

@@ -26,6 +26,7 @@ void CuvilDialect::initialize() {
 #define GET_OP_LIST
 #include "cuvil/Dialect/Cuvil/IR/CuvilOps.cpp.inc"
       >();
+  registerCuvilBytecodeInterface(this);
 }
 
 Operation *CuvilDialect::materializeConstant(OpBuilder &builder,

@@ -38,6 +38,11 @@ bool onlyForgetsSizes(RankedTensorType in, RankedTensorType out);
 std::optional<llvm::SmallVector<llvm::SmallVector<int64_t, 2>>>
 reshapeGroups(RankedTensorType high, RankedTensorType low, bool expanding);
 
+/// The cuvil dialect's version in bytecode (CuvilBytecode.cpp): raised when
+/// an op changes incompatibly, with an upgrade from the older form.
+constexpr uint64_t kCuvilDialectVersion = 1;
+void registerCuvilBytecodeInterface(CuvilDialect *dialect);
+
 } // namespace mlir::cuvil
 
 #include "cuvil/Dialect/Cuvil/IR/CuvilOpsEnums.h.inc"

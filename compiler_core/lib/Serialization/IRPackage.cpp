@@ -1,0 +1,179 @@
+//===- IRPackage.cpp - Writing and reading IR packages --------------------===//
+
+#include "cuvil/Serialization/IRPackage.h"
+#include "cuvil/Dialect/Cuvil/IR/CuvilOps.h"
+#include "cuvil/Serialization/Package.h"
+
+#include "mlir/Bytecode/BytecodeReader.h"
+#include "mlir/Bytecode/BytecodeWriter.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <nlohmann/json.hpp>
+
+#ifndef CUVIL_VERSION
+#define CUVIL_VERSION "0.0.0"
+#endif
+
+using namespace mlir;
+using json = nlohmann::json;
+using ::cuvil::kIRBytecodeEntry;
+using ::cuvil::kIRTextEntry;
+using ::cuvil::PackageKind;
+using ::cuvil::PackageReader;
+using ::cuvil::PackageWriter;
+
+std::string(::cuvil::structuralFingerprint)(ModuleOp module) {
+  // Function names and locations do not change what a graph computes; SSA
+  // names are positional in the generic printed form.
+  OwningOpRef<ModuleOp> clone = module.clone();
+  unsigned index = 0;
+  clone->walk([&](func::FuncOp func) {
+    func.setSymName(("f" + std::to_string(index++)));
+  });
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  clone->print(os,
+               OpPrintingFlags().printGenericOpForm().enableDebugInfo(false));
+  return ::cuvil::sha256Hex(text);
+}
+
+static std::string mlirVersion() {
+  return std::to_string(LLVM_VERSION_MAJOR) + "." +
+         std::to_string(LLVM_VERSION_MINOR);
+}
+
+bool ::cuvil::writeIRPackage(ModuleOp module, const std::string &metadataJson,
+                             const std::string &path, std::string &error) {
+  json metadata = json::parse(metadataJson, nullptr, false);
+  if (!metadata.is_object()) {
+    error = "IR package metadata must be a JSON object";
+    return false;
+  }
+  metadata["format"] = "cuvil-irpkg";
+  metadata["fingerprint"] = ::cuvil::structuralFingerprint(module);
+  metadata["cuvil_version"] = CUVIL_VERSION;
+  metadata["mlir_version"] = mlirVersion();
+  metadata["dialect_versions"] = {{"cuvil", mlir::cuvil::kCuvilDialectVersion}};
+
+  std::string bytecode, text;
+  {
+    llvm::raw_string_ostream os(bytecode);
+    BytecodeWriterConfig config(std::string("Cuvil ") + CUVIL_VERSION);
+    if (failed(writeBytecodeToFile(module, os, config))) {
+      error = "cannot write the IR as bytecode";
+      return false;
+    }
+  }
+  {
+    llvm::raw_string_ostream os(text);
+    module->print(os, OpPrintingFlags().enableDebugInfo(true, false));
+  }
+  PackageWriter writer(PackageKind::IR);
+  return writer.setMetadata(metadata.dump(), error) &&
+         writer.add(kIRBytecodeEntry, bytecode, /*compress=*/true, error) &&
+         writer.add(kIRTextEntry, text, /*compress=*/true, error) &&
+         writer.write(path, error);
+}
+
+namespace {
+/// Parses bytecode or text into a module, diagnostics into `error`.
+OwningOpRef<ModuleOp> parseEntry(const std::string &bytes, bool bytecode,
+                                 const std::string &name, MLIRContext *context,
+                                 std::string &error) {
+  std::string diagnostics;
+  ScopedDiagnosticHandler handler(context, [&](Diagnostic &diag) {
+    if (diag.getSeverity() == DiagnosticSeverity::Error)
+      diagnostics += (diagnostics.empty() ? "" : "; ") + diag.str();
+    return success();
+  });
+  OwningOpRef<ModuleOp> module;
+  ParserConfig config(context);
+  if (bytecode) {
+    Block block;
+    llvm::MemoryBufferRef buffer(bytes, name);
+    if (succeeded(readBytecodeFile(buffer, &block, config)) &&
+        llvm::hasSingleElement(block)) {
+      if (auto op = dyn_cast<ModuleOp>(&block.front())) {
+        op->remove();
+        module = op;
+        if (failed(verify(*module)))
+          module = nullptr;
+      }
+    }
+  } else {
+    module = parseSourceString<ModuleOp>(bytes, config, name);
+  }
+  if (!module)
+    error =
+        diagnostics.empty() ? "it does not hold one valid module" : diagnostics;
+  return module;
+}
+} // namespace
+
+OwningOpRef<ModuleOp>(::cuvil::readIRPackage)(const std::string &path,
+                                              MLIRContext *context,
+                                              std::string &metadataJson,
+                                              std::string &form,
+                                              std::string &error) {
+  std::unique_ptr<PackageReader> reader =
+      PackageReader::open(path, PackageKind::IR, error);
+  if (!reader)
+    return nullptr;
+  json metadata = json::parse(reader->metadata(), nullptr, false);
+  auto field = [&](const char *key) -> std::string {
+    auto it = metadata.find(key);
+    return it != metadata.end() && it->is_string() ? it->get<std::string>()
+                                                   : "";
+  };
+  std::string fingerprint = field("fingerprint");
+  if (fingerprint.size() != 64) {
+    error = path + ": metadata field fingerprint: missing or not 64 hex digits";
+    return nullptr;
+  }
+  // Bytecode only from the same MLIR major; otherwise (or when it fails) the
+  // text, which crosses versions.
+  std::string writer = field("mlir_version");
+  bool sameMajor =
+      writer.substr(0, writer.find('.')) == std::to_string(LLVM_VERSION_MAJOR);
+  std::string bytes, why;
+  OwningOpRef<ModuleOp> module;
+  if (sameMajor && reader->find(kIRBytecodeEntry)) {
+    if (!reader->read(kIRBytecodeEntry, bytes, error))
+      return nullptr;
+    module = parseEntry(bytes, true, path, context, why);
+    form = "bytecode";
+  }
+  if (!module) {
+    if (!reader->find(kIRTextEntry)) {
+      error = path + ": entry '" + kIRTextEntry + "': " +
+              (why.empty() ? "missing, and no bytecode this MLIR (" +
+                                 mlirVersion() + ") reads"
+                           : "missing, and the bytecode failed: " + why);
+      return nullptr;
+    }
+    if (!reader->read(kIRTextEntry, bytes, error))
+      return nullptr;
+    std::string textWhy;
+    module = parseEntry(bytes, false, path, context, textWhy);
+    form = "text";
+    if (!module) {
+      error = path + ": entry '" + kIRTextEntry + "': " + textWhy;
+      return nullptr;
+    }
+  }
+  std::string actual = ::cuvil::structuralFingerprint(*module);
+  if (actual != fingerprint) {
+    error = path + ": fingerprint: the IR's structural SHA-256 is " + actual +
+            " but the metadata names " + fingerprint +
+            " (the IR was changed after the package was written)";
+    return nullptr;
+  }
+  metadataJson = reader->metadata();
+  return module;
+}
