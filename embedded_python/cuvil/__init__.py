@@ -1,6 +1,6 @@
 """Cuvil: an MLIR-based compiler for NumPy inference code and imported models (ONNX)."""
 
-from . import _builders, frontend
+from . import _builders, frontend, nd, runtime
 from ._builders import (
     avg_pool2d,
     batch_norm,
@@ -27,6 +27,7 @@ from ._jit import (
     snapshot_capture_enabled,
 )
 from ._logging import LogLevel, set_log_level
+from ._packages import PackageError, load_irpkg
 from ._passes import LEVELS, Pass, PassError, PassInfo, PipelineBuilder
 from ._profile import OpStats, Profile, profile
 from ._program import trace_to_mlir
@@ -66,6 +67,10 @@ __all__ = [
     "Tracer",
     "frontend",
     "load_onnx",
+    "load_irpkg",
+    "PackageError",
+    "nd",
+    "runtime",
     "OnnxModelError",
     "IRModule",
     "TensorSpec",

@@ -103,6 +103,8 @@ class Compilation:
     mlir: str
     compiled: object = field(repr=False)
     device: int = 0
+    #: The traced program compiled (signature, input names, output structure), for packages.
+    program: object = field(default=None, repr=False, compare=False)
 
     @property
     def compile_ms(self) -> float:
@@ -211,6 +213,7 @@ def compile_program(
         mlir=program.mlir,
         compiled=compiled,
         device=device,
+        program=program,
     )
     with _registry_lock:
         _registry.append(record)

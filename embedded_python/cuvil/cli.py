@@ -17,7 +17,11 @@ import tempfile
 import traceback
 
 from ._jit import Compilation, compilations, set_snapshot_capture, snapshot_capture_enabled
+from ._packages import PackageError, export_record, save_record_irpkg
 from ._targets import artifact_kinds, binary_artifact_kinds, set_default_target
+
+#: --emit kinds that are packages (docs/irpkg.md), written by Python, not by a target.
+PACKAGE_KINDS = ("cuvil", "irpkg")
 
 _COMPILE_HELP = """\
 Run FILE as __main__ with per-pass IR capture enabled, then report every
@@ -80,8 +84,9 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     compile_parser.add_argument(
         "--emit",
-        choices=artifact_kinds(),
-        help="export the compiled module (binary kinds need -o; a target writes a subset)",
+        choices=artifact_kinds() + PACKAGE_KINDS,
+        help="export the compiled module (binary kinds need -o; a target writes a subset); "
+        "cuvil: an executable package for cuvil.runtime and the C runtime, irpkg: an IR package",
     )
     compile_parser.add_argument(
         "-o", "--output", metavar="OUT", help="write the artifact to OUT (default kind: mlir)"
@@ -375,7 +380,7 @@ def _compile_command(args: argparse.Namespace) -> int:
     if not os.path.isfile(path):
         return _error(f"no such file: {args.file}", 2)
     emit = args.emit or ("mlir" if args.output else None)
-    if emit in binary_artifact_kinds() and not args.output:
+    if emit in binary_artifact_kinds() + PACKAGE_KINDS and not args.output:
         return _error(f"--emit {emit} produces a binary file; give its path with -o OUT", 2)
     if args.output and (why := _unwritable(args.output)):
         return _error(why, 2)
@@ -413,6 +418,14 @@ def _compile_command(args: argparse.Namespace) -> int:
         print(_header(record))
         if args.print_ir_after_all:
             _print_snapshots(record)
+        if emit in PACKAGE_KINDS:
+            out = args.output if len(records) == 1 else f"{args.output}.{index}"
+            try:
+                (export_record if emit == "cuvil" else save_record_irpkg)(record, out)
+            except PackageError as error:
+                return _error(str(error), 1)
+            print(f"// wrote {emit} to {out}")
+            continue
         if emit and emit not in record.compiled.artifacts:
             return _error(
                 f"--emit {emit}: the {record.target} target cannot write it; it writes "

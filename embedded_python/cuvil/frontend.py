@@ -601,6 +601,16 @@ class IRModule:
             self._latest = model
         return model
 
+    def save(self, path) -> None:
+        """Write this IR as an IR package (``.irpkg``, ``docs/irpkg.md``) at ``path``.
+
+        :func:`cuvil.load_irpkg` reads it back in any later Cuvil, which can
+        compile it for any target; the package names the IR's fingerprint.
+        """
+        from ._packages import save_irpkg
+
+        save_irpkg(self, path)
+
     def inspect(self, stage: str = "input") -> str:
         """IR at ``stage`` (one of ``cuvil.IR_STAGES``) of the latest compilation.
 
@@ -670,6 +680,14 @@ class CompiledModel:
     def emit(self, kind: str, path: str) -> None:
         """Write the compiled code as ``kind`` (mlir, llvm, asm, obj or so) to ``path``."""
         self._entry.record.compiled.emit(kind, str(path))
+
+    def export(self, path) -> None:
+        """Write an executable package (``.cuvil``) that :mod:`cuvil.runtime` and the C
+        runtime load in another process: the code, its signature (entry ``main``), the
+        symbolic-shape rules, the IR and its fingerprint (``docs/irpkg.md``)."""
+        from ._packages import export_executable
+
+        export_executable(self, path)
 
     def __call__(self, *args, **kwargs):
         inputs = self._bind(args, kwargs)

@@ -5,7 +5,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ArrayArgs.h"
 #include "DialectBindings.h"
+#include "PackageBindings.h"
 #include "PipelineBindings.h"
 #include "ProfilerBindings.h"
 #include "ProfilingBindings.h"
@@ -26,36 +28,6 @@ namespace {
 struct CompileError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
-
-std::string shapeText(const std::vector<int64_t> &shape) {
-  std::string text = "(";
-  for (size_t i = 0; i < shape.size(); ++i)
-    text += (i ? ", " : "") + std::to_string(shape[i]);
-  if (shape.size() == 1)
-    text += ",";
-  return text + ")";
-}
-
-/// Checks one array against its signature; returns its data pointer.
-void *checkedData(const py::array &array, const cuvil::TensorSignature &sig,
-                  const char *role, size_t index, bool writable) {
-  std::string dtype = py::str(array.dtype()).cast<std::string>();
-  std::vector<int64_t> shape(array.shape(), array.shape() + array.ndim());
-  std::string what = std::string(role) + " " + std::to_string(index);
-  bool fits = shape.size() == sig.shape.size();
-  for (size_t d = 0; fits && d < shape.size(); ++d)
-    fits = sig.shape[d] == -1 || sig.shape[d] == shape[d];
-  if (dtype != sig.dtype || !fits)
-    throw py::value_error(what + " is " + dtype + shapeText(shape) +
-                          " but the compiled function expects " + sig.dtype +
-                          shapeText(sig.shape));
-  if (!(array.flags() & py::array::c_style))
-    throw py::value_error(what + " is not C-contiguous; pass "
-                                 "np.ascontiguousarray(x)");
-  if (writable && !array.writeable())
-    throw py::value_error(what + " is read-only");
-  return const_cast<void *>(array.data());
-}
 
 py::dict sourceDict(const cuvil::SourceLocation &source) {
   py::dict d;
@@ -97,6 +69,38 @@ py::list signatures(const std::vector<cuvil::TensorSignature> &sigs) {
 
 } // namespace
 
+std::string cuvil::python::shapeText(const std::vector<int64_t> &shape) {
+  std::string text = "(";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(shape[i]);
+  if (shape.size() == 1)
+    text += ",";
+  return text + ")";
+}
+
+/// Checks one array against its signature; returns its data pointer.
+void *cuvil::python::checkedData(const py::array &array,
+                                 const cuvil::TensorSignature &sig,
+                                 const char *role, size_t index,
+                                 bool writable) {
+  std::string dtype = py::str(array.dtype()).cast<std::string>();
+  std::vector<int64_t> shape(array.shape(), array.shape() + array.ndim());
+  std::string what = std::string(role) + " " + std::to_string(index);
+  bool fits = shape.size() == sig.shape.size();
+  for (size_t d = 0; fits && d < shape.size(); ++d)
+    fits = sig.shape[d] == -1 || sig.shape[d] == shape[d];
+  if (dtype != sig.dtype || !fits)
+    throw py::value_error(what + " is " + dtype + shapeText(shape) +
+                          " but the compiled function expects " + sig.dtype +
+                          shapeText(sig.shape));
+  if (!(array.flags() & py::array::c_style))
+    throw py::value_error(what + " is not C-contiguous; pass "
+                                 "np.ascontiguousarray(x)");
+  if (writable && !array.writeable())
+    throw py::value_error(what + " is read-only");
+  return const_cast<void *>(array.data());
+}
+
 PYBIND11_MODULE(_cuvil, m) {
   m.doc() = "Cuvil compiler core: compile Cuvil IR for a target and call it";
   m.attr("version") = cuvil::version();
@@ -118,11 +122,11 @@ PYBIND11_MODULE(_cuvil, m) {
                   std::to_string(out.size()));
             std::vector<void *> inPtrs, outPtrs;
             for (size_t i = 0; i < in.size(); ++i)
-              inPtrs.push_back(
-                  checkedData(in[i], inSigs[i], "input", i, false));
+              inPtrs.push_back(cuvil::python::checkedData(in[i], inSigs[i],
+                                                          "input", i, false));
             for (size_t i = 0; i < out.size(); ++i)
-              outPtrs.push_back(
-                  checkedData(out[i], outSigs[i], "output", i, true));
+              outPtrs.push_back(cuvil::python::checkedData(out[i], outSigs[i],
+                                                           "output", i, true));
             // Dynamic sizes (-1) come from the arrays on every call; the
             // caller sized the outputs from the inputs' symbol sizes.
             cuvil::Shapes shapes;
@@ -314,4 +318,5 @@ PYBIND11_MODULE(_cuvil, m) {
 
   cuvil::python::bindProfiler(m);
   cuvil::python::bindDialect(m);
+  cuvil::python::bindPackages(m);
 }

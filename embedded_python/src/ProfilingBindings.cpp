@@ -144,17 +144,14 @@ std::vector<prof::PythonFrame> pythonStack() {
 
 } // namespace
 
-namespace {
-
 /// Raises MemoryError when the call just made on this thread could not
 /// allocate an intermediate buffer, RuntimeError when it stopped before
 /// writing a result its out-param was sized wrong for.
-void checkCall(const cuvil::CompiledFunction &fn) {
+void cuvil::python::checkCall(const std::string &function) {
   std::string failure = cuvil::takeCallFailure();
   if (!failure.empty()) {
     PyErr_SetString(PyExc_RuntimeError,
-                    ("cuvil: compiled function '" + fn.name() +
-                     "': " + failure +
+                    ("cuvil: compiled function '" + function + "': " + failure +
                      "; the outputs were not written. The sizes Cuvil "
                      "derived for its symbols do not hold for these inputs: "
                      "report it with the model, or compile it for these "
@@ -172,7 +169,7 @@ void checkCall(const cuvil::CompiledFunction &fn) {
   else
     std::snprintf(size, sizeof(size), "%.1f MiB", mib);
   PyErr_SetString(PyExc_MemoryError,
-                  ("cuvil: compiled function '" + fn.name() +
+                  ("cuvil: compiled function '" + function +
                    "' could not allocate " + std::to_string(bytes) +
                    " bytes (" + size +
                    ") for an intermediate buffer; free memory or call it "
@@ -180,8 +177,6 @@ void checkCall(const cuvil::CompiledFunction &fn) {
                       .c_str());
   throw py::error_already_set();
 }
-
-} // namespace
 
 void cuvil::python::callCompiled(CompiledFunction &fn,
                                  const std::vector<void *> &inputs,
@@ -194,7 +189,7 @@ void cuvil::python::callCompiled(CompiledFunction &fn,
       py::gil_scoped_release release;
       fn.call(inputs.data(), outputs.data(), nullptr, shapes);
     }
-    checkCall(fn);
+    checkCall(fn.name());
     return;
   }
   ProfileContext &ctx = contextFor(fn, recorder);
@@ -208,7 +203,7 @@ void cuvil::python::callCompiled(CompiledFunction &fn,
     py::gil_scoped_release release;
     fn.call(inputs.data(), outputs.data(), hooks, shapes);
   }
-  checkCall(fn);
+  checkCall(fn.name());
   if (!recording)
     return;
   prof::RecordedEvent call;

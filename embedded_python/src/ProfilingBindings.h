@@ -6,6 +6,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include <string>
 #include <vector>
 
 namespace cuvil::python {
@@ -19,6 +20,11 @@ namespace cuvil::python {
 void callCompiled(CompiledFunction &fn, const std::vector<void *> &inputs,
                   const std::vector<void *> &outputs,
                   const Shapes *shapes = nullptr);
+
+/// After a call of compiled code on this thread: raises MemoryError when
+/// it could not allocate an intermediate buffer, RuntimeError when it
+/// stopped before writing a result; `function` names it in the message.
+void checkCall(const std::string &function);
 
 } // namespace cuvil::python
 

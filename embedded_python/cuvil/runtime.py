@@ -1,0 +1,318 @@
+"""``cuvil.runtime``: run a compiled model from its executable package, without the compiler.
+
+::
+
+    rt = cuvil.runtime.Runtime(device="cpu")
+    exe = rt.load_executable("model.cuvil")      # or cuvil.runtime.load_executable(path)
+    fn = exe.get_function("main")                # the model's own name works too
+    out = fn(cuvil.nd.array(x), cuvil.nd.array(y))
+    out.numpy()
+    rt.bind_input(fn, "x", x)                    # zero-copy binding; fn.run() uses it
+
+A package is read and checked by the C++ runtime (``docs/irpkg.md``): its
+code is loaded from memory on the first call, only on a CPU with the features
+it was compiled for. Nothing here parses or compiles IR.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+
+import numpy as np
+
+from . import _native, _symbolic
+from ._packages import PackageError, package_error
+from ._targets import resolve_target
+from .nd import NDArray
+
+__all__ = ["Runtime", "Executable", "Function", "load_executable", "PackageError"]
+
+_API = "cuvil.runtime.Runtime"
+
+
+def _packages():
+    return _native.load().packages
+
+
+class Runtime:
+    """Where executables run and with which options.
+
+    Args:
+        device: ``"cpu"`` (the targets this runtime runs; ``cuvil.available_targets()``).
+        memory_pool_size_mb, enable_async, num_threads: accepted in the seed's
+            spelling; this runtime allocates intermediates per call, runs
+            synchronously and uses the code's OpenMP threads, so anything but
+            the defaults raises ``NotImplementedError`` instead of being ignored.
+    """
+
+    def __init__(
+        self,
+        device: str = "cpu",
+        memory_pool_size_mb: int | None = None,
+        enable_async: bool = False,
+        num_threads: int | None = None,
+    ):
+        target, index = resolve_target(device, _API)
+        if target != "cpu":
+            raise ValueError(
+                f"{_API}: device {device!r}: this runtime runs code for the CPU only; fix: "
+                "device='cpu'"
+            )
+        unsupported = [
+            f"{name}={value!r}"
+            for name, value, default in (
+                ("memory_pool_size_mb", memory_pool_size_mb, None),
+                ("enable_async", enable_async, False),
+                ("num_threads", num_threads, None),
+            )
+            if value != default
+        ]
+        if unsupported:
+            raise NotImplementedError(
+                f"{_API}({', '.join(unsupported)}): not supported by this version, which "
+                "allocates intermediates per call, runs calls synchronously and uses the "
+                "compiled code's OpenMP threads (OMP_NUM_THREADS); fix: leave the default"
+            )
+        self.device = f"{target}:{index}" if index else target
+        self._lock = threading.Lock()
+
+    def load_executable(self, path) -> Executable:
+        """Open the executable package (``.cuvil``) at ``path``.
+
+        Raises :class:`PackageError` naming the file and the field for a damaged
+        package, one of another kind, or one from a newer Cuvil.
+        """
+        try:
+            package = _packages().ExecutablePackage(os.fspath(path))
+        except _packages().PackageError as error:
+            raise package_error(error) from None
+        return Executable(self, package)
+
+    def bind_input(self, function: Function, name: str, value) -> None:
+        """Bind input ``name`` of ``function`` to ``value`` without copying it.
+
+        ``value`` must already be C-contiguous with the input's dtype and a
+        shape the function takes (a NumPy array, an :class:`~cuvil.nd.NDArray`
+        or a DLPack tensor); later changes to its contents are seen by
+        ``function.run()``.
+        """
+        function._bind(name, value)
+
+
+class Executable:
+    """An opened ``.cuvil`` package: :meth:`get_function`, ``fingerprint``, ``function_names``."""
+
+    def __init__(self, runtime: Runtime, package):
+        self.runtime = runtime
+        self._package = package
+        self.metadata = json.loads(package.metadata)
+        self._functions: dict[str, Function] = {}
+
+    @property
+    def path(self) -> str:
+        return self._package.path
+
+    @property
+    def fingerprint(self) -> str:
+        """The structural SHA-256 of the IR the code was compiled from."""
+        return self._package.fingerprint
+
+    @property
+    def function_names(self) -> list[str]:
+        return list(self._package.function_names)
+
+    def get_function(self, name: str = "main") -> Function:
+        """The function called ``name`` (``main`` for an exported model, or the model's name).
+
+        Raises ``KeyError`` listing the names the package has.
+        """
+        try:
+            handle = self._package.function(name)
+        except KeyError as error:
+            raise KeyError(error.args[0] if error.args else name) from None
+        function = self._functions.get(handle.name)
+        if function is None:
+            entry = next(f for f in self.metadata["functions"] if f.get("name") == handle.name)
+            function = self._functions[handle.name] = Function(self, handle, entry)
+        return function
+
+    __getitem__ = get_function  # tvm.runtime.Module["main"]
+
+    def verify(self) -> None:
+        """Read and check every entry now (each is otherwise checked when first used).
+
+        Raises :class:`PackageError` naming the entry that is damaged.
+        """
+        try:
+            _packages().read(self.path, "executable")
+        except _packages().PackageError as error:
+            raise package_error(error) from None
+
+    def __repr__(self) -> str:
+        return f"<cuvil.runtime.Executable {self.path!r} functions={self.function_names}>"
+
+
+class Function:
+    """A typed function of an :class:`Executable`: checks each argument's dtype and shape."""
+
+    def __init__(self, executable: Executable, handle, entry: dict):
+        self.executable = executable
+        self._handle = handle
+        self.name = handle.name
+        self.input_names = list(handle.input_names)
+        self._types = [(np.dtype(d), shape) for d, shape in handle.input_types]
+        self._output_types = [(np.dtype(d), shape) for d, shape in handle.output_types]
+        given = entry.get("given_inputs") or [d.name for d, _ in self._types]
+        returned = entry.get("given_outputs") or [d.name for d, _ in self._output_types]
+        self._given = [np.dtype(d) for d in given]
+        self._returned = [np.dtype(d) for d in returned]
+        self._structure = entry.get("structure", "single")
+        self._ranges = {k: tuple(v) for k, v in entry.get("symbol_ranges", {}).items()}
+        self._symbolic = any(
+            not isinstance(d, int) for _, shape in self._types + self._output_types for d in shape
+        )
+        self._bound: dict[str, np.ndarray] = {}
+
+    @property
+    def signature(self) -> str:
+        """``main(x: float32[64, 256]) -> (float32[64, 128])`` (the code's dtypes)."""
+        return self._handle.signature
+
+    def load(self) -> None:
+        """Load the code now (otherwise on the first call): checks the code entry and that
+        this CPU has the features it was compiled for."""
+        try:
+            self._handle.load()
+        except _packages().PackageError as error:
+            raise package_error(error) from None
+
+    def _label(self) -> str:
+        return f"{os.path.basename(self.executable.path)}: {self.name}"
+
+    def _check(self, index: int, value, copy_ok: bool) -> np.ndarray:
+        name = self.input_names[index]
+        dtype, shape = self._types[index]
+        given = self._given[index]
+        if isinstance(value, NDArray):
+            value = value.numpy()
+        elif hasattr(value, "__dlpack__") and not isinstance(value, np.ndarray):
+            value = np.from_dlpack(value)
+        if not isinstance(value, (np.ndarray, np.generic)):
+            raise TypeError(
+                f"{self._label()}: input '{name}' must be an array ({given}"
+                f"{list(shape)}), got {type(value).__name__}"
+            )
+        value = np.asarray(value)
+        if value.dtype != given:
+            raise TypeError(
+                f"{self._label()}: input '{name}' has dtype {value.dtype}, but the function "
+                f"takes {given}; fix: pass {name}.astype(np.{given.name})"
+            )
+        fits = value.ndim == len(shape) and all(
+            not isinstance(d, int) or d == size for d, size in zip(shape, value.shape)
+        )
+        if not fits:
+            raise ValueError(
+                f"{self._label()}: input '{name}' has shape {value.shape}, but the function "
+                f"takes {tuple(shape)}"
+            )
+        if given != dtype:
+            return np.ascontiguousarray(value, dtype=dtype)
+        if not value.flags.c_contiguous:
+            if not copy_ok:
+                raise ValueError(
+                    f"{self._label()}: input '{name}' is not C-contiguous, so it cannot be "
+                    f"bound without a copy; fix: np.ascontiguousarray({name})"
+                )
+            value = np.ascontiguousarray(value)
+        return value
+
+    def _bind(self, name: str, value) -> None:
+        if name not in self.input_names:
+            raise KeyError(
+                f"{self._label()} has no input '{name}'; its inputs are "
+                f"{', '.join(repr(n) for n in self.input_names)}"
+            )
+        index = self.input_names.index(name)
+        if self._given[index] != self._types[index][0]:
+            raise TypeError(
+                f"{self._label()}: input '{name}' is converted from {self._given[index]} to "
+                f"{self._types[index][0]} on every call, so it cannot be bound without a copy"
+            )
+        self._bound[name] = self._check(index, value, copy_ok=False)
+
+    def run(self):
+        """Run on the inputs bound with :meth:`Runtime.bind_input`."""
+        missing = [n for n in self.input_names if n not in self._bound]
+        if missing:
+            raise TypeError(
+                f"{self._label()}: input(s) {', '.join(repr(n) for n in missing)} are not "
+                "bound; fix: runtime.bind_input(function, name, array) for each"
+            )
+        return self._run([self._bound[n] for n in self.input_names])
+
+    def __call__(self, *args, **kwargs):
+        names = self.input_names
+        if len(args) > len(names):
+            raise TypeError(
+                f"{self._label()} takes {len(names)} input(s) "
+                f"({', '.join(repr(n) for n in names)}) but {len(args)} were given"
+            )
+        given = dict(zip(names, args))
+        for key, value in kwargs.items():
+            if key not in names or key in given:
+                raise TypeError(f"{self._label()}: unexpected or repeated input '{key}'")
+            given[key] = value
+        missing = [n for n in names if n not in given]
+        if missing:
+            raise TypeError(f"{self._label()} is missing input(s) {missing}")
+        return self._run([self._check(i, given[n], True) for i, n in enumerate(names)])
+
+    def _output_shapes(self, inputs: list) -> list:
+        if not self._symbolic:
+            return [shape for _, shape in self._output_types]
+        try:
+            shapes = self._handle.output_shapes([list(x.shape) for x in inputs])
+        except ValueError as error:
+            raise ValueError(f"{self._label()}: {error}") from None
+        if self._ranges:
+            specs = {n: shape for n, (_, shape) in zip(self.input_names, self._types)}
+            bindings = _symbolic.bind(specs, {n: x.shape for n, x in zip(self.input_names, inputs)})
+            for symbol, (lowest, highest) in self._ranges.items():
+                size = bindings.get(symbol)
+                if size is not None and (size < lowest or (highest is not None and size > highest)):
+                    raise ValueError(
+                        f"{self._label()}: {symbol} is {size}, but the model allows "
+                        f"{lowest} <= {symbol}" + (f" <= {highest}" if highest is not None else "")
+                    )
+        return shapes
+
+    def _run(self, inputs: list):
+        shapes = self._output_shapes(inputs)
+        outputs = [np.empty(s, d) for (d, _), s in zip(self._output_types, shapes)]
+        try:
+            self._handle(inputs, outputs)
+        except _packages().PackageError as error:
+            raise package_error(error) from None
+        values = [
+            NDArray(o if o.dtype == r else o.astype(r)) for o, r in zip(outputs, self._returned)
+        ]
+        if self._structure == "single":
+            return values[0]
+        return tuple(values) if self._structure == "tuple" else list(values)
+
+    def __repr__(self) -> str:
+        return f"<cuvil.runtime.Function {self.signature}>"
+
+
+_default: Runtime | None = None
+
+
+def load_executable(path) -> Executable:
+    """Open ``path`` with a default :class:`Runtime` on the CPU."""
+    global _default
+    if _default is None:
+        _default = Runtime()
+    return _default.load_executable(path)
