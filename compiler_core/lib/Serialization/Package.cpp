@@ -153,7 +153,6 @@ bool PackageWriter::add(const std::string &name, std::string_view data,
   Stored s;
   s.entry.name = name;
   s.entry.rawSize = data.size();
-  s.entry.sha256 = digestOf(data);
   if (compress) {
     s.bytes.resize(ZSTD_compressBound(data.size()));
     size_t n = ZSTD_compress(s.bytes.data(), s.bytes.size(), data.data(),
@@ -170,6 +169,10 @@ bool PackageWriter::add(const std::string &name, std::string_view data,
     s.entry.codec = "none";
   }
   s.entry.size = s.bytes.size();
+  // Of the stored bytes: equal digests mean equal frames, so a damaged
+  // frame is refused before it is decompressed, even one that would still
+  // decode to the same bytes.
+  s.entry.sha256 = digestOf(s.bytes);
   stored.push_back(std::move(s));
   return true;
 }
@@ -582,18 +585,17 @@ bool PackageReader::read(const std::string &name, std::string &out,
     return false;
   }
   std::string_view stored(base + e->offset, e->size);
+  if (digestOf(stored) != e->sha256) {
+    error = where("entry '" + name + "'") +
+            "its bytes do not match their SHA-256 (a damaged or edited file)";
+    return false;
+  }
   std::string why;
   if (e->codec == "none") {
     out.assign(stored.data(), stored.size());
   } else if (!decompressFrame(stored, e->rawSize, limits.maxWindowLog, out,
                               why)) {
     error = where("entry '" + name + "'") + why;
-    out.clear();
-    return false;
-  }
-  if (digestOf(out) != e->sha256) {
-    error = where("entry '" + name + "'") +
-            "its bytes do not match their SHA-256 (a damaged or edited file)";
     out.clear();
     return false;
   }

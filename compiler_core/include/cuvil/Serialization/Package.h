@@ -47,7 +47,7 @@ struct PackageEntry {
   uint64_t offset = 0;
   uint64_t size = 0;    ///< bytes stored in the file
   uint64_t rawSize = 0; ///< bytes after decompression
-  std::string sha256;   ///< hex digest of the raw bytes
+  std::string sha256;   ///< hex digest of the stored bytes
 };
 
 /// Limits a reader applies (defaults from CUVIL_MAX_PACKAGE_ENTRY_MIB).
