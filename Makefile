@@ -31,7 +31,7 @@ bench: setup
 
 # libFuzzer targets (tests/fuzz/README.md): a clang-19 ASan+UBSan build of
 # the readers only, in build-fuzz. `make fuzz` fuzzes each target for
-# FUZZ_SECONDS (default 100: 10 minutes for the six), FUZZ_TARGETS to pick
+# FUZZ_SECONDS (default 100: 12 minutes for the seven), FUZZ_TARGETS to pick
 # some; the corpus grows in build-fuzz/fuzz-corpus, crashes land in
 # build-fuzz/fuzz-crashes. `make fuzz-smoke` (part of `make test`) runs each
 # for FUZZ_SMOKE_SECONDS (default 5) on its seeds and regressions.

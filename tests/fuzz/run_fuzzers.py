@@ -114,6 +114,11 @@ def dialect_seeds(build: Path, out: Path) -> None:
             (out / f"{name}-{i}.mlir").write_text(part)
 
 
+def package_seeds(build: Path, out: Path) -> None:
+    """IR and executable packages written by the package writer itself."""
+    subprocess.run([build / "tests/fuzz/cuvil-fuzz-make-package-seeds", out], check=True)
+
+
 SEEDS = {
     "chrome-trace": chrome_seeds,
     "speedscope": written_seeds,
@@ -121,6 +126,7 @@ SEEDS = {
     "nsys-sqlite": nsys_seeds,
     "worker-protocol": worker_seeds,
     "cuvil-dialect": dialect_seeds,
+    "package": package_seeds,
 }
 
 
