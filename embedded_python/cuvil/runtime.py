@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 
 import numpy as np
 
@@ -37,22 +36,32 @@ def _packages():
 
 
 class Runtime:
-    """Where executables run and with which options.
+    """Where executables run and with which options (ONNX Runtime's session options, in
+    Cuvil's terms).
 
     Args:
-        device: ``"cpu"`` (the targets this runtime runs; ``cuvil.available_targets()``).
-        memory_pool_size_mb, enable_async, num_threads: accepted in the seed's
-            spelling; this runtime allocates intermediates per call, runs
-            synchronously and uses the code's OpenMP threads, so anything but
-            the defaults raises ``NotImplementedError`` instead of being ignored.
+        device: ``"cpu"`` (the targets this runtime runs).
+        memory_pool_size_mb: a pool reserved once and reused by every call of this
+            runtime's functions for their intermediates (the planned arena and any
+            other buffer), so a call allocates nothing in the steady state; ``0``
+            turns it off (every call allocates). Calls made at the same time from
+            several threads: one uses the pool, the others allocate.
+        arena_extend_strategy: ``"grow"`` (a call that needs more takes the rest from
+            the heap and the pool grows once to fit the next one) or ``"fixed"`` (such
+            a call fails with a ``MemoryError`` naming the function and the size).
+        num_threads: OpenMP threads a call may use (``None``: ``OMP_NUM_THREADS`` or
+            every core); set on the calling thread for the call only.
+        enable_async: calls on the CPU run synchronously; ``True`` raises
+            ``NotImplementedError`` rather than being ignored.
     """
 
     def __init__(
         self,
         device: str = "cpu",
-        memory_pool_size_mb: int | None = None,
+        memory_pool_size_mb: float = 256,
         enable_async: bool = False,
         num_threads: int | None = None,
+        arena_extend_strategy: str = "grow",
     ):
         target, index = resolve_target(device, _API)
         if target != "cpu":
@@ -60,23 +69,42 @@ class Runtime:
                 f"{_API}: device {device!r}: this runtime runs code for the CPU only; fix: "
                 "device='cpu'"
             )
-        unsupported = [
-            f"{name}={value!r}"
-            for name, value, default in (
-                ("memory_pool_size_mb", memory_pool_size_mb, None),
-                ("enable_async", enable_async, False),
-                ("num_threads", num_threads, None),
-            )
-            if value != default
-        ]
-        if unsupported:
+        if enable_async:
             raise NotImplementedError(
-                f"{_API}({', '.join(unsupported)}): not supported by this version, which "
-                "allocates intermediates per call, runs calls synchronously and uses the "
-                "compiled code's OpenMP threads (OMP_NUM_THREADS); fix: leave the default"
+                f"{_API}(enable_async=True): calls on the CPU run synchronously in this "
+                "version; fix: leave enable_async=False"
+            )
+        if num_threads is not None and (not isinstance(num_threads, int) or num_threads < 1):
+            raise ValueError(
+                f"{_API}: num_threads must be a positive int or None, not {num_threads!r}"
+            )
+        if not isinstance(memory_pool_size_mb, (int, float)) or memory_pool_size_mb < 0:
+            raise ValueError(
+                f"{_API}: memory_pool_size_mb must be a size in MiB (0 turns the pool off), "
+                f"not {memory_pool_size_mb!r}"
+            )
+        if arena_extend_strategy not in ("grow", "fixed"):
+            raise ValueError(
+                f"{_API}: arena_extend_strategy must be 'grow' or 'fixed', "
+                f"not {arena_extend_strategy!r}"
             )
         self.device = f"{target}:{index}" if index else target
-        self._lock = threading.Lock()
+        self.num_threads = num_threads
+        self.arena_extend_strategy = arena_extend_strategy
+        size = int(memory_pool_size_mb * (1 << 20))
+        self._pool = _packages().MemoryPool(size, arena_extend_strategy) if size else None
+
+    @property
+    def memory_pool(self) -> dict | None:
+        """The pool's ``capacity``, ``peak_bytes`` (the most one call needed), ``calls``,
+        ``overflows`` (calls that needed more) and ``grows``; ``None`` without a pool."""
+        pool = self._pool
+        if pool is None:
+            return None
+        return {
+            key: getattr(pool, key)
+            for key in ("capacity", "peak_bytes", "calls", "overflows", "grows")
+        }
 
     def load_executable(self, path) -> Executable:
         """Open the executable package (``.cuvil``) at ``path``.
@@ -292,8 +320,9 @@ class Function:
     def _run(self, inputs: list):
         shapes = self._output_shapes(inputs)
         outputs = [np.empty(s, d) for (d, _), s in zip(self._output_types, shapes)]
+        runtime = self.executable.runtime
         try:
-            self._handle(inputs, outputs)
+            self._handle(inputs, outputs, runtime._pool, runtime.num_threads or 0)
         except _packages().PackageError as error:
             raise package_error(error) from None
         values = [

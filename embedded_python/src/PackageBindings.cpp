@@ -13,6 +13,7 @@
 
 #include "cuvil/Driver/Compiler.h"
 #include "cuvil/Runtime/ExecutablePackage.h"
+#include "cuvil/Runtime/MemoryPool.h"
 #include "cuvil/Serialization/Package.h"
 
 #include <pybind11/stl.h>
@@ -68,8 +69,8 @@ struct FunctionHandle {
     return out;
   }
 
-  void call(const std::vector<py::array> &in,
-            const std::vector<py::array> &out) const {
+  void call(const std::vector<py::array> &in, const std::vector<py::array> &out,
+            MemoryPool *pool, int threads) const {
     const PackagedFunction &fn = *function;
     if (in.size() != fn.inputs.size() || out.size() != fn.outputs.size())
       throw py::value_error(fn.name + " takes " +
@@ -99,6 +100,8 @@ struct FunctionHandle {
     }
     {
       py::gil_scoped_release release;
+      MemoryPool::Scope scope(pool);
+      ScopedThreadCount threadCount(threads);
       executable->call(inPtrs.data(), outPtrs.data(), nullptr, &shapes);
     }
     python::checkCall(fn.name);
@@ -148,8 +151,28 @@ void bindExecutablePackages(py::module_ &m) {
           },
           "Loads the function's code now (otherwise on the first call)")
       .def("__call__", &FunctionHandle::call, py::arg("inputs"),
-           py::arg("outputs"),
-           "Runs the code on C-contiguous arrays; writes `outputs`.");
+           py::arg("outputs"), py::arg("pool") = nullptr,
+           py::arg("threads") = 0,
+           "Runs the code on C-contiguous arrays; writes `outputs`. "
+           "Intermediates come from `pool` when given; `threads` > 0 sets "
+           "the OpenMP threads for this call.");
+
+  py::class_<MemoryPool>(m, "MemoryPool")
+      .def(py::init([](size_t bytes, const std::string &growth) {
+             if (growth != "grow" && growth != "fixed")
+               throw py::value_error("pool growth must be 'grow' or 'fixed', "
+                                     "not '" +
+                                     growth + "'");
+             return std::make_unique<MemoryPool>(
+                 bytes, growth == "grow" ? MemoryPool::Growth::Grow
+                                         : MemoryPool::Growth::Fixed);
+           }),
+           py::arg("bytes"), py::arg("growth") = "grow")
+      .def_property_readonly("capacity", &MemoryPool::capacity)
+      .def_property_readonly("peak_bytes", &MemoryPool::peakBytes)
+      .def_property_readonly("calls", &MemoryPool::calls)
+      .def_property_readonly("overflows", &MemoryPool::overflows)
+      .def_property_readonly("grows", &MemoryPool::grows);
 
   py::class_<ExecutablePackage, std::shared_ptr<ExecutablePackage>>(
       m, "ExecutablePackage")

@@ -122,6 +122,36 @@ def test_runtime_errors_name_the_argument_and_the_names(exported):
         cuvil.runtime.Runtime().bind_input(fn, "w1", np.asfortranarray(args[1]))
     with pytest.raises(NotImplementedError, match="enable_async"):
         cuvil.runtime.Runtime(enable_async=True)
+    with pytest.raises(ValueError, match="arena_extend_strategy"):
+        cuvil.runtime.Runtime(arena_extend_strategy="double")
+
+
+def test_memory_pool_serves_every_call_and_grows_once(exported):
+    rt = cuvil.runtime.Runtime(memory_pool_size_mb=0.0001)  # 128 bytes: too small
+    fn = rt.load_executable(exported).get_function()
+    args = _args(np.random.default_rng(6))
+    expected = mlp(*args)
+    for _ in range(3):
+        np.testing.assert_allclose(fn(*args).numpy(), expected, rtol=1e-5, atol=1e-5)
+    pool = rt.memory_pool
+    assert pool["calls"] == 3 and pool["overflows"] == 1 and pool["grows"] == 1, pool
+    assert pool["capacity"] >= pool["peak_bytes"] >= 1024, pool
+
+    fixed = cuvil.runtime.Runtime(memory_pool_size_mb=0.0001, arena_extend_strategy="fixed")
+    fn = fixed.load_executable(exported).get_function()
+    with pytest.raises(MemoryError, match="main' could not allocate"):
+        fn(*args)
+    roomy = cuvil.runtime.Runtime(memory_pool_size_mb=1, arena_extend_strategy="fixed")
+    fn = roomy.load_executable(exported).get_function()
+    np.testing.assert_allclose(fn(*args).numpy(), expected, rtol=1e-5, atol=1e-5)
+    assert roomy.memory_pool["overflows"] == 0
+
+
+def test_num_threads_gives_the_same_result(exported):
+    args = _args(np.random.default_rng(7))
+    one = cuvil.runtime.Runtime(num_threads=1).load_executable(exported).get_function()
+    two = cuvil.runtime.Runtime(num_threads=2).load_executable(exported).get_function()
+    np.testing.assert_array_equal(one(*args).numpy(), two(*args).numpy())
 
 
 def test_symbolic_model_runs_at_every_size(tmp_path):

@@ -2,6 +2,7 @@
 
 #include "cuvil/Runtime/ExecutablePackage.h"
 #include "cuvil/Runtime/MemRefCall.h"
+#include "cuvil/Runtime/MemoryPool.h"
 #include "cuvil/Runtime/cuvil_runtime.h"
 
 #include <memory>
@@ -35,6 +36,8 @@ struct cuvil_function {
 struct cuvil_executable {
   std::unique_ptr<ExecutablePackage> package;
   std::vector<std::unique_ptr<cuvil_function>> functions;
+  std::unique_ptr<MemoryPool> pool;
+  int threads = 0;
 };
 
 static TensorView viewOf(const std::string &name,
@@ -76,6 +79,24 @@ cuvil_executable *cuvil_executable_open(const char *path) {
 }
 
 void cuvil_executable_close(cuvil_executable *executable) { delete executable; }
+
+int cuvil_executable_set_options(cuvil_executable *executable,
+                                 uint64_t pool_bytes, int pool_fixed,
+                                 int threads) {
+  if (!executable)
+    return fail("cuvil_executable_set_options: executable is NULL");
+  if (threads < 0)
+    return fail("cuvil_executable_set_options: threads must be 0 (the "
+                "default) or positive, not " +
+                std::to_string(threads));
+  executable->pool.reset();
+  if (pool_bytes)
+    executable->pool = std::make_unique<MemoryPool>(
+        pool_bytes,
+        pool_fixed ? MemoryPool::Growth::Fixed : MemoryPool::Growth::Grow);
+  executable->threads = threads;
+  return 0;
+}
 
 const char *cuvil_executable_fingerprint(const cuvil_executable *executable) {
   return executable ? executable->package->fingerprint().c_str() : "";
@@ -213,8 +234,12 @@ static int run(cuvil_executable *executable, const cuvil_function *function,
   std::shared_ptr<Executable> code = executable->package->load(fn, error);
   if (!code)
     return fail(error);
-  code->call(const_cast<void *const *>(inputs), outputs, nullptr,
-             inputShapes ? &shapes : nullptr);
+  {
+    MemoryPool::Scope scope(executable->pool.get());
+    ScopedThreadCount threadCount(executable->threads);
+    code->call(const_cast<void *const *>(inputs), outputs, nullptr,
+               inputShapes ? &shapes : nullptr);
+  }
   std::string failure = takeCallFailure();
   if (!failure.empty())
     return fail(fn.name + ": " + failure + "; the outputs were not written");

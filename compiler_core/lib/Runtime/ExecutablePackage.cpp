@@ -13,6 +13,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <dlfcn.h>
 #include <map>
 #include <mutex>
 #include <sys/mman.h>
@@ -345,6 +346,49 @@ std::shared_ptr<Executable> ExecutablePackage::load(const PackagedFunction &fn,
   }
   impl->loaded[fn.name] = executable;
   return executable;
+}
+
+namespace {
+/// omp_get_max_threads / omp_set_num_threads of the pinned libomp, or null
+/// before any code was loaded.
+struct OpenMPControl {
+  int (*getMax)() = nullptr;
+  void (*set)(int) = nullptr;
+  OpenMPControl() {
+    std::string path = std::string(CUVIL_LLVM_LIB_DIR) + "/libomp.so";
+    if (void *omp = ::dlopen(path.c_str(), RTLD_NOLOAD | RTLD_LAZY)) {
+      getMax = reinterpret_cast<int (*)()>(::dlsym(omp, "omp_get_max_threads"));
+      set =
+          reinterpret_cast<void (*)(int)>(::dlsym(omp, "omp_set_num_threads"));
+      ::dlclose(omp); // the runtime keeps it loaded (RTLD_NODELETE)
+    }
+  }
+};
+
+/// The control, looked up again until libomp has been loaded.
+const OpenMPControl &openmp() {
+  static std::mutex mutex;
+  static OpenMPControl control;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!control.set || !control.getMax)
+    control = OpenMPControl();
+  return control;
+}
+} // namespace
+
+ScopedThreadCount::ScopedThreadCount(int threads) {
+  if (threads <= 0)
+    return;
+  const OpenMPControl &control = openmp();
+  if (!control.set || !control.getMax)
+    return;
+  previous = control.getMax();
+  control.set(threads);
+}
+
+ScopedThreadCount::~ScopedThreadCount() {
+  if (previous > 0)
+    openmp().set(previous);
 }
 
 //===----------------------------------------------------------------------===//

@@ -1,6 +1,7 @@
 //===- SharedLibrary.cpp - Compiled code loaded as a private library -----===//
 
 #include "cuvil/Runtime/SharedLibrary.h"
+#include "cuvil/Runtime/MemoryPool.h"
 
 #include <algorithm>
 #include <dlfcn.h>
@@ -77,6 +78,10 @@ LibraryExecutable::load(const std::string &path, const std::string &symbol,
   if (void *handler = library->symbol(kAllocationFailureHandlerSymbol))
     *static_cast<void **>(handler) =
         reinterpret_cast<void *>(&cuvilAllocationFailed);
+  if (void *hook = library->symbol(kPoolAllocateSymbol))
+    *static_cast<void **>(hook) = reinterpret_cast<void *>(&cuvilPoolAllocate);
+  if (void *hook = library->symbol(kPoolReleaseSymbol))
+    *static_cast<void **>(hook) = reinterpret_cast<void *>(&cuvilPoolRelease);
   if (void *handler = library->symbol(kSizeMismatchHandlerSymbol))
     *static_cast<void **>(handler) =
         reinterpret_cast<void *>(&cuvilResultSizeMismatch);

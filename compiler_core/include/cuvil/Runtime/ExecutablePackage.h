@@ -83,6 +83,20 @@ private:
   std::unique_ptr<Impl> impl;
 };
 
+/// Sets the OpenMP thread count compiled code uses on this thread for the
+/// object's life (0: leave it), restoring the previous one after. Code is
+/// parallelized with the private libomp the runtime pins; this reaches it.
+class ScopedThreadCount {
+public:
+  explicit ScopedThreadCount(int threads);
+  ~ScopedThreadCount();
+  ScopedThreadCount(const ScopedThreadCount &) = delete;
+  ScopedThreadCount &operator=(const ScopedThreadCount &) = delete;
+
+private:
+  int previous = 0;
+};
+
 /// Evaluates an output size expression ("N * 2", "((h + -1) // 2) + 1":
 /// integers, symbols, + - * // % and parentheses) for `bindings`. False
 /// with `error` for an unbound symbol or a malformed expression.

@@ -51,6 +51,15 @@ CUVIL_RUNTIME_API const char *cuvil_last_error(void);
 CUVIL_RUNTIME_API cuvil_executable *cuvil_executable_open(const char *path);
 CUVIL_RUNTIME_API void cuvil_executable_close(cuvil_executable *executable);
 
+/* Session options of an executable: a memory pool of `pool_bytes` that
+ * every call takes its intermediates from (0: none, each call allocates),
+ * failing a call that needs more when `pool_fixed` is nonzero (else the pool
+ * grows once to fit), and the OpenMP threads a call may use (0: the
+ * default). */
+CUVIL_RUNTIME_API int cuvil_executable_set_options(cuvil_executable *executable,
+                                                   uint64_t pool_bytes,
+                                                   int pool_fixed, int threads);
+
 /* The structural SHA-256 (64 hex digits) of the IR the code came from. */
 CUVIL_RUNTIME_API const char *
 cuvil_executable_fingerprint(const cuvil_executable *executable);

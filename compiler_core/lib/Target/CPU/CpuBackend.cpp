@@ -7,6 +7,7 @@
 
 #include "cuvil/Target/CPU/CpuBackend.h"
 #include "cuvil/Runtime/MemRefCall.h"
+#include "cuvil/Runtime/MemoryPool.h"
 
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
@@ -184,48 +185,107 @@ static llvm::GlobalVariable *handlerSlot(llvm::Module &module,
       llvm::ConstantPointerNull::get(ptrType), name);
 }
 
-void cpu::defineAllocationFunctions(llvm::Module &module) {
+/// Calls the hook in pointer global `slot` with `args` when it is set:
+/// returns the call's value (or null when unset and the hook returns one).
+static llvm::Value *callHookIfSet(llvm::IRBuilder<> &b, llvm::Function *fn,
+                                  llvm::GlobalVariable *slot,
+                                  llvm::FunctionType *type,
+                                  llvm::ArrayRef<llvm::Value *> args) {
+  llvm::LLVMContext &ctx = fn->getContext();
+  auto *ptrType = llvm::PointerType::get(ctx, 0);
+  llvm::Value *hook = b.CreateLoad(ptrType, slot);
+  auto *call = llvm::BasicBlock::Create(ctx, "hook", fn);
+  auto *after = llvm::BasicBlock::Create(ctx, "after.hook", fn);
+  llvm::BasicBlock *from = b.GetInsertBlock();
+  b.CreateCondBr(b.CreateIsNull(hook), after, call);
+  b.SetInsertPoint(call);
+  llvm::Value *result = b.CreateCall(type, hook, args);
+  b.CreateBr(after);
+  b.SetInsertPoint(after);
+  if (type->getReturnType()->isVoidTy())
+    return nullptr;
+  llvm::PHINode *phi = b.CreatePHI(type->getReturnType(), 2);
+  phi->addIncoming(llvm::Constant::getNullValue(type->getReturnType()), from);
+  phi->addIncoming(result, call);
+  return phi;
+}
+
+/// `_mlir_memref_to_llvm_alloc`: the active memory pool first (the runtime's
+/// hook), then malloc; a failed malloc calls the failure handler.
+static void defineAllocate(llvm::Function *alloc) {
+  llvm::Module &module = *alloc->getParent();
   llvm::LLVMContext &ctx = module.getContext();
   auto *ptrType = llvm::PointerType::get(ctx, 0);
   auto *i64 = llvm::Type::getInt64Ty(ctx);
   auto *voidType = llvm::Type::getVoidTy(ctx);
+  llvm::GlobalVariable *failureSlot =
+      handlerSlot(module, ::cuvil::kAllocationFailureHandlerSymbol);
+  llvm::GlobalVariable *poolSlot =
+      handlerSlot(module, ::cuvil::kPoolAllocateSymbol);
+  llvm::FunctionCallee malloc = module.getOrInsertFunction(
+      "malloc", llvm::FunctionType::get(ptrType, {i64}, false));
+  alloc->setLinkage(llvm::GlobalValue::InternalLinkage);
+  llvm::Value *bytes = alloc->getArg(0);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", alloc));
+  llvm::Value *pooled =
+      callHookIfSet(b, alloc, poolSlot,
+                    llvm::FunctionType::get(ptrType, {i64}, false), {bytes});
+  auto *fromPool = llvm::BasicBlock::Create(ctx, "pooled", alloc);
+  auto *fromMalloc = llvm::BasicBlock::Create(ctx, "malloc", alloc);
+  b.CreateCondBr(b.CreateIsNull(pooled), fromMalloc, fromPool);
+  b.SetInsertPoint(fromPool);
+  b.CreateRet(pooled);
+  b.SetInsertPoint(fromMalloc);
+  llvm::Value *ptr = b.CreateCall(malloc, {bytes});
+  // malloc(0) may return null without failing.
+  llvm::Value *isFailure =
+      b.CreateAnd(b.CreateIsNull(ptr), b.CreateICmpNE(bytes, b.getInt64(0)));
+  auto *failed = llvm::BasicBlock::Create(ctx, "failed", alloc);
+  auto *done = llvm::BasicBlock::Create(ctx, "done", alloc);
+  b.CreateCondBr(isFailure, failed, done);
+  b.SetInsertPoint(failed);
+  callHookIfSet(b, alloc, failureSlot,
+                llvm::FunctionType::get(voidType, {i64}, false), {bytes});
+  b.CreateBr(done);
+  b.SetInsertPoint(done);
+  b.CreateRet(ptr);
+}
+
+/// `_mlir_memref_to_llvm_free`: pool memory is the pool's (the runtime's
+/// release hook says so); the rest goes to free.
+static void defineRelease(llvm::Function *release) {
+  llvm::Module &module = *release->getParent();
+  llvm::LLVMContext &ctx = module.getContext();
+  auto *ptrType = llvm::PointerType::get(ctx, 0);
+  auto *i32 = llvm::Type::getInt32Ty(ctx);
+  auto *voidType = llvm::Type::getVoidTy(ctx);
+  llvm::GlobalVariable *poolSlot =
+      handlerSlot(module, ::cuvil::kPoolReleaseSymbol);
+  llvm::FunctionCallee free = module.getOrInsertFunction(
+      "free", llvm::FunctionType::get(voidType, {ptrType}, false));
+  release->setLinkage(llvm::GlobalValue::InternalLinkage);
+  llvm::Value *ptr = release->getArg(0);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", release));
+  llvm::Value *owned =
+      callHookIfSet(b, release, poolSlot,
+                    llvm::FunctionType::get(i32, {ptrType}, false), {ptr});
+  auto *freeIt = llvm::BasicBlock::Create(ctx, "free", release);
+  auto *done = llvm::BasicBlock::Create(ctx, "done", release);
+  b.CreateCondBr(b.CreateICmpNE(owned, b.getInt32(0)), done, freeIt);
+  b.SetInsertPoint(freeIt);
+  b.CreateCall(free, {ptr});
+  b.CreateBr(done);
+  b.SetInsertPoint(done);
+  b.CreateRetVoid();
+}
+
+void cpu::defineAllocationFunctions(llvm::Module &module) {
   llvm::Function *alloc = module.getFunction("_mlir_memref_to_llvm_alloc");
-  if (alloc && alloc->isDeclaration()) {
-    llvm::GlobalVariable *slot =
-        handlerSlot(module, ::cuvil::kAllocationFailureHandlerSymbol);
-    llvm::FunctionCallee malloc = module.getOrInsertFunction(
-        "malloc", llvm::FunctionType::get(ptrType, {i64}, false));
-    alloc->setLinkage(llvm::GlobalValue::InternalLinkage);
-    llvm::Value *bytes = alloc->getArg(0);
-    auto *entry = llvm::BasicBlock::Create(ctx, "entry", alloc);
-    auto *failed = llvm::BasicBlock::Create(ctx, "failed", alloc);
-    auto *done = llvm::BasicBlock::Create(ctx, "done", alloc);
-    llvm::IRBuilder<> b(entry);
-    llvm::Value *ptr = b.CreateCall(malloc, {bytes});
-    // malloc(0) may return null without failing.
-    llvm::Value *isFailure =
-        b.CreateAnd(b.CreateIsNull(ptr), b.CreateICmpNE(bytes, b.getInt64(0)));
-    b.CreateCondBr(isFailure, failed, done);
-    b.SetInsertPoint(failed);
-    llvm::Value *handler = b.CreateLoad(ptrType, slot);
-    auto *call = llvm::BasicBlock::Create(ctx, "call", alloc);
-    b.CreateCondBr(b.CreateIsNull(handler), done, call);
-    b.SetInsertPoint(call);
-    b.CreateCall(llvm::FunctionType::get(voidType, {i64}, false), handler,
-                 {bytes});
-    b.CreateBr(done);
-    b.SetInsertPoint(done);
-    b.CreateRet(ptr);
-  }
+  if (alloc && alloc->isDeclaration())
+    defineAllocate(alloc);
   llvm::Function *release = module.getFunction("_mlir_memref_to_llvm_free");
-  if (release && release->isDeclaration()) {
-    llvm::FunctionCallee free = module.getOrInsertFunction(
-        "free", llvm::FunctionType::get(voidType, {ptrType}, false));
-    release->setLinkage(llvm::GlobalValue::InternalLinkage);
-    llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", release));
-    b.CreateCall(free, {release->getArg(0)});
-    b.CreateRetVoid();
-  }
+  if (release && release->isDeclaration())
+    defineRelease(release);
 }
 
 void cpu::defineSizeMismatchFunction(llvm::Module &module) {
