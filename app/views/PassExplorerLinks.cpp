@@ -119,8 +119,9 @@ void PassExplorerPage::showLocation(const QString &loc) {
 
 void PassExplorerPage::exportDialog(const QString &kind) {
   static const QHash<QString, QString> suffixes = {
-      {"mlir", "mlir"}, {"llvm", "ll"}, {"asm", "s"},   {"obj", "o"},
-      {"so", "so"},     {"dot", "dot"}, {"svg", "svg"}, {"png", "png"}};
+      {"mlir", "mlir"},   {"llvm", "ll"},    {"asm", "s"},   {"obj", "o"},
+      {"so", "so"},       {"dot", "dot"},    {"svg", "svg"}, {"png", "png"},
+      {"cuvil", "cuvil"}, {"irpkg", "irpkg"}};
   const CompilationRecord *record = compilations.record(compilation);
   QString base = record ? record->function : "graph";
   if (kind == "mlir" && step >= 0)
@@ -186,14 +187,16 @@ void PassExplorerPage::exportArtifact(const QString &kind,
       return failExport(kind, path, error);
     return writeFile(kind, path, data);
   }
-  if (!record->artifacts.isEmpty() && kind != "mlir" &&
-      !record->artifacts.contains(kind) &&
-      (kind == "llvm" || kind == "asm" || kind == "obj" || kind == "so"))
+  // Written by the worker: the target's code, or a package of it.
+  static const QStringList workerKinds = {"llvm", "asm",   "obj",
+                                          "so",   "cuvil", "irpkg"};
+  if (!record->artifacts.isEmpty() && workerKinds.contains(kind) &&
+      !record->artifacts.contains(kind))
     return failExport(
         kind, path,
         tr("the %1 target cannot write '%2'; it writes %3")
             .arg(record->target, kind, record->artifacts.join(", ")));
-  if (kind == "llvm" || kind == "asm" || kind == "obj" || kind == "so") {
+  if (workerKinds.contains(kind)) {
     // The worker compiles these for the record's own target.
     pendingExportKind = kind;
     pendingExportPath = QFileInfo(path).absoluteFilePath();
@@ -203,8 +206,8 @@ void PassExplorerPage::exportArtifact(const QString &kind,
     return;
   }
   failExport(kind, path,
-             tr("unknown export kind '%1'; use mlir, llvm, asm, obj, so, dot, "
-                "svg or png")
+             tr("unknown export kind '%1'; use mlir, llvm, asm, obj, so, "
+                "cuvil, irpkg, dot, svg or png")
                  .arg(kind));
 }
 

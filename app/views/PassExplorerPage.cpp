@@ -276,10 +276,16 @@ QString PassExplorerPage::headerText() const {
 
 void PassExplorerPage::addMenuActions(const WorkbenchMenus &menus) {
   const QList<QPair<QString, QString>> kinds = {
-      {"mlir", tr("MLIR of this step...")}, {"llvm", tr("LLVM IR...")},
-      {"asm", tr("Assembly...")},           {"obj", tr("Object file...")},
-      {"so", tr("Shared library...")},      {"dot", tr("Graph as DOT...")},
-      {"svg", tr("Graph as SVG...")},       {"png", tr("Graph as PNG...")}};
+      {"mlir", tr("MLIR of this step...")},
+      {"llvm", tr("LLVM IR...")},
+      {"asm", tr("Assembly...")},
+      {"obj", tr("Object file...")},
+      {"so", tr("Shared library...")},
+      {"dot", tr("Graph as DOT...")},
+      {"svg", tr("Graph as SVG...")},
+      {"png", tr("Graph as PNG...")},
+      {"cuvil", tr("Executable package (.cuvil)...")},
+      {"irpkg", tr("IR package (.irpkg)...")}};
   for (const auto &[kind, title] : kinds) {
     QString k = kind;
     exportActions[k] = menus.exportMenu->addAction(

@@ -39,6 +39,7 @@ import numpy as np
 
 from . import _jit
 from ._declared import compile_declared, onnx_runtime_call
+from ._packages import export_record, save_record_irpkg
 
 #: The version of the protocol this module speaks, sent in ``ready``. Bump it with
 #: every change a client must know about, together with kWorkerProtocolVersion in
@@ -123,8 +124,11 @@ class Worker:
             "inputs": [{"dtype": d, "shape": list(s)} for d, s in record.input_types],
             "outputs": [{"dtype": d, "shape": list(s)} for d, s in record.output_types],
             "target": record.target,
-            # What this target's compiled code can be exported as.
-            "artifacts": list(compiled.artifacts),
+            # What this target's compiled code can be exported as: its artifacts, an
+            # executable package where it writes loadable code, an IR package always.
+            "artifacts": list(compiled.artifacts)
+            + (["cuvil"] if "so" in compiled.artifacts else [])
+            + ["irpkg"],
             "fusion": record.enable_fusion,
             "compile_ms": record.compile_ms,
             "fingerprint": compiled.fingerprint,
@@ -356,7 +360,12 @@ class Worker:
     def export(self, request) -> None:
         rec = self._recorded(request)
         kind, path = request["kind"], request["path"]
-        rec.record.compiled.emit(kind, path)
+        if kind == "cuvil":
+            export_record(rec.record, path)
+        elif kind == "irpkg":
+            save_record_irpkg(rec.record, path)
+        else:
+            rec.record.compiled.emit(kind, path)
         self.send(
             {
                 "type": "exported",

@@ -222,7 +222,9 @@ void WorkbenchSmokeTest::opensStepsLinksRunsAndExports() {
                                                           "ELF"},
                                                    {"dot", "digraph"},
                                                    {"svg", "<svg"},
-                                                   {"png", "\x89PNG"}};
+                                                   {"png", "\x89PNG"},
+                                                   {"cuvil", "CUVILPKG"},
+                                                   {"irpkg", "CUVILPKG"}};
   QSignalSpy exported(explorer, &PassExplorerPage::exportFinished);
   for (const auto &[kind, marker] : kinds) {
     QString path = out.filePath("artifact." + kind);

@@ -70,7 +70,8 @@ void WorkerProtocolTest::normalRunReportsCompilationsExecutesAndExports() {
   QCOMPARE(record.function, QString("scale_shift"));
   QCOMPARE(record.target, QString("cpu"));
   // The target says what its code can be exported as (the export menu).
-  QCOMPARE(record.artifacts, QStringList({"mlir", "llvm", "asm", "obj", "so"}));
+  QCOMPARE(record.artifacts,
+           QStringList({"mlir", "llvm", "asm", "obj", "so", "cuvil", "irpkg"}));
   QCOMPARE(record.inputSummary(),
            QString("float32[8, 16], float32[16, 4], float32[4]"));
   QVERIFY2(record.source.endsWith("tiny_model.py:8"),
