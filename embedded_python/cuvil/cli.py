@@ -16,6 +16,7 @@ import sys
 import tempfile
 import traceback
 
+from . import _package_cli
 from ._jit import Compilation, compilations, set_snapshot_capture, snapshot_capture_enabled
 from ._packages import PackageError, export_record, save_record_irpkg
 from ._targets import artifact_kinds, binary_artifact_kinds, set_default_target
@@ -93,6 +94,7 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     _add_trace_parser(commands)
     _add_profile_parser(commands)
+    _package_cli.add_parser(commands)
     return parser
 
 
@@ -502,4 +504,6 @@ def main(argv: list[str] | None = None) -> int:
         return _trace_command(args)
     if args.command == "profile":
         return _profile_command(args)
+    if args.command == "package":
+        return _package_cli.command(args)
     return _error(f"unknown command {args.command}", 2)

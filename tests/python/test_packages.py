@@ -339,3 +339,24 @@ def test_cli_emits_both_packages(tmp_path):
     fn = cuvil.runtime.load_executable(tmp_path / "mlp.cuvil").get_function()
     assert fn.input_names[0] == "x"
     assert cuvil.load_irpkg(tmp_path / "mlp.irpkg").name == "mlp"
+
+    def package(path):
+        return subprocess.run(
+            [sys.executable, "-m", "cuvil", "package", str(path), "--verify"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    described = package(tmp_path / "mlp.cuvil")
+    assert described.returncode == 0, described.stderr
+    assert "function main (also mlp): (x: float32[64, 256]" in described.stdout
+    assert "verified: every entry, and the code loads on this CPU" in described.stdout
+    described = package(tmp_path / "mlp.irpkg")
+    assert described.returncode == 0, described.stderr
+    assert "verified: every entry, the IR and its fingerprint" in described.stdout
+    cut = tmp_path / "cut.cuvil"
+    cut.write_bytes((tmp_path / "mlp.cuvil").read_bytes()[:1000])
+    described = package(cut)
+    assert described.returncode == 1
+    assert "cut.cuvil: file size: " in described.stderr
