@@ -3,7 +3,7 @@
 
 EXAMPLE ?= resources/examples/mlp.py
 
-.PHONY: setup build run test lint bench bench-peers clean fuzz fuzz-build fuzz-smoke
+.PHONY: setup build run test lint bench bench-peers clean fuzz fuzz-build fuzz-smoke endurance
 
 setup:
 	bash scripts/setup.sh
@@ -57,6 +57,13 @@ fuzz: fuzz-build
 
 fuzz-smoke: fuzz-build
 	cd build-fuzz && FUZZ_SMOKE_SECONDS=$(FUZZ_SMOKE_SECONDS) ctest -L fuzz -j2 --output-on-failure
+
+# The worker endurance run (docs/reliability.md): ENDURANCE_CYCLES cycles of
+# user code that raises, hangs, segfaults, exits, runs out of memory, floods
+# output and profiles; `make test` runs 2.
+ENDURANCE_CYCLES ?= 100
+endurance: build
+	cd build && CUVIL_ENDURANCE_CYCLES=$(ENDURANCE_CYCLES) ctest -R WorkerEnduranceTest --output-on-failure -V
 
 # Cuvil against NumPy, PyTorch, torch.compile, ONNX Runtime, JAX and IREE
 # (IREE from a cached folder, see benchmarks/setup_peers.sh). Options:

@@ -255,10 +255,17 @@ class Worker:
         where = getattr(error, "location", None)
         if getattr(where, "file", None) and getattr(where, "line", 0) > 0:
             file, line = where.file, where.line
+        message = str(error)
+        limit = os.environ.get("CUVIL_WORKER_MEMORY_LIMIT_MB")
+        if isinstance(error, MemoryError) and limit:
+            message = (
+                f"out of memory: {message or 'an allocation failed'} (the worker may use "
+                f"{limit} MiB; CUVIL_WORKER_MEMORY_MB changes it, 0 removes the limit)"
+            )
         return {
             "type": "exception",
             "exc_type": type(error).__name__,
-            "message": str(error),
+            "message": message,
             "traceback": "".join(traceback.format_exception(error)),
             "file": file,
             "line": line,

@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <fcntl.h>
 #include <string>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
@@ -92,10 +93,38 @@ void watchWorkbench() {
   }).detach();
 }
 
+/// Caps the worker's address space so user code that allocates without end
+/// gets a MemoryError (reported like any exception) instead of taking the
+/// machine down: $CUVIL_WORKER_MEMORY_MB, else three quarters of physical
+/// memory; 0 turns the limit off. The limit in MiB goes to Python as
+/// $CUVIL_WORKER_MEMORY_LIMIT_MB for its messages.
+void limitMemory() {
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
+  unsigned long long mib =
+      pages > 0 && pageSize > 0
+          ? static_cast<unsigned long long>(pages) * pageSize / 4 * 3 >> 20
+          : 0;
+  std::string text = envOr("CUVIL_WORKER_MEMORY_MB", "");
+  if (!text.empty()) {
+    unsigned long long value = 0;
+    auto [end, error] =
+        std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error == std::errc() && end == text.data() + text.size() &&
+        value < (1ull << 30))
+      mib = value;
+  }
+  if (mib == 0)
+    return;
+  rlimit limit{static_cast<rlim_t>(mib << 20), static_cast<rlim_t>(mib << 20)};
+  if (setrlimit(RLIMIT_AS, &limit) == 0)
+    setenv("CUVIL_WORKER_MEMORY_LIMIT_MB", std::to_string(mib).c_str(), 1);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   watchWorkbench();
+  limitMemory();
   int fd = std::atoi(envOr("CUVIL_WORKER_FD", "3").c_str());
   if (fd <= 2 || fcntl(fd, F_GETFD) < 0) {
     std::fprintf(stderr,
