@@ -93,11 +93,12 @@ void watchWorkbench() {
   }).detach();
 }
 
-/// Caps the worker's address space so user code that allocates without end
-/// gets a MemoryError (reported like any exception) instead of taking the
-/// machine down: $CUVIL_WORKER_MEMORY_MB, else three quarters of physical
-/// memory; 0 turns the limit off. The limit in MiB goes to Python as
-/// $CUVIL_WORKER_MEMORY_LIMIT_MB for its messages.
+/// Caps the worker's data (RLIMIT_DATA: heap and private writable mappings,
+/// not address space a library only reserves, as CUDA and XLA do) so user
+/// code that allocates without end gets a MemoryError (reported like any
+/// exception) instead of taking the machine down: $CUVIL_WORKER_MEMORY_MB, else
+/// three quarters of physical memory; 0 turns the limit off. The limit in MiB
+/// goes to Python as $CUVIL_WORKER_MEMORY_LIMIT_MB for its messages.
 void limitMemory() {
   long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
   unsigned long long mib =
@@ -116,7 +117,7 @@ void limitMemory() {
   if (mib == 0)
     return;
   rlimit limit{static_cast<rlim_t>(mib << 20), static_cast<rlim_t>(mib << 20)};
-  if (setrlimit(RLIMIT_AS, &limit) == 0)
+  if (setrlimit(RLIMIT_DATA, &limit) == 0)
     setenv("CUVIL_WORKER_MEMORY_LIMIT_MB", std::to_string(mib).c_str(), 1);
 }
 
