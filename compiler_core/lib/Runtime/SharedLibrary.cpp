@@ -17,6 +17,15 @@ std::string loaderError(const char *fallback) {
   return text ? text : fallback;
 }
 
+/// Held while a library is opened, closed or has its handler slots set. The
+/// dynamic loader serializes itself, but with a lock of its own that thread
+/// checkers cannot see; holding this one makes "unloaded here, loaded again
+/// at the same address there" an ordering they see (RuntimeThreadsTest).
+std::mutex &loaderMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
 /// Loads each runtime library once per process, privately and never
 /// unloaded, so compiled libraries find them already present.
 bool pinRuntime(const std::vector<std::string> &libraries, std::string &error) {
@@ -45,6 +54,7 @@ SharedLibrary::open(const std::string &path,
                     std::string &error) {
   if (!pinRuntime(runtimeLibraries, error))
     return nullptr;
+  std::lock_guard<std::mutex> lock(loaderMutex());
   void *handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     error = "cannot load " + path + ": " + loaderError("unknown error");
@@ -53,7 +63,10 @@ SharedLibrary::open(const std::string &path,
   return std::shared_ptr<SharedLibrary>(new SharedLibrary(handle, path));
 }
 
-SharedLibrary::~SharedLibrary() { ::dlclose(handle); }
+SharedLibrary::~SharedLibrary() {
+  std::lock_guard<std::mutex> lock(loaderMutex());
+  ::dlclose(handle);
+}
 
 void *SharedLibrary::symbol(const std::string &name) const {
   return ::dlsym(handle, name.c_str());
@@ -75,6 +88,7 @@ LibraryExecutable::load(const std::string &path, const std::string &symbol,
     error = "symbol " + entryName + " missing in " + path;
     return nullptr;
   }
+  std::lock_guard<std::mutex> lock(loaderMutex());
   if (void *handler = library->symbol(kAllocationFailureHandlerSymbol))
     *static_cast<void **>(handler) =
         reinterpret_cast<void *>(&cuvilAllocationFailed);
