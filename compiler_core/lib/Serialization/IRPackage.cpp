@@ -20,27 +20,36 @@
 #define CUVIL_VERSION "0.0.0"
 #endif
 
-using namespace mlir;
+// Not `using namespace mlir`: mlir::cuvil (the dialect) would make this
+// file's `cuvil::` ambiguous.
 using json = nlohmann::json;
-using ::cuvil::kIRBytecodeEntry;
-using ::cuvil::kIRTextEntry;
-using ::cuvil::PackageKind;
-using ::cuvil::PackageReader;
-using ::cuvil::PackageWriter;
+using mlir::Block;
+using mlir::BytecodeWriterConfig;
+using mlir::Diagnostic;
+using mlir::DiagnosticSeverity;
+using mlir::failed;
+using mlir::MLIRContext;
+using mlir::ModuleOp;
+using mlir::OpPrintingFlags;
+using mlir::OwningOpRef;
+using mlir::ParserConfig;
+using mlir::ScopedDiagnosticHandler;
+using mlir::succeeded;
+using mlir::success;
 
-std::string(::cuvil::structuralFingerprint)(ModuleOp module) {
+std::string cuvil::structuralFingerprint(ModuleOp module) {
   // Function names and locations do not change what a graph computes; SSA
   // names are positional in the generic printed form.
   OwningOpRef<ModuleOp> clone = module.clone();
   unsigned index = 0;
-  clone->walk([&](func::FuncOp func) {
+  clone->walk([&](mlir::func::FuncOp func) {
     func.setSymName(("f" + std::to_string(index++)));
   });
   std::string text;
   llvm::raw_string_ostream os(text);
   clone->print(os,
                OpPrintingFlags().printGenericOpForm().enableDebugInfo(false));
-  return ::cuvil::sha256Hex(text);
+  return cuvil::sha256Hex(text);
 }
 
 static std::string mlirVersion() {
@@ -48,15 +57,15 @@ static std::string mlirVersion() {
          std::to_string(LLVM_VERSION_MINOR);
 }
 
-bool ::cuvil::writeIRPackage(ModuleOp module, const std::string &metadataJson,
-                             const std::string &path, std::string &error) {
+bool cuvil::writeIRPackage(ModuleOp module, const std::string &metadataJson,
+                           const std::string &path, std::string &error) {
   json metadata = json::parse(metadataJson, nullptr, false);
   if (!metadata.is_object()) {
     error = "IR package metadata must be a JSON object";
     return false;
   }
   metadata["format"] = "cuvil-irpkg";
-  metadata["fingerprint"] = ::cuvil::structuralFingerprint(module);
+  metadata["fingerprint"] = cuvil::structuralFingerprint(module);
   metadata["cuvil_version"] = CUVIL_VERSION;
   metadata["mlir_version"] = mlirVersion();
   metadata["dialect_versions"] = {{"cuvil", mlir::cuvil::kCuvilDialectVersion}};
@@ -99,7 +108,7 @@ OwningOpRef<ModuleOp> parseEntry(const std::string &bytes, bool bytecode,
     llvm::MemoryBufferRef buffer(bytes, name);
     if (succeeded(readBytecodeFile(buffer, &block, config)) &&
         llvm::hasSingleElement(block)) {
-      if (auto op = dyn_cast<ModuleOp>(&block.front())) {
+      if (auto op = llvm::dyn_cast<ModuleOp>(&block.front())) {
         op->remove();
         module = op;
         if (failed(verify(*module)))
@@ -107,7 +116,7 @@ OwningOpRef<ModuleOp> parseEntry(const std::string &bytes, bool bytecode,
       }
     }
   } else {
-    module = parseSourceString<ModuleOp>(bytes, config, name);
+    module = mlir::parseSourceString<ModuleOp>(bytes, config, name);
   }
   if (!module)
     error =
@@ -116,11 +125,11 @@ OwningOpRef<ModuleOp> parseEntry(const std::string &bytes, bool bytecode,
 }
 } // namespace
 
-OwningOpRef<ModuleOp>(::cuvil::readIRPackage)(const std::string &path,
-                                              MLIRContext *context,
-                                              std::string &metadataJson,
-                                              std::string &form,
-                                              std::string &error) {
+OwningOpRef<ModuleOp> cuvil::readIRPackage(const std::string &path,
+                                           MLIRContext *context,
+                                           std::string &metadataJson,
+                                           std::string &form,
+                                           std::string &error) {
   std::unique_ptr<PackageReader> reader =
       PackageReader::open(path, PackageKind::IR, error);
   if (!reader)
@@ -167,7 +176,7 @@ OwningOpRef<ModuleOp>(::cuvil::readIRPackage)(const std::string &path,
       return nullptr;
     }
   }
-  std::string actual = ::cuvil::structuralFingerprint(*module);
+  std::string actual = cuvil::structuralFingerprint(*module);
   if (actual != fingerprint) {
     error = path + ": fingerprint: the IR's structural SHA-256 is " + actual +
             " but the metadata names " + fingerprint +
