@@ -21,7 +21,7 @@ import os
 
 import numpy as np
 
-from . import _native, _symbolic
+from . import _native
 from ._packages import PackageError, package_error
 from ._targets import resolve_target
 from .nd import NDArray
@@ -197,7 +197,6 @@ class Function:
         self._given = [np.dtype(d) for d in given]
         self._returned = [np.dtype(d) for d in returned]
         self._structure = entry.get("structure", "single")
-        self._ranges = {k: tuple(v) for k, v in entry.get("symbol_ranges", {}).items()}
         self._symbolic = any(
             not isinstance(d, int) for _, shape in self._types + self._output_types for d in shape
         )
@@ -305,16 +304,6 @@ class Function:
             shapes = self._handle.output_shapes([list(x.shape) for x in inputs])
         except ValueError as error:
             raise ValueError(f"{self._label()}: {error}") from None
-        if self._ranges:
-            specs = {n: shape for n, (_, shape) in zip(self.input_names, self._types)}
-            bindings = _symbolic.bind(specs, {n: x.shape for n, x in zip(self.input_names, inputs)})
-            for symbol, (lowest, highest) in self._ranges.items():
-                size = bindings.get(symbol)
-                if size is not None and (size < lowest or (highest is not None and size > highest)):
-                    raise ValueError(
-                        f"{self._label()}: {symbol} is {size}, but the model allows "
-                        f"{lowest} <= {symbol}" + (f" <= {highest}" if highest is not None else "")
-                    )
         return shapes
 
     def _run(self, inputs: list):

@@ -159,6 +159,7 @@ def test_symbolic_model_runs_at_every_size(tmp_path):
         return np.tanh(x @ w) * 2.0
 
     module = cuvil.frontend.to_ir_with_dynamic_shape(scale, {"x": ("N", 16), "w": (16, 8)})
+    module._program.symbol_ranges = {"N": (1, 40)}  # as torch.export would bound it
     path = tmp_path / "scale.cuvil"
     module.compile().export(path)
     fn = cuvil.runtime.load_executable(path).get_function()
@@ -168,6 +169,8 @@ def test_symbolic_model_runs_at_every_size(tmp_path):
     for n in (1, 5, 33):
         x = rng.standard_normal((n, 16)).astype(np.float32)
         np.testing.assert_allclose(fn(x, w).numpy(), scale(x, w), rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="symbol 'N' is 41, but the model allows 1 <= N <= 40"):
+        fn(np.zeros((41, 16), np.float32), w)
 
 
 def test_a_second_process_gets_the_same_result(exported, tmp_path):

@@ -163,6 +163,19 @@ bool parseFunction(const json &item, PackagedFunction &fn, std::string &why) {
       if (alias.is_string())
         fn.aliases.push_back(alias.get<std::string>());
   fn.instrumented = item.value("instrumented", false);
+  if (item.contains("symbol_ranges") && item["symbol_ranges"].is_object())
+    for (const auto &[symbol, range] : item["symbol_ranges"].items()) {
+      if (!range.is_array() || range.size() != 2 ||
+          !range[0].is_number_integer() ||
+          !(range[1].is_null() || range[1].is_number_integer())) {
+        why = "symbol_ranges." + symbol.substr(0, 40) +
+              ": not [lowest, highest or null]";
+        return false;
+      }
+      fn.symbolRanges.push_back(
+          {symbol, range[0].get<int64_t>(),
+           range[1].is_null() ? -1 : range[1].get<int64_t>()});
+    }
   for (size_t i = 0; i < item["inputs"].size(); ++i) {
     fn.inputs.emplace_back();
     fn.inputDims.emplace_back();
@@ -565,6 +578,18 @@ bool cuvil::outputShapes(const PackagedFunction &fn,
       }
     }
   }
+  for (const PackagedFunction::SymbolRange &range : fn.symbolRanges)
+    for (const auto &[symbol, size] : bindings)
+      if (symbol == range.symbol &&
+          (size < range.lowest ||
+           (range.highest >= 0 && size > range.highest))) {
+        error = "symbol '" + symbol + "' is " + std::to_string(size) +
+                ", but the model allows " + std::to_string(range.lowest) +
+                " <= " + symbol +
+                (range.highest >= 0 ? " <= " + std::to_string(range.highest)
+                                    : std::string());
+        return false;
+      }
   out.clear();
   for (size_t i = 0; i < fn.outputs.size(); ++i) {
     std::vector<int64_t> shape;

@@ -35,6 +35,12 @@ struct PackagedFunction {
   /// Per input and output dim: "" when static, else the symbol (inputs) or
   /// the size expression over input symbols (outputs, "N * 2").
   std::vector<std::vector<std::string>> inputDims, outputDims;
+  /// Sizes a symbol may take, where the model bounds it (highest -1: none).
+  struct SymbolRange {
+    std::string symbol;
+    int64_t lowest = 1, highest = -1;
+  };
+  std::vector<SymbolRange> symbolRanges;
 
   bool isSymbolic() const;
   /// "main(x: float32[64, 256]) -> (float32[64, 128])".
@@ -107,7 +113,8 @@ bool evaluateSizeExpression(
 
 /// Binds the symbols of `function`'s inputs to the sizes in `inputShapes`
 /// and computes its output shapes. False with `error` naming the input and
-/// dim when a size disagrees with the signature.
+/// dim when a size disagrees with the signature, or a symbol's size is
+/// outside the range the model allows.
 bool outputShapes(const PackagedFunction &function,
                   const std::vector<std::vector<int64_t>> &inputShapes,
                   std::vector<std::vector<int64_t>> &out, std::string &error);
