@@ -266,60 +266,6 @@ const PackagedFunction *ExecutablePackage::find(const std::string &name,
   return nullptr;
 }
 
-namespace {
-/// Code loaded from a memfd, which stays open as long as the library: the
-/// loader knows a library by its path, /proc/self/fd/N, so N must not be
-/// reused for another library while this one is loaded.
-class MemfdExecutable : public Executable {
-public:
-  MemfdExecutable(std::unique_ptr<Executable> code, int fd)
-      : code(std::move(code)), fd(fd) {}
-  ~MemfdExecutable() override {
-    code.reset();
-    ::close(fd);
-  }
-  void call(void *const *inputs, void *const *outputs, const KernelHooks *hooks,
-            const Shapes *shapes) const override {
-    code->call(inputs, outputs, hooks, shapes);
-  }
-
-private:
-  std::unique_ptr<Executable> code;
-  int fd;
-};
-} // namespace
-
-/// Opens `code` as a shared library from memory (a memfd), so no file is
-/// left behind and nothing else can change it between writing and loading.
-static std::shared_ptr<Executable> loadLibrary(const PackagedFunction &fn,
-                                               const std::string &code,
-                                               std::string &error) {
-  int fd =
-      ::memfd_create(("cuvil-" + fn.name).substr(0, 200).c_str(), MFD_CLOEXEC);
-  if (fd < 0) {
-    error = std::string("cannot create an in-memory file for the code: ") +
-            std::strerror(errno);
-    return nullptr;
-  }
-  if (int failure = writeAll(fd, code)) {
-    error = std::string("cannot write the code to memory: ") +
-            std::strerror(failure);
-    ::close(fd);
-    return nullptr;
-  }
-  std::string libraryPath = "/proc/self/fd/" + std::to_string(fd);
-  std::string dir = CUVIL_LLVM_LIB_DIR;
-  std::unique_ptr<Executable> executable = LibraryExecutable::load(
-      libraryPath, fn.symbol,
-      {dir + "/libomp.so", dir + "/libmlir_c_runner_utils.so"}, fn.inputs,
-      fn.outputs, fn.instrumented, error);
-  if (!executable) {
-    ::close(fd);
-    return nullptr;
-  }
-  return std::make_shared<MemfdExecutable>(std::move(executable), fd);
-}
-
 std::shared_ptr<Executable> ExecutablePackage::load(const PackagedFunction &fn,
                                                     std::string &error) {
   std::lock_guard<std::mutex> lock(impl->mutex);
@@ -352,7 +298,11 @@ std::shared_ptr<Executable> ExecutablePackage::load(const PackagedFunction &fn,
   std::string code, why;
   if (!impl->reader->read(fn.codeEntry, code, error))
     return nullptr;
-  std::shared_ptr<Executable> executable = loadLibrary(fn, code, why);
+  std::string dir = CUVIL_LLVM_LIB_DIR;
+  std::shared_ptr<Executable> executable = LibraryExecutable::loadFromMemory(
+      code, "cuvil-" + fn.name, fn.symbol,
+      {dir + "/libomp.so", dir + "/libmlir_c_runner_utils.so"}, fn.inputs,
+      fn.outputs, fn.instrumented, why);
   if (!executable) {
     error = where + why;
     return nullptr;

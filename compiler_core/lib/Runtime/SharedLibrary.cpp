@@ -2,10 +2,15 @@
 
 #include "cuvil/Runtime/SharedLibrary.h"
 #include "cuvil/Runtime/MemoryPool.h"
+#include "cuvil/Serialization/Package.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <dlfcn.h>
 #include <mutex>
+#include <sys/mman.h>
+#include <unistd.h>
 
 using namespace cuvil;
 
@@ -102,4 +107,53 @@ LibraryExecutable::load(const std::string &path, const std::string &symbol,
   return std::make_unique<LibraryExecutable>(
       std::move(library), reinterpret_cast<PackedEntry>(entry), inputs, outputs,
       instrumented);
+}
+
+namespace {
+/// Code loaded from a memfd, which stays open as long as the library.
+class MemfdExecutable : public Executable {
+public:
+  MemfdExecutable(std::unique_ptr<Executable> code, int fd)
+      : code(std::move(code)), fd(fd) {}
+  ~MemfdExecutable() override {
+    code.reset();
+    ::close(fd);
+  }
+  void call(void *const *inputs, void *const *outputs, const KernelHooks *hooks,
+            const Shapes *shapes) const override {
+    code->call(inputs, outputs, hooks, shapes);
+  }
+
+private:
+  std::unique_ptr<Executable> code;
+  int fd;
+};
+} // namespace
+
+std::unique_ptr<Executable> LibraryExecutable::loadFromMemory(
+    std::string_view code, const std::string &name, const std::string &symbol,
+    const std::vector<std::string> &runtimeLibraries,
+    const std::vector<TensorSignature> &inputs,
+    const std::vector<TensorSignature> &outputs, bool instrumented,
+    std::string &error) {
+  int fd = ::memfd_create(name.substr(0, 200).c_str(), MFD_CLOEXEC);
+  if (fd < 0) {
+    error = std::string("cannot create an in-memory file for the code: ") +
+            std::strerror(errno);
+    return nullptr;
+  }
+  if (int failure = writeAll(fd, code)) {
+    error = std::string("cannot write the code to memory: ") +
+            std::strerror(failure);
+    ::close(fd);
+    return nullptr;
+  }
+  std::unique_ptr<Executable> executable =
+      load("/proc/self/fd/" + std::to_string(fd), symbol, runtimeLibraries,
+           inputs, outputs, instrumented, error);
+  if (!executable) {
+    ::close(fd);
+    return nullptr;
+  }
+  return std::make_unique<MemfdExecutable>(std::move(executable), fd);
 }

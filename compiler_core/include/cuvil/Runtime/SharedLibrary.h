@@ -15,6 +15,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cuvil {
@@ -62,6 +63,20 @@ public:
        const std::vector<TensorSignature> &inputs,
        const std::vector<TensorSignature> &outputs, bool instrumented,
        std::string &error);
+
+  /// The same from a library given as bytes (`name` labels it in /proc):
+  /// written to an anonymous in-memory file that stays open while the
+  /// library is loaded. The loader knows a library by its path, so a path
+  /// must not name another library while one is loaded from it; a memfd's
+  /// /proc/self/fd/N cannot, where a removed temporary file's name can be
+  /// reused and then silently resolve to the older library.
+  static std::unique_ptr<Executable>
+  loadFromMemory(std::string_view code, const std::string &name,
+                 const std::string &symbol,
+                 const std::vector<std::string> &runtimeLibraries,
+                 const std::vector<TensorSignature> &inputs,
+                 const std::vector<TensorSignature> &outputs, bool instrumented,
+                 std::string &error);
 
 private:
   std::shared_ptr<SharedLibrary> library;

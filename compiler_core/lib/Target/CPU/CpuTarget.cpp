@@ -18,6 +18,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -163,19 +164,36 @@ void CpuTarget::buildPhases(const TargetOptions &o, PipelineBuilder &p) const {
 FailureOr<std::unique_ptr<::cuvil::Executable>>
 CpuTarget::load(ModuleOp lowered, const LoadRequest &request,
                 std::string &error) const {
-  // No cache entry wanted: build the library in a temporary file, open it,
-  // and remove the file (the mapping stays until the library is closed).
+  // No cache entry wanted: link the library in a temporary file (the linker
+  // needs one), take its bytes and remove it, then load it from memory.
+  // Loading the temporary file itself went wrong once its name was reused
+  // by a later compilation while the first library was still loaded: the
+  // loader returned the old library for the new path.
   llvm::SmallString<128> path;
   if (std::error_code ec =
           llvm::sys::fs::createTemporaryFile("cuvil", "so", path)) {
     error = "cannot create a temporary file for compiled code: " + ec.message();
     return failure();
   }
-  auto loaded = failed(storeInCache(lowered, request, path, error))
-                    ? FailureOr<std::unique_ptr<::cuvil::Executable>>(failure())
-                    : loadFromCache(path, request, error);
+  bool stored = succeeded(storeInCache(lowered, request, path, error));
+  auto bytes = stored ? llvm::MemoryBuffer::getFile(path) : nullptr;
   llvm::sys::fs::remove(path);
-  return loaded;
+  if (!stored)
+    return failure();
+  if (!bytes) {
+    error = "cannot read the compiled code back from " + path.str().str() +
+            ": " + bytes.getError().message();
+    return failure();
+  }
+  cpu::configureThreadRuntime();
+  std::unique_ptr<::cuvil::Executable> executable =
+      ::cuvil::LibraryExecutable::loadFromMemory(
+          (*bytes)->getBuffer(), symbolOf(request), symbolOf(request),
+          cpu::runtimeLibraries(), request.inputs, request.outputs,
+          request.instrumented, error);
+  if (!executable)
+    return failure();
+  return executable;
 }
 
 FailureOr<std::unique_ptr<::cuvil::Executable>>
