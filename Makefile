@@ -63,7 +63,9 @@ fuzz-smoke: fuzz-build
 # output and profiles; `make test` runs 2.
 ENDURANCE_CYCLES ?= 100
 endurance: build
-	cd build && CUVIL_ENDURANCE_CYCLES=$(ENDURANCE_CYCLES) ctest -R WorkerEnduranceTest --output-on-failure -V
+	cd build && QT_QPA_PLATFORM=offscreen CUVIL_APP_TEST_DATA=$(CURDIR)/tests/app \
+	  CUVIL_SOURCE_DIR=$(CURDIR) CUVIL_ENDURANCE_CYCLES=$(ENDURANCE_CYCLES) \
+	  QTEST_FUNCTION_TIMEOUT=7200000 tests/app/WorkerEnduranceTest
 
 # Cuvil against NumPy, PyTorch, torch.compile, ONNX Runtime, JAX and IREE
 # (IREE from a cached folder, see benchmarks/setup_peers.sh). Options:
