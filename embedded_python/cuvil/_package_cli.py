@@ -19,8 +19,6 @@ that this CPU has the features it was compiled for). Exit status 1 names the
 file, the field and what was wrong (docs/irpkg.md).
 """
 
-_KINDS = {1: "ir", 2: "executable"}
-
 
 def add_parser(commands) -> None:
     parser = commands.add_parser(
@@ -35,29 +33,12 @@ def add_parser(commands) -> None:
     parser.add_argument("--json", action="store_true", help="print the metadata as JSON")
 
 
-def _kind(path: str) -> str:
-    """'ir' or 'executable' from the header; the reader itself checks the rest."""
-    with open(path, "rb") as handle:
-        head = handle.read(16)
-    kind = int.from_bytes(head[12:14], "little") if len(head) >= 14 else 0
-    return _KINDS.get(kind, "executable")  # the reader names what is wrong
-
-
 def _size(n: int) -> str:
     for unit in ("B", "KiB", "MiB", "GiB"):
         if n < 1024 or unit == "GiB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
     return str(n)
-
-
-def _signature(tensors: list, names: bool) -> str:
-    parts = []
-    for t in tensors:
-        shape = ", ".join("?" if d is None else str(d) for d in t.get("shape", []))
-        text = f"{t.get('dtype')}[{shape}]"
-        parts.append(f"{t.get('name')}: {text}" if names else text)
-    return ", ".join(parts)
 
 
 def _describe(path: str, kind: str, metadata: dict, entries: list) -> None:
@@ -67,20 +48,23 @@ def _describe(path: str, kind: str, metadata: dict, entries: list) -> None:
     print(f"{path}: {label}, written by Cuvil {writer}{mlir}")
     print(f"  fingerprint {metadata.get('fingerprint', '?')}")
     if kind == "ir":
+        from .frontend import TensorSpec, _signature_text
+
         name = metadata.get("name", metadata.get("func_name", "?"))
-        ins = _signature(metadata.get("inputs", []), True)
-        outs = _signature(metadata.get("outputs", []), False)
-        print(f"  model {name}({ins}) -> ({outs}), target {metadata.get('target', '?')}")
+        ins = {
+            x.get("name"): TensorSpec(x.get("shape"), x.get("dtype")) for x in metadata["inputs"]
+        }
+        outs = [TensorSpec(x.get("shape"), x.get("dtype")) for x in metadata["outputs"]]
+        print(f"  model {_signature_text(name, ins, outs)}, target {metadata.get('target', '?')}")
     else:
         host = metadata.get("host", {})
         print(f"  compiled for {host.get('cpu', '?')} ({len(host.get('features', []))} features)")
-        for fn in metadata.get("functions", []):
-            aliases = f" (also {', '.join(fn['aliases'])})" if fn.get("aliases") else ""
-            ins = _signature(fn.get("inputs", []), True)
-            outs = _signature(fn.get("outputs", []), False)
-            print(
-                f"  function {fn.get('name')}{aliases}: ({ins}) -> ({outs}) on {fn.get('target')}"
-            )
+        package = _native.load().packages.ExecutablePackage(path)  # as the runtime reads it
+        for entry in metadata["functions"]:
+            fn = package.function(entry["name"])
+            aliases = f" (also {', '.join(fn.aliases)})" if fn.aliases else ""
+            signature = fn.signature[len(fn.name) :]  # "(x: float32[8, 16]) -> (...)"
+            print(f"  function {fn.name}{aliases}: {signature} on {entry['target']}")
     print(f"  {len(entries)} entries:")
     for e in entries:
         print(
@@ -93,7 +77,7 @@ def _verify(path: str, kind: str) -> None:
     from . import runtime
     from ._packages import load_irpkg
 
-    _native.load().packages.read(path, kind)  # every entry: digest, size
+    _native.load().packages.verify(path, kind)  # every entry: digest, size
     if kind == "ir":
         load_irpkg(path)  # parse, verify, fingerprint
         print("  verified: every entry, the IR and its fingerprint")
@@ -111,8 +95,7 @@ def command(args: argparse.Namespace) -> int:
 
     packages = _native.load().packages
     try:
-        kind = _kind(args.file)
-        metadata_text, entries = packages.describe(args.file, kind)
+        kind, metadata_text, entries = packages.describe(args.file)
         metadata = json.loads(metadata_text)
         if args.json:
             print(json.dumps(metadata, indent=2))
@@ -120,8 +103,6 @@ def command(args: argparse.Namespace) -> int:
             _describe(args.file, kind, metadata, entries)
         if args.verify:
             _verify(args.file, kind)
-    except OSError as error:
-        return fail(f"cannot read {args.file}: {error.strerror or error}")
     except ValueError as error:  # PackageError (the reader's or the Python layer's)
         return fail(str(error))
     return 0

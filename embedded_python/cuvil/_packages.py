@@ -8,6 +8,8 @@ metadata those packages carry, and an IR package back into an ``IRModule``.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import os
 import tempfile
@@ -25,7 +27,8 @@ __all__ = [
     "load_irpkg",
     "export_executable",
     "export_record",
-    "package_error",
+    "package_kinds",
+    "translated",
 ]
 
 #: The name an exported model's entry function has in every executable package.
@@ -41,9 +44,19 @@ class PackageError(ValueError):
     contents; the message names the file, the field and what was wrong."""
 
 
-def package_error(error: Exception) -> PackageError:
-    """The extension's package error as a :class:`PackageError` (same message)."""
-    return PackageError(str(error))
+@contextlib.contextmanager
+def translated():
+    """Raises the extension's package errors as :class:`PackageError` (same message)."""
+    try:
+        yield
+    except _packages().PackageError as error:
+        raise PackageError(str(error)) from None
+
+
+def package_kinds(artifacts) -> list[str]:
+    """What a compiled function with these target artifacts can be packaged as: an IR
+    package always, an executable package where the target writes loadable code."""
+    return (["cuvil"] if "so" in artifacts else []) + ["irpkg"]
 
 
 def _shape(shape) -> list:
@@ -54,19 +67,17 @@ def _dtype_name(dtype) -> str:
     return dtype if isinstance(dtype, str) else np.dtype(dtype).name
 
 
-def _metadata(program, name, source, target, device, mode, input_spec, output_spec) -> dict:
-    """What a package records of a compiled program beyond its IR.
-
-    ``input_spec`` (name -> TensorSpec) and ``output_spec`` (TensorSpecs) carry the
-    model's dtypes and symbolic sizes (output sizes as expressions of the input symbols).
-    """
+def _module_metadata(module) -> dict:
+    """What a package records of ``module`` beyond its IR: the model's dtypes and
+    symbolic sizes (output sizes as expressions of the input symbols)."""
+    program = module._program
     return {
-        "name": name,
+        "name": module.name,
         "func_name": program.func_name,
-        "source": source,
-        "target": target,
-        "device": device,
-        "mode": mode,
+        "source": module.source,
+        "target": module.target,
+        "device": module.device,
+        "mode": module.mode,
         "structure": program.structure,
         "inputs": [
             {
@@ -75,7 +86,7 @@ def _metadata(program, name, source, target, device, mode, input_spec, output_sp
                 "compute_dtype": dtype.name,
                 "shape": _shape(spec.shape),
             }
-            for (key, spec), (dtype, _) in zip(input_spec.items(), program.inputs)
+            for (key, spec), (dtype, _) in zip(module.input_spec.items(), program.inputs)
         ],
         "outputs": [
             {
@@ -83,78 +94,43 @@ def _metadata(program, name, source, target, device, mode, input_spec, output_sp
                 "compute_dtype": dtype.name,
                 "shape": _shape(spec.shape),
             }
-            for spec, (dtype, _) in zip(output_spec, program.outputs)
+            for spec, (dtype, _) in zip(module.output_spec, program.outputs)
         ],
         "symbol_ranges": {k: list(v) for k, v in program.symbol_ranges.items()},
     }
 
 
-def _module_metadata(module) -> dict:
-    return _metadata(
-        module._program,
-        module.name,
-        module.source,
-        module.target,
-        module.device,
-        module.mode,
-        module.input_spec,
-        module.output_spec,
-    )
-
-
-def _record_metadata(record) -> dict:
-    """The metadata of a compilation record (a ``cuvil.jit`` function or a declared model)."""
-    from .frontend import TensorSpec
+def _record_module(record):
+    """The :class:`~cuvil.IRModule` of a compilation record (a ``cuvil.jit`` function or a
+    declared model), built as every front end builds one."""
+    from .frontends.base import to_ir_module
 
     program = record.program
     if program is None:
         raise PackageError(
             f"cuvil: {record.function}: this compilation keeps no program to package"
         )
-    names = program.input_names or [f"arg{i}" for i in range(len(program.inputs))]
-    inputs = {
-        key: TensorSpec(shape, given)
-        for key, (_, shape), given in zip(names, program.inputs, program.input_dtype_names())
-    }
-    outputs = tuple(
-        TensorSpec(shape, given)
-        for (_, shape), given in zip(program.outputs, program.output_dtype_names())
-    )
-    if any(not isinstance(d, int) for spec in inputs.values() for d in spec.shape):
-        symbols = _native.load().result_symbols(program.mlir, program.func_name)
-        outputs = tuple(
-            TensorSpec(tuple(d if d >= 0 else next(exprs) for d in shape), spec.dtype)
-            for spec, (_, shape), exprs in zip(
-                outputs, record.output_types, (iter(e) for e in symbols)
-            )
-        )
-    return _metadata(
+    if not program.input_names:
+        names = [f"arg{i}" for i in range(len(program.inputs))]
+        program = dataclasses.replace(program, input_names=names)
+    return to_ir_module(
         program,
-        record.function,
-        record.source,
-        record.target,
-        record.device,
-        "inference",
-        inputs,
-        outputs,
+        name=record.function,
+        source=record.source,
+        target=record.target,
+        device=record.device,
     )
 
 
 def save_irpkg(module, path) -> None:
     """Write ``module``'s IR, signature and fingerprint as an IR package at ``path``."""
-    _save_irpkg(module.text, _module_metadata(module), path)
+    with translated():
+        _packages().save_irpkg(module.text, json.dumps(_module_metadata(module)), os.fspath(path))
 
 
 def save_record_irpkg(record, path) -> None:
     """Write the IR of a compilation record as an IR package (``cuvil compile --emit irpkg``)."""
-    _save_irpkg(record.mlir, _record_metadata(record), path)
-
-
-def _save_irpkg(text: str, metadata: dict, path) -> None:
-    try:
-        _packages().save_irpkg(text, json.dumps(metadata), os.fspath(path))
-    except _packages().PackageError as error:
-        raise package_error(error) from None
+    save_irpkg(_record_module(record), path)
 
 
 def _field(metadata: dict, key: str, kind, path: str):
@@ -194,10 +170,8 @@ def load_irpkg(path):
     from .frontend import IRModule, TensorSpec
 
     path = os.fspath(path)
-    try:
+    with translated():
         text, metadata_text, _form = _packages().load_irpkg(path)
-    except _packages().PackageError as error:
-        raise package_error(error) from None
     metadata = json.loads(metadata_text)
     inputs = _field(metadata, "inputs", list, path)
     outputs = _field(metadata, "outputs", list, path)
@@ -265,20 +239,19 @@ def export_executable(model, path) -> None:
     symbolic-shape rules, the host CPU it was compiled for, the IR (so it can
     be compiled again) and the IR's fingerprint.
     """
-    module = model.module
-    _export(model.compilation, module.text, module.fingerprint, _module_metadata(module), path)
+    _export(model.compilation, model.module, path)
 
 
 def export_record(record, path) -> None:
     """Write a compilation record as an executable package (``cuvil compile --emit cuvil``)."""
-    fingerprint = _native.load().fingerprint(record.mlir)
-    _export(record, record.mlir, fingerprint, _record_metadata(record), path)
+    _export(record, _record_module(record), path)
 
 
-def _export(record, text: str, fingerprint: str, metadata: dict, path) -> None:
+def _export(record, module, path) -> None:
     compiled = record.compiled
+    metadata = _module_metadata(module)
     name, target = metadata["name"], metadata["target"]
-    if "so" not in compiled.artifacts:
+    if "cuvil" not in package_kinds(compiled.artifacts):
         raise PackageError(
             f"cuvil: exporting {name}: target {target!r} has no loadable code "
             f"to package (it writes {', '.join(compiled.artifacts)})"
@@ -308,16 +281,14 @@ def _export(record, text: str, fingerprint: str, metadata: dict, path) -> None:
     package = {
         "format": "cuvil-executable",
         "cuvil_version": _native.load().version,
-        "fingerprint": fingerprint,
+        "fingerprint": module.fingerprint,
         "host": {"cpu": cpu, "features": features},
         "functions": [function],
         "model": {k: metadata[k] for k in ("name", "source", "mode")},
     }
     entries = [
         (code_entry, code, True),
-        ("ir/module.mlir", text.encode(), True),
+        ("ir/module.mlir", module.text.encode(), True),
     ]
-    try:
+    with translated():
         _packages().write(os.fspath(path), "executable", json.dumps(package), entries)
-    except _packages().PackageError as error:
-        raise package_error(error) from None

@@ -13,7 +13,7 @@ import ast
 import functools
 from collections.abc import Mapping, Sequence
 
-__all__ = ["is_symbolic", "bind", "evaluate", "output_shape"]
+__all__ = ["is_symbolic", "fits", "bind", "evaluate", "output_shape"]
 
 _OPERATORS = {
     ast.Add: lambda a, b: a + b,
@@ -27,6 +27,13 @@ _OPERATORS = {
 def is_symbolic(shape: Sequence) -> bool:
     """True when a dimension of ``shape`` is a symbol name or ``None``."""
     return any(d is None or isinstance(d, str) for d in shape)
+
+
+def fits(declared: Sequence, actual: Sequence[int]) -> bool:
+    """True when a shape of ``actual`` sizes is one ``declared`` allows (symbolic dims: any)."""
+    return len(actual) == len(declared) and all(
+        not isinstance(d, int) or d == size for d, size in zip(declared, actual)
+    )
 
 
 def bind(specs: Mapping[str, Sequence], shapes: Mapping[str, Sequence[int]]) -> dict[str, int]:

@@ -39,7 +39,7 @@ import numpy as np
 
 from . import _jit
 from ._declared import compile_declared, onnx_runtime_call
-from ._packages import export_record, save_record_irpkg
+from ._packages import export_record, package_kinds, save_record_irpkg
 
 #: The version of the protocol this module speaks, sent in ``ready``. Bump it with
 #: every change a client must know about, together with kWorkerProtocolVersion in
@@ -126,9 +126,7 @@ class Worker:
             "target": record.target,
             # What this target's compiled code can be exported as: its artifacts, an
             # executable package where it writes loadable code, an IR package always.
-            "artifacts": list(compiled.artifacts)
-            + (["cuvil"] if "so" in compiled.artifacts else [])
-            + ["irpkg"],
+            "artifacts": list(compiled.artifacts) + package_kinds(compiled.artifacts),
             "fusion": record.enable_fusion,
             "compile_ms": record.compile_ms,
             "fingerprint": compiled.fingerprint,

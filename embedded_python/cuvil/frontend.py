@@ -420,6 +420,26 @@ def _signature_text(name: str, inputs: Mapping, outputs) -> str:
     return f"{name}({ins}) -> ({', '.join(str(spec) for spec in outputs)})"
 
 
+def bind_inputs(label: str, names: list, args, kwargs) -> list:
+    """The inputs called ``names``, given by position (``args``) and by name (``kwargs``), in
+    order; ``TypeError`` naming ``label`` and the input for one missing, unknown or repeated."""
+    if len(args) > len(names):
+        raise TypeError(
+            f"{label} takes {len(names)} input(s) ({_quoted(names)}) but {len(args)} were given"
+        )
+    given = dict(zip(names, args))
+    for key, value in kwargs.items():
+        if key not in names:
+            raise TypeError(f"{label} has no input '{key}'; its inputs are {_quoted(names)}")
+        if key in given:
+            raise TypeError(f"{label} got input '{key}' both by position and by name")
+        given[key] = value
+    missing = [n for n in names if n not in given]
+    if missing:
+        raise TypeError(f"{label} is missing input(s) {_quoted(missing)}")
+    return [given[n] for n in names]
+
+
 class IRModule:
     """Cuvil IR built by :func:`build_ir`: inspect its text, compile it, look at later stages.
 
@@ -717,24 +737,11 @@ class CompiledModel:
         return result.astype(self._result_dtypes[0], copy=False)
 
     def _bind(self, args, kwargs) -> list:
-        names, label = self._names, f"compiled {self.module.name}"
-        if len(args) > len(names):
-            raise TypeError(
-                f"{label} takes {len(names)} input(s) ({_quoted(names)}) but {len(args)} were given"
-            )
-        given = dict(zip(names, args))
-        for key, value in kwargs.items():
-            if key not in names:
-                raise TypeError(f"{label} has no input '{key}'; its inputs are {_quoted(names)}")
-            if key in given:
-                raise TypeError(f"{label} got input '{key}' both by position and by name")
-            given[key] = value
-        missing = [n for n in names if n not in given]
-        if missing:
-            raise TypeError(f"{label} is missing input(s) {_quoted(missing)}")
+        label = f"compiled {self.module.name}"
+        given = bind_inputs(label, self._names, args, kwargs)
         return [
-            self._check(label, n, given[n], dtype, shape)
-            for n, (dtype, shape) in zip(names, self._types)
+            self._check(label, n, value, dtype, shape)
+            for n, value, (dtype, shape) in zip(self._names, given, self._types)
         ]
 
     @staticmethod
@@ -751,10 +758,7 @@ class CompiledModel:
                 f"{dtype}; fix: pass {name}.astype(np.{dtype.name}) or build the IR for "
                 f"{value.dtype}"
             )
-        fits = len(value.shape) == len(shape) and all(
-            not isinstance(d, int) or d == size for d, size in zip(shape, value.shape)
-        )
-        if not fits:
+        if not _symbolic.fits(shape, value.shape):
             raise ValueError(
                 f"{label}: input '{name}' has shape {value.shape}, but the IR was built for "
                 f"shape {shape}; fix: build the IR again with {{{name!r}: {value.shape}}}"

@@ -21,9 +21,10 @@ import os
 
 import numpy as np
 
-from . import _native
-from ._packages import PackageError, package_error
+from . import _native, _symbolic
+from ._packages import PackageError, translated
 from ._targets import resolve_target
+from .frontend import bind_inputs
 from .nd import NDArray
 
 __all__ = ["Runtime", "Executable", "Function", "load_executable", "PackageError"]
@@ -112,10 +113,8 @@ class Runtime:
         Raises :class:`PackageError` naming the file and the field for a damaged
         package, one of another kind, or one from a newer Cuvil.
         """
-        try:
+        with translated():
             package = _packages().ExecutablePackage(os.fspath(path))
-        except _packages().PackageError as error:
-            raise package_error(error) from None
         return Executable(self, package)
 
     def bind_input(self, function: Function, name: str, value) -> None:
@@ -156,10 +155,7 @@ class Executable:
 
         Raises ``KeyError`` listing the names the package has.
         """
-        try:
-            handle = self._package.function(name)
-        except KeyError as error:
-            raise KeyError(error.args[0] if error.args else name) from None
+        handle = self._package.function(name)
         function = self._functions.get(handle.name)
         if function is None:
             entry = next(f for f in self.metadata["functions"] if f.get("name") == handle.name)
@@ -173,10 +169,8 @@ class Executable:
 
         Raises :class:`PackageError` naming the entry that is damaged.
         """
-        try:
-            _packages().read(self.path, "executable")
-        except _packages().PackageError as error:
-            raise package_error(error) from None
+        with translated():
+            _packages().verify(self.path, "executable")
 
     def __repr__(self) -> str:
         return f"<cuvil.runtime.Executable {self.path!r} functions={self.function_names}>"
@@ -210,10 +204,8 @@ class Function:
     def load(self) -> None:
         """Load the code now (otherwise on the first call): checks the code entry and that
         this CPU has the features it was compiled for."""
-        try:
+        with translated():
             self._handle.load()
-        except _packages().PackageError as error:
-            raise package_error(error) from None
 
     def _label(self) -> str:
         return f"{os.path.basename(self.executable.path)}: {self.name}"
@@ -237,10 +229,7 @@ class Function:
                 f"{self._label()}: input '{name}' has dtype {value.dtype}, but the function "
                 f"takes {given}; fix: pass {name}.astype(np.{given.name})"
             )
-        fits = value.ndim == len(shape) and all(
-            not isinstance(d, int) or d == size for d, size in zip(shape, value.shape)
-        )
-        if not fits:
+        if not _symbolic.fits(shape, value.shape):
             raise ValueError(
                 f"{self._label()}: input '{name}' has shape {value.shape}, but the function "
                 f"takes {tuple(shape)}"
@@ -281,21 +270,8 @@ class Function:
         return self._run([self._bound[n] for n in self.input_names])
 
     def __call__(self, *args, **kwargs):
-        names = self.input_names
-        if len(args) > len(names):
-            raise TypeError(
-                f"{self._label()} takes {len(names)} input(s) "
-                f"({', '.join(repr(n) for n in names)}) but {len(args)} were given"
-            )
-        given = dict(zip(names, args))
-        for key, value in kwargs.items():
-            if key not in names or key in given:
-                raise TypeError(f"{self._label()}: unexpected or repeated input '{key}'")
-            given[key] = value
-        missing = [n for n in names if n not in given]
-        if missing:
-            raise TypeError(f"{self._label()} is missing input(s) {missing}")
-        return self._run([self._check(i, given[n], True) for i, n in enumerate(names)])
+        given = bind_inputs(self._label(), self.input_names, args, kwargs)
+        return self._run([self._check(i, value, True) for i, value in enumerate(given)])
 
     def _output_shapes(self, inputs: list) -> list:
         if not self._symbolic:
@@ -310,10 +286,8 @@ class Function:
         shapes = self._output_shapes(inputs)
         outputs = [np.empty(s, d) for (d, _), s in zip(self._output_types, shapes)]
         runtime = self.executable.runtime
-        try:
+        with translated():
             self._handle(inputs, outputs, runtime._pool, runtime.num_threads or 0)
-        except _packages().PackageError as error:
-            raise package_error(error) from None
         values = [
             NDArray(o if o.dtype == r else o.astype(r)) for o, r in zip(outputs, self._returned)
         ]

@@ -18,6 +18,8 @@
 
 #include <pybind11/stl.h>
 
+#include <optional>
+
 namespace py = pybind11;
 using namespace cuvil;
 
@@ -28,13 +30,29 @@ struct PackageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-PackageKind kindNamed(const std::string &name) {
+/// "ir", "executable", or "" for either.
+std::optional<PackageKind> kindNamed(const std::string &name) {
   if (name == "ir")
     return PackageKind::IR;
   if (name == "executable")
     return PackageKind::Executable;
+  if (name.empty())
+    return std::nullopt;
   throw py::value_error("package kind must be 'ir' or 'executable', not '" +
                         name + "'");
+}
+
+const char *kindText(PackageKind kind) {
+  return kind == PackageKind::IR ? "ir" : "executable";
+}
+
+std::unique_ptr<PackageReader> openReader(const std::string &path,
+                                          const std::string &kind) {
+  std::string error;
+  auto reader = PackageReader::open(path, kindNamed(kind), error);
+  if (!reader)
+    throw PackageError(error);
+  return reader;
 }
 
 py::list tensorList(const std::vector<TensorSignature> &sigs,
@@ -69,6 +87,19 @@ struct FunctionHandle {
     return out;
   }
 
+  /// The function's code, loaded on first use.
+  std::shared_ptr<Executable> load() const {
+    std::string error;
+    std::shared_ptr<Executable> executable;
+    {
+      py::gil_scoped_release release;
+      executable = package->load(*function, error);
+    }
+    if (!executable)
+      throw PackageError(error);
+    return executable;
+  }
+
   void call(const std::vector<py::array> &in, const std::vector<py::array> &out,
             MemoryPool *pool, int threads) const {
     const PackagedFunction &fn = *function;
@@ -78,14 +109,7 @@ struct FunctionHandle {
                             std::to_string(fn.outputs.size()) +
                             " outputs, got " + std::to_string(in.size()) +
                             " and " + std::to_string(out.size()));
-    std::string error;
-    std::shared_ptr<Executable> executable;
-    {
-      py::gil_scoped_release release;
-      executable = package->load(fn, error);
-    }
-    if (!executable)
-      throw PackageError(error);
+    std::shared_ptr<Executable> executable = load();
     std::vector<void *> inPtrs, outPtrs;
     Shapes shapes;
     for (size_t i = 0; i < in.size(); ++i) {
@@ -138,17 +162,7 @@ void bindExecutablePackages(py::module_ &m) {
            py::arg("input_shapes"),
            "The outputs' shapes for inputs of these shapes")
       .def(
-          "load",
-          [](const FunctionHandle &f) {
-            std::string error;
-            std::shared_ptr<Executable> executable;
-            {
-              py::gil_scoped_release release;
-              executable = f.package->load(*f.function, error);
-            }
-            if (!executable)
-              throw PackageError(error);
-          },
+          "load", [](const FunctionHandle &f) { f.load(); },
           "Loads the function's code now (otherwise on the first call)")
       .def("__call__", &FunctionHandle::call, py::arg("inputs"),
            py::arg("outputs"), py::arg("pool") = nullptr,
@@ -224,7 +238,11 @@ void cuvil::python::bindPackages(py::module_ &parent) {
       [](const std::string &path, const std::string &kind,
          const std::string &metadata,
          const std::vector<std::tuple<std::string, py::bytes, bool>> &entries) {
-        PackageWriter writer(kindNamed(kind));
+        std::optional<PackageKind> parsed = kindNamed(kind);
+        if (!parsed)
+          throw py::value_error("write: give the package kind, 'ir' or "
+                                "'executable'");
+        PackageWriter writer(*parsed);
         std::string error;
         bool ok = writer.setMetadata(metadata, error);
         for (const auto &[name, data, compress] : entries) {
@@ -247,17 +265,14 @@ void cuvil::python::bindPackages(py::module_ &parent) {
   m.def(
       "read",
       [](const std::string &path, const std::string &kind) {
-        std::string error;
-        auto reader = PackageReader::open(path, kindNamed(kind), error);
-        if (!reader)
-          throw PackageError(error);
+        auto reader = openReader(path, kind);
         py::dict result;
         result["version"] =
             py::make_tuple(reader->version().major, reader->version().minor);
         result["metadata"] = reader->metadata();
         py::dict entries;
         for (const PackageEntry &e : reader->entries()) {
-          std::string bytes;
+          std::string bytes, error;
           if (!reader->read(e.name, bytes, error))
             throw PackageError(error);
           entries[py::str(e.name)] = py::bytes(bytes);
@@ -270,12 +285,30 @@ void cuvil::python::bindPackages(py::module_ &parent) {
       "entries: {name: bytes}}");
 
   m.def(
+      "verify",
+      [](const std::string &path, const std::string &kind) {
+        auto reader = openReader(path, kind);
+        std::string error;
+        bool ok = true;
+        {
+          py::gil_scoped_release release;
+          for (const PackageEntry &e : reader->entries()) {
+            std::string bytes; // one entry in memory at a time
+            if (!(ok = reader->read(e.name, bytes, error)))
+              break;
+          }
+        }
+        if (!ok)
+          throw PackageError(error);
+      },
+      py::arg("path"), py::arg("kind") = "",
+      "Reads and checks every entry (digest, decompressed size), keeping "
+      "none");
+
+  m.def(
       "describe",
       [](const std::string &path, const std::string &kind) {
-        std::string error;
-        auto reader = PackageReader::open(path, kindNamed(kind), error);
-        if (!reader)
-          throw PackageError(error);
+        auto reader = openReader(path, kind);
         py::list entries;
         for (const PackageEntry &e : reader->entries()) {
           py::dict d;
@@ -286,10 +319,12 @@ void cuvil::python::bindPackages(py::module_ &parent) {
           d["sha256"] = e.sha256;
           entries.append(d);
         }
-        return py::make_tuple(reader->metadata(), entries);
+        return py::make_tuple(kindText(reader->kind()), reader->metadata(),
+                              entries);
       },
-      py::arg("path"), py::arg("kind"),
-      "(metadata JSON, [entry dicts]) without reading the entries");
+      py::arg("path"), py::arg("kind") = "",
+      "(kind, metadata JSON, [entry dicts]) without reading the entries; "
+      "kind '' accepts either");
 
   m.def(
       "save_irpkg",

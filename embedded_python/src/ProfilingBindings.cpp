@@ -148,33 +148,13 @@ std::vector<prof::PythonFrame> pythonStack() {
 /// allocate an intermediate buffer, RuntimeError when it stopped before
 /// writing a result its out-param was sized wrong for.
 void cuvil::python::checkCall(const std::string &function) {
-  std::string failure = cuvil::takeCallFailure();
-  if (!failure.empty()) {
-    PyErr_SetString(PyExc_RuntimeError,
-                    ("cuvil: compiled function '" + function + "': " + failure +
-                     "; the outputs were not written. The sizes Cuvil "
-                     "derived for its symbols do not hold for these inputs: "
-                     "report it with the model, or compile it for these "
-                     "static shapes")
-                        .c_str());
-    throw py::error_already_set();
-  }
-  int64_t bytes = cuvil::takeFailedAllocation();
-  if (bytes == 0)
+  CallError error = cuvil::takeCallError(function);
+  if (!error)
     return;
-  char size[48];
-  double mib = bytes / (1024.0 * 1024.0);
-  if (mib >= 1024)
-    std::snprintf(size, sizeof(size), "%.1f GiB", mib / 1024);
-  else
-    std::snprintf(size, sizeof(size), "%.1f MiB", mib);
-  PyErr_SetString(PyExc_MemoryError,
-                  ("cuvil: compiled function '" + function +
-                   "' could not allocate " + std::to_string(bytes) +
-                   " bytes (" + size +
-                   ") for an intermediate buffer; free memory or call it "
-                   "with smaller inputs")
-                      .c_str());
+  PyErr_SetString(error.kind == CallError::Kind::Allocation
+                      ? PyExc_MemoryError
+                      : PyExc_RuntimeError,
+                  error.message.c_str());
   throw py::error_already_set();
 }
 

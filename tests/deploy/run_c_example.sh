@@ -10,15 +10,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-"$python" -m cuvil compile "$root/resources/examples/mlp.py" --emit cuvil \
-  -o "$work/mlp.cuvil" >"$work/compile.log" 2>&1 || { cat "$work/compile.log"; exit 1; }
-"$python" - "$root" "$work" <<'PY'
-import sys
-sys.path.insert(0, f"{sys.argv[1]}/resources/examples")
-import mlp
-for i, x in enumerate(mlp.make_inputs()):
-    x.tofile(f"{sys.argv[2]}/in{i}.bin")
-PY
+bash "$root/tests/deploy/export_mlp.sh" "$python" "$work"
 
 include="$root/compiler_core/include"
 cc -std=c11 -Wall -Wextra -Werror "$root/resources/examples/deploy/run_model.c" \

@@ -10,26 +10,22 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FuzzInputFile.h"
+
 #include "cuvil/Runtime/ExecutablePackage.h"
 #include "cuvil/Serialization/Package.h"
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
 #include <cstdlib>
 #include <string>
-#include <unistd.h>
 
 using namespace cuvil;
 
 namespace {
-std::string inputPath;
-
-void removeInput() { std::remove(inputPath.c_str()); }
-
-void readAll(PackageKind kind) {
+void readAll(const std::string &path, PackageKind kind) {
   std::string error;
-  auto reader = PackageReader::open(inputPath, kind, error);
+  auto reader = PackageReader::open(path, kind, error);
   if (!reader) {
     if (error.empty())
       std::abort(); // a refusal must say why
@@ -44,9 +40,9 @@ void readAll(PackageKind kind) {
   }
 }
 
-void describeFunctions() {
+void describeFunctions(const std::string &path) {
   std::string error;
-  auto package = ExecutablePackage::open(inputPath, error);
+  auto package = ExecutablePackage::open(path, error);
   if (!package)
     return;
   for (const PackagedFunction &fn : package->functions()) {
@@ -66,29 +62,14 @@ void describeFunctions() {
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {
   ::setenv("CUVIL_MAX_PACKAGE_ENTRY_MIB", "64", 1);
-  const char *dir = std::getenv("TMPDIR");
-  std::string pattern = std::string(dir && *dir ? dir : "/tmp") +
-                        "/cuvil-fuzz-package-XXXXXX.cuvil";
-  int fd = mkstemps(pattern.data(), 6);
-  if (fd < 0) {
-    std::perror("fuzz-package: cannot create a temporary file");
-    std::exit(1);
-  }
-  close(fd);
-  inputPath = pattern;
-  std::atexit(removeInput);
   return 0;
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  FILE *file = std::fopen(inputPath.c_str(), "wb");
-  if (!file || std::fwrite(data, 1, size, file) != size) {
-    std::perror(inputPath.c_str());
-    std::abort();
-  }
-  std::fclose(file);
-  readAll(PackageKind::IR);
-  readAll(PackageKind::Executable);
-  describeFunctions();
+  static const cuvil::fuzz::InputFile input("package", ".cuvil");
+  const std::string &path = input.write(data, size);
+  readAll(path, PackageKind::IR);
+  readAll(path, PackageKind::Executable);
+  describeFunctions(path);
   return 0;
 }

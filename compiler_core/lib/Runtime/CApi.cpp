@@ -240,13 +240,8 @@ static int run(cuvil_executable *executable, const cuvil_function *function,
     code->call(const_cast<void *const *>(inputs), outputs, nullptr,
                inputShapes ? &shapes : nullptr);
   }
-  std::string failure = takeCallFailure();
-  if (!failure.empty())
-    return fail(fn.name + ": " + failure + "; the outputs were not written");
-  if (int64_t bytes = takeFailedAllocation())
-    return fail(fn.name + " could not allocate " + std::to_string(bytes) +
-                " bytes for an intermediate buffer; the outputs were not "
-                "written");
+  if (CallError failure = takeCallError(fn.name))
+    return fail(failure.message);
   return 0;
 }
 

@@ -278,7 +278,7 @@ std::shared_ptr<Executable> ExecutablePackage::load(const PackagedFunction &fn,
             "the model for target='cpu'";
     return nullptr;
   }
-  HostCpu host = hostCpu();
+  static const HostCpu host = hostCpu(); // the CPU does not change
   std::vector<std::string> missing;
   for (const std::string &feature : impl->hostFeatures)
     if (!std::binary_search(host.features.begin(), host.features.end(),
@@ -346,12 +346,13 @@ ScopedThreadCount::ScopedThreadCount(int threads) {
   if (!control.set || !control.getMax)
     return;
   previous = control.getMax();
+  restore = control.set;
   control.set(threads);
 }
 
 ScopedThreadCount::~ScopedThreadCount() {
-  if (previous > 0)
-    openmp().set(previous);
+  if (restore)
+    restore(previous);
 }
 
 //===----------------------------------------------------------------------===//

@@ -19,10 +19,32 @@ thread_local size_t activeInputs = 0;
 thread_local std::string callFailure;
 } // namespace
 
-std::string cuvil::takeCallFailure() {
-  std::string failure;
-  failure.swap(callFailure);
-  return failure;
+CallError cuvil::takeCallError(const std::string &function) {
+  CallError error;
+  if (!callFailure.empty()) {
+    error.kind = CallError::Kind::ResultSize;
+    error.message = "cuvil: compiled function '" + function +
+                    "': " + callFailure +
+                    "; the outputs were not written. The sizes Cuvil derived "
+                    "for its symbols do not hold for these inputs: report it "
+                    "with the model, or compile it for these static shapes";
+  } else if (failedBytes) {
+    char size[48];
+    double mib = failedBytes / (1024.0 * 1024.0);
+    if (mib >= 1024)
+      std::snprintf(size, sizeof(size), "%.1f GiB", mib / 1024);
+    else
+      std::snprintf(size, sizeof(size), "%.1f MiB", mib);
+    error.kind = CallError::Kind::Allocation;
+    error.message = "cuvil: compiled function '" + function +
+                    "' could not allocate " + std::to_string(failedBytes) +
+                    " bytes (" + size +
+                    ") for an intermediate buffer; free memory or call it "
+                    "with smaller inputs";
+  }
+  callFailure.clear();
+  failedBytes = 0;
+  return error;
 }
 
 extern "C" void cuvilResultSizeMismatch(int64_t argument, int64_t dim,
@@ -42,12 +64,6 @@ extern "C" void cuvilResultSizeMismatch(int64_t argument, int64_t dim,
   }
   callFailure = text;
   siglongjmp(*activeCall, 1);
-}
-
-int64_t cuvil::takeFailedAllocation() {
-  int64_t bytes = failedBytes;
-  failedBytes = 0;
-  return bytes;
 }
 
 extern "C" void cuvilAllocationFailed(int64_t bytes) {

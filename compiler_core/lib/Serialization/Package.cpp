@@ -36,7 +36,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
-#include <mutex>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -270,10 +269,6 @@ bool PackageWriter::write(const std::string &path, std::string &error) const {
 // Reading
 //===----------------------------------------------------------------------===//
 
-namespace {
-std::mutex viewMutex; // guards PackageReader::verified
-} // namespace
-
 std::string PackageReader::where(const std::string &field) const {
   return filePath + ": " + field + ": ";
 }
@@ -284,8 +279,9 @@ PackageReader::~PackageReader() {
 }
 
 std::unique_ptr<PackageReader>
-PackageReader::open(const std::string &path, PackageKind expected,
-                    std::string &error, const PackageLimits &limits) {
+PackageReader::open(const std::string &path,
+                    std::optional<PackageKind> expected, std::string &error,
+                    const PackageLimits &limits) {
   std::unique_ptr<PackageReader> r(new PackageReader());
   r->filePath = path;
   r->limits = limits;
@@ -335,16 +331,18 @@ PackageReader::open(const std::string &path, PackageKind expected,
     return nullptr;
   }
   uint16_t kind = readU16(h + 12);
-  if (kind != static_cast<uint16_t>(expected)) {
-    bool known = kind == static_cast<uint16_t>(PackageKind::IR) ||
-                 kind == static_cast<uint16_t>(PackageKind::Executable);
+  bool known = kind == static_cast<uint16_t>(PackageKind::IR) ||
+               kind == static_cast<uint16_t>(PackageKind::Executable);
+  if (!known || (expected && kind != static_cast<uint16_t>(*expected))) {
     error =
         r->where("kind") + "this is " +
         (known ? std::string(packageKindName(static_cast<PackageKind>(kind)))
                : "a package of unknown kind " + std::to_string(kind)) +
-        ", not an " + packageKindName(expected);
+        (expected ? std::string(", not an ") + packageKindName(*expected)
+                  : std::string());
     return nullptr;
   }
+  r->packageKind = static_cast<PackageKind>(kind);
   if (readU16(h + 14) != 0 ||
       std::any_of(h + 88, h + kPackageHeaderBytes, [](char c) { return c; })) {
     error = r->where("header") +
@@ -430,7 +428,6 @@ PackageReader::open(const std::string &path, PackageKind expected,
             std::to_string(metaOffset);
     return nullptr;
   }
-  r->verified.assign(r->index.size(), false);
   return r;
 }
 
@@ -609,33 +606,5 @@ bool PackageReader::read(const std::string &name, std::string &out,
     out.clear();
     return false;
   }
-  return true;
-}
-
-bool PackageReader::view(const std::string &name, std::string_view &out,
-                         std::string &error) const {
-  const PackageEntry *e = find(name);
-  if (!e) {
-    error = where("entry '" + name + "'") + "not in the package";
-    return false;
-  }
-  if (e->codec != "none") {
-    error = where("entry '" + name + "'") +
-            "is compressed; only raw entries can be mapped";
-    return false;
-  }
-  std::string_view bytes(base + e->offset, e->size);
-  size_t i = static_cast<size_t>(e - index.data());
-  std::lock_guard<std::mutex> lock(viewMutex);
-  if (!verified[i]) {
-    if (kCheckDigests && digestOf(bytes) != e->sha256) {
-      error = where("entry '" + name + "'") +
-              "its bytes do not match their SHA-256 (a damaged or edited "
-              "file)";
-      return false;
-    }
-    verified[i] = true;
-  }
-  out = bytes;
   return true;
 }

@@ -101,6 +101,7 @@ public:
 
 private:
   int previous = 0;
+  void (*restore)(int) = nullptr; ///< omp_set_num_threads, when set
 };
 
 /// Evaluates an output size expression ("N * 2", "((h + -1) // 2) + 1":

@@ -46,24 +46,26 @@ private:
 /// the CPU target wrote.
 std::string packedEntryName(const std::string &symbol);
 
-/// The size of the allocation that failed in compiled code during the last
-/// `MemRefCallExecutable::call` on this thread, or 0; reading clears it.
-/// A call whose code could not allocate returns early, outputs unwritten.
-int64_t takeFailedAllocation();
+/// Why the last `MemRefCallExecutable::call` on this thread returned early
+/// with its outputs unwritten, as the message for the user (naming
+/// `function`), and whether an allocation failed (Python raises MemoryError)
+/// or a result's sizes differed from its out-param's; reading clears it.
+struct CallError {
+  enum class Kind { None, Allocation, ResultSize };
+  Kind kind = Kind::None;
+  std::string message;
+  explicit operator bool() const { return kind != Kind::None; }
+};
+CallError takeCallError(const std::string &function);
 
 /// The global compiled code calls when an allocation fails (it is set in
 /// every library that defines it): on the calling thread it unwinds to
-/// `MemRefCallExecutable::call`, which returns (see takeFailedAllocation);
+/// `MemRefCallExecutable::call`, which returns (see takeCallError);
 /// on an OpenMP
 /// worker thread, where no unwinding is possible, it reports and aborts.
 constexpr const char *kAllocationFailureHandlerSymbol =
     "cuvil_alloc_failure_handler";
 extern "C" void cuvilAllocationFailed(int64_t bytes);
-
-/// Why the last `MemRefCallExecutable::call` on this thread stopped before
-/// writing its outputs (a computed result whose sizes differ from the
-/// out-param the caller sized), or ""; reading clears it.
-std::string takeCallFailure();
 
 /// The global through which compiled code reports a result whose dynamic
 /// sizes differ from its out-param's (cuvil-check-result-sizes): set in

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -87,15 +88,18 @@ private:
 class PackageReader {
 public:
   /// Opens and checks `path`; null with `error` (naming the file and the
-  /// field) when it is not a well-formed package of kind `expected`.
+  /// field) when it is not a well-formed package of kind `expected` (of
+  /// either kind when none is expected).
   static std::unique_ptr<PackageReader>
-  open(const std::string &path, PackageKind expected, std::string &error,
+  open(const std::string &path, std::optional<PackageKind> expected,
+       std::string &error,
        const PackageLimits &limits = PackageLimits::fromEnvironment());
   ~PackageReader();
   PackageReader(const PackageReader &) = delete;
   PackageReader &operator=(const PackageReader &) = delete;
 
   const std::string &path() const { return filePath; }
+  PackageKind kind() const { return packageKind; }
   PackageFormatVersion version() const { return formatVersion; }
   /// The metadata object as JSON text.
   const std::string &metadata() const { return metadataText; }
@@ -105,11 +109,6 @@ public:
   /// The raw bytes of entry `name`, decompressed and checked against its
   /// digest. False with `error` naming the entry when that fails.
   bool read(const std::string &name, std::string &out,
-            std::string &error) const;
-  /// A view into the mapping of a raw ("none") entry, checked against its
-  /// digest once; valid while the reader lives. Processes that map the same
-  /// package share these pages.
-  bool view(const std::string &name, std::string_view &out,
             std::string &error) const;
 
 private:
@@ -122,9 +121,9 @@ private:
   uint64_t fileSize = 0;
   PackageLimits limits{};
   PackageFormatVersion formatVersion{};
+  PackageKind packageKind = PackageKind::IR;
   std::string metadataText;
   std::vector<PackageEntry> index;
-  mutable std::vector<bool> verified;
 };
 
 /// True when `name` is a valid entry name: '/'-separated components of
