@@ -471,6 +471,8 @@ class IRModule:
         self._enable_fusion = True
         # input shapes -> (the output_spec they were evaluated for, output shapes)
         self._output_shapes: dict[tuple, tuple] = {}
+        #: What :meth:`optimize` changed for a precision or quantization, else None.
+        self.precision_report: dict | None = None
 
     @property
     def text(self) -> str:
@@ -547,41 +549,80 @@ class IRModule:
         precision: str = "fp32",
         enable_fuse: bool = True,
         calibrate_dataset=None,
+        quantization: str | None = None,
+        group_size: int = 128,
+        calibration: str = "kl",
     ) -> IRModule:
-        """This IR set up for ``target`` with fusion on or off; :meth:`compile` then builds it.
+        """This IR set up for ``target``, in a precision, with fusion on or off.
 
         The graph and fusion passes run when the returned module is compiled,
         so ``module.optimize(enable_fuse=False).compile()`` compiles without
-        fusion. ``precision`` other than ``"fp32"`` and a ``calibrate_dataset``
-        (quantization) are not supported yet: they raise
-        ``NotImplementedError`` rather than being ignored.
+        fusion.
+
+        Args:
+            precision: ``"fp32"``, or ``"bf16"``/``"fp16"``: matmuls read their
+                operands in that type (constant weights converted once) and
+                accumulate in float32; the rest stays float32.
+            quantization: ``None``; ``"int4"``: constant matmul weights become
+                signed 4-bit codes, two per byte, with one scale per
+                ``group_size`` rows and column, decoded inside the GEMM kernel;
+                ``"int8"``: weights per column and activations with scales
+                calibrated on ``calibrate_dataset``, int8 GEMMs with int32
+                accumulation.
+            calibrate_dataset: samples (dicts by input name, tuples in input
+                order, or single arrays); required for int8, whose activation
+                scales come from them (``calibration``: ``"kl"``, the threshold
+                minimizing the KL divergence, or ``"percentile"``, 99.99th).
+                When given, :attr:`precision_report` also has the accuracy of
+                the result against float32 on these samples.
+
+        The rewritten IR is this module's text with the narrow weights, so
+        :meth:`save` and :meth:`CompiledModel.export` write them, smaller;
+        :attr:`precision_report` says what changed (weight bytes before and
+        after, matmuls quantized, those kept in float32 and why).
         """
+        from . import _precision
+
         api = "IRModule.optimize"
-        if precision != "fp32":
-            raise NotImplementedError(
-                f"cuvil: {api}(precision={precision!r}) is not supported yet (deployment): "
-                "reduced-precision and quantized compilation come with the deployment work; "
-                "this version compiles fp32 only. Fix: precision='fp32'."
-            )
-        if calibrate_dataset is not None:
-            raise NotImplementedError(
-                f"cuvil: {api}(calibrate_dataset=...) is not supported yet (deployment): "
-                "calibration is for quantized compilation, which this version does not do. "
-                "Fix: leave calibrate_dataset=None."
-            )
+        _precision.check_options(
+            api, precision, quantization, group_size, calibration, calibrate_dataset
+        )
         target, device = resolve_target(target, api)
+        program, fingerprint, report = self._program, self.fingerprint, None
+        samples = None
+        if precision != "fp32" or quantization is not None:
+            program, samples, report = _precision.reduce_precision(
+                self, precision, quantization, calibrate_dataset, group_size, calibration
+            )
+            from ._jit import _extension
+
+            fingerprint = _extension().fingerprint(program.mlir)
         module = IRModule(
-            self._program,
+            program,
             self.name,
             self.source,
             self._input_spec,
             target,
             self.mode,
-            self.fingerprint,
+            fingerprint,
             device,
         )
         module._enable_fusion = bool(enable_fuse)
         module.output_spec = self.output_spec  # symbolic sizes, if any
+        module.precision_report = report if report is not None else self.precision_report
+        if report is not None and samples is not None:
+            baseline = IRModule(
+                self._program,
+                self.name,
+                self.source,
+                self._input_spec,
+                "cpu",
+                self.mode,
+                self.fingerprint,
+            )
+            report["accuracy"] = _precision.accuracy(
+                baseline.compile(), module.optimize(target="cpu").compile(), samples[:32]
+            )
         return module
 
     def compile(self, enable_fusion: bool | None = None, pipeline=None) -> CompiledModel:

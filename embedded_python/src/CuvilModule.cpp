@@ -304,6 +304,22 @@ PYBIND11_MODULE(_cuvil, m) {
       "Structural SHA-256 of the IR (locations and SSA names ignored).");
 
   m.def(
+      "transform_ir",
+      [](const std::string &text, const std::string &pipeline) {
+        std::string out, report, error;
+        bool ok;
+        {
+          py::gil_scoped_release release;
+          ok = cuvil::transformIR(text, pipeline, out, report, error);
+        }
+        if (!ok)
+          throw CompileError(error);
+        return py::make_tuple(out, report);
+      },
+      py::arg("mlir_text"), py::arg("pipeline"),
+      "Runs a textual pass pipeline on Cuvil IR: (new text, remarks).");
+
+  m.def(
       "result_symbols",
       [](const std::string &text, const std::string &funcName) {
         std::string error;

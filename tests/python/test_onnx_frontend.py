@@ -224,20 +224,41 @@ def test_initializers_listed_as_graph_inputs_are_not_inputs():
     assert list(cuvil.load_onnx(model).input_spec) == ["x"]
 
 
-def test_optimize_selects_fusion_and_refuses_other_precisions_and_calibration():
+def test_optimize_selects_fusion_and_refuses_unknown_precisions():
     ir = cuvil.load_onnx(_two_inputs_two_outputs())
     optimized = ir.optimize(target="cpu", precision="fp32", enable_fuse=False)
     assert isinstance(optimized, cuvil.IRModule) and optimized.fingerprint == ir.fingerprint
     assert optimized.compile().enable_fusion is False
     assert ir.optimize().compile().enable_fusion is True
-    with pytest.raises(
-        NotImplementedError, match=r"precision='int8'\) is not supported yet \(deployment\)"
-    ):
+    with pytest.raises(ValueError, match=r"precision='int8' is not one of"):
         ir.optimize(precision="int8")
-    with pytest.raises(NotImplementedError, match=r"calibrate_dataset=...\) is not supported yet"):
+    with pytest.raises(ValueError, match=r"calibrate_dataset is read by a precision"):
         ir.optimize(calibrate_dataset=[np.zeros((2, 3), np.float32)])
     with pytest.raises(ValueError, match="IRModule.optimize"):
         ir.optimize(target="no-such-target")
+
+
+def test_optimize_quantizes_initializer_weights_as_the_seed_calls_it():
+    # MatMul by an initializer, as exported models hold their weights.
+    rng = np.random.default_rng(0)
+    weight = (rng.standard_normal((128, 64)) / 11.3).astype(np.float32)
+    model = _single_model(
+        [helper.make_node("MatMul", ["x", "w"], ["h"]), helper.make_node("Relu", ["h"], ["y"])],
+        shape=(4, 128),
+        initializers=[onnx.numpy_helper.from_array(weight, "w")],
+    )
+    ir = cuvil.load_onnx(model)
+    samples = [rng.standard_normal((4, 128)).astype(np.float32) for _ in range(8)]
+    x = samples[0]
+    expected = np.maximum(x @ weight, 0.0)
+    bf16 = ir.optimize(target="cpu", precision="bf16", enable_fuse=True, calibrate_dataset=samples)
+    assert bf16.precision_report["accuracy"]["relative_l2_error"] < 1e-2
+    np.testing.assert_allclose(bf16.compile()(x), expected, atol=5e-2)
+    int4 = ir.optimize(quantization="int4", group_size=32)
+    assert int4.precision_report["quantized_matmuls"] == 1
+    assert "cuvil.quantized_matmul" in int4.text
+    relative = np.linalg.norm(int4.compile()(x) - expected) / np.linalg.norm(expected)
+    assert relative < 0.2
 
 
 def test_accepts_does_not_import_onnx():

@@ -25,6 +25,7 @@
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/FileSystem.h"
 
 #include <chrono>
@@ -545,6 +546,32 @@ bool cuvil::loadIRPackage(const std::string &path, std::string &mlirText,
   if (!module)
     return false;
   mlirText = printOp(module->getOperation());
+  return true;
+}
+
+bool cuvil::transformIR(const std::string &mlirText,
+                        const std::string &pipeline, std::string &out,
+                        std::string &report, std::string &error) {
+  auto context = createContext();
+  OwningOpRef<ModuleOp> module = parseForQuery(mlirText, context.get(), error);
+  if (!module)
+    return false;
+  mlir::cuvil::registerCuvilPasses();
+  // Remarks name their op by location; the op's text would bury them.
+  context->printOpOnDiagnostic(false);
+  mlir::PassManager pm(context.get());
+  {
+    llvm::raw_string_ostream os(error);
+    if (mlir::failed(mlir::parsePassPipeline(pipeline, pm, os)))
+      return false;
+  }
+  DiagnosticCollector diagnostics(context.get());
+  if (mlir::failed(pm.run(*module))) {
+    error = diagnostics.take("the passes '" + pipeline + "' failed");
+    return false;
+  }
+  report = diagnostics.take("");
+  out = printOp(module->getOperation());
   return true;
 }
 

@@ -171,6 +171,13 @@ bool resultSymbols(const std::string &mlirText, const std::string &funcName,
                    std::vector<std::vector<std::string>> &out,
                    std::string &error);
 
+/// Runs the textual pass `pipeline` ("func.func(cuvil-fold-constants)") on
+/// the module in `mlirText`: `out` is the result (with locations) and
+/// `report` the remarks the passes made, one per line. False with `error`
+/// set when the text or the pipeline does not parse or a pass fails.
+bool transformIR(const std::string &mlirText, const std::string &pipeline,
+                 std::string &out, std::string &report, std::string &error);
+
 /// Writes the module in `mlirText` as an IR package (.irpkg) at `path` with
 /// the metadata object `metadataJson` (see cuvil/Serialization/IRPackage.h).
 bool saveIRPackage(const std::string &mlirText, const std::string &metadataJson,

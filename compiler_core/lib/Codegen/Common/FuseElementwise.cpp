@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cuvil/Codegen/Common/Passes.h"
+#include "cuvil/Dialect/Cuvil/IR/CuvilDialect.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -46,6 +47,13 @@ struct FuseElementwisePass
           if (!producer || !producer->hasOneUse())
             return false;
           auto consumer = dyn_cast<linalg::LinalgOp>(fused->getOwner());
+          // A quantized GEMM's dequantization is fused by the CPU schedule,
+          // a group of rows at a time; fused here it would be recomputed for
+          // every row of the activation.
+          if (consumer &&
+              consumer->hasAttr(
+                  cuvil::CuvilDialect::DequantizedGemmAttrHelper::getNameStr()))
+            return false;
           return !(consumer && consumer.getNumReductionLoops() > 0 &&
                    readsNoInput(producer));
         });

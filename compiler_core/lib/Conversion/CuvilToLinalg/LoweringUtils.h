@@ -85,6 +85,11 @@ Value scalarMax(OpBuilder &b, Location loc, Value l, Value r);
 Value scalarMin(OpBuilder &b, Location loc, Value l, Value r);
 Value scalarConvert(OpBuilder &b, Location loc, Value v, Type to);
 
+/// `rows` (M x K) times an int4 weight (see cuvil.quantized_matmul):
+/// dequantization and contraction as linalg generics, M x N.
+Value dequantizedGemm(OpBuilder &b, Location loc, Value rows, Value packed,
+                      Value scales, int64_t group);
+
 void populateElementwisePatterns(RewritePatternSet &patterns);
 void populateStructuredPatterns(RewritePatternSet &patterns);
 void populateWindowPatterns(RewritePatternSet &patterns);

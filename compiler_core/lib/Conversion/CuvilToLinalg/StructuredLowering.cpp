@@ -109,7 +109,10 @@ Value contract(OpBuilder &b, Location loc, Value lhs, Value rhs,
           loc, TypeRange{resultType}, ValueRange{lhs, rhs}, ValueRange{init},
           maps, iterators,
           [&](OpBuilder &nb, Location l, ValueRange a) {
-            Value product = scalarMul(nb, l, a[0], a[1]);
+            // Mixed precision: operands widened to the accumulator's type.
+            Value product =
+                scalarMul(nb, l, scalarConvert(nb, l, a[0], element),
+                          scalarConvert(nb, l, a[1], element));
             nb.create<linalg::YieldOp>(l, scalarAdd(nb, l, a[2], product));
           })
       .getResult(0);
@@ -187,22 +190,32 @@ SmallVector<Value> sizesFrom(OpBuilder &b, Location loc, RankedTensorType type,
   return sizes;
 }
 
-/// (B..., M, K) @ (K, N): the batch folded into M, one GEMM.
-Value gemmOverRows(OpBuilder &b, Location loc, Value lhs, Value rhs,
-                   RankedTensorType resultType) {
+/// `lhs` (B..., M, K) with its batch folded into the rows, given to `gemm`,
+/// and its (B*M, N) result unfolded into `resultType`.
+Value overFoldedRows(OpBuilder &b, Location loc, Value lhs,
+                     RankedTensorType resultType,
+                     llvm::function_ref<Value(Value)> gemm) {
   int64_t rank = resultType.getRank();
   SmallVector<OpFoldResult> rows = {b.getIndexAttr(0)};
   if (rank > 2) {
     rows = tensor::getMixedSizes(b, loc, lhs);
     rows.pop_back();
   }
-  Value folded = foldLeading(b, loc, lhs, rank - 1);
-  ArrayRef<int64_t> out = resultType.getShape();
-  auto gemmType = withShape(resultType, {product(out.drop_back()), out.back()});
-  SmallVector<Value> sizes =
-      sizesFrom(b, loc, gemmType, {{folded, 0}, {rhs, 1}});
-  Value gemm = gemmOp(b, loc, false, gemmType, {folded, rhs}, sizes);
-  return unfoldLeading(b, loc, gemm, resultType, rows);
+  Value result = gemm(foldLeading(b, loc, lhs, rank - 1));
+  return unfoldLeading(b, loc, result, resultType, rows);
+}
+
+/// (B..., M, K) @ (K, N): the batch folded into M, one GEMM.
+Value gemmOverRows(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                   RankedTensorType resultType) {
+  return overFoldedRows(b, loc, lhs, resultType, [&](Value folded) {
+    ArrayRef<int64_t> out = resultType.getShape();
+    auto gemmType =
+        withShape(resultType, {product(out.drop_back()), out.back()});
+    SmallVector<Value> sizes =
+        sizesFrom(b, loc, gemmType, {{folded, 0}, {rhs, 1}});
+    return gemmOp(b, loc, false, gemmType, {folded, rhs}, sizes);
+  });
 }
 
 /// Batched operands with the result's batch dims (no broadcast): the batch
@@ -234,6 +247,18 @@ struct MatmulLowering : public OpConversionPattern<MatmulOp> {
     Location loc = op.getLoc();
     RankedTensorType resultType = op.getType();
     Value lhs = adaptor.getLhs(), rhs = adaptor.getRhs();
+    // Mixed precision: the GEMM kernel broadcasts one element of the left
+    // operand per row and step; widened here, once per element (fused into
+    // the kernel that produced it), it is not converted again for every use.
+    Type accumulator = resultType.getElementType();
+    if (isa<FloatType>(accumulator) &&
+        getElementTypeOrSelf(lhs.getType()) != accumulator)
+      lhs =
+          elementwise(rewriter, loc,
+                      cast<RankedTensorType>(lhs.getType()).clone(accumulator),
+                      lhs, [&](OpBuilder &b, Location l, ValueRange a) {
+                        return scalarConvert(b, l, a[0], accumulator);
+                      });
     auto lhsType = cast<RankedTensorType>(lhs.getType());
     auto rhsType = cast<RankedTensorType>(rhs.getType());
     ArrayRef<int64_t> out = resultType.getShape();
@@ -259,6 +284,23 @@ struct MatmulLowering : public OpConversionPattern<MatmulOp> {
     lhs = broadcastTo(rewriter, loc, lhs, lhsShape);
     rhs = broadcastTo(rewriter, loc, rhs, rhsShape);
     rewriter.replaceOp(op, batchedGemm(rewriter, loc, lhs, rhs, resultType));
+    return success();
+  }
+};
+
+struct QuantizedMatmulLowering : public OpConversionPattern<QuantizedMatmulOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(QuantizedMatmulOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value gemm =
+        overFoldedRows(rewriter, op.getLoc(), adaptor.getInput(), op.getType(),
+                       [&](Value rows) {
+                         return dequantizedGemm(
+                             rewriter, op.getLoc(), rows, adaptor.getPacked(),
+                             adaptor.getScales(), op.getGroupSize());
+                       });
+    rewriter.replaceOp(op, gemm);
     return success();
   }
 };
@@ -681,10 +723,11 @@ struct GatherLowering : public OpConversionPattern<GatherOp> {
 } // namespace
 
 void lowering::populateStructuredPatterns(RewritePatternSet &patterns) {
-  patterns.add<MatmulLowering, SoftmaxLowering, LayerNormLowering,
-               BatchNormLowering, ReshapeLowering, TransposeLowering,
-               ConcatLowering, SliceLowering, GatherLowering, DimLowering,
-               RangeLowering, ReduceLowering<ReduceSumOp, ReduceKind::Sum>,
+  patterns.add<MatmulLowering, QuantizedMatmulLowering, SoftmaxLowering,
+               LayerNormLowering, BatchNormLowering, ReshapeLowering,
+               TransposeLowering, ConcatLowering, SliceLowering, GatherLowering,
+               DimLowering, RangeLowering,
+               ReduceLowering<ReduceSumOp, ReduceKind::Sum>,
                ReduceLowering<ReduceMeanOp, ReduceKind::Sum, true>,
                ReduceLowering<ReduceMaxOp, ReduceKind::Max>,
                ReduceLowering<ReduceMinOp, ReduceKind::Min>>(

@@ -249,6 +249,58 @@ std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
   return block;
 }
 
+/// The schedule of one int4 GEMM (a `cuvil.dequantized_gemm` contraction
+/// over loops (m, h, j, kg, kk), see QuantizedLowering.cpp). Like gemmBlock,
+/// with the K block being one quantization group: the dequantization of the
+/// group's rows for the tile's columns is fused into that K loop, so each
+/// weight panel is decoded into a small float tile right before the
+/// register kernel reads it. The register kernel (8 rows by two vectors,
+/// one row of K per step) has its unit dimensions folded away first, which
+/// leaves the broadcast multiply-add the outer-product GEMM lowers to.
+std::string dequantGemmBlock(int64_t id, bool serial, const GemmTiles &tiles,
+                             int64_t registerCols, bool partialRows,
+                             std::string &deferred) {
+  std::string block = R"mlir(
+    %qg@ID@ = transform.structured.match ops{["linalg.generic"]} attributes{@GEMM_ATTR@ = @ID@ : i64} in %root : (!transform.any_op) -> !transform.any_op
+    %qf@ID@ = transform.get_producer_of_operand %qg@ID@[2] : (!transform.any_op) -> !transform.any_op
+    %qd@ID@ = transform.get_producer_of_operand %qg@ID@[1] : (!transform.any_op) -> !transform.any_op
+    %a@ID@, %forall@ID@ = transform.structured.tile_using_forall %qg@ID@ tile_sizes [@BM@, 1, @BN@, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %f@ID@, %fl@ID@ = transform.structured.fuse_into_containing_op %qf@ID@ into %forall@ID@ : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %d@ID@, %dl@ID@ = transform.structured.fuse_into_containing_op %qd@ID@ into %forall@ID@ : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %b@ID@, %kl@ID@ = transform.structured.tile_using_for %a@ID@ tile_sizes [0, 0, 0, 1, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %dk@ID@, %dkl@ID@ = transform.structured.fuse_into_containing_op %d@ID@ into %kl@ID@ : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %dt@ID@, %dtl@ID@:2 = transform.structured.tile_using_for %dk@ID@ tile_sizes [0, 1, 0, @RC@] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.structured.vectorize %dt@ID@ : !transform.any_op
+    %c@ID@, %rl@ID@:3 = transform.structured.tile_using_for %b@ID@ tile_sizes [8, 0, @RC@, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+)mlir";
+  if (serial)
+    block += "    transform.annotate %fl@ID@ \"@SERIAL_ATTR@\" : "
+             "!transform.any_op\n";
+  if (partialRows) {
+    block += peelLoops("linalg.generic", {{"%rl@ID@#0", {1, 0, 0, 0, 0}}});
+    deferred += vectorizeTagged("qv" + std::to_string(id), "linalg.generic",
+                                CuvilDialect::GemmIdAttrHelper::getNameStr(),
+                                id, false);
+  } else {
+    block += R"mlir(
+    transform.apply_patterns to %rl@ID@#2 {
+      transform.apply_patterns.linalg.fold_unit_extent_dims_via_slices
+    } : !transform.any_op
+    %cv@ID@ = transform.structured.match ops{["linalg.generic"]} in %rl@ID@#2 : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %cv@ID@ : !transform.any_op
+)mlir";
+  }
+  substitute(block, "@GEMM_ATTR@",
+             mlir::cuvil::CuvilDialect::GemmIdAttrHelper::getNameStr());
+  substitute(block, "@SERIAL_ATTR@",
+             mlir::cuvil::CuvilDialect::SerialAttrHelper::getNameStr());
+  substitute(block, "@ID@", std::to_string(id));
+  substitute(block, "@BM@", std::to_string(tiles.blockM));
+  substitute(block, "@BN@", std::to_string(tiles.blockN));
+  substitute(block, "@RC@", std::to_string(registerCols));
+  return block;
+}
+
 /// Whether a GEMM does too little work to split across threads: waking the
 /// OpenMP team and joining it costs more than half of it. Static sizes only
 /// (a dynamic GEMM may be large).
@@ -443,7 +495,27 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
                       isSmallWork(op), tiles, registerCols, rest, deferred);
     ++id;
   });
+  module.walk([&](linalg::GenericOp gemm) {
+    if (!gemm->hasAttr(CuvilDialect::DequantizedGemmAttrHelper::getNameStr()))
+      return;
+    // Loops (m, h, j, kg, kk): halves of N must fill register tiles.
+    SmallVector<int64_t> ranges = gemm.getStaticLoopRanges();
+    if (ranges.size() != 5 || ShapedType::isDynamic(ranges[2]) ||
+        ranges[2] % registerCols != 0)
+      return;
+    GemmRemainders rest;
+    GemmTiles tiles = chooseTiles(ranges[0], ranges[2], ranges[3] * ranges[4],
+                                  registerCols, rest);
+    gemm->setAttr(
+        CuvilDialect::GemmIdAttrHelper::getNameStr(),
+        IntegerAttr::get(IntegerType::get(module.getContext(), 64), id));
+    body += dequantGemmBlock(id, isSmallWork(gemm), tiles, registerCols,
+                             rest.rows, deferred);
+    ++id;
+  });
   module.walk([&](linalg::GenericOp generic) {
+    if (generic->hasAttr(CuvilDialect::GemmIdAttrHelper::getNameStr()))
+      return;
     SmallVector<int64_t> tiles = vectorTiles(generic, vectorLanes);
     if (tiles.empty())
       return;
@@ -534,6 +606,8 @@ struct CpuSchedulePass : public cuvil::impl::CpuScheduleBase<CpuSchedulePass> {
           mlir::cuvil::CuvilDialect::EpilogueIdAttrHelper::getNameStr());
       op->removeAttr(
           mlir::cuvil::CuvilDialect::VectorIdAttrHelper::getNameStr());
+      op->removeAttr(
+          mlir::cuvil::CuvilDialect::DequantizedGemmAttrHelper::getNameStr());
     });
   }
 };

@@ -476,3 +476,31 @@ func.func @reshape_sizes_count(%a: tensor<?x8xf32>, %n: index) {
   %0 = cuvil.reshape %a (%n) : (tensor<?x8xf32>) -> tensor<?x?x8xf32>
   return
 }
+// -----
+
+func.func @matmul_widen_f64(%a: tensor<4x3xbf16>, %b: tensor<3x2xbf16>) {
+  // expected-error @+1 {{result element type 'f64' differs from the inferred element type 'bf16' (a matmul may widen bf16 or f16 to f32, i8 to i32)}}
+  %0 = cuvil.matmul %a, %b : (tensor<4x3xbf16>, tensor<3x2xbf16>) -> tensor<4x2xf64>
+  return
+}
+// -----
+
+func.func @quantized_group(%a: tensor<4x3xf32>, %b: tensor<3x2xi8>, %s: tensor<1x4xf32>) {
+  // expected-error @+1 {{group_size 2 must be positive and divide K=3}}
+  %0 = cuvil.quantized_matmul %a, %b, %s {group_size = 2 : i64} : (tensor<4x3xf32>, tensor<3x2xi8>, tensor<1x4xf32>) -> tensor<4x4xf32>
+  return
+}
+// -----
+
+func.func @quantized_scales_shape(%a: tensor<4x4xf32>, %b: tensor<4x2xi8>, %s: tensor<1x4xf32>) {
+  // expected-error @+1 {{for input [4, 4] the packed weight must be 4x2 and the scales 2x4, got [4, 2] and [1, 4]}}
+  %0 = cuvil.quantized_matmul %a, %b, %s {group_size = 2 : i64} : (tensor<4x4xf32>, tensor<4x2xi8>, tensor<1x4xf32>) -> tensor<4x4xf32>
+  return
+}
+// -----
+
+func.func @quantized_scales_type(%a: tensor<4x4xf32>, %b: tensor<4x2xi8>, %s: tensor<2x4xf16>) {
+  // expected-error @+1 {{scales are 'f16' but the input is 'f32'; both must have one float type}}
+  %0 = cuvil.quantized_matmul %a, %b, %s {group_size = 2 : i64} : (tensor<4x4xf32>, tensor<4x2xi8>, tensor<2x4xf16>) -> tensor<4x4xf32>
+  return
+}

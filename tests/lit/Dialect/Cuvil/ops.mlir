@@ -85,6 +85,19 @@ func.func @contractions(%a: tensor<8x64x32xf32>, %b: tensor<32x16xf32>,
   return %0, %1, %2, %3 : tensor<8x64x16xf32>, tensor<1x8x5x5xf32>, tensor<1x4x4x4xf32>, tensor<1x4x5x5xf32>
 }
 
+// Mixed precision: narrow operands, a wider accumulator and result; int4
+// weights with group-wise scales.
+// CHECK-LABEL: func.func @mixed_precision
+func.func @mixed_precision(%a: tensor<4x8xbf16>, %b: tensor<8x2xbf16>, %c: tensor<4x8xi8>, %d: tensor<8x2xi8>, %x: tensor<2x4x8xf32>, %q: tensor<8x2xi8>, %s: tensor<2x4xf32>) {
+  // CHECK: cuvil.matmul %{{.*}}, %{{.*}} : (tensor<4x8xbf16>, tensor<8x2xbf16>) -> tensor<4x2xf32>
+  %0 = cuvil.matmul %a, %b : (tensor<4x8xbf16>, tensor<8x2xbf16>) -> tensor<4x2xf32>
+  // CHECK: cuvil.matmul %{{.*}}, %{{.*}} : (tensor<4x8xi8>, tensor<8x2xi8>) -> tensor<4x2xi32>
+  %1 = cuvil.matmul %c, %d : (tensor<4x8xi8>, tensor<8x2xi8>) -> tensor<4x2xi32>
+  // CHECK: cuvil.quantized_matmul %{{.*}}, %{{.*}}, %{{.*}} {group_size = 4 : i64} : (tensor<2x4x8xf32>, tensor<8x2xi8>, tensor<2x4xf32>) -> tensor<2x4x4xf32>
+  %2 = cuvil.quantized_matmul %x, %q, %s {group_size = 4 : i64} : (tensor<2x4x8xf32>, tensor<8x2xi8>, tensor<2x4xf32>) -> tensor<2x4x4xf32>
+  return
+}
+
 // CHECK-LABEL: func.func @normalizations
 func.func @normalizations(%x: tensor<2x4x8xf32>, %g: tensor<8xf32>, %c: tensor<4xf32>)
     -> (tensor<2x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) {

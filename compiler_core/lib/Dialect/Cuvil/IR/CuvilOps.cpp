@@ -151,7 +151,28 @@ std::string mlir::cuvil::formatShape(ArrayRef<int64_t> shape) {
 
 /// The op's result type must be the one its shape rule (CuvilShapeRules.cpp)
 /// infers; the rule itself reports operand errors.
-static LogicalResult verifyInferredType(Operation *op) {
+/// Whether a matmul of `operand` elements may accumulate in and return
+/// `result` elements: the same type, or bf16/f16 in f32, i8 in i32.
+static bool accumulatesIn(Type operand, Type result) {
+  if (operand == result)
+    return true;
+  if (operand.isBF16() || operand.isF16())
+    return result.isF32();
+  return operand.isInteger(8) && result.isInteger(32);
+}
+
+bool MatmulOp::isCompatibleReturnTypes(TypeRange inferred, TypeRange actual) {
+  if (inferred.size() != 1 || actual.size() != 1)
+    return false;
+  auto expected = dyn_cast<RankedTensorType>(inferred.front());
+  auto given = dyn_cast<RankedTensorType>(actual.front());
+  return expected && given && expected.getShape() == given.getShape() &&
+         accumulatesIn(expected.getElementType(), given.getElementType());
+}
+
+/// Checks the result type against the op's shape rule; `widens` allows a
+/// wider result element type (a mixed-precision matmul).
+static LogicalResult verifyInferredType(Operation *op, bool widens = false) {
   auto rule = cast<InferTypeOpInterface>(op);
   SmallVector<Type, 1> inferred;
   if (failed(rule.inferReturnTypes(
@@ -166,10 +187,14 @@ static LogicalResult verifyInferredType(Operation *op) {
            << formatShape(actual.getShape()) << " does not match "
            << formatShape(expected.getShape())
            << ", the shape inferred from the operands";
-  if (actual.getElementType() != expected.getElementType())
+  if (actual.getElementType() != expected.getElementType() &&
+      !(widens &&
+        accumulatesIn(expected.getElementType(), actual.getElementType())))
     return op->emitOpError("result element type ")
            << actual.getElementType() << " differs from the inferred element "
-           << "type " << expected.getElementType();
+           << "type " << expected.getElementType()
+           << (widens ? " (a matmul may widen bf16 or f16 to f32, i8 to i32)"
+                      : "");
   return success();
 }
 
@@ -185,7 +210,10 @@ LogicalResult RemOp::verify() { return verifyInferredType(*this); }
 LogicalResult CompareOp::verify() { return verifyInferredType(*this); }
 
 LogicalResult WhereOp::verify() { return verifyInferredType(*this); }
-LogicalResult MatmulOp::verify() { return verifyInferredType(*this); }
+LogicalResult MatmulOp::verify() {
+  return verifyInferredType(*this, /*widens=*/true);
+}
+LogicalResult QuantizedMatmulOp::verify() { return verifyInferredType(*this); }
 LogicalResult Conv2dOp::verify() { return verifyInferredType(*this); }
 LogicalResult MaxPool2dOp::verify() { return verifyInferredType(*this); }
 LogicalResult AvgPool2dOp::verify() { return verifyInferredType(*this); }

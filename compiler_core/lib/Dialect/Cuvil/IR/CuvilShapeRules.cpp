@@ -183,6 +183,48 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+LogicalResult
+QuantizedMatmulOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                    Adaptor adaptor,
+                                    SmallVectorImpl<Type> &results) {
+  StringRef op = getOperationName();
+  auto types = rankedOperands(loc, op, adaptor.getOperands());
+  if (failed(types))
+    return failure();
+  RankedTensorType input = (*types)[0], packed = (*types)[1],
+                   scales = (*types)[2];
+  if (input.getElementType() != scales.getElementType())
+    return OpError(loc, op)
+           << "scales are " << scales.getElementType() << " but the input is "
+           << input.getElementType() << "; both must have one float type";
+  int64_t group = adaptor.getGroupSize();
+  if (input.getRank() < 2 || packed.getRank() != 2 || scales.getRank() != 2)
+    return OpError(loc, op) << "expects an input of rank >= 2 and a 2-D packed "
+                               "weight and scales, got shapes "
+                            << formatShape(input.getShape()) << ", "
+                            << formatShape(packed.getShape()) << " and "
+                            << formatShape(scales.getShape());
+  if (!packed.hasStaticShape() || !scales.hasStaticShape() ||
+      ShapedType::isDynamic(input.getShape().back()))
+    return OpError(loc, op) << "the weight, its scales and K must be static";
+  int64_t k = input.getShape().back(), half = packed.getDimSize(1);
+  if (group <= 0 || k % group != 0)
+    return OpError(loc, op)
+           << "group_size " << group << " must be positive and divide K=" << k;
+  if (packed.getDimSize(0) != k || scales.getDimSize(0) != k / group ||
+      scales.getDimSize(1) != 2 * half)
+    return OpError(loc, op)
+           << "for input " << formatShape(input.getShape())
+           << " the packed weight must be " << k << "x" << half
+           << " and the scales " << k / group << "x" << 2 * half << ", got "
+           << formatShape(packed.getShape()) << " and "
+           << formatShape(scales.getShape());
+  SmallVector<int64_t> shape(input.getShape());
+  shape.back() = 2 * half;
+  results.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
 /// Output size of a sliding window along one dimension (dynamic for a
 /// dynamic input).
 static int64_t windowOutputSize(int64_t in, int64_t padBefore, int64_t padAfter,

@@ -40,6 +40,10 @@ struct FoldIntoContraction : public OpRewritePattern<BatchNormOp> {
     if (matmul && (matmul.getType().getRank() != 2 ||
                    matmul.getRhs().getType().getRank() != 2))
       return rewriter.notifyMatchFailure(bn, "matmul is not 2-D");
+    if (matmul && matmul.getType().getElementType() !=
+                      matmul.getLhs().getType().getElementType())
+      return rewriter.notifyMatchFailure(bn, "mixed-precision matmul: its "
+                                             "weights have another type");
 
     Location loc = rewriter.getFusedLoc({producer->getLoc(), bn.getLoc()});
     Type elementType = bn.getType().getElementType();

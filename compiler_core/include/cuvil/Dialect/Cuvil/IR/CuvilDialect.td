@@ -37,6 +37,10 @@ def Cuvil_Dialect : Dialect {
     // cuvil-plan-memory: bytes of the arena and of the unplanned buffers.
     "::mlir::IntegerAttr":$planned_peak_bytes,
     "::mlir::IntegerAttr":$unplanned_bytes,
+    // cuvil-to-linalg: the contraction of a cuvil.quantized_matmul, whose
+    // weight operand is produced by its dequantization; the CPU schedule
+    // fuses that into the GEMM's K loop (elementwise fusion leaves it).
+    "::mlir::UnitAttr":$dequantized_gemm,
     // cuvil-cpu-schedule: which transform block schedules an op.
     "::mlir::IntegerAttr":$gemm_id,
     "::mlir::IntegerAttr":$epilogue_id,

@@ -182,7 +182,8 @@ def Cuvil_GeluOp : Cuvil_UnaryOp<"gelu", Cuvil_FloatTensor> {
 // Contractions and convolutions
 //===----------------------------------------------------------------------===//
 
-def Cuvil_MatmulOp : Cuvil_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
+def Cuvil_MatmulOp : Cuvil_Op<"matmul",
+    [Pure, InferTypeOpAdaptorWithIsCompatible]> {
   let summary = "Matrix product with NumPy `@` semantics on rank >= 2";
   let description = [{
     The last two dimensions are contracted as (M x K) @ (K x N); leading batch
@@ -191,11 +192,47 @@ def Cuvil_MatmulOp : Cuvil_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
     ```mlir
     %2 = cuvil.matmul %0, %1 : (tensor<8x64x32xf32>, tensor<32x16xf32>) -> tensor<8x64x16xf32>
     ```
+
+    Mixed precision: the result may have a wider element type than the
+    operands, which the products are then accumulated in: bf16 or f16
+    operands with an f32 result, i8 operands with an i32 result.
+
+    ```mlir
+    %2 = cuvil.matmul %0, %1 : (tensor<64x128xbf16>, tensor<128x32xbf16>) -> tensor<64x32xf32>
+    ```
   }];
   let arguments = (ins Cuvil_Tensor:$lhs, Cuvil_Tensor:$rhs);
   let results = (outs Cuvil_Tensor:$result);
   let assemblyFormat =
       "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Cuvil_QuantizedMatmulOp : Cuvil_Op<"quantized_matmul",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "Matrix product with int4 weights, dequantized group by group";
+  let description = [{
+    `%input @ W` for a (K x N) weight W stored as signed 4-bit integers,
+    packed two per byte, with one scale per group of `group_size` rows and
+    column (symmetric, group-wise weight-only quantization):
+
+    `W[k, n] = q[k, n] * scales[k / group_size, n]`, where `q[k, n]` is the
+    low nibble of `packed[k, n]` for `n < N/2` and the high nibble of
+    `packed[k, n - N/2]` for the rest, each a two's-complement value in
+    [-8, 7]. `packed` is (K x N/2) i8 and `scales` (K/group_size x N) of the
+    input's float type; `group_size` divides K. Leading dimensions of
+    `%input` are batch dimensions, as for `cuvil.matmul` with a 2-D weight.
+
+    ```mlir
+    %y = cuvil.quantized_matmul %x, %packed, %scales {group_size = 128 : i64}
+        : (tensor<64x256xf32>, tensor<256x256xi8>, tensor<2x512xf32>) -> tensor<64x512xf32>
+    ```
+  }];
+  let arguments = (ins Cuvil_FloatTensor:$input, TensorOf<[I8]>:$packed,
+                       Cuvil_FloatTensor:$scales, I64Attr:$group_size);
+  let results = (outs Cuvil_FloatTensor:$result);
+  let assemblyFormat =
+      "$input `,` $packed `,` $scales attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
 

@@ -83,6 +83,89 @@ def StripTrainingOps : Pass<"cuvil-strip-training-ops", "func::FuncOp"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Precision and quantization
+//===----------------------------------------------------------------------===//
+
+def QuantizeWeights : Pass<"cuvil-quantize-weights", "func::FuncOp"> {
+  let summary = "Quantize matmuls with constant weights: int4 weight-only or int8 static";
+  let description = [{
+    With `bits=4`, weight-only quantization: each `cuvil.matmul` of a float32 activation by
+    a constant 2-D float32 weight (K x N) becomes a `cuvil.quantized_matmul`
+    whose weight is stored as signed 4-bit integers, two per byte, with one
+    float32 scale per group of `group-size` rows and column:
+    `scale = max|w| / 7` over the group, `q = round(w / scale)` in [-7, 7].
+    The weight shrinks from 32 to 4.25 bits per value (scales included).
+
+    A matmul is kept in float32, with a remark saying why, when K is not a
+    multiple of `group-size` or N not a multiple of `column-multiple` (the
+    CPU kernel's register tile, 2 x 2 vectors): quantizing such shapes would
+    leave the kernel without a vector schedule.
+
+    Before:
+    ```mlir
+    %w = cuvil.constant dense<...> : tensor<256x512xf32>
+    %y = cuvil.matmul %x, %w : (tensor<64x256xf32>, tensor<256x512xf32>) -> tensor<64x512xf32>
+    ```
+    After:
+    ```mlir
+    %q = cuvil.constant dense<...> : tensor<256x256xi8>
+    %s = cuvil.constant dense<...> : tensor<2x512xf32>
+    %y = cuvil.quantized_matmul %x, %q, %s {group_size = 128 : i64} : (...) -> tensor<64x512xf32>
+    ```
+
+    With `bits=8`, static quantization of weights and activations: the
+    weight gets one scale per column (`max|w| / 127`), the activation the
+    scale given for it in `activation-scales` (one per quantized matmul, in
+    the order of the function; a calibration computes them), and the matmul
+    runs on int8 with int32 accumulation:
+    `y = float(int8(x / sx) @ wq) * (sx * sw)`, the activation rounded to
+    nearest even and clamped to [-127, 127]. With `probe`, nothing is
+    quantized: each such matmul's activation becomes an extra result of
+    the function instead, which is what a calibration runs on its samples.
+  }];
+  let options = [
+    Option<"bits", "bits", "int64_t", /*default=*/"4",
+           "4 (weight-only, group-wise) or 8 (weights and activations)">,
+    ListOption<"activationScales", "activation-scales", "double",
+               "bits=8: the activation scale of each quantized matmul">,
+    Option<"probe", "probe", "bool", /*default=*/"false",
+           "bits=8: return each quantized matmul's activation instead">,
+    Option<"groupSize", "group-size", "int64_t", /*default=*/"128",
+           "Rows of the weight that share one scale">,
+    Option<"columnMultiple", "column-multiple", "int64_t", /*default=*/"64",
+           "N must be a multiple of this for a matmul to be quantized">
+  ];
+}
+
+def ReducePrecision : Pass<"cuvil-reduce-precision", "func::FuncOp"> {
+  let summary = "Run float32 matmuls on bf16 or fp16 operands, f32 accumulation";
+  let description = [{
+    Each float32 `cuvil.matmul` reads its operands in `precision` (`bf16` or
+    `fp16`) and accumulates in float32 (an f32 result): constant
+    weights are converted once, here (round to nearest even), and other
+    operands through one `cuvil.cast` per value. Everything else (softmax,
+    normalizations, activations) stays in float32, where the narrow types
+    would lose accuracy for no gain on a CPU.
+
+    Before:
+    ```mlir
+    %w = cuvil.constant dense<...> : tensor<128x128xf32>
+    %y = cuvil.matmul %x, %w : (tensor<64x128xf32>, tensor<128x128xf32>) -> tensor<64x128xf32>
+    ```
+    After:
+    ```mlir
+    %w = cuvil.constant dense<...> : tensor<128x128xbf16>
+    %x16 = cuvil.cast %x : (tensor<64x128xf32>) -> tensor<64x128xbf16>
+    %y = cuvil.matmul %x16, %w : (tensor<64x128xbf16>, tensor<128x128xbf16>) -> tensor<64x128xf32>
+    ```
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", /*default=*/"\"bf16\"",
+           "Operand type of the matmuls: bf16 or fp16">
+  ];
+}
+
+//===----------------------------------------------------------------------===//
 // Symbolic shapes
 //===----------------------------------------------------------------------===//
 
