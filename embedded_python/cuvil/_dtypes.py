@@ -25,6 +25,7 @@ __all__ = [
     "ufunc_loop_dtypes",
     "compute_dtype",
     "is_boundary_dtype",
+    "is_traceable",
 ]
 
 
@@ -120,6 +121,19 @@ def is_supported(dtype) -> bool:
     except TypeError:
         return False
     return dtype.isnative and dtype in supported_dtypes()
+
+
+def is_traceable(dtype) -> bool:
+    """True for the dtypes the NumPy tracer follows: the accepted ones and float16, which
+    it traces with NumPy's own promotion rules and the compiled code computes in float32
+    (``cuvil-widen-f16``)."""
+    if is_supported(dtype):
+        return True
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError:
+        return False
+    return dtype.isnative and is_boundary_dtype(dtype)
 
 
 def mlir_element_type(dtype) -> str:

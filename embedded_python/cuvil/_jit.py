@@ -17,7 +17,7 @@ import numpy as np
 from . import _native
 from ._cache import SignatureCache, disk_cache_dir
 from ._captured import changed as captured_changed
-from ._dtypes import dtype_from_name, is_supported
+from ._dtypes import dtype_from_name, is_traceable
 from ._errors import CompileError, UnsupportedConstructError
 from ._logging import logger
 from ._mlir import tensor_type
@@ -153,9 +153,13 @@ class CompiledProgram:
         (the sizes its inputs' symbols determine); by default the traced ones.
         """
         program = self.program
+        if program.boundary_inputs:  # float16 arguments of code computing in float32
+            inputs = [np.asarray(x, dtype=d) for x, (d, _) in zip(inputs, program.inputs)]
         shapes = output_shapes or [shape for _, shape in program.outputs]
         outputs = [np.empty(shape, dtype) for dtype, shape in zip(self.output_dtypes, shapes)]
         self.record.compiled(inputs, outputs)
+        if program.boundary_outputs:
+            outputs = [o.astype(d, copy=False) for o, d in zip(outputs, program.boundary_outputs)]
         return program.pack([o[()] if o.ndim == 0 else o for o in outputs])
 
 
@@ -246,7 +250,7 @@ def _argument_problem(name: str, value) -> tuple[str, str] | None:
             f"argument '{name}' is a {type(value).__name__} (an ndarray subclass)",
             f"pass np.asarray({name})",
         )
-    if not is_supported(value.dtype):
+    if not is_traceable(value.dtype):
         return (
             f"argument '{name}' has unsupported dtype {value.dtype}",
             f"convert it to one of {SUPPORTED_NAMES} with .astype(...)",

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ._dtypes import is_supported, supported_names
+from ._dtypes import compute_dtype, is_traceable, supported_names
 from ._errors import UnsupportedConstructError
 from ._mlir import sanitize_symbol
 from ._source import function_location
@@ -210,7 +212,7 @@ def trace_function(fn, arguments: ArgumentList, func_name: str | None = None) ->
         if ctx.unsupported is not None:
             raise ctx.unsupported
     mlir = ctx.to_mlir(outputs, ctx.func_loc)
-    return TracedProgram(
+    program = TracedProgram(
         func_name=name,
         mlir=mlir,
         inputs=[(np.dtype(v.dtype), tuple(v.shape)) for v in arguments.values],
@@ -219,6 +221,32 @@ def trace_function(fn, arguments: ArgumentList, func_name: str | None = None) ->
         input_names=list(arguments.names),
         captured=ctx.captured,
         symbol_ranges=dict(ctx.builder.symbol_ranges),
+    )
+    return _widened(program)
+
+
+def _widened(program: TracedProgram) -> TracedProgram:
+    """A program traced with float16 values, computed in float32 (``cuvil-widen-f16``):
+    float16 arguments and results stay float16 at the boundary, where the compiled
+    code's callers convert them."""
+    if not any(d == np.float16 for d, _ in program.inputs + program.outputs) and not re.search(
+        r"xf16>|<f16>", program.mlir
+    ):
+        return program
+    from ._jit import _extension
+
+    text, _ = _extension().transform_ir(program.mlir, "func.func(cuvil-widen-f16)")
+
+    def computed(pairs):
+        return [(np.dtype(compute_dtype(d.name)), shape) for d, shape in pairs]
+
+    return dataclasses.replace(
+        program,
+        mlir=text,
+        inputs=computed(program.inputs),
+        outputs=computed(program.outputs),
+        boundary_inputs=[d.name for d, _ in program.inputs],
+        boundary_outputs=[d.name for d, _ in program.outputs],
     )
 
 
@@ -271,10 +299,10 @@ def trace_examples(f, example_args, example_kwargs, api: str) -> TracedProgram:
                 f"{api}: argument '{name}' must be an array (or have shape and dtype), "
                 f"got {type(value).__name__}"
             )
-        if not is_supported(value.dtype):
+        if not is_traceable(value.dtype):
             raise TypeError(
                 f"{api}: argument '{name}' has unsupported dtype {np.dtype(value.dtype)} "
-                f"(supported: {SUPPORTED_NAMES})"
+                f"(supported: {SUPPORTED_NAMES}, and float16 computed in float32)"
             )
     return trace_function(fn, arguments)
 

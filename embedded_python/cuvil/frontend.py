@@ -64,11 +64,11 @@ class TensorSpec:
         return f"{dtype}[{', '.join(str(d) for d in self.shape)}]"
 
 
-def _normalize_dtype(dtype, what: str, boundary: bool = True) -> str:
+def _normalize_dtype(dtype, what: str) -> str:
     """The name of a supported dtype given as a string, NumPy dtype or type.
 
-    ``boundary``: float16 is accepted too (an imported model's input, converted
-    to float32 by the compiled model; :func:`cuvil._dtypes.compute_dtype`).
+    float16 is accepted too: the compiled model computes it in float32 and
+    converts at the boundary (:func:`cuvil._dtypes.compute_dtype`).
     """
     try:
         resolved = None if dtype is None else np.dtype(dtype)
@@ -79,14 +79,12 @@ def _normalize_dtype(dtype, what: str, boundary: bool = True) -> str:
             f"{_API}: {what} has dtype {dtype!r}, which is not a NumPy dtype "
             f"(supported: {SUPPORTED_NAMES})"
         )
-    if boundary and is_boundary_dtype(resolved) and resolved.isnative:
+    if is_boundary_dtype(resolved) and resolved.isnative:
         return resolved.name
     if not is_supported(resolved):
-        from .frontends.base import FLOAT16_POLICY
-
-        hint = f"; {FLOAT16_POLICY}" if resolved == np.float16 else ""
         raise InputSpecError(
-            f"{_API}: {what} has unsupported dtype {resolved} (supported: {SUPPORTED_NAMES})" + hint
+            f"{_API}: {what} has unsupported dtype {resolved} (supported: {SUPPORTED_NAMES}, "
+            "and float16 computed in float32)"
         )
     return resolved.name
 
@@ -166,14 +164,14 @@ def _shape_and_dtype(value, default_dtype: str) -> tuple:
     return value, default_dtype
 
 
-def _normalize_spec(name: str, value, default_dtype: str, boundary: bool = True) -> TensorSpec:
+def _normalize_spec(name: str, value, default_dtype: str) -> TensorSpec:
     """One ``input_spec`` entry (shape, ``(shape, dtype)`` or TensorSpec-like) as a TensorSpec.
 
     ``boundary``: a float16 input is accepted (see :func:`_normalize_dtype`).
     """
     shape, dtype = _shape_and_dtype(value, default_dtype)
     dims = _normalize_shape(name, shape)
-    return TensorSpec(dims, _normalize_dtype(dtype, f"input '{name}'", boundary))
+    return TensorSpec(dims, _normalize_dtype(dtype, f"input '{name}'"))
 
 
 def _quoted(names) -> str:
@@ -393,14 +391,8 @@ def _symbolic_specs(frontend, model, input_spec, default_dtype: str) -> dict[str
     return specs
 
 
-def normalize_input_spec(
-    input_spec, default_dtype: str, boundary: bool = True
-) -> dict[str, TensorSpec]:
-    """A mapping of parameter names to shapes / ``(shape, dtype)`` / specs, as TensorSpecs.
-
-    ``boundary=False`` (the NumPy tracer, which traces NumPy's own float16
-    arithmetic) refuses float16 inputs.
-    """
+def normalize_input_spec(input_spec, default_dtype: str) -> dict[str, TensorSpec]:
+    """A mapping of parameter names to shapes / ``(shape, dtype)`` / specs, as TensorSpecs."""
     if not isinstance(input_spec, Mapping):
         raise InputSpecError(
             f"{_API}: input_spec must map parameter names to shapes, e.g. "
@@ -409,10 +401,7 @@ def normalize_input_spec(
     for key in input_spec:
         if not isinstance(key, str):
             raise InputSpecError(f"{_API}: input_spec keys must be parameter names, got {key!r}")
-    return {
-        key: _normalize_spec(key, value, default_dtype, boundary)
-        for key, value in input_spec.items()
-    }
+    return {key: _normalize_spec(key, value, default_dtype) for key, value in input_spec.items()}
 
 
 def _signature_text(name: str, inputs: Mapping, outputs) -> str:
@@ -700,13 +689,9 @@ class CompiledModel:
         self.module = module
         self._entry = entry
         self._names = list(module.input_spec)
+        # float16 inputs and outputs of a model computed in float32 are converted
+        # by the compiled program (CompiledProgram.run).
         self._types = [(np.dtype(s.dtype), s.shape) for s in module.input_spec.values()]
-        # float16 inputs and outputs of a model computed in float32: converted here.
-        program = module._program
-        self._arg_dtypes = [d for d, _ in program.inputs]
-        self._result_dtypes = [np.dtype(d) for d in program.output_dtype_names()]
-        given, computed = [t for t, _ in self._types], [d for d, _ in program.outputs]
-        self._converts = self._arg_dtypes != given or self._result_dtypes != computed
 
     @property
     def input_spec(self) -> dict[str, TensorSpec]:
@@ -753,29 +738,14 @@ class CompiledModel:
     def __call__(self, *args, **kwargs):
         inputs = self._bind(args, kwargs)
         if not self.module.is_symbolic:
-            return self._returned(self._entry.run(self._arguments(inputs)))
+            return self._entry.run(inputs)
         # One compilation serves every size: the outputs are sized from the
         # symbols' sizes in these inputs.
         try:
             shapes = self.module.output_shapes(*inputs)
         except ValueError as error:
             raise ValueError(f"compiled {self.module.name}: {error}") from None
-        return self._returned(self._entry.run(self._arguments(inputs), shapes))
-
-    def _arguments(self, inputs: list) -> list:
-        """The inputs in the compiled code's dtypes (a float16 input widened to float32)."""
-        if not self._converts:
-            return inputs
-        return [np.asarray(x, dtype=d) for x, d in zip(inputs, self._arg_dtypes)]
-
-    def _returned(self, result):
-        """The results in the model's dtypes (a float32 result rounded to a float16 output)."""
-        if not self._converts:
-            return result
-        if isinstance(result, (tuple, list)):
-            values = [v.astype(d, copy=False) for v, d in zip(result, self._result_dtypes)]
-            return type(result)(values)
-        return result.astype(self._result_dtypes[0], copy=False)
+        return self._entry.run(inputs, shapes)
 
     def _bind(self, args, kwargs) -> list:
         label = f"compiled {self.module.name}"

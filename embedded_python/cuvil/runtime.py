@@ -9,6 +9,9 @@
     out.numpy()
     rt.bind_input(fn, "x", x)                    # zero-copy binding; fn.run() uses it
 
+    rt = cuvil.runtime.Runtime(enable_async=True)  # calls queued on the runtime's stream
+    future = fn.call_async(x, y)                 # returns at once; future.result() waits
+
 A package is read and checked by the C++ runtime (``docs/irpkg.md``): its
 code is loaded from memory on the first call, only on a CPU with the features
 it was compiled for. Nothing here parses or compiles IR.
@@ -16,8 +19,10 @@ it was compiled for. Nothing here parses or compiles IR.
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import os
+import threading
 
 import numpy as np
 
@@ -52,8 +57,13 @@ class Runtime:
             a call fails with a ``MemoryError`` naming the function and the size).
         num_threads: OpenMP threads a call may use (``None``: ``OMP_NUM_THREADS`` or
             every core); set on the calling thread for the call only.
-        enable_async: calls on the CPU run synchronously; ``True`` raises
-            ``NotImplementedError`` rather than being ignored.
+        enable_async: ``True`` gives the runtime a stream: a worker thread that runs
+            :meth:`Function.call_async` calls one after another in the order they were
+            made, while the caller goes on (preparing the next input, say); each call
+            returns a :class:`concurrent.futures.Future`. The arguments are checked
+            when the call is made, and must not change until its future is done.
+            :meth:`synchronize` waits for every queued call. Plain calls stay
+            synchronous either way.
     """
 
     def __init__(
@@ -69,11 +79,6 @@ class Runtime:
             raise ValueError(
                 f"{_API}: device {device!r}: this runtime runs code for the CPU only; fix: "
                 "device='cpu'"
-            )
-        if enable_async:
-            raise NotImplementedError(
-                f"{_API}(enable_async=True): calls on the CPU run synchronously in this "
-                "version; fix: leave enable_async=False"
             )
         if num_threads is not None and (not isinstance(num_threads, int) or num_threads < 1):
             raise ValueError(
@@ -94,6 +99,30 @@ class Runtime:
         self.arena_extend_strategy = arena_extend_strategy
         size = int(memory_pool_size_mb * (1 << 20))
         self._pool = _packages().MemoryPool(size, arena_extend_strategy) if size else None
+        self.enable_async = bool(enable_async)
+        self._stream: concurrent.futures.ThreadPoolExecutor | None = None
+        self._stream_lock = threading.Lock()
+
+    def _submit(self, label: str, run, *args) -> concurrent.futures.Future:
+        if not self.enable_async:
+            raise RuntimeError(
+                f"{label}: call_async needs a runtime made with enable_async=True; fix: "
+                "cuvil.runtime.Runtime(enable_async=True), or call the function directly"
+            )
+        with self._stream_lock:
+            if self._stream is None:
+                # One worker: the stream runs its calls in order, like a CUDA stream.
+                self._stream = concurrent.futures.ThreadPoolExecutor(
+                    max_workers=1, thread_name_prefix="cuvil-stream"
+                )
+            return self._stream.submit(run, *args)
+
+    def synchronize(self) -> None:
+        """Wait until every call queued with :meth:`Function.call_async` has finished."""
+        with self._stream_lock:
+            stream = self._stream
+        if stream is not None:
+            stream.submit(lambda: None).result()
 
     @property
     def memory_pool(self) -> dict | None:
@@ -107,14 +136,34 @@ class Runtime:
             for key in ("capacity", "peak_bytes", "calls", "overflows", "grows")
         }
 
-    def load_executable(self, path) -> Executable:
+    def load_executable(self, path, use_mmap: bool = False) -> Executable:
         """Open the executable package (``.cuvil``) at ``path``.
+
+        ``use_mmap``: load each function's code, with the constant weights
+        compiled into it, from a file named by its SHA-256 under the cache
+        directory (``CUVIL_CACHE_DIR``, default ``~/.cache/cuvil``;
+        ``mapped/``), written once: the loader maps it read-only, so every
+        process that loads the same package shares those pages instead of
+        holding a copy each. Otherwise the code is loaded from memory.
 
         Raises :class:`PackageError` naming the file and the field for a damaged
         package, one of another kind, or one from a newer Cuvil.
         """
+        directory = ""
+        if use_mmap:
+            from ._cache import disk_cache_dir
+
+            cache = disk_cache_dir()
+            if not cache:
+                raise ValueError(
+                    f"{_API}.load_executable(use_mmap=True): the cache directory is off "
+                    "(CUVIL_DISABLE_DISK_CACHE) or unusable, and the mapped code lives "
+                    "there; fix: set CUVIL_CACHE_DIR to a writable directory, or "
+                    "use_mmap=False"
+                )
+            directory = os.path.join(cache, "mapped")
         with translated():
-            package = _packages().ExecutablePackage(os.fspath(path))
+            package = _packages().ExecutablePackage(os.fspath(path), directory)
         return Executable(self, package)
 
     def bind_input(self, function: Function, name: str, value) -> None:
@@ -273,6 +322,17 @@ class Function:
         given = bind_inputs(self._label(), self.input_names, args, kwargs)
         return self._run([self._check(i, value, True) for i, value in enumerate(given)])
 
+    def call_async(self, *args, **kwargs) -> concurrent.futures.Future:
+        """Queue a call on the runtime's stream (``Runtime(enable_async=True)``).
+
+        The arguments are checked now (a wrong dtype or shape raises here); the
+        future's ``result()`` is what calling the function returns, or raises what
+        it would raise. Calls run in the order they were queued.
+        """
+        given = bind_inputs(self._label(), self.input_names, args, kwargs)
+        inputs = [self._check(i, value, True) for i, value in enumerate(given)]
+        return self.executable.runtime._submit(self._label(), self._run, inputs)
+
     def _output_shapes(self, inputs: list) -> list:
         if not self._symbolic:
             return [shape for _, shape in self._output_types]
@@ -302,9 +362,9 @@ class Function:
 _default: Runtime | None = None
 
 
-def load_executable(path) -> Executable:
+def load_executable(path, use_mmap: bool = False) -> Executable:
     """Open ``path`` with a default :class:`Runtime` on the CPU."""
     global _default
     if _default is None:
         _default = Runtime()
-    return _default.load_executable(path)
+    return _default.load_executable(path, use_mmap=use_mmap)

@@ -190,18 +190,20 @@ void bindExecutablePackages(py::module_ &m) {
 
   py::class_<ExecutablePackage, std::shared_ptr<ExecutablePackage>>(
       m, "ExecutablePackage")
-      .def(py::init([](const std::string &path) {
+      .def(py::init([](const std::string &path,
+                       const std::string &mappedCodeDirectory) {
              std::string error;
              std::unique_ptr<ExecutablePackage> package;
              {
                py::gil_scoped_release release;
-               package = ExecutablePackage::open(path, error);
+               package =
+                   ExecutablePackage::open(path, error, mappedCodeDirectory);
              }
              if (!package)
                throw PackageError(error);
              return std::shared_ptr<ExecutablePackage>(std::move(package));
            }),
-           py::arg("path"))
+           py::arg("path"), py::arg("mapped_code_directory") = "")
       .def_property_readonly("path", &ExecutablePackage::path)
       .def_property_readonly("metadata", &ExecutablePackage::metadata)
       .def_property_readonly("fingerprint", &ExecutablePackage::fingerprint)

@@ -19,6 +19,11 @@ echo '#include "cuvil/Runtime/cuvil_runtime.h"' | c++ -std=c++17 -Wall -Wextra -
   -I"$include" -x c++ -fsyntax-only -
 
 "$work/run_model" "$work/mlp.cuvil" main "$work"/in{0,1,2,3,4}.bin "$work/out"
+# The same with the code mapped from a file named by its digest (use_mmap).
+CUVIL_MAPPED_DIR="$work/mapped" "$work/run_model" "$work/mlp.cuvil" main \
+  "$work"/in{0,1,2,3,4}.bin "$work/mapped-out"
+cmp "$work/out0.bin" "$work/mapped-out0.bin"
+ls "$work/mapped"/*.so >/dev/null
 
 "$python" - "$root" "$work" <<'PY'
 import sys

@@ -87,13 +87,21 @@ def test_object_dtype_falls_back(caplog):
     _assert_warned(caplog, reason)
 
 
-def test_float16_falls_back():
+def test_float16_is_compiled_and_keeps_its_dtype():
     x = np.arange(4, dtype=np.float16)
-    result, line = identity_plus_one(x), caller_line()
+    result = identity_plus_one(x)
+    assert cuvil.last_fallback_reason(identity_plus_one) is None
     assert result.dtype == np.float16
     np.testing.assert_array_equal(result, x + 1)
+
+
+def test_unsupported_dtype_falls_back():
+    x = np.arange(4, dtype=np.uint16)
+    result, line = identity_plus_one(x), caller_line()
+    assert result.dtype == np.uint16
+    np.testing.assert_array_equal(result, x + 1)
     reason = cuvil.last_fallback_reason(identity_plus_one)
-    assert "unsupported dtype float16" in reason and f"{THIS_FILE}:{line}" in reason
+    assert "unsupported dtype uint16" in reason and f"{THIS_FILE}:{line}" in reason
 
 
 def test_non_array_argument_falls_back():
@@ -170,7 +178,7 @@ def test_fallback_warning_is_logged_once_per_reason(caplog):
     def add_one(x):
         return x + 1
 
-    x = np.arange(6, dtype=np.float16)
+    x = np.arange(6, dtype=np.uint16)
     with caplog.at_level(logging.DEBUG, logger="cuvil"):
         for _ in range(3):
             add_one(x)  # one call site, so one reason

@@ -12,6 +12,7 @@ import struct
 import subprocess
 import sys
 import textwrap
+import threading
 
 import numpy as np
 import pytest
@@ -120,10 +121,29 @@ def test_runtime_errors_name_the_argument_and_the_names(exported):
         fn(args[0][:4], args[1], args[2])
     with pytest.raises(ValueError, match="not C-contiguous"):
         cuvil.runtime.Runtime().bind_input(fn, "w1", np.asfortranarray(args[1]))
-    with pytest.raises(NotImplementedError, match="enable_async"):
-        cuvil.runtime.Runtime(enable_async=True)
+    with pytest.raises(RuntimeError, match="call_async needs a runtime made with enable_async"):
+        fn.call_async(*args)
     with pytest.raises(ValueError, match="arena_extend_strategy"):
         cuvil.runtime.Runtime(arena_extend_strategy="double")
+
+
+def test_async_calls_run_in_order_on_the_runtimes_stream(exported):
+    rt = cuvil.runtime.Runtime(enable_async=True)
+    fn = rt.load_executable(exported).get_function()
+    rng = np.random.default_rng(8)
+    batches = [_args(rng) for _ in range(6)]
+    futures = [fn.call_async(*args) for args in batches]
+    rt.synchronize()
+    assert all(f.done() for f in futures)
+    for future, args in zip(futures, batches):
+        np.testing.assert_allclose(future.result().numpy(), mlp(*args), rtol=1e-5, atol=1e-5)
+    # They ran on the runtime's one stream thread, not the caller's.
+    streams = [t for t in threading.enumerate() if t.name.startswith("cuvil-stream")]
+    assert streams
+    # Arguments are checked when the call is made; plain calls stay synchronous.
+    with pytest.raises(ValueError, match=r"input 'x' has shape \(4, 16\)"):
+        fn.call_async(batches[0][0][:4], *batches[0][1:])
+    np.testing.assert_allclose(fn(*batches[0]).numpy(), mlp(*batches[0]), rtol=1e-5, atol=1e-5)
 
 
 def test_memory_pool_serves_every_call_and_grows_once(exported):
@@ -171,6 +191,58 @@ def test_symbolic_model_runs_at_every_size(tmp_path):
         np.testing.assert_allclose(fn(x, w).numpy(), scale(x, w), rtol=1e-5, atol=1e-5)
     with pytest.raises(ValueError, match="symbol 'N' is 41, but the model allows 1 <= N <= 40"):
         fn(np.zeros((41, 16), np.float32), w)
+
+
+def test_use_mmap_shares_one_mapped_file_between_processes(exported, tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("CUVIL_CACHE_DIR", str(cache))
+    args = _args(np.random.default_rng(5))
+    np.savez(tmp_path / "args.npz", *args)
+    # Two processes load the package mapped and hold it open together; each
+    # reports the mapped file it runs from (device and inode, from its maps).
+    script = textwrap.dedent(
+        f"""
+        import os, sys, numpy as np, cuvil
+        a = np.load({str(tmp_path / "args.npz")!r})
+        fn = cuvil.runtime.load_executable({str(exported)!r}, use_mmap=True).get_function()
+        out = fn(*[a[k] for k in sorted(a.files)]).numpy()
+        maps = [l.split() for l in open("/proc/self/maps") if "/mapped/" in l]
+        print(sorted({{(m[3], m[4], m[5]) for m in maps}}))
+        np.save(sys.argv[1], out)
+        sys.stdout.flush()
+        sys.stdin.read()  # stay loaded until told to go
+        """
+    )
+    env = dict(os.environ, CUVIL_CACHE_DIR=str(cache))
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, str(tmp_path / f"out{i}.npy")],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for i in range(2)
+    ]
+    try:
+        mapped = [run.stdout.readline().strip() for run in runs]
+    finally:
+        for run in runs:
+            run.communicate("", timeout=120)
+    assert mapped[0] == mapped[1] and "mapped" in mapped[0]  # one file, one inode
+    files = list((cache / "mapped").iterdir())
+    assert len(files) == 1 and files[0].suffix == ".so"
+    expected = cuvil.runtime.load_executable(exported).get_function()(*args).numpy()
+    for i in range(2):
+        np.testing.assert_array_equal(np.load(tmp_path / f"out{i}.npy"), expected)
+    # A file there with other bytes is replaced, never run.
+    files[0].write_bytes(b"not a library")
+    fn = cuvil.runtime.Runtime().load_executable(exported, use_mmap=True).get_function()
+    np.testing.assert_array_equal(fn(*args).numpy(), expected)
+    assert files[0].read_bytes()[:4] == b"\x7fELF"
+    monkeypatch.setenv("CUVIL_DISABLE_DISK_CACHE", "1")
+    with pytest.raises(ValueError, match="use_mmap=True.*cache directory is off"):
+        cuvil.runtime.load_executable(exported, use_mmap=True)
 
 
 def test_a_second_process_gets_the_same_result(exported, tmp_path):

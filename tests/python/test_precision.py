@@ -210,3 +210,49 @@ def test_bad_options_are_refused_by_name(module):
         module.optimize(quantization="int8", calibrate_dataset=[np.zeros((3, 3), np.float32)])
     with pytest.raises(ValueError, match="calibrate_dataset is empty"):
         module.optimize(quantization="int8", calibrate_dataset=[])
+
+
+# ----- float16 through the NumPy tracer ----------------------------------------------------
+
+
+def test_jit_traces_float16_with_numpy_dtypes_and_computes_in_float32():
+    rng = np.random.default_rng(3)
+    w16 = rng.standard_normal((32, 16)).astype(np.float16)
+    w32 = rng.standard_normal((16, 8)).astype(np.float32)
+
+    @cuvil.jit
+    def half(x, w):
+        return np.maximum(x @ w, 0) * 0.5  # float16 throughout, as in NumPy
+
+    @cuvil.jit
+    def mixed(x):
+        return (x @ w16) @ w32  # float16 meets a float32 array: float32
+
+    x = rng.standard_normal((4, 32)).astype(np.float16)
+    got = half(x, w16)
+    assert cuvil.last_fallback_reason(half) is None and got.dtype == np.float16
+    exact = np.maximum(x.astype(np.float64) @ w16.astype(np.float64), 0) * 0.5
+    # float32 inside: within the one final rounding to float16 of the exact result.
+    np.testing.assert_allclose(got, exact, rtol=2**-10, atol=2**-14)
+    assert mixed(x).dtype == np.float32 and cuvil.last_fallback_reason(mixed) is None
+    np.testing.assert_allclose(
+        mixed(x), (x.astype(np.float32) @ w16.astype(np.float32)) @ w32, rtol=1e-5, atol=1e-5
+    )
+    # The compiled code takes float32: the float16 argument is converted at the call.
+    assert "xf16>" not in cuvil.inspect_ir(half, stage="input")
+
+
+def test_build_ir_and_packages_keep_a_float16_signature(tmp_path):
+    module = cuvil.frontend.build_ir(
+        lambda x, w: x @ w, {"x": ((4, 8), "float16"), "w": ((8, 4), "float16")}
+    )
+    assert module.input_spec["x"].dtype == "float16" and module.output_spec[0].dtype == "float16"
+    x, w = np.ones((4, 8), np.float16), np.full((8, 4), 0.5, np.float16)
+    compiled = module.compile()
+    np.testing.assert_array_equal(compiled(x, w), np.full((4, 4), 4.0, np.float16))
+    with pytest.raises(TypeError, match="has dtype float32.*float16"):
+        compiled(x.astype(np.float32), w)
+    compiled.export(tmp_path / "half.cuvil")
+    function = cuvil.runtime.load_executable(tmp_path / "half.cuvil").get_function()
+    out = function(x, w).numpy()
+    assert out.dtype == np.float16 and np.array_equal(out, compiled(x, w))

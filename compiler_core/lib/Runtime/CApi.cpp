@@ -53,12 +53,18 @@ extern "C" {
 const char *cuvil_last_error(void) { return lastError.c_str(); }
 
 cuvil_executable *cuvil_executable_open(const char *path) {
+  return cuvil_executable_open_mapped(path, nullptr);
+}
+
+cuvil_executable *cuvil_executable_open_mapped(const char *path,
+                                               const char *directory) {
   if (!path) {
     fail("cuvil_executable_open: path is NULL");
     return nullptr;
   }
   std::string error;
-  auto package = ExecutablePackage::open(path, error);
+  auto package =
+      ExecutablePackage::open(path, error, directory ? directory : "");
   if (!package) {
     fail(error);
     return nullptr;

@@ -70,6 +70,7 @@ std::string PackagedFunction::signatureText() const {
 
 struct ExecutablePackage::Impl {
   std::unique_ptr<PackageReader> reader;
+  std::string mappedCodeDirectory;
   std::string fingerprint;
   std::vector<PackagedFunction> functions;
   std::vector<std::string> hostFeatures;
@@ -202,9 +203,11 @@ bool parseFunction(const json &item, PackagedFunction &fn, std::string &why) {
 } // namespace
 
 std::unique_ptr<ExecutablePackage>
-ExecutablePackage::open(const std::string &path, std::string &error) {
+ExecutablePackage::open(const std::string &path, std::string &error,
+                        const std::string &mappedCodeDirectory) {
   std::unique_ptr<ExecutablePackage> package(new ExecutablePackage());
   Impl &impl = *package->impl;
+  impl.mappedCodeDirectory = mappedCodeDirectory;
   impl.reader = PackageReader::open(path, PackageKind::Executable, error);
   if (!impl.reader)
     return nullptr;
@@ -299,10 +302,19 @@ std::shared_ptr<Executable> ExecutablePackage::load(const PackagedFunction &fn,
   if (!impl->reader->read(fn.codeEntry, code, error))
     return nullptr;
   std::string dir = CUVIL_LLVM_LIB_DIR;
-  std::shared_ptr<Executable> executable = LibraryExecutable::loadFromMemory(
-      code, "cuvil-" + fn.name, fn.symbol,
-      {dir + "/libomp.so", dir + "/libmlir_c_runner_utils.so"}, fn.inputs,
-      fn.outputs, fn.instrumented, why);
+  std::vector<std::string> runtimeLibraries = {
+      dir + "/libomp.so", dir + "/libmlir_c_runner_utils.so"};
+  std::shared_ptr<Executable> executable;
+  if (impl->mappedCodeDirectory.empty())
+    executable = LibraryExecutable::loadFromMemory(
+        code, "cuvil-" + fn.name, fn.symbol, runtimeLibraries, fn.inputs,
+        fn.outputs, fn.instrumented, why);
+  else
+    // The stored bytes' digest (checked by read) determines the code.
+    executable = LibraryExecutable::loadMapped(
+        code, impl->mappedCodeDirectory,
+        impl->reader->find(fn.codeEntry)->sha256, fn.symbol, runtimeLibraries,
+        fn.inputs, fn.outputs, fn.instrumented, why);
   if (!executable) {
     error = where + why;
     return nullptr;

@@ -5,11 +5,14 @@
 #include "cuvil/Serialization/Package.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <mutex>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace cuvil;
@@ -156,4 +159,91 @@ std::unique_ptr<Executable> LibraryExecutable::loadFromMemory(
     return nullptr;
   }
   return std::make_unique<MemfdExecutable>(std::move(executable), fd);
+}
+
+namespace {
+/// Whether the file at `path` holds exactly `code`.
+bool holds(const std::string &path, std::string_view code) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  struct stat info;
+  bool same = ::fstat(fd, &info) == 0 && S_ISREG(info.st_mode) &&
+              (uint64_t)info.st_size == code.size();
+  std::string chunk(1 << 20, '\0');
+  for (size_t at = 0; same && at < code.size();) {
+    ssize_t got = ::read(fd, chunk.data(), chunk.size());
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got <= 0 ||
+        std::memcmp(chunk.data(), code.data() + at, (size_t)got) != 0 ||
+        at + (size_t)got > code.size())
+      same = false;
+    at += got > 0 ? (size_t)got : 0;
+  }
+  ::close(fd);
+  return same;
+}
+
+/// `directory` and its missing parents, private to the user.
+bool makeDirectories(const std::string &directory, std::string &error) {
+  for (size_t at = 1; at <= directory.size(); ++at) {
+    if (at != directory.size() && directory[at] != '/')
+      continue;
+    std::string prefix = directory.substr(0, at);
+    if (::mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST) {
+      error = "cannot create " + prefix + ": " + std::strerror(errno);
+      return false;
+    }
+  }
+  return true;
+}
+
+/// Puts `code` at `path` by writing a fresh file next to it and renaming it
+/// over: readers see the old file or the whole new one.
+bool place(const std::string &path, std::string_view code, std::string &error) {
+  static std::atomic<unsigned> counter{0};
+  std::string temporary = path + ".tmp." + std::to_string(::getpid()) + "." +
+                          std::to_string(counter++);
+  int fd =
+      ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    error = "cannot create " + temporary + ": " + std::strerror(errno);
+    return false;
+  }
+  int failure = cuvil::writeAll(fd, code);
+  if (::close(fd) != 0 && !failure)
+    failure = errno;
+  if (!failure && ::rename(temporary.c_str(), path.c_str()) != 0)
+    failure = errno;
+  if (failure) {
+    ::unlink(temporary.c_str());
+    error = "cannot write " + path + ": " + std::strerror(failure);
+    return false;
+  }
+  return true;
+}
+} // namespace
+
+std::unique_ptr<Executable> LibraryExecutable::loadMapped(
+    std::string_view code, const std::string &directory, const std::string &key,
+    const std::string &symbol, const std::vector<std::string> &runtimeLibraries,
+    const std::vector<TensorSignature> &inputs,
+    const std::vector<TensorSignature> &outputs, bool instrumented,
+    std::string &error) {
+  if (key.empty() ||
+      key.find_first_not_of("0123456789abcdef") != std::string::npos) {
+    error = "internal error: the mapped code's key '" + key +
+            "' is not a hex digest";
+    return nullptr;
+  }
+  if (!makeDirectories(directory, error))
+    return nullptr;
+  std::string path = directory + "/" + key + ".so";
+  // A file there with other bytes (damaged, or changed by someone) is
+  // replaced: the name promises these bytes.
+  if (!holds(path, code) && !place(path, code, error))
+    return nullptr;
+  return load(path, symbol, runtimeLibraries, inputs, outputs, instrumented,
+              error);
 }

@@ -60,7 +60,7 @@ class FrontEnd(abc.ABC):
         """
         from ..frontend import normalize_input_spec
 
-        return normalize_input_spec(input_spec, default_dtype, boundary=False)
+        return normalize_input_spec(input_spec, default_dtype)
 
     def symbolic_dims(self, model, input_spec):
         """``input_spec`` for ``to_ir_with_dynamic_shape`` with framework dims made plain.
@@ -127,9 +127,8 @@ def for_model(model) -> FrontEnd:
 # float16 in an imported model is computed in float32 (weights and casts widened at
 # import); float16 inputs and outputs are converted by the compiled model at its boundary.
 FLOAT16_POLICY = (
-    "float16 is accepted at the inputs and outputs of imported models (PyTorch, ONNX, JAX, "
-    "TensorFlow), which compute it in float32, but not by the NumPy tracer; fix: pass float32 "
-    "arrays (x.astype(np.float32)), or import the framework's model"
+    "float16 inputs, outputs and values are computed in float32: a model keeps its float16 "
+    "signature (the compiled code converts at the boundary) and rounds like float32 inside"
 )
 
 

@@ -222,16 +222,19 @@ class IRBuilder:
         return NameLoc(self._node.name, loc)
 
     # ----- values and ops ----------------------------------------------------------
-    def argument(self, type: TensorType, loc=None) -> Value:
+    def argument(self, type: TensorType, loc=None, widen: bool = True) -> Value:
         """Add a function argument of ``type``.
 
         Its symbol names are recorded on the argument (``cuvil.symbols``); an
-        unnamed dynamic dimension gets a name of its own, ``arg0_d2``.
+        unnamed dynamic dimension gets a name of its own, ``arg0_d2``. With
+        ``widen``, a float16 input is a float32 argument (the compiled model
+        converts at the boundary); without, it stays float16 (the NumPy tracer
+        follows NumPy's float16 rules, then ``cuvil-widen-f16`` computes in float32).
         """
         index = len(self.arguments)
-        # A float16 input is a float32 argument: the compiled model converts at the boundary.
         self.boundary_inputs.append(type.dtype)
-        type = TensorType(type.shape, _dtypes.compute_dtype(type.dtype))
+        if widen:
+            type = TensorType(type.shape, _dtypes.compute_dtype(type.dtype))
         if not type.is_static:
             shape = tuple(f"arg{index}_d{i}" if d is None else d for i, d in enumerate(type.shape))
             type = TensorType(shape, type.dtype)

@@ -4,7 +4,9 @@
  *
  * Each INi.bin holds input i as raw row-major values of its dtype (NumPy:
  * `x.tofile("in0.bin")`); output j is written to OUT_PREFIXj.bin. Static
- * shapes only; see cuvil_function_run_shaped for symbolic ones. Build:
+ * shapes only; see cuvil_function_run_shaped for symbolic ones. With
+ * CUVIL_MAPPED_DIR set, the code is mapped from a file there (shared by every
+ * process running the same package). Build:
  *
  *   cc -std=c11 -Wall -Wextra run_model.c -I<cuvil>/compiler_core/include \
  *      -L<build>/lib -lcuvil_runtime -Wl,-rpath,<build>/lib -o run_model
@@ -59,7 +61,10 @@ int main(int argc, char **argv) {
             argv[0]);
     return 2;
   }
-  cuvil_executable *exe = cuvil_executable_open(argv[1]);
+  /* CUVIL_MAPPED_DIR: code and weights mapped from a file there, shared with
+     every other process that loads the same package. */
+  const char *mapped = getenv("CUVIL_MAPPED_DIR");
+  cuvil_executable *exe = cuvil_executable_open_mapped(argv[1], mapped);
   if (!exe) {
     fprintf(stderr, "run_model: %s\n", cuvil_last_error());
     return 1;

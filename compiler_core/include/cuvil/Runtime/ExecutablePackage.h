@@ -62,8 +62,14 @@ public:
   /// Null with `error` (file, field, what was wrong) for a package that is
   /// damaged, of another kind, from a newer Cuvil, or whose functions do not
   /// describe themselves completely.
-  static std::unique_ptr<ExecutablePackage> open(const std::string &path,
-                                                 std::string &error);
+  ///
+  /// With `mappedCodeDirectory`, each function's code (with the constant
+  /// weights compiled into it) is loaded from a file in that directory named
+  /// by its digest, mapped read-only and shared by every process that loads
+  /// the same package (`use_mmap`); without it, from memory.
+  static std::unique_ptr<ExecutablePackage>
+  open(const std::string &path, std::string &error,
+       const std::string &mappedCodeDirectory = "");
   ~ExecutablePackage();
 
   const std::string &path() const;

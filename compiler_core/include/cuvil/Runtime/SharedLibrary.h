@@ -78,6 +78,20 @@ public:
                  const std::vector<TensorSignature> &outputs, bool instrumented,
                  std::string &error);
 
+  /// The same from a file named by the code's digest in `directory`
+  /// (`<key>.so`, created when missing or when it holds other bytes, by an
+  /// atomic rename): the loader maps it read-only, so every process loading
+  /// the same code shares its pages (code and constant weights) through the
+  /// page cache. `key` must determine `code` (a SHA-256 of it), so the name
+  /// never resolves to another library.
+  static std::unique_ptr<Executable>
+  loadMapped(std::string_view code, const std::string &directory,
+             const std::string &key, const std::string &symbol,
+             const std::vector<std::string> &runtimeLibraries,
+             const std::vector<TensorSignature> &inputs,
+             const std::vector<TensorSignature> &outputs, bool instrumented,
+             std::string &error);
+
 private:
   std::shared_ptr<SharedLibrary> library;
 };

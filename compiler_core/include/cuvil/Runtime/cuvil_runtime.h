@@ -49,6 +49,13 @@ CUVIL_RUNTIME_API const char *cuvil_last_error(void);
 
 /* Opens and checks a package; NULL on failure. */
 CUVIL_RUNTIME_API cuvil_executable *cuvil_executable_open(const char *path);
+/* The same, with each function's code (and the constant weights compiled into
+   it) loaded from a file in `directory` named by its SHA-256 (created when
+   missing): mapped read-only, its pages are shared by every process that
+   loads the same package. NULL `directory`: loaded from memory, as
+   cuvil_executable_open. */
+CUVIL_RUNTIME_API cuvil_executable *
+cuvil_executable_open_mapped(const char *path, const char *directory);
 CUVIL_RUNTIME_API void cuvil_executable_close(cuvil_executable *executable);
 
 /* Session options of an executable: a memory pool of `pool_bytes` that

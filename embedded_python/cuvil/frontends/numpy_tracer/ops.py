@@ -18,7 +18,7 @@ from ..._dtypes import (
     INT64,
     extension,
     is_float,
-    is_supported,
+    is_traceable,
     ufunc_loop_dtypes,
     weak_token,
 )
@@ -36,7 +36,7 @@ AxisError = np.exceptions.AxisError
 def _operand(value):
     """Normalize a user operand to a Tracer, ndarray, NumPy scalar or weak Python scalar."""
     if isinstance(value, (Tracer, np.ndarray, np.generic, bool, int, float)):
-        if isinstance(value, (np.ndarray, np.generic)) and not is_supported(value.dtype):
+        if isinstance(value, (np.ndarray, np.generic)) and not is_traceable(value.dtype):
             raise unsupported(f"an operand of dtype {value.dtype}")
         return value
     if isinstance(value, complex):
@@ -44,7 +44,7 @@ def _operand(value):
     if isinstance(value, (list, tuple)) and any(isinstance(v, Tracer) for v in value):
         raise unsupported("building an array from a list of traced arrays (use np.stack)")
     array = np.asarray(value)
-    if not is_supported(array.dtype):
+    if not is_traceable(array.dtype):
         raise unsupported(f"an operand of type {type(value).__name__} (dtype {array.dtype})")
     return array
 
@@ -148,7 +148,7 @@ def _lift_pair(ufunc, a, b, allow_bool: bool):
     ctx = check_context((a, b))
     loc = user_location()
     in_a, in_b, out = ufunc_loop_dtypes(ufunc, [weak_token(a), weak_token(b)])
-    if in_a != in_b or not all(is_supported(d) for d in (in_a, in_b, out)):
+    if in_a != in_b or not all(is_traceable(d) for d in (in_a, in_b, out)):
         raise unsupported(f"np.{ufunc.__name__} on {in_a} and {in_b}", loc)
     if out == BOOL and not allow_bool:
         raise unsupported(f"np.{ufunc.__name__} on boolean arrays", loc)
@@ -170,7 +170,7 @@ def unary_ufunc(ufunc, x) -> Tracer:
     ctx = check_context((x,))
     loc = user_location()
     in_dtype, out = ufunc_loop_dtypes(ufunc, [weak_token(x)])
-    if in_dtype == BOOL or not (is_supported(in_dtype) and is_supported(out)):
+    if in_dtype == BOOL or not (is_traceable(in_dtype) and is_traceable(out)):
         raise unsupported(f"np.{ufunc.__name__} on {in_dtype}", loc)
     t = lift(ctx, x, in_dtype, loc)
     if ufunc in _ROUNDING and not is_float(in_dtype):
@@ -325,7 +325,7 @@ def cast(x, dtype, loc: SourceLoc | None = None) -> Tracer:
     ctx = check_context((x,))
     loc = loc or user_location()
     dtype = np.dtype(dtype)
-    if not is_supported(dtype):
+    if not is_traceable(dtype):
         raise unsupported(f"casting to {dtype}", loc)
     if dtype == x.dtype:
         return copy(x)
@@ -375,7 +375,7 @@ def matmul(a, b) -> Tracer:
     ctx = check_context((a, b))
     loc = user_location()
     in_a, in_b, out = ufunc_loop_dtypes(np.matmul, [weak_token(a), weak_token(b)])
-    if out == BOOL or in_a != in_b or not is_supported(out):
+    if out == BOOL or in_a != in_b or not is_traceable(out):
         raise unsupported(f"matmul on {in_a} and {in_b}", loc)
     ta, tb = lift(ctx, a, in_a, loc), lift(ctx, b, in_b, loc)
     if ta.ndim == 0 or tb.ndim == 0:
@@ -799,7 +799,7 @@ def where(condition, x, y) -> Tracer:
         cond = binary_ufunc(np.not_equal, cond, 0)
     values = [v.dtype if isinstance(v, Tracer) else v for v in (x, y)]
     dtype = np.result_type(*values)
-    if not is_supported(dtype):
+    if not is_traceable(dtype):
         raise unsupported(f"np.where producing {dtype}", loc)
     tx, ty = lift(ctx, x, dtype, loc), lift(ctx, y, dtype, loc)
     return ctx.emit("cuvil.where", [cond, tx, ty], None, loc)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..._dtypes import is_supported
+from ..._dtypes import is_traceable
 from ..._errors import TraceError, UnsupportedConstructError
 from ..._source import SourceLoc, user_location
 from ..builder import IRBuilder, TensorType, Value
@@ -75,7 +75,7 @@ class TraceContext:
 
     def new_argument(self, shape: Sequence[int], dtype) -> Tracer:
         """Add a function argument of the given type and return its tracer."""
-        value = self.builder.argument(TensorType.of(shape, dtype), self.func_loc)
+        value = self.builder.argument(TensorType.of(shape, dtype), self.func_loc, widen=False)
         return Tracer(self, value, is_input=True)
 
     def emit(
@@ -98,7 +98,7 @@ class TraceContext:
             name, [t._value for t in operands], attributes, loc=loc, result_type=result_type
         )
         dtype, shape = np.dtype(value.type.dtype), value.type.shape
-        if not is_supported(dtype):
+        if not is_traceable(dtype):
             raise unsupported(f"{name} producing dtype {dtype}", loc)
         if any(d == 0 for d in shape):
             raise unsupported(f"{name} producing an empty array of shape {shape}", loc)
@@ -117,9 +117,9 @@ class TraceContext:
         cached = self._constants.get(key)
         if cached is not None and cached[0] is original:
             return cached[1]
-        if array.dtype == object or not is_supported(array.dtype):
+        if array.dtype == object or not is_traceable(array.dtype):
             raise unsupported(f"a constant of dtype {array.dtype}", loc)
-        if not is_supported(dtype):
+        if not is_traceable(dtype):
             raise unsupported(f"a constant of dtype {dtype}", loc)
         frozen = np.array(array, dtype=dtype, copy=True)
         if any(d == 0 for d in frozen.shape):

@@ -137,6 +137,32 @@ def QuantizeWeights : Pass<"cuvil-quantize-weights", "func::FuncOp"> {
   ];
 }
 
+def WidenF16 : Pass<"cuvil-widen-f16", "func::FuncOp"> {
+  let summary = "Compute float16 in float32, from the arguments to the results";
+  let description = [{
+    A front end traces float16 code with NumPy's own dtype rules (which op
+    gives float16, which promotes to float32); this pass then makes every
+    f16 value f32: the function's arguments and results, constants
+    (converted exactly) and every op's result. Casts that become f32 to f32
+    fold away. The caller converts float16 arguments to float32 and float32
+    results back to float16 at the boundary, so a model keeps its float16
+    signature and computes with float32 rounding inside.
+
+    Before:
+    ```mlir
+    func.func @f(%x: tensor<4xf16>) -> tensor<4xf16> {
+      %c = cuvil.constant dense<5.000000e-01> : tensor<f16>
+      %y = cuvil.mul %x, %c : (tensor<4xf16>, tensor<f16>) -> tensor<4xf16>
+    ```
+    After:
+    ```mlir
+    func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+      %c = cuvil.constant dense<5.000000e-01> : tensor<f32>
+      %y = cuvil.mul %x, %c : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+    ```
+  }];
+}
+
 def ReducePrecision : Pass<"cuvil-reduce-precision", "func::FuncOp"> {
   let summary = "Run float32 matmuls on bf16 or fp16 operands, f32 accumulation";
   let description = [{
