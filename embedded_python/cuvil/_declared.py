@@ -102,12 +102,14 @@ def declaration_line(namespace: dict, path: str) -> SourceLoc | None:
     return SourceLoc(os.path.abspath(path), lines[-1]) if lines else None
 
 
-def compile_declared(namespace: dict, path: str) -> DeclaredModel | None:
+def compile_declared(namespace: dict, path: str, optimize=None) -> DeclaredModel | None:
     """Import and compile (with pass snapshots) the model the file's globals declare.
 
     None when they declare none, or when ``model`` is a plain callable (the
     NumPy tracer's, which the script compiles itself with ``@cuvil.jit``) or
-    an object no front end imports. Import and compile errors propagate.
+    an object no front end imports. ``optimize``: keyword arguments of
+    :meth:`IRModule.optimize` (a precision or quantization) applied before
+    compiling. Import and compile errors propagate.
     """
     declared = declaration(namespace, path)
     if declared is None:
@@ -127,7 +129,8 @@ def compile_declared(namespace: dict, path: str) -> DeclaredModel | None:
     try:
         with contextlib.redirect_stdout(sys.stderr), declared_at(declaration_line(namespace, path)):
             spec = None if chosen.name == "onnx" and not examples else list(examples)
-            compiled = frontend.build_ir(model, spec).compile()
+            module = frontend.build_ir(model, spec)
+            compiled = (module.optimize(**optimize) if optimize else module).compile()
     finally:
         set_snapshot_capture(saved_capture)
     return DeclaredModel(model, examples, compiled, chosen.name)

@@ -58,7 +58,8 @@ def _build_parser() -> argparse.ArgumentParser:
         "compile",
         help="run a Python file and print or export what it compiled",
         usage="cuvil compile FILE.py|MODEL.onnx [--target TARGET] [--print-ir-after-all] "
-        "[--emit KIND] [-o OUT] [--input-shape NAME=DIMS] [-- ARGS...]",
+        "[--emit KIND] [-o OUT] [--input-shape NAME=DIMS] [--precision P] "
+        "[--quantization int4] [--group-size N] [-- ARGS...]",
         description=_COMPILE_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -91,6 +92,21 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     compile_parser.add_argument(
         "-o", "--output", metavar="OUT", help="write the artifact to OUT (default kind: mlir)"
+    )
+    compile_parser.add_argument(
+        "--precision",
+        choices=("fp32", "bf16", "fp16"),
+        default="fp32",
+        help="a model's matmuls on bf16/fp16 operands with float32 accumulation",
+    )
+    compile_parser.add_argument(
+        "--quantization",
+        choices=("int4",),
+        help="int4: a model's constant matmul weights as group-wise 4-bit codes (int8 needs "
+        "calibration samples: IRModule.optimize(quantization='int8', calibrate_dataset=...))",
+    )
+    compile_parser.add_argument(
+        "--group-size", type=int, default=128, metavar="N", help="rows per int4 scale"
     )
     _add_trace_parser(commands)
     _add_profile_parser(commands)
@@ -331,12 +347,31 @@ def _emit_to_stdout(record: Compilation, kind: str) -> None:
             sys.stdout.write(artifact.read().rstrip("\n") + "\n")
 
 
-def _compile_declared_model(namespace: dict, path: str) -> int:
+def _optimize_options(args: argparse.Namespace) -> dict | None:
+    """IRModule.optimize's options from --precision/--quantization, or None for float32."""
+    if args.precision == "fp32" and args.quantization is None:
+        return None
+    options = {"precision": args.precision, "quantization": args.quantization}
+    if args.quantization:
+        options["group_size"] = args.group_size
+    return options
+
+
+def _compile_declared_model(namespace: dict, path: str, args: argparse.Namespace) -> int:
     """Compile the model a file declares (``cuvil_model()`` or ``model``/``example_inputs``)."""
     from ._declared import DeclarationError, compile_declared
 
+    options = _optimize_options(args)
     try:
-        compile_declared(namespace, path)
+        declared = compile_declared(namespace, path, options)
+        if options and declared is None:
+            return _error(
+                "--precision/--quantization apply to a model: an ONNX file, or a PyTorch, "
+                "JAX or TensorFlow model the file declares (cuvil_model(), or model and "
+                "example_inputs); for @cuvil.jit functions build the IR and call "
+                "IRModule.optimize(precision=..., quantization=...)",
+                2,
+            )
     except DeclarationError as error:
         return _error(str(error), 1)
     except Exception as error:  # the model cannot be imported: report it like Python would
@@ -367,7 +402,9 @@ def _compile_onnx(path: str, args: argparse.Namespace) -> int:
     set_snapshot_capture(True)
     try:
         shapes = _input_shapes(args.input_shape)
-        load_onnx(path, input_spec=shapes or None).compile()
+        module = load_onnx(path, input_spec=shapes or None)
+        options = _optimize_options(args)
+        (module.optimize(**options) if options else module).compile()
     except ValueError as error:  # unreadable model, bad input spec, training-only nodes
         return _error(str(error), 2 if "--input-shape" in str(error) else 1)
     except (UnsupportedConstructError, TraceError, CompileError) as error:
@@ -400,7 +437,7 @@ def _compile_command(args: argparse.Namespace) -> int:
         else:
             status = _run_script(path, args.script_args, namespace=namespace)
             if status == 0:
-                status = _compile_declared_model(namespace, path)
+                status = _compile_declared_model(namespace, path, args)
     finally:
         if previous_target is not None:
             set_default_target(previous_target)

@@ -429,6 +429,14 @@ def bind_inputs(label: str, names: list, args, kwargs) -> list:
     return [given[n] for n in names]
 
 
+#: optimize()'s optimization levels and the optional passes each turns off.
+OPTIMIZATION_LEVELS = {
+    "disable_all": ("cuvil-fold-batch-norm", "cuvil-fold-constants"),
+    "basic": (),
+    "all": (),
+}
+
+
 class IRModule:
     """Cuvil IR built by :func:`build_ir`: inspect its text, compile it, look at later stages.
 
@@ -458,6 +466,8 @@ class IRModule:
         self._latest: CompiledModel | None = None
         self._lock = threading.Lock()
         self._enable_fusion = True
+        # Optional passes optimize() turned off (optimization level, memory pattern).
+        self._disabled: tuple[str, ...] = ()
         # input shapes -> (the output_spec they were evaluated for, output shapes)
         self._output_shapes: dict[tuple, tuple] = {}
         #: What :meth:`optimize` changed for a precision or quantization, else None.
@@ -541,6 +551,8 @@ class IRModule:
         quantization: str | None = None,
         group_size: int = 128,
         calibration: str = "kl",
+        optimization_level: str = "all",
+        enable_mem_pattern: bool = True,
     ) -> IRModule:
         """This IR set up for ``target``, in a precision, with fusion on or off.
 
@@ -549,6 +561,15 @@ class IRModule:
         fusion.
 
         Args:
+            optimization_level: which optional passes run, as ONNX Runtime's
+                graph optimization levels: ``"disable_all"`` (no constant or
+                batch-norm folding, no fusion; the canonicalization every
+                lowering relies on still runs), ``"basic"`` (folding, no
+                fusion), ``"all"`` (also elementwise and epilogue fusion;
+                ``enable_fuse=False`` turns fusion off at any level).
+            enable_mem_pattern: plan the intermediates into one arena reused
+                by every call (``cuvil-plan-memory``); ``False`` allocates
+                each buffer on its own.
             precision: ``"fp32"``, or ``"bf16"``/``"fp16"``: matmuls read their
                 operands in that type (constant weights converted once) and
                 accumulate in float32; the rest stays float32.
@@ -576,6 +597,11 @@ class IRModule:
         _precision.check_options(
             api, precision, quantization, group_size, calibration, calibrate_dataset
         )
+        if optimization_level not in OPTIMIZATION_LEVELS:
+            raise ValueError(
+                f"cuvil: {api}: optimization_level={optimization_level!r} is not one of "
+                f"{', '.join(map(repr, OPTIMIZATION_LEVELS))}"
+            )
         target, device = resolve_target(target, api)
         program, fingerprint, report = self._program, self.fingerprint, None
         samples = None
@@ -596,7 +622,11 @@ class IRModule:
             fingerprint,
             device,
         )
-        module._enable_fusion = bool(enable_fuse)
+        module._enable_fusion = bool(enable_fuse) and optimization_level == "all"
+        module._disabled = tuple(
+            OPTIMIZATION_LEVELS[optimization_level]
+            + (() if enable_mem_pattern else ("cuvil-plan-memory",))
+        )
         module.output_spec = self.output_spec  # symbolic sizes, if any
         module.precision_report = report if report is not None else self.precision_report
         if report is not None and samples is not None:
@@ -633,6 +663,12 @@ class IRModule:
             )
         if enable_fusion is None:
             enable_fusion = self._enable_fusion
+        if pipeline is None and self._disabled:
+            from ._passes import PipelineBuilder
+
+            pipeline = PipelineBuilder(target=self.target, enable_fusion=enable_fusion)
+            for name in self._disabled:
+                pipeline.disable(name)
         fusion = bool(pipeline.enable_fusion if pipeline is not None else enable_fusion)
         key = (fusion, pipeline.cache_key() if pipeline is not None else None)
         with self._lock:

@@ -388,6 +388,38 @@ def test_cli_reports_unreadable_models_and_takes_input_shapes(tmp_path):
     assert result.returncode == 2 and "give NAME=D1,D2,... with int dims" in result.stderr
 
 
+def test_cli_exports_an_int4_model_smaller_and_runs_it(tmp_path):
+    rng = np.random.default_rng(1)
+    weight = (rng.standard_normal((256, 128)) / 16).astype(np.float32)
+    path = tmp_path / "linear.onnx"
+    onnx.save(
+        _single_model(
+            [helper.make_node("MatMul", ["x", "w"], ["y"])],
+            shape=(8, 256),
+            initializers=[onnx.numpy_helper.from_array(weight, "w")],
+        ),
+        str(path),
+    )
+    sizes = {}
+    for flags in ([], ["--quantization", "int4", "--group-size", "64"], ["--precision", "bf16"]):
+        out = tmp_path / f"linear{len(sizes)}.cuvil"
+        result = run_python(
+            ["-m", "cuvil", "compile", str(path), *flags, "--emit", "cuvil", "-o", str(out)]
+        )
+        assert result.returncode == 0, result.stderr
+        sizes[" ".join(flags)] = out.stat().st_size
+        x = rng.standard_normal((8, 256)).astype(np.float32)
+        got = cuvil.runtime.load_executable(out).get_function()(x).numpy()
+        error = np.linalg.norm(got - x @ weight) / np.linalg.norm(x @ weight)
+        assert error < (0.2 if flags else 1e-5)
+    assert sizes["--quantization int4 --group-size 64"] < sizes[""] / 3
+    assert sizes["--precision bf16"] < sizes[""] * 0.7
+    script = tmp_path / "plain.py"
+    script.write_text("import numpy as np\nimport cuvil\ncuvil.jit(lambda x: x + 1)(np.ones(2))\n")
+    result = run_python(["-m", "cuvil", "compile", str(script), "--quantization", "int4"])
+    assert result.returncode == 2 and "--precision/--quantization apply to a model" in result.stderr
+
+
 def test_worker_runs_an_onnx_model_and_reports_its_compilation(zoo):
     _, paths = zoo
     code = (

@@ -256,3 +256,40 @@ def test_build_ir_and_packages_keep_a_float16_signature(tmp_path):
     function = cuvil.runtime.load_executable(tmp_path / "half.cuvil").get_function()
     out = function(x, w).numpy()
     assert out.dtype == np.float16 and np.array_equal(out, compiled(x, w))
+
+
+# ----- session options at compile time -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "level, expected",
+    [
+        ("disable_all", set()),
+        ("basic", {"cuvil-fold-constants", "cuvil-fold-batch-norm"}),
+        ("all", {"cuvil-fold-constants", "cuvil-fold-batch-norm", "cuvil-fuse-elementwise"}),
+    ],
+)
+@pytest.mark.parametrize("mem_pattern", [True, False])
+def test_optimization_level_and_memory_pattern_choose_the_optional_passes(
+    module, level, expected, mem_pattern
+):
+    previous = cuvil.snapshot_capture_enabled()
+    cuvil.set_snapshot_capture(True)
+    try:
+        compiled = module.optimize(
+            optimization_level=level, enable_mem_pattern=mem_pattern
+        ).compile()
+    finally:
+        cuvil.set_snapshot_capture(previous)
+    ran = {s["name"] for s in compiled.compilation.compiled.snapshots}
+    optional = {
+        "cuvil-fold-constants",
+        "cuvil-fold-batch-norm",
+        "cuvil-fuse-elementwise",
+        "cuvil-plan-memory",
+    }
+    assert ran & optional == expected | ({"cuvil-plan-memory"} if mem_pattern else set())
+    x = _data(count=1)[0]
+    np.testing.assert_allclose(compiled(x), mlp(x), rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="optimization_level='max' is not one of"):
+        module.optimize(optimization_level="max")

@@ -44,14 +44,13 @@ struct WidenF16Pass : public cuvil::impl::WidenF16Base<WidenF16Pass> {
           changed = true;
         }
       auto constant = dyn_cast<ConstantOp>(op);
-      auto dense = constant
-                       ? dyn_cast<DenseFPElementsAttr>(constant.getValue())
-                       : DenseFPElementsAttr();
+      auto dense = constant ? dyn_cast<DenseFPElementsAttr>(constant.getValue())
+                            : DenseFPElementsAttr();
       if (dense && dense.getElementType().isF16()) {
         // f16 values are exact in f32.
         auto type = cast<ShapedType>(constant.getType());
-        constant.setValueAttr(dense.mapValues(
-            type.getElementType(), [](const APFloat &value) {
+        constant.setValueAttr(
+            dense.mapValues(type.getElementType(), [](const APFloat &value) {
               bool lost = false;
               APFloat wide = value;
               wide.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven,
@@ -65,8 +64,8 @@ struct WidenF16Pass : public cuvil::impl::WidenF16Base<WidenF16Pass> {
     SmallVector<Type> results;
     for (Type type : func.getResultTypes())
       results.push_back(widened(type) ? widened(type) : type);
-    func.setType(FunctionType::get(
-        &getContext(), func.getBody().getArgumentTypes(), results));
+    func.setType(FunctionType::get(&getContext(),
+                                   func.getBody().getArgumentTypes(), results));
     // Casts that became f32 to f32.
     func.walk([](CastOp cast) {
       if (cast.getInput().getType() == cast.getType()) {
