@@ -293,3 +293,38 @@ def test_optimization_level_and_memory_pattern_choose_the_optional_passes(
     np.testing.assert_allclose(compiled(x), mlp(x), rtol=1e-5, atol=1e-5)
     with pytest.raises(ValueError, match="optimization_level='max' is not one of"):
         module.optimize(optimization_level="max")
+
+
+# ----- random shapes -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_gemm_shapes_match_the_numpy_model_of_each_form(seed):
+    """GEMMs of random shapes (rows that do not fill a register tile, batch dims,
+    several groups, N over several register tiles) in every form, against NumPy
+    models of the same arithmetic."""
+    rng = np.random.default_rng(1000 + seed)
+    group = int(rng.choice([32, 64, 128]))
+    k = group * int(rng.integers(1, 4))
+    n = 64 * int(rng.integers(1, 5))
+    rows = int(rng.integers(1, 70))
+    batch = tuple(int(d) for d in rng.integers(1, 4, size=int(rng.integers(0, 3))))
+    w = (rng.standard_normal((k, n)) / math.sqrt(k)).astype(np.float32)
+    shape = (*batch, rows, k)
+
+    def model(x):
+        return x @ w
+
+    module = cuvil.frontend.build_ir(model, {"x": shape})
+    x = rng.standard_normal(shape).astype(np.float32)
+    int4 = module.optimize(quantization="int4", group_size=group)
+    assert int4.precision_report["quantized_matmuls"] == 1
+    expected = x.astype(np.float64) @ _int4(w, group)
+    assert _relative(int4.compile()(x).astype(np.float64), expected) < 1e-5
+    bf16 = module.optimize(precision="bf16").compile()(x).astype(np.float64)
+    assert _relative(bf16, _bf16(x) @ _bf16(w)) < 1e-5
+    int8 = module.optimize(quantization="int8", calibrate_dataset=[x], calibration="percentile")
+    (sx,) = int8.precision_report["activation_scales"]
+    q, s = _int8_weight(w)
+    expected = (_int8_activation(x, sx) @ q) * (np.float32(sx) * s.astype(np.float32))
+    assert _relative(int8.compile()(x).astype(np.float64), expected) < 1e-5
