@@ -3,7 +3,7 @@
 
 EXAMPLE ?= resources/examples/mlp.py
 
-.PHONY: setup build run test lint bench bench-peers clean fuzz fuzz-build fuzz-smoke endurance
+.PHONY: setup build run test lint bench bench-peers clean fuzz fuzz-build fuzz-smoke endurance test-asan
 
 setup:
 	bash scripts/setup.sh
@@ -55,6 +55,20 @@ fuzz: fuzz-build
 	.venv/bin/python tests/fuzz/fuzz_onnx.py --seconds $(FUZZ_SECONDS) \
 	  --out build-fuzz/fuzz-crashes/onnx-importer
 
+# AddressSanitizer + UndefinedBehaviorSanitizer build of Cuvil (compiler,
+# runtime, profiler, bindings, Workbench) in build-asan, and its C++, lit and
+# Python tests (not the model frameworks': they do not run under a preloaded
+# ASan runtime). docs/reliability.md has what it found.
+test-asan: setup
+	@[ -f build-asan/build.ninja ] || cmake -G Ninja -S . -B build-asan \
+	  -DCMAKE_BUILD_TYPE=Release -DCUVIL_SANITIZE=ON \
+	  -DMLIR_DIR=/usr/lib/llvm-19/lib/cmake/mlir -DPython3_EXECUTABLE=/usr/bin/python3
+	ninja -C build-asan -j2
+	cd build-asan && CUVIL_EXTENSION_DIR=$(CURDIR)/build-asan/python CUVIL_DEEPBIND=0 \
+	  ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 \
+	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/asan/lsan.supp \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest -j2 --output-on-failure
+
 fuzz-smoke: fuzz-build
 	cd build-fuzz && FUZZ_SMOKE_SECONDS=$(FUZZ_SMOKE_SECONDS) ctest -L fuzz -j2 --output-on-failure
 
@@ -76,4 +90,4 @@ bench-peers: setup
 	.venv/bin/python benchmarks/bench_peers.py $(BENCH_ARGS)
 
 clean:
-	rm -rf build build-fuzz
+	rm -rf build build-fuzz build-asan

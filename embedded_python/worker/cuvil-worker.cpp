@@ -21,6 +21,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <string>
 #include <sys/resource.h>
@@ -100,6 +101,11 @@ void watchWorkbench() {
 /// three quarters of physical memory; 0 turns the limit off. The limit in MiB
 /// goes to Python as $CUVIL_WORKER_MEMORY_LIMIT_MB for its messages.
 void limitMemory() {
+  // AddressSanitizer's shadow memory counts against RLIMIT_DATA: any cap
+  // would make its next mapping fail. A worker running with ASan (built
+  // with it, or with its runtime preloaded) runs without one.
+  if (dlsym(RTLD_DEFAULT, "__asan_init"))
+    return;
   long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
   unsigned long long mib =
       pages > 0 && pageSize > 0

@@ -26,10 +26,13 @@ class WorkerProtocolTest : public QObject {
 
 private:
   /// Console text collected from a client.
+  /// Connected for the console's life only: a client that outlives it (and
+  /// reports its worker's last output while it ends) must not reach it.
   struct Console {
     QString out, err;
+    QObject context;
     void attach(WorkerClient &client) {
-      QObject::connect(&client, &WorkerClient::consoleOutput,
+      QObject::connect(&client, &WorkerClient::consoleOutput, &context,
                        [this](const QString &text, bool isError) {
                          (isError ? err : out) += text;
                        });

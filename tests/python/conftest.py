@@ -13,6 +13,10 @@ import tempfile
 
 import pytest
 
+#: Running under `make test-asan` (the ASan runtime preloaded into Python): memory
+#: figures then include ASan's shadow memory and quarantine.
+UNDER_ASAN = "libasan" in os.environ.get("LD_PRELOAD", "")
+
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 PYTHON_PACKAGE_DIR = REPO_ROOT / "embedded_python"
 EXAMPLES_DIR = REPO_ROOT / "resources" / "examples"

@@ -73,7 +73,9 @@ bool cuvil::writeIRPackage(ModuleOp module, const std::string &metadataJson,
   std::string bytecode, text;
   {
     llvm::raw_string_ostream os(bytecode);
-    BytecodeWriterConfig config(std::string("Cuvil ") + CUVIL_VERSION);
+    // The config keeps a StringRef to the producer: it must outlive it.
+    const std::string producer = std::string("Cuvil ") + CUVIL_VERSION;
+    BytecodeWriterConfig config(producer);
     if (failed(writeBytecodeToFile(module, os, config))) {
       error = "cannot write the IR as bytecode";
       return false;
