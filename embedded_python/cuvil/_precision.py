@@ -17,7 +17,9 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from ._dtypes import by_mlir
 from ._logging import logger
+from ._symbolic import fits
 
 PRECISIONS = ("fp32", "bf16", "fp16")
 QUANTIZATIONS = (None, "int8", "int4")
@@ -25,18 +27,17 @@ CALIBRATIONS = ("kl", "percentile")
 #: Samples a calibration or an accuracy report reads at most.
 MAX_SAMPLES = 512
 
-_ITEMSIZE = {"f64": 8, "f32": 4, "i32": 4, "f16": 2, "bf16": 2, "i64": 8, "i8": 1, "i1": 1}
-_CONSTANT = re.compile(r"cuvil\.constant\b.*:\s*tensor<([0-9x]*)(f64|f32|f16|bf16|i64|i32|i8|i1)>")
+_CONSTANT = re.compile(r"cuvil\.constant\b.*:\s*tensor<([0-9x]*)([a-z]+[0-9]+)>")
 
 
 def constant_bytes(text: str) -> int:
-    """Bytes of the constants (weights) in Cuvil IR text."""
+    """Bytes of the constants (weights) in Cuvil IR text (item sizes from the dtype table)."""
     total = 0
     for match in _CONSTANT.finditer(text):
         count = 1
         for dim in filter(None, match.group(1).split("x")):
             count *= int(dim)
-        total += count * _ITEMSIZE[match.group(2)]
+        total += count * by_mlir(match.group(2)).itemsize
     return total
 
 
@@ -108,7 +109,7 @@ def samples_of(module, dataset) -> list[list[np.ndarray]]:
         for name, value in zip(names, values):
             spec = specs[name]
             array = np.asarray(value, dtype=np.dtype(spec.dtype))
-            if not _fits(spec.shape, array.shape):
+            if not fits(tuple(spec.shape), array.shape):
                 raise ValueError(
                     f"cuvil: calibrate_dataset sample {index}: input '{name}' has shape "
                     f"{array.shape}, the model takes {spec.shape}"
@@ -120,13 +121,8 @@ def samples_of(module, dataset) -> list[list[np.ndarray]]:
     return samples
 
 
-def _fits(spec_shape, shape) -> bool:
-    from . import _symbolic
-
-    return _symbolic.fits(tuple(spec_shape), tuple(shape))
-
-
-def _transform(text: str, passes: list[str]) -> tuple[str, list[str]]:
+def run_passes(text: str, passes: list[str]) -> tuple[str, list[str]]:
+    """Cuvil IR ``text`` after the function passes ``passes``, and the remarks they made."""
     from ._jit import _extension
 
     pipeline = "func.func(" + ",".join(passes) + ")"
@@ -197,7 +193,7 @@ def calibrate(module, samples, method: str) -> list[float]:
             "have symbolic dims. Fix: build the IR with fixed shapes for quantization, or "
             "use quantization='int4' (weight-only, no calibration)"
         )
-    probe, _ = _transform(
+    probe, _ = run_passes(
         module.text, ["cuvil-fold-constants", "cuvil-quantize-weights{bits=8 probe=1}"]
     )
     ext = _extension()
@@ -230,7 +226,7 @@ def reduce_precision(module, precision, quantization, dataset, group_size, calib
         )
     if precision != "fp32":
         passes.append(f"cuvil-reduce-precision{{precision={precision}}}")
-    text, remarks = _transform(module.text, passes)
+    text, remarks = run_passes(module.text, passes)
     for remark in remarks:
         logger.info("%s", remark)
     report = {

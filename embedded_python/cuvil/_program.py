@@ -229,13 +229,12 @@ def _widened(program: TracedProgram) -> TracedProgram:
     """A program traced with float16 values, computed in float32 (``cuvil-widen-f16``):
     float16 arguments and results stay float16 at the boundary, where the compiled
     code's callers convert them."""
-    if not any(d == np.float16 for d, _ in program.inputs + program.outputs) and not re.search(
-        r"xf16>|<f16>", program.mlir
-    ):
+    # f16 in the IR: arguments, results, captured constants or values in between.
+    if not re.search(r"xf16>|<f16>", program.mlir):
         return program
-    from ._jit import _extension
+    from ._precision import run_passes
 
-    text, _ = _extension().transform_ir(program.mlir, "func.func(cuvil-widen-f16)")
+    text, _ = run_passes(program.mlir, ["cuvil-widen-f16"])
 
     def computed(pairs):
         return [(np.dtype(compute_dtype(d.name)), shape) for d, shape in pairs]

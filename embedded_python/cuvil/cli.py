@@ -19,6 +19,7 @@ import traceback
 from . import _package_cli
 from ._jit import Compilation, compilations, set_snapshot_capture, snapshot_capture_enabled
 from ._packages import PackageError, export_record, save_record_irpkg
+from ._precision import PRECISIONS
 from ._targets import artifact_kinds, binary_artifact_kinds, set_default_target
 
 #: --emit kinds that are packages (docs/irpkg.md), written by Python, not by a target.
@@ -95,7 +96,7 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     compile_parser.add_argument(
         "--precision",
-        choices=("fp32", "bf16", "fp16"),
+        choices=PRECISIONS,
         default="fp32",
         help="a model's matmuls on bf16/fp16 operands with float32 accumulation",
     )

@@ -167,7 +167,7 @@ def _shape_and_dtype(value, default_dtype: str) -> tuple:
 def _normalize_spec(name: str, value, default_dtype: str) -> TensorSpec:
     """One ``input_spec`` entry (shape, ``(shape, dtype)`` or TensorSpec-like) as a TensorSpec.
 
-    ``boundary``: a float16 input is accepted (see :func:`_normalize_dtype`).
+    A float16 input is accepted (see :func:`_normalize_dtype`).
     """
     shape, dtype = _shape_and_dtype(value, default_dtype)
     dims = _normalize_shape(name, shape)
@@ -630,17 +630,10 @@ class IRModule:
         module.output_spec = self.output_spec  # symbolic sizes, if any
         module.precision_report = report if report is not None else self.precision_report
         if report is not None and samples is not None:
-            baseline = IRModule(
-                self._program,
-                self.name,
-                self.source,
-                self._input_spec,
-                "cpu",
-                self.mode,
-                self.fingerprint,
-            )
             report["accuracy"] = _precision.accuracy(
-                baseline.compile(), module.optimize(target="cpu").compile(), samples[:32]
+                self.optimize(target="cpu").compile(),
+                module.optimize(target="cpu").compile(),
+                samples[:32],
             )
         return module
 

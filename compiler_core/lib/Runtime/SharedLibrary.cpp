@@ -175,9 +175,8 @@ bool holds(const std::string &path, std::string_view code) {
     ssize_t got = ::read(fd, chunk.data(), chunk.size());
     if (got < 0 && errno == EINTR)
       continue;
-    if (got <= 0 ||
-        std::memcmp(chunk.data(), code.data() + at, (size_t)got) != 0 ||
-        at + (size_t)got > code.size())
+    if (got <= 0 || at + (size_t)got > code.size() ||
+        std::memcmp(chunk.data(), code.data() + at, (size_t)got) != 0)
       same = false;
     at += got > 0 ? (size_t)got : 0;
   }

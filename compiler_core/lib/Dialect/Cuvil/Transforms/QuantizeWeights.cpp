@@ -23,63 +23,50 @@ using namespace mlir::cuvil;
 
 namespace {
 
-/// A (K x N) weight as int4 codes packed two per byte, and its scales.
-struct Int4Weight {
-  std::vector<int8_t> packed; // K x N/2
-  std::vector<float> scales;  // K/group x N
+/// Symmetric codes of `w` (row-major K x N) with one scale per `group` rows
+/// and column: scale = max|w| / `maxCode`, code = round(w / scale) in
+/// [-maxCode, maxCode]. Int8 is one group of all K rows.
+struct Quantized {
+  std::vector<int8_t> codes; // K x N
+  std::vector<float> scales; // K/group x N
 };
 
-/// Symmetric int4 of `w` (row-major K x N), one scale per `group` rows and
-/// column: scale = max|w| / 7, code = round(w / scale) in [-7, 7].
-Int4Weight quantizeInt4(const std::vector<float> &w, int64_t k, int64_t n,
-                        int64_t group) {
-  Int4Weight out;
-  int64_t half = n / 2;
-  out.packed.assign(k * half, 0);
+Quantized quantizeGroups(const std::vector<float> &w, int64_t k, int64_t n,
+                         int64_t group, float maxCode) {
+  Quantized out;
+  out.codes.assign(k * n, 0);
   out.scales.assign((k / group) * n, 0.0f);
-  std::vector<int8_t> codes(k * n, 0);
   for (int64_t g = 0; g < k / group; ++g) {
     for (int64_t col = 0; col < n; ++col) {
       float amax = 0.0f;
       for (int64_t row = g * group; row < (g + 1) * group; ++row)
         amax = std::max(amax, std::fabs(w[row * n + col]));
-      float scale = amax / 7.0f;
+      float scale = amax / maxCode;
       out.scales[g * n + col] = scale;
       if (scale == 0.0f || !std::isfinite(scale))
         continue;
       for (int64_t row = g * group; row < (g + 1) * group; ++row) {
         float q = std::nearbyint(w[row * n + col] / scale);
-        codes[row * n + col] = (int8_t)std::clamp(q, -7.0f, 7.0f);
+        out.codes[row * n + col] = (int8_t)std::clamp(q, -maxCode, maxCode);
       }
     }
   }
+  return out;
+}
+
+/// Int4 codes (K x N) packed two per byte (K x N/2): column j in the low
+/// nibble, column j + N/2 in the high one.
+std::vector<int8_t> packInt4(const std::vector<int8_t> &codes, int64_t k,
+                             int64_t n) {
+  int64_t half = n / 2;
+  std::vector<int8_t> packed(k * half, 0);
   for (int64_t row = 0; row < k; ++row)
     for (int64_t j = 0; j < half; ++j) {
       unsigned low = (unsigned)codes[row * n + j] & 0xFu;
       unsigned high = (unsigned)codes[row * n + j + half] & 0xFu;
-      out.packed[row * half + j] = (int8_t)(uint8_t)(low | (high << 4));
+      packed[row * half + j] = (int8_t)(uint8_t)(low | (high << 4));
     }
-  return out;
-}
-
-/// Per-column symmetric int8 of `w` (row-major K x N): scale = max|w| / 127.
-void quantizeInt8(const std::vector<float> &w, int64_t k, int64_t n,
-                  std::vector<int8_t> &codes, std::vector<float> &scales) {
-  codes.assign(k * n, 0);
-  scales.assign(n, 0.0f);
-  for (int64_t col = 0; col < n; ++col) {
-    float amax = 0.0f;
-    for (int64_t row = 0; row < k; ++row)
-      amax = std::max(amax, std::fabs(w[row * n + col]));
-    float scale = amax / 127.0f;
-    scales[col] = scale;
-    if (scale == 0.0f || !std::isfinite(scale))
-      continue;
-    for (int64_t row = 0; row < k; ++row) {
-      float q = std::nearbyint(w[row * n + col] / scale);
-      codes[row * n + col] = (int8_t)std::clamp(q, -127.0f, 127.0f);
-    }
-  }
+  return packed;
 }
 
 /// A rank-0 float32 constant.
@@ -130,12 +117,13 @@ struct QuantizeWeightsPass
   Value int4Matmul(OpBuilder &b, MatmulOp matmul, DenseElementsAttr weight) {
     int64_t k = weight.getType().getDimSize(0),
             n = weight.getType().getDimSize(1);
-    Int4Weight q = quantizeInt4(floats(weight), k, n, groupSize);
+    Quantized q = quantizeGroups(floats(weight), k, n, groupSize, 7.0f);
+    std::vector<int8_t> packedCodes = packInt4(q.codes, k, n);
     Location loc = matmul.getRhs().getLoc();
     auto packedType = RankedTensorType::get({k, n / 2}, b.getIntegerType(8));
     auto scalesType = RankedTensorType::get({k / groupSize, n}, b.getF32Type());
     Value packed = b.create<ConstantOp>(
-        loc, DenseElementsAttr::get(packedType, llvm::ArrayRef(q.packed)));
+        loc, DenseElementsAttr::get(packedType, llvm::ArrayRef(packedCodes)));
     Value scales = b.create<ConstantOp>(
         loc, DenseElementsAttr::get(scalesType, llvm::ArrayRef(q.scales)));
     return b.create<QuantizedMatmulOp>(matmul.getLoc(), matmul.getType(),
@@ -148,9 +136,7 @@ struct QuantizeWeightsPass
                    float sx) {
     int64_t k = weight.getType().getDimSize(0),
             n = weight.getType().getDimSize(1);
-    std::vector<int8_t> codes;
-    std::vector<float> scales;
-    quantizeInt8(floats(weight), k, n, codes, scales);
+    Quantized q = quantizeGroups(floats(weight), k, n, k, 127.0f);
     Location loc = matmul.getLoc();
     Value x = matmul.getLhs();
     auto xType = cast<RankedTensorType>(x.getType());
@@ -166,14 +152,14 @@ struct QuantizeWeightsPass
     Value wq = b.create<ConstantOp>(
         matmul.getRhs().getLoc(),
         DenseElementsAttr::get(RankedTensorType::get({k, n}, i8),
-                               llvm::ArrayRef(codes)));
+                               llvm::ArrayRef(q.codes)));
     auto resultType = matmul.getType();
     Value product = b.create<MatmulOp>(
         loc, RankedTensorType::get(resultType.getShape(), i32), xq, wq);
     Value wide = b.create<CastOp>(loc, resultType, product);
     std::vector<float> columnScales(n);
     for (int64_t col = 0; col < n; ++col)
-      columnScales[col] = sx * scales[col];
+      columnScales[col] = sx * q.scales[col];
     Value scale = b.create<ConstantOp>(
         loc, DenseElementsAttr::get(RankedTensorType::get({n}, b.getF32Type()),
                                     llvm::ArrayRef(columnScales)));

@@ -84,11 +84,12 @@ struct ReducePrecisionPass
       matmul.erase();
       changed = true;
     });
-    // Constants whose every reader now takes the narrow copy.
-    getOperation().walk([](ConstantOp constant) {
-      if (constant->use_empty())
+    // Constants whose every reader now takes the narrow copy (only those:
+    // other unused constants are not this pass's business).
+    for (auto [value, narrow] : narrowed)
+      if (auto constant = value.getDefiningOp<ConstantOp>();
+          constant && constant->use_empty())
         constant.erase();
-    });
     if (!changed)
       markAllAnalysesPreserved();
   }

@@ -62,8 +62,10 @@ struct WidenF16Pass : public cuvil::impl::WidenF16Base<WidenF16Pass> {
     if (!changed)
       return markAllAnalysesPreserved();
     SmallVector<Type> results;
-    for (Type type : func.getResultTypes())
-      results.push_back(widened(type) ? widened(type) : type);
+    for (Type type : func.getResultTypes()) {
+      Type wide = widened(type);
+      results.push_back(wide ? wide : type);
+    }
     func.setType(FunctionType::get(&getContext(),
                                    func.getBody().getArgumentTypes(), results));
     // Casts that became f32 to f32.
