@@ -46,7 +46,7 @@ fuzz-build:
 	  -DCUVIL_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
 	  -DMLIR_DIR=/usr/lib/llvm-19/lib/cmake/mlir
-	ninja -C build-fuzz -j2 cuvil-fuzzers
+	ninja -C build-fuzz -j2 cuvil-fuzzers cuvil-asan-quick
 
 fuzz: fuzz-build
 	python3 tests/fuzz/run_fuzzers.py --build build-fuzz \
@@ -69,8 +69,14 @@ test-asan: setup
 	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/asan/lsan.supp \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest -j2 --output-on-failure
 
+# With the fuzz targets it runs CI's quick sanitizer subset (label asan): the
+# profiler's GoogleTest suites under ASan + UBSan, leaks reported.
 fuzz-smoke: fuzz-build
-	cd build-fuzz && FUZZ_SMOKE_SECONDS=$(FUZZ_SMOKE_SECONDS) ctest -L fuzz -j2 --output-on-failure
+	cd build-fuzz && FUZZ_SMOKE_SECONDS=$(FUZZ_SMOKE_SECONDS) \
+	  ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 \
+	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/asan/lsan.supp \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest -L 'fuzz|asan' -j2 --output-on-failure
 
 # The worker endurance run (docs/reliability.md): ENDURANCE_CYCLES cycles of
 # user code that raises, hangs, segfaults, exits, runs out of memory, floods
