@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import operator
 import pathlib
@@ -32,9 +33,24 @@ import cuvil  # noqa: E402
 #   * np.where may pick the other branch where |a - b| <= SAFETY * (ea + eb); there the
 #     error is |x - y| plus theirs.
 # An element matches when |cuvil - reference| <= SAFETY * error + U * |reference|.
-U = 2.0**-23  # float32 machine epsilon
+# U is the unit roundoff of the graph's working precision (``working_precision``); a float64
+# graph's reference is computed in float64 as well, so its tolerance counts the error twice.
+# Integer graphs are compared exactly with NumPy's own integer evaluation.
+UNIT_ROUNDOFF = {np.dtype(np.float32): 2.0**-23, np.dtype(np.float64): 2.0**-52}
+U = UNIT_ROUNDOFF[np.dtype(np.float32)]
 SAFETY = 4.0
 TRANSCENDENTAL = 16.0
+
+
+@contextlib.contextmanager
+def working_precision(dtype):
+    """Estimate errors (and judge results) for a graph computed in ``dtype`` within the block."""
+    global U
+    saved, U = U, UNIT_ROUNDOFF[np.dtype(dtype)]
+    try:
+        yield
+    finally:
+        U = saved
 
 
 def acc(n: int) -> float:
@@ -94,16 +110,17 @@ def _binary(op: str) -> OpKind:
 
 
 def _literal(value) -> str:
-    """Python source for a constant operand: a float, or a float32 array."""
-    if isinstance(value, float):
+    """Python source for a constant operand: a Python number, or a NumPy array."""
+    if isinstance(value, (float, int)):
         return repr(value)
+    dtype = value.dtype
 
     def nested(item):
         if isinstance(item, list):
             return "[" + ", ".join(nested(i) for i in item) + "]"
-        return str(np.float32(item))
+        return repr(item) if dtype.kind == "i" else str(dtype.type(item))
 
-    return f"np.array({nested(value.tolist())}, dtype=np.float32)"
+    return f"np.array({nested(value.tolist())}, dtype=np.{dtype.name})"
 
 
 def _operands(x, p):
@@ -334,6 +351,66 @@ def _matmul_error(xs, es, out, p):
     return aa @ eb + ea @ ab + ea @ eb + rounding
 
 
+def _conv_apply(a, p):
+    weight = a[1] if len(a) > 1 else p["weight"]
+    options = {k: p[k] for k in ("strides", "padding", "dilations", "groups")}
+    return cuvil.conv2d(a[0], weight, **options)
+
+
+def _conv_text(n, p):
+    weight = n[1] if len(n) > 1 else _literal(p["weight"])
+    options = ", ".join(f"{k}={p[k]}" for k in ("strides", "padding", "dilations", "groups"))
+    return f"cuvil.conv2d({n[0]}, {weight}, {options})"
+
+
+def _conv_error(xs, es, out, p):
+    """A convolution is a sum of (C / groups) * KH * KW products per output, like a matmul."""
+    x, ex = xs[0], es[0]
+    w = xs[1] if len(xs) > 1 else np.asarray(p["weight"], dtype=np.float64)
+    ew = es[1] if len(es) > 1 else np.zeros(w.shape)
+    ax, aw = np.abs(x), np.abs(w)
+
+    def conv(a, b):
+        return _conv_apply([a, b], p)
+
+    terms = math.prod(w.shape[1:])
+    rounding = U * acc(terms) * conv(ax, aw) + U * np.abs(out)
+    return conv(ax, ew) + conv(ex, aw) + conv(ex, ew) + rounding
+
+
+def _pool_options(p) -> dict:
+    options = {"strides": p["strides"], "padding": p["padding"]}
+    if p["kind"] == "avg":
+        options["count_include_pad"] = p["count_include_pad"]
+    return options
+
+
+def _pool_apply(a, p):
+    pool = cuvil.max_pool2d if p["kind"] == "max" else cuvil.avg_pool2d
+    return pool(a[0], p["kernel"], **_pool_options(p))
+
+
+def _pool_text(n, p):
+    options = "".join(f", {k}={v}" for k, v in _pool_options(p).items())
+    return f"cuvil.{p['kind']}_pool2d({n[0]}, {p['kernel']}{options})"
+
+
+def _pool_error(xs, es, out, p):
+    """Max pooling moves one operand's error; averaging sums KH * KW terms and divides."""
+    if p["kind"] == "max":
+        return _pool_apply([es[0]], p)
+    rounding = U * acc(math.prod(p["kernel"])) * _pool_apply([np.abs(xs[0])], p)
+    return _pool_apply([es[0]], p) + rounding + 2 * U * np.abs(out)
+
+
+def _exact(xs, es, out, p):
+    """Integer ops are compared exactly; they carry no error estimate."""
+    return np.zeros(np.shape(out))
+
+
+INTEGER_DIVISION = {"//": operator.floordiv, "%": operator.mod}
+
+
 def _moved(apply, text) -> OpKind:
     """A data-movement op: its result's errors are its operands' errors, moved alike."""
     return OpKind(apply, text, lambda xs, es, out, p: apply(es, p))
@@ -394,6 +471,15 @@ OPS: dict[str, OpKind] = {
         _where_error,
     ),
     "matmul": OpKind(lambda a, p: a[0] @ a[1], lambda n, p: f"{n[0]} @ {n[1]}", _matmul_error),
+    "conv2d": OpKind(_conv_apply, _conv_text, _conv_error),
+    "pool2d": OpKind(_pool_apply, _pool_text, _pool_error),
+    # Integer graphs only: floor division and remainder by a constant (0 included: NumPy
+    # and Cuvil both give 0 there).
+    "int_division": OpKind(
+        lambda a, p: INTEGER_DIVISION[p["op"]](a[0], p["value"]),
+        lambda n, p: f"{n[0]} {p['op']} {p['value']}",
+        _exact,
+    ),
 }
 
 
@@ -413,24 +499,35 @@ def as_tuple(result) -> tuple:
 
 
 def compare(result, reference: Reference, names=None) -> str | None:
-    """``None`` when ``result`` matches ``reference`` within tolerance, else what differs."""
+    """``None`` when ``result`` matches ``reference`` within tolerance, else what differs.
+    Integer references must be matched exactly; float ones within the error estimate, in the
+    precision ``working_precision`` names (float32 unless told)."""
     outputs = as_tuple(result)
     if len(outputs) != len(reference.values):
         return f"returned {len(outputs)} outputs, expected {len(reference.values)}"
     for k, (got, want, error) in enumerate(zip(outputs, reference.values, reference.errors)):
         label, got = f"output {k}" + (f" ({names[k]})" if names else ""), np.asarray(got)
-        if got.shape != want.shape or got.dtype != np.float32:
-            return f"{label}: got {got.dtype}{list(got.shape)}, expected float32{list(want.shape)}"
-        tolerance = SAFETY * error + U * np.abs(want)
-        diff = np.abs(got.astype(np.float64) - want)
-        bad = ~(diff <= tolerance)  # NaN is bad too
+        dtype = want.dtype if want.dtype.kind in "iub" else _float_type()
+        if got.shape != want.shape or got.dtype != dtype:
+            return f"{label}: got {got.dtype}{list(got.shape)}, expected {dtype}{list(want.shape)}"
+        if dtype.kind in "iub":
+            bad = got != want
+            tolerance = np.zeros(want.shape)
+        else:
+            tolerance = SAFETY * error + U * np.abs(want)
+            bad = ~(np.abs(got.astype(np.float64) - want) <= tolerance)  # NaN is bad too
         if bad.any():
+            diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
             worst = int(np.argmax(np.where(bad, diff - tolerance, -1.0)))  # NaN wins
             at = tuple(int(i) for i in np.unravel_index(worst, want.shape))
-            expected = float(np.float32(want[at]))
+            shown = want[at] if dtype.kind in "iub" else dtype.type(want[at])
             return (
                 f"{label}: {int(bad.sum())} of {want.size} elements outside tolerance; worst at "
-                f"{list(at)}: got {float(got[at])!r}, expected {expected!r} (float64 "
-                f"{float(want[at])!r}), tolerance {float(tolerance[at]):.3g}"
+                f"{list(at)}: got {got[at].item()!r}, expected {shown.item()!r} (reference "
+                f"{want[at].item()!r}), tolerance {float(tolerance[at]):.3g}"
             )
     return None
+
+
+def _float_type() -> np.dtype:
+    return next(t for t, u in UNIT_ROUNDOFF.items() if u == U)

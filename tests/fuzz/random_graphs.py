@@ -1,9 +1,20 @@
 """Differential tester: random NumPy graphs compiled by Cuvil (fused, unfused) vs float64 NumPy.
 
-Each graph is a small program (up to ``--max-nodes`` nodes) over 1-3 float32 inputs with
-static, deliberately broadcast-compatible shapes, built from the ops Cuvil supports. A
-closure interprets it; ``cuvil.jit`` traces and compiles that closure twice (with and
-without fusion), and both results are compared with the same closure run by NumPy on
+Each graph is a small program (up to ``--max-nodes`` nodes) over 1-3 inputs with
+deliberately broadcast-compatible shapes, built from the ops Cuvil supports. Its form, drawn
+from its seed, is one of
+
+* ``float32``: float32 inputs, every float op (conv2d and pooling on NCHW values included);
+* ``float64``: the same in float64;
+* ``int32``: int32 inputs and the integer ops (wrapping arithmetic, floor division and
+  remainder by constants, 0 included, integer reductions and matmul), compared exactly
+  with NumPy's own result (dtype included: NumPy sums int32 into int64);
+* ``dynamic``: float32 with one dim of the inputs symbolic (``n``), compiled once through
+  ``to_ir_with_dynamic_shape`` and run at two sizes of ``n``; the generator keeps only ops
+  that are valid at both sizes.
+
+A closure interprets the graph; ``cuvil.jit`` traces and compiles that closure twice (with
+and without fusion), and both results are compared with the same closure run by NumPy on
 float64 copies of the inputs, within a tolerance from a running error analysis (``ERROR
 MODEL`` in graph_ops.py, which also defines the ops) that grows with the graph's depth and
 its reduction sizes.
@@ -49,15 +60,23 @@ from graph_ops import (  # noqa: E402
     as_tuple,
     compare,
     norm_axes,  # noqa: E402
+    working_precision,
 )
 
 import cuvil  # noqa: E402
+from cuvil.frontend import to_ir_with_dynamic_shape  # noqa: E402
 
 MAX_ELEMENTS = 8192  # no tensor of a graph is larger
 MAX_MAGNITUDE = 8.0  # larger values are squashed (tanh) or scaled down (power of two)
 MIN_ROW_STD = 0.05  # layer_norm only normalizes rows this spread out (bounded condition)
 INPUT_RANGE = 2.0  # inputs are uniform in [-INPUT_RANGE, INPUT_RANGE)
 SCALARS = (0.25, 0.5, 1.0, 1.5, 2.0)  # exact in float32: both sides use the same constant
+INT_RANGE = 50  # int32 inputs are uniform in [-INT_RANGE, INT_RANGE]
+INT_SCALARS = (-3, -1, 0, 2, 3, 7)
+INT_DIVISORS = (-3, 0, 1, 2, 3, 5)
+FORMS = {"float32": 50, "float64": 15, "int32": 15, "dynamic": 20}  # weights by seed
+FORM_DTYPES = {"float32": "float32", "float64": "float64", "int32": "int32", "dynamic": "float32"}
+SYMBOL = "n"  # the symbolic dim of a dynamic graph
 
 
 # ----- graphs -------------------------------------------------------------------------------
@@ -73,23 +92,40 @@ class Node:
     shape: tuple
 
 
-def sample_inputs(seed: int, shapes) -> list:
-    """A graph's float32 inputs: uniform in [-INPUT_RANGE, INPUT_RANGE), drawn from its seed."""
-    rng = np.random.default_rng([seed, 1])
-    return [
-        np.ascontiguousarray(rng.uniform(-INPUT_RANGE, INPUT_RANGE, size=s), dtype=np.float32)
-        for s in shapes
-    ]
+def sample_inputs(seed: int, shapes, dtype="float32", stream: int = 1) -> list:
+    """A graph's inputs, drawn from its seed: floats uniform in [-INPUT_RANGE, INPUT_RANGE),
+    integers in [-INT_RANGE, INT_RANGE]. ``stream`` 2 draws a dynamic graph's second set."""
+    rng, dtype = np.random.default_rng([seed, stream]), np.dtype(dtype)
+    if dtype.kind == "i":
+        return [rng.integers(-INT_RANGE, INT_RANGE + 1, size=s).astype(dtype) for s in shapes]
+    # np.array, not np.ascontiguousarray (which makes a 0-d input 1-d): a contiguous copy.
+    return [np.array(rng.uniform(-INPUT_RANGE, INPUT_RANGE, size=s), dtype=dtype) for s in shapes]
+
+
+def draw_form(seed: int) -> str:
+    """The form of graph ``seed`` (module docstring)."""
+    rng = np.random.default_rng([seed, 3])
+    weights = np.array(list(FORMS.values()), dtype=np.float64)
+    return list(FORMS)[int(rng.choice(len(FORMS), p=weights / weights.sum()))]
 
 
 @dataclass
 class Graph:
-    """A random program. Value ids count the inputs ``x0..`` first, then the nodes ``v0..``."""
+    """A random program. Value ids count the inputs ``x0..`` first, then the nodes ``v0..``.
+    A dynamic graph also has ``symbolic_shapes`` (``SYMBOL`` where an input's dim is
+    symbolic) and ``alternate_shapes``, the input shapes at the second size of the symbol."""
 
     seed: int
     input_shapes: list
     nodes: list
     outputs: tuple
+    form: str = "float32"
+    symbolic_shapes: list | None = None
+    alternate_shapes: list | None = None
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.dtype(FORM_DTYPES[self.form])
 
     def name(self, value: int) -> str:
         count = len(self.input_shapes)
@@ -120,13 +156,27 @@ class Graph:
         return graph
 
     def sample_inputs(self) -> list:
-        return sample_inputs(self.seed, self.input_shapes)
+        return sample_inputs(self.seed, self.input_shapes, self.dtype)
+
+    def alternate_inputs(self) -> list:
+        """A dynamic graph's inputs at the second size of its symbol."""
+        return sample_inputs(self.seed, self.alternate_shapes, self.dtype, stream=2)
+
+    def input_specs(self) -> list:
+        return [cuvil.TensorSpec(shape, self.dtype.name) for shape in self.symbolic_shapes]
 
     def description(self) -> str:
         """The graph as Python source (using ``np`` and ``cuvil``), shapes in comments."""
         inputs = range(len(self.input_shapes))
-        shapes = ", ".join(f"{self.name(i)}: float32{list(self.input_shapes[i])}" for i in inputs)
+        shown = self.symbolic_shapes or self.input_shapes
+        shapes = ", ".join(
+            f"{self.name(i)}: {self.dtype.name}[{', '.join(map(str, shown[i]))}]" for i in inputs
+        )
         lines = [f"def graph_{self.seed}({', '.join(map(self.name, inputs))}):  # {shapes}"]
+        if self.alternate_shapes:
+            lines.insert(
+                0, f"# run at input shapes {self.input_shapes} and {self.alternate_shapes}"
+            )
         for index, node in enumerate(self.nodes, start=len(self.input_shapes)):
             expr = OPS[node.kind].text([self.name(i) for i in node.args], node.params)
             lines.append(f"    {self.name(index)} = {expr}  # {node.shape}")
@@ -137,11 +187,17 @@ class Graph:
         return Counter(node.kind for node in self.nodes)
 
 
-class _Generator:
-    """Grows a graph op by op. It evaluates every value in float64 on the graph's inputs, so
-    it can choose operands whose shapes make each op valid and keep magnitudes bounded."""
+class _Rejected(Exception):
+    """An op (or a helper it needs) is not valid at a dynamic graph's second size."""
 
-    WEIGHTS = {
+
+class _Generator:
+    """Grows a graph op by op. It evaluates every value in float64 (integer graphs: in their
+    integer dtype) on the graph's inputs, so it can choose operands whose shapes make each op
+    valid and keep magnitudes bounded; a dynamic graph's values are also evaluated at the
+    second size of its symbol, and an op that is not valid there is taken back."""
+
+    FLOAT_WEIGHTS = {
         "binary": 14,
         "div": 4,
         "constant": 8,
@@ -156,14 +212,36 @@ class _Generator:
         "slice": 5,
         "where": 4,
         "matmul": 6,
+        "conv2d": 4,
+        "pool2d": 3,
     }
+    # An integer graph's builders: the float ones that have integer forms, fewer unary ops
+    # (neg, abs, relu), and floor division and remainder (INT_KINDS: the kinds they emit).
+    INT_WEIGHTS = {
+        **{
+            kind: weight
+            for kind, weight in FLOAT_WEIGHTS.items()
+            if kind not in ("div", "softmax", "layer_norm", "conv2d", "pool2d")
+        },
+        "unary": 5,
+        "int_division": 5,
+    }
+    INT_KINDS = (
+        *("add", "sub", "mul", "maximum", "minimum", "int_division", "scalar", "array"),
+        *("neg", "abs", "relu", "reduce", "reshape", "transpose", "broadcast_to", "concat"),
+        *("slice", "where", "matmul"),
+    )
 
-    def __init__(self, seed: int, max_nodes: int):
-        self.seed, self.max_nodes = seed, max_nodes
+    def __init__(self, seed: int, max_nodes: int, form: str):
+        self.seed, self.max_nodes, self.form = seed, max_nodes, form
+        self.integer = form == "int32"
         self.rng = np.random.default_rng(seed)
-        self.values: list = []  # float64 value of every input and node
+        self.values: list = []  # float64 (or integer) value of every input and node
+        self.alternates: list | None = None  # a dynamic graph's values at the second size
         self.uses: list = []
         self.nodes: list = []
+        self.symbolic_shapes: list | None = None
+        self.alternate_shapes: list | None = None
 
     def dim(self, low: int = 1) -> int:
         return int(self.rng.integers(low, 10))
@@ -204,12 +282,26 @@ class _Generator:
                 result.append(i)
         return result
 
-    def evaluate(self, kind, args, params) -> np.ndarray:
-        operands = [self.values[i] for i in args]
-        return np.asarray(OPS[kind].apply(operands, params), dtype=np.float64)
+    def evaluate(self, kind, args, params, values=None) -> np.ndarray:
+        operands = [(self.values if values is None else values)[i] for i in args]
+        with np.errstate(all="ignore"):  # integer division by 0 is part of the test
+            result = np.asarray(OPS[kind].apply(operands, params))
+        return result if self.integer else result.astype(np.float64, copy=False)
+
+    def alternate(self, kind, args, params):
+        """The op at the second size; raises _Rejected where it is not valid there."""
+        try:
+            value = self.evaluate(kind, args, params, self.alternates)
+        except (ValueError, IndexError, TypeError, cuvil.TraceError) as error:
+            raise _Rejected(str(error)) from error
+        if not 0 < value.size <= MAX_ELEMENTS:  # Cuvil refuses empty tensors
+            raise _Rejected(f"{value.size} elements at the second size")
+        return value
 
     def emit(self, kind, args, params) -> int:
         value = self.evaluate(kind, args, params)
+        if self.alternates is not None:
+            self.alternates.append(self.alternate(kind, args, params))
         self.nodes.append(Node(kind, tuple(args), params, value.shape))
         for i in args:
             self.uses[i] += 1
@@ -220,7 +312,7 @@ class _Generator:
     def put(self, kind, args, params) -> bool:
         """Add the op (then bound its magnitude) if it fits the size and node budgets."""
         value = self.evaluate(kind, args, params)
-        large = bool(np.max(np.abs(value), initial=0.0) > MAX_MAGNITUDE)
+        large = not self.integer and bool(np.max(np.abs(value), initial=0.0) > MAX_MAGNITUDE)
         if value.size > MAX_ELEMENTS or 1 + large > self.room():
             return False
         result = self.emit(kind, args, params)
@@ -235,19 +327,52 @@ class _Generator:
         """1-3 inputs: suffixes of one full shape with random dims set to 1 (broadcasting),
         sometimes a matmul partner (K, N) or (B, K, N) of the full shape."""
         count, rank = int(self.rng.integers(1, 4)), int(self.rng.integers(0, 5))
+        if self.form == "dynamic":
+            rank = max(rank, 1)
         full = [self.dim(2) if self.chance(0.8) else 1 for _ in range(rank)]
-        shapes = []
+        symbolic = None
+        if self.form == "dynamic":  # the symbol: a dim of the full shape, counted from its end
+            symbolic = int(self.rng.integers(1, rank + 1))
+            full[-symbolic] = self.dim(2)
+        shapes, symbolic_shapes = [], []
         for index in range(count):
             if index > 0 and rank >= 1 and self.chance(0.3):
-                shape = [full[-1], self.dim()]
+                shape, ends = [full[-1], self.dim()], [1, None]
                 if rank >= 3 and self.chance(0.5):
                     shape.insert(0, self.choice([1, full[-3]]))
+                    ends.insert(0, 3)
             else:
                 keep = rank if index == 0 or self.chance(0.4) else int(self.rng.integers(rank + 1))
                 shape = [d if self.chance(0.7) else 1 for d in full[rank - keep :]]
+                ends = list(range(keep, 0, -1))
+            # A dim at the symbol's place in the full shape, not broadcast (1), is symbolic.
+            symbolic_shapes.append(
+                tuple(SYMBOL if e == symbolic and d > 1 else d for d, e in zip(shape, ends))
+            )
             shapes.append(tuple(shape))
-        self.values = [x.astype(np.float64) for x in sample_inputs(self.seed, shapes)]
+        if symbolic is not None and not any(SYMBOL in shape for shape in symbolic_shapes):
+            symbolic_shapes[0] = tuple(
+                SYMBOL if i == rank - symbolic else d for i, d in enumerate(full)
+            )
+            shapes[0] = tuple(full)
+        dtype = FORM_DTYPES[self.form]
+        self.values = [self.widened(x) for x in sample_inputs(self.seed, shapes, dtype)]
         self.uses = [0] * count
+        if symbolic is not None:
+            size = full[-symbolic]
+            # Larger: a static-bound slice of the symbolic axis (``x[1:4]``), which Cuvil
+            # checks at each call, then holds at both sizes.
+            second = size + int(self.rng.integers(1, 5))
+            self.symbolic_shapes = symbolic_shapes
+            self.alternate_shapes = [
+                tuple(second if d == SYMBOL else d for d in shape) for shape in symbolic_shapes
+            ]
+            alternates = sample_inputs(self.seed, self.alternate_shapes, dtype, stream=2)
+            self.alternates = [self.widened(x) for x in alternates]
+
+    def widened(self, x):
+        """A float graph's values are tracked in float64, an integer graph's as they are."""
+        return x if self.integer else x.astype(np.float64)
 
     # ----- op builders: each tries to add one op (with the helpers it needs) -------------
     def build_binary(self) -> bool:
@@ -266,16 +391,24 @@ class _Generator:
         a = self.pick()
         params = {"op": self.choice(list(BINARY)), "reversed": self.chance(0.3)}
         if self.chance(0.6):
-            return self.put("scalar", [a], {**params, "value": self.choice(SCALARS)})
+            value = self.choice(INT_SCALARS if self.integer else SCALARS)
+            return self.put("scalar", [a], {**params, "value": value})
         shape = self.shape(a)
         dims = [d if self.chance(0.6) else 1 for d in shape[len(shape) - self.dim() % 3 :]]
         while math.prod(dims) > 12:
             dims[dims.index(max(dims))] = 1
-        value = self.rng.uniform(-1.0, 1.0, size=dims).astype(np.float32)
+        if self.integer:
+            value = self.rng.integers(-5, 6, size=dims).astype(np.int32)
+        else:  # float32 constants in float64 graphs too: NumPy widens them exactly
+            value = self.rng.uniform(-1.0, 1.0, size=dims).astype(np.float32)
         return self.put("array", [a], {**params, "value": value})
 
+    def build_int_division(self) -> bool:
+        params = {"op": self.choice(["//", "%"]), "value": self.choice(INT_DIVISORS)}
+        return self.put("int_division", [self.pick()], params)
+
     def build_unary(self) -> bool:
-        kind = self.choice(list(UNARY))
+        kind = self.choice(["neg", "abs", "relu"] if self.integer else list(UNARY))
         params = {"c": self.choice([0.5, 1.0, 2.0])} if kind == "sqrt_abs" else {}
         return self.put(kind, [self.pick()], params)
 
@@ -292,7 +425,7 @@ class _Generator:
             count = int(self.rng.integers(1, rank + 1))
             axis = tuple(sorted(int(i) for i in self.rng.choice(rank, size=count, replace=False)))
         fn, keepdims, method = (
-            self.choice(["sum", "mean", "max", "min"]),
+            self.choice(["sum", "max", "min"] if self.integer else ["sum", "mean", "max", "min"]),
             self.chance(0.4),
             self.chance(0.5),
         )
@@ -313,9 +446,10 @@ class _Generator:
             return False
         rank = len(self.shape(a))
         params = {"axis": -1 if self.chance(0.7) else int(self.rng.integers(-rank, 0))}
-        x = self.values[a]
-        if np.min(np.std(x, axis=norm_axes(x, params))) < MIN_ROW_STD:
-            return False  # near-constant rows: float32 normalization is ill-conditioned there
+        for values in (self.values, self.alternates or self.values):
+            x = values[a]
+            if np.min(np.std(x, axis=norm_axes(x, params))) < MIN_ROW_STD:
+                return False  # near-constant rows: float32 normalization is ill-conditioned
         return self.put("layer_norm", [a], params)
 
     def factorize(self, size: int, rank: int) -> tuple:
@@ -377,7 +511,8 @@ class _Generator:
         ]
         parts = [a] + [self.pick(peers) for _ in range(int(self.rng.integers(1, 3)))]
         size = self.shape(parts[-1])[axis]
-        if size >= 2 and self.chance(0.3) and self.room() >= 3:  # concat a slice of a part
+        # Concatenate a slice of a part (not of a symbolic axis: see build_slice).
+        if size >= 2 and self.chance(0.3) and self.room() >= 3 and self.fixed(parts[-1]):
             start = int(self.rng.integers(0, size - 1))
             index = ((None, None, None),) * axis + (
                 (start, int(self.rng.integers(start + 1, size)), None),
@@ -386,16 +521,29 @@ class _Generator:
         order = [parts[int(i)] for i in self.rng.permutation(len(parts))]
         return self.put("concat", order, {"axis": axis - (len(shape) if self.chance(0.3) else 0)})
 
+    def symbolic_axes(self, value: int) -> set:
+        """The axes of a dynamic graph's value whose size follows the symbol."""
+        if self.alternates is None:
+            return set()
+        pairs = enumerate(zip(self.shape(value), self.alternates[value].shape))
+        return {axis for axis, (d, e) in pairs if d != e}
+
+    def fixed(self, value: int) -> bool:
+        """Whether the value has the same shape at both sizes of the symbol."""
+        return not self.symbolic_axes(value)
+
     def build_slice(self) -> bool:
+        """Slices and integer indexes; in a dynamic graph, Cuvil's symbolic tracer takes a
+        symbolic axis whole and refuses integer indexes on arrays with symbolic dims."""
         a = self.pick(self.ranked(1))
         if a is None:
             return False
-        index = []
-        for d in self.shape(a):
+        index, symbolic = [], self.symbolic_axes(a)
+        for axis, d in enumerate(self.shape(a)):
             r = self.rng.random()
-            if r < 0.35:
+            if r < 0.35 or axis in symbolic:
                 index.append((None, None, None))
-            elif r < 0.45:
+            elif r < 0.45 and not symbolic:
                 index.append(int(self.rng.integers(-d, d)))
             else:
                 start, step = int(self.rng.integers(d)), self.choice([1, 1, 2, 3])
@@ -407,6 +555,8 @@ class _Generator:
             index.pop()
         params = {"index": tuple(index)}
         if self.evaluate("slice", [a], params).shape == self.shape(a):
+            if symbolic:
+                return False
             first = 0 if self.shape(a)[0] == 1 else (1, None, None)
             params = {"index": (first,) + tuple(index[1:])}
         return self.put("slice", [a], params)
@@ -437,7 +587,7 @@ class _Generator:
         routes = {
             "direct": [i for i in matrices if self.shape(i)[-2] == k and batch_fits(i)],
             "swapped": [i for i in matrices if self.shape(i)[-1] == k and batch_fits(i)],
-            "flat": [i for i, v in enumerate(self.values) if v.size >= k * n],
+            "flat": [i for i, v in enumerate(self.values) if v.size >= k * n and self.fixed(i)],
         }
         available = [route for route, ids in routes.items() if ids]
         if not available:
@@ -455,12 +605,7 @@ class _Generator:
             b_shape = (k, n)
             if batch and self.chance(0.4) and size >= batch[0] * k * n:
                 b_shape = (self.choice([1, batch[0]]), k, n)
-            if len(self.shape(b)) != 1:
-                steps.append(("reshape", {"shape": (-1,), "method": True}))
-            if size > math.prod(b_shape):
-                start = int(self.rng.integers(0, size - math.prod(b_shape) + 1))
-                steps.append(("slice", {"index": ((start, start + math.prod(b_shape), None),)}))
-            steps.append(("reshape", {"shape": b_shape, "method": True}))
+            steps = self.flat_steps(b, b_shape)
         out_size = math.prod(np.broadcast_shapes(batch, b_shape[:-2])) * a_shape[-2] * n
         if len(steps) + (a_shape != self.shape(a)) + 2 > self.room() or out_size > MAX_ELEMENTS:
             return False
@@ -470,18 +615,123 @@ class _Generator:
             b = self.emit(kind, [b], params)
         return self.put("matmul", [a, b], {})
 
+    def flat_steps(self, b: int, shape) -> list:
+        """(kind, params) steps turning value ``b`` (with at least prod(shape) elements) into
+        ``shape``: flattened, sliced to the size, reshaped."""
+        size, steps = self.values[b].size, []
+        if len(self.shape(b)) != 1:
+            steps.append(("reshape", {"shape": (-1,), "method": True}))
+        if size > math.prod(shape):
+            start = int(self.rng.integers(0, size - math.prod(shape) + 1))
+            steps.append(("slice", {"index": ((start, start + math.prod(shape), None),)}))
+        steps.append(("reshape", {"shape": tuple(shape), "method": True}))
+        return steps
+
+    def image(self):
+        """An NCHW value for conv2d or pooling, H and W at least 2 (a value reshaped to one if
+        none is 4-D): ``(value, shape)``, or None when no value has the elements."""
+        images = [i for i in self.ranked(4, 4) if min(self.shape(i)[2:]) >= 2]
+        a = self.pick(images or None)
+        if images:
+            return a, self.shape(a)
+        size = self.values[a].size
+        heights = [
+            d
+            for d in range(2, 10)
+            if size % d == 0 and any((size // d) % e == 0 for e in range(2, 10))
+        ]
+        if not heights:
+            return None
+        h = self.choice(heights)
+        w = self.choice([e for e in range(2, 10) if (size // h) % e == 0])
+        return a, self.factorize(size // (h * w), 2) + (h, w)
+
+    def build_conv2d(self) -> bool:
+        """A convolution: strides, padding, dilations and (depthwise) groups drawn; its weight
+        a constant or a graph value reshaped to (F, C / groups, KH, KW)."""
+        found = self.image()
+        if found is None:
+            return False
+        a, (n, c, h, w) = found
+        kernel = tuple(int(self.rng.integers(1, 4)) for _ in range(2))
+        dilations = (self.choice([1, 1, 2]), self.choice([1, 1, 2]))
+        strides = (self.choice([1, 1, 2]), self.choice([1, 1, 2]))
+        padding = tuple(
+            int(self.rng.integers(0, k)) for k in kernel * 2
+        )  # top, left, bottom, right
+        extent = [d * (k - 1) + 1 for d, k in zip(dilations, kernel)]
+        if h + padding[0] + padding[2] < extent[0] or w + padding[1] + padding[3] < extent[1]:
+            return False
+        groups = c if c > 1 and self.chance(0.3) else 1
+        weight_shape = (groups * int(self.rng.integers(1, 4)), c // groups) + kernel
+        params = {"strides": strides, "padding": padding, "dilations": dilations, "groups": groups}
+        steps, args = [], [a]
+        candidates = [
+            i
+            for i, v in enumerate(self.values)
+            if v.size >= math.prod(weight_shape) and self.fixed(i)
+        ]
+        if candidates and self.chance(0.5):
+            args.append(self.pick(candidates))
+            steps = self.flat_steps(args[1], weight_shape)
+        else:
+            weight = self.rng.uniform(-1.0, 1.0, size=weight_shape)
+            params["weight"] = weight.astype(FORM_DTYPES[self.form])
+        if len(steps) + ((n, c, h, w) != self.shape(a)) + 2 > self.room():
+            return False
+        if (n, c, h, w) != self.shape(a):
+            args[0] = self.emit("reshape", [a], {"shape": (n, c, h, w), "method": False})
+        for kind, step in steps:
+            args[1] = self.emit(kind, [args[1]], step)
+        return self.put("conv2d", args, params)
+
+    def build_pool2d(self) -> bool:
+        found = self.image()
+        if found is None:
+            return False
+        a, (n, c, h, w) = found
+        kernel = (
+            int(self.rng.integers(1, min(h, 3) + 1)),
+            int(self.rng.integers(1, min(w, 3) + 1)),
+        )
+        strides = None if self.chance(0.3) else (self.choice([1, 2]), self.choice([1, 2]))
+        padding = tuple(int(self.rng.integers(0, k // 2 + 1)) for k in kernel * 2)
+        params = {
+            "kind": self.choice(["max", "avg"]),
+            "kernel": kernel,
+            "strides": strides,
+            "padding": padding,
+            "count_include_pad": self.chance(0.5),
+        }
+        if ((n, c, h, w) != self.shape(a)) + 2 > self.room():
+            return False
+        if (n, c, h, w) != self.shape(a):
+            a = self.emit("reshape", [a], {"shape": (n, c, h, w), "method": False})
+        return self.put("pool2d", [a], params)
+
+    def attempt(self, kind: str) -> None:
+        """Run one builder; in a dynamic graph, take back what it added when an op it needed
+        is not valid at the second size."""
+        saved = len(self.nodes), list(self.uses)
+        try:
+            getattr(self, "build_" + kind)()
+        except _Rejected:
+            count, self.uses = saved
+            del self.nodes[count:]
+            inputs = len(self.symbolic_shapes)
+            del self.values[inputs + count :], self.alternates[inputs + count :]
+
     def generate(self) -> Graph:
         self.make_inputs()
         inputs = len(self.values)
         target = int(self.rng.integers(max(1, self.max_nodes // 3), self.max_nodes + 1))
-        kinds = list(self.WEIGHTS)
-        weights = np.array([self.WEIGHTS[k] for k in kinds], dtype=np.float64)
+        table = self.INT_WEIGHTS if self.integer else self.FLOAT_WEIGHTS
+        kinds = list(table)
+        weights = np.array([table[k] for k in kinds], dtype=np.float64)
         for _ in range(50 * self.max_nodes):
             if len(self.nodes) >= target:
                 break
-            getattr(
-                self, "build_" + kinds[int(self.rng.choice(len(kinds), p=weights / weights.sum()))]
-            )()
+            self.attempt(kinds[int(self.rng.choice(len(kinds), p=weights / weights.sum()))])
         if not self.nodes:
             raise RuntimeError(f"seed {self.seed}: no op fits in {self.max_nodes} nodes")
         last = len(self.values) - 1
@@ -490,28 +740,46 @@ class _Generator:
         if used and self.chance(0.2):  # also return a value that other nodes consume
             outputs.append(self.choice(used))
         shapes = [self.shape(i) for i in range(inputs)]
-        return Graph(self.seed, shapes, self.nodes, tuple(outputs))
+        return Graph(
+            self.seed,
+            shapes,
+            self.nodes,
+            tuple(outputs),
+            self.form,
+            self.symbolic_shapes,
+            self.alternate_shapes,
+        )
 
 
-def generate_graph(seed: int, max_nodes: int = 20) -> Graph:
-    """The random graph of ``seed`` (deterministic), with at most ``max_nodes`` nodes."""
-    return _Generator(seed, max_nodes).generate()
+def generate_graph(seed: int, max_nodes: int = 20, form: str | None = None) -> Graph:
+    """The random graph of ``seed`` (deterministic), with at most ``max_nodes`` nodes, in the
+    form its seed draws (module docstring) unless ``form`` names one."""
+    return _Generator(seed, max_nodes, form or draw_form(seed)).generate()
 
 
 # ----- reference, comparison, running ---------------------------------------------------
 
 
 def evaluate_reference(graph: Graph, inputs) -> Reference:
-    """The graph's function on float64 copies of ``inputs``, with propagated error estimates."""
+    """The graph's function on float64 copies of ``inputs``, with propagated error estimates
+    in the graph's precision (a float64 graph's reference carries that error too, so it
+    counts twice); an integer graph's function on ``inputs`` themselves, to be matched
+    exactly."""
+    if graph.dtype.kind == "i":
+        with np.errstate(all="ignore"):
+            values = [np.asarray(v) for v in as_tuple(graph.make_function()(*inputs))]
+        return Reference(values, [np.zeros(v.shape) for v in values])
     wide = [x.astype(np.float64) for x in inputs]
     values = [np.asarray(v, dtype=np.float64) for v in as_tuple(graph.make_function()(*wide))]
     vals, errs = list(wide), [np.zeros(x.shape) for x in wide]
-    for node in graph.nodes:
-        xs, es = [vals[i] for i in node.args], [errs[i] for i in node.args]
-        vals.append(np.asarray(OPS[node.kind].apply(xs, node.params), dtype=np.float64))
-        error = OPS[node.kind].error(xs, es, vals[-1], node.params)
-        errs.append(np.array(np.broadcast_to(error, vals[-1].shape), dtype=np.float64))
-    return Reference(values, [errs[i] for i in graph.outputs])
+    with working_precision(graph.dtype):
+        for node in graph.nodes:
+            xs, es = [vals[i] for i in node.args], [errs[i] for i in node.args]
+            vals.append(np.asarray(OPS[node.kind].apply(xs, node.params), dtype=np.float64))
+            error = OPS[node.kind].error(xs, es, vals[-1], node.params)
+            errs.append(np.array(np.broadcast_to(error, vals[-1].shape), dtype=np.float64))
+    factor = 2.0 if graph.dtype == np.float64 else 1.0
+    return Reference(values, [factor * errs[i] for i in graph.outputs])
 
 
 @dataclass
@@ -520,6 +788,7 @@ class Outcome:
 
     seed: int
     description: str = "<no graph>"
+    form: str = ""
     kinds: Counter = field(default_factory=Counter)
     failures: dict = field(default_factory=dict)
     compile_errors: int = 0
@@ -527,35 +796,74 @@ class Outcome:
 
 
 def _poisoned_call(compiled, inputs, like):
-    """Call ``compiled`` right after freeing NaN-filled blocks the size of its outputs: NumPy's
-    allocator hands those blocks to the new outputs, so output elements the compiled code
-    never writes show up as NaN rather than as stale (possibly right) values."""
-    poison = [np.full(np.shape(v), np.nan, dtype=np.float32) for v in like for _ in range(2)]
+    """Call ``compiled`` right after freeing blocks the size of its outputs filled with NaN
+    (integers: their smallest value): NumPy's allocator hands those blocks to the new outputs,
+    so output elements the compiled code never writes show up rather than stale (possibly
+    right) values."""
+    poison = [
+        np.full(np.shape(v), np.iinfo(t).min if t.kind == "i" else np.nan, dtype=t)
+        for v, t in like
+        for _ in range(2)
+    ]
     del poison
     return compiled(*inputs)
 
 
+def _compile(graph: Graph, fused: bool):
+    """The graph's compiled function: ``cuvil.jit`` (traced at the first call), or for a
+    dynamic graph one compilation of its symbolic IR."""
+    if graph.form != "dynamic":
+        return cuvil.jit(graph.make_function(), target="cpu", enable_fusion=fused)
+    module = to_ir_with_dynamic_shape(graph.make_function(), graph.input_specs(), target="cpu")
+    return module.compile(enable_fusion=fused)
+
+
+def _check_run(graph, compiled, inputs, reference) -> str | None:
+    """Call ``compiled`` twice on ``inputs``; what differs from ``reference``, or None."""
+    names = [graph.name(i) for i in graph.outputs]
+    copies = [x.copy() for x in inputs]
+    first = compiled(*inputs)  # a jitted graph traces, compiles and runs
+    kinds = [v.dtype if v.dtype.kind == "i" else graph.dtype for v in reference.values]
+    second = _poisoned_call(compiled, inputs, list(zip(reference.values, kinds)))
+    with working_precision(np.float64 if graph.dtype == np.float64 else np.float32):
+        problem = compare(first, reference, names)
+        if problem is None:
+            later = compare(second, reference, names)
+            problem = later and f"second call (outputs over poisoned memory): {later}"
+    changed = [graph.name(i) for i, x in enumerate(inputs) if not np.array_equal(x, copies[i])]
+    if changed:
+        problem = f"modified input {', '.join(changed)}" + (f"; {problem}" if problem else "")
+    return problem
+
+
 def run_graph(seed: int, max_nodes: int = 20) -> Outcome:
-    """Generate the graph of ``seed``, compile it fused and unfused, compare with float64."""
+    """Generate the graph of ``seed``, compile it fused and unfused, compare with float64 (a
+    dynamic graph at both sizes of its symbol)."""
     outcome = Outcome(seed)
     try:
         graph = generate_graph(seed, max_nodes)
         outcome.description, outcome.kinds = graph.description(), graph.kinds()
-        inputs = graph.sample_inputs()
-        reference = evaluate_reference(graph, inputs)
+        outcome.form = graph.form
+        runs = [graph.sample_inputs()] + (
+            [graph.alternate_inputs()] if graph.alternate_shapes else []
+        )
+        runs = [(inputs, evaluate_reference(graph, inputs)) for inputs in runs]
     except Exception:  # a defect of this generator: reported, not raised
         outcome.failures["generator"] = traceback.format_exc(limit=-4).strip()
         return outcome
-    if not all(np.isfinite(v).all() for v in reference.values + reference.errors):
-        outcome.failures["generator"] = "the float64 reference or its error is not finite"
-        return outcome
-    names = [graph.name(i) for i in graph.outputs]
+    for _, reference in runs:
+        if not all(np.isfinite(v).all() for v in reference.values + reference.errors):
+            outcome.failures["generator"] = "the float64 reference or its error is not finite"
+            return outcome
     for label in ("fused", "unfused"):
-        compiled = cuvil.jit(graph.make_function(), target="cpu", enable_fusion=label == "fused")
-        copies = [x.copy() for x in inputs]
+        problems = []
         try:
-            first = compiled(*inputs)  # traces, compiles and runs
-            second = _poisoned_call(compiled, inputs, reference.values)
+            compiled = _compile(graph, label == "fused")
+            for inputs, reference in runs:
+                problem = _check_run(graph, compiled, inputs, reference)
+                if problem and len(runs) > 1:
+                    problem = f"at input shapes {[x.shape for x in inputs]}: {problem}"
+                problems += [problem] if problem else []
         except cuvil.CompileError as error:
             outcome.compile_errors += 1
             outcome.failures[label] = f"CompileError: {error}"
@@ -563,20 +871,13 @@ def run_graph(seed: int, max_nodes: int = 20) -> Outcome:
         except Exception as error:
             outcome.failures[label] = "raised " + traceback.format_exception_only(error)[-1].strip()
             continue
-        reason = cuvil.last_fallback_reason(compiled)
+        reason = None if graph.form == "dynamic" else cuvil.last_fallback_reason(compiled)
         if reason is not None:  # the generator must only build graphs Cuvil compiles
             outcome.fallbacks += 1
             outcome.failures["generator"] = f"{label} call fell back to NumPy: {reason}"
             continue
-        problem = compare(first, reference, names)
-        if problem is None:
-            later = compare(second, reference, names)
-            problem = later and f"second call (outputs over NaN-filled memory): {later}"
-        changed = [graph.name(i) for i, x in enumerate(inputs) if not np.array_equal(x, copies[i])]
-        if changed:
-            problem = f"modified input {', '.join(changed)}" + (f"; {problem}" if problem else "")
-        if problem:
-            outcome.failures[label] = problem
+        if problems:
+            outcome.failures[label] = "; ".join(problems)
     return outcome
 
 
@@ -593,11 +894,13 @@ class Report:
     crashes: int = 0
     seconds: float = 0.0
     kinds: Counter = field(default_factory=Counter)
+    forms: Counter = field(default_factory=Counter)
     failed: list = field(default_factory=list)
 
     def add(self, outcome: Outcome) -> None:
         self.graphs += 1
         self.kinds.update(outcome.kinds)
+        self.forms.update([outcome.form] if outcome.form else [])
         self.fused_mismatches += "fused" in outcome.failures
         self.unfused_mismatches += "unfused" in outcome.failures
         self.compile_errors += outcome.compile_errors
@@ -612,6 +915,7 @@ class Report:
         for name in ("fallbacks", "generator_errors", "crashes", "seconds"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.kinds.update(other.kinds)
+        self.forms.update(other.forms)
         self.failed += other.failed
 
     def summary(self) -> str:
@@ -625,6 +929,7 @@ class Report:
     def format(self, max_nodes: int) -> str:
         lines = [
             self.summary(),
+            "forms: " + ", ".join(f"{k} {n}" for k, n in sorted(self.forms.items())),
             "ops: " + ", ".join(f"{k} {n}" for k, n in sorted(self.kinds.items())),
         ]
         for outcome in self.failed:

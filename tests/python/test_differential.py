@@ -15,7 +15,7 @@ if str(FUZZ_DIR) not in sys.path:
     sys.path.insert(0, str(FUZZ_DIR))
 
 import random_graphs  # noqa: E402
-from graph_ops import OPS, Reference, as_tuple, compare  # noqa: E402
+from graph_ops import OPS, Reference, as_tuple, compare, working_precision  # noqa: E402
 from random_graphs import Graph, Node, evaluate_reference, generate_graph  # noqa: E402
 
 # The fast batch: graphs of seeds BATCH_SEED .. BATCH_SEED + BATCH_GRAPHS - 1 (about 0.1 s
@@ -38,6 +38,7 @@ def test_random_graphs_match_numpy(no_disk_cache):
     print(report.summary())
     assert report.graphs == BATCH_GRAPHS
     assert set(report.kinds) == set(OPS), "the batch should exercise every op kind"
+    assert set(report.forms) == set(random_graphs.FORMS), "and every form"
     counts = (
         report.fused_mismatches,
         report.unfused_mismatches,
@@ -54,8 +55,9 @@ def test_generator_is_deterministic():
         first, second = generate_graph(seed), generate_graph(seed)
         assert first.description() == second.description()
         for a, b in zip(first.sample_inputs(), second.sample_inputs()):
-            assert a.dtype == b.dtype == np.float32 and a.flags.c_contiguous
+            assert a.dtype == b.dtype == first.dtype and a.flags.c_contiguous
             np.testing.assert_array_equal(a, b)
+        assert [a.shape for a in first.sample_inputs()] == first.input_shapes
     assert len({generate_graph(seed).description() for seed in range(30)}) == 30
 
 
@@ -70,15 +72,39 @@ def test_graphs_respect_their_limits():
             assert len(node.shape) <= 4 and np.prod(node.shape) <= random_graphs.MAX_ELEMENTS
 
 
+def test_every_form_is_drawn_and_keeps_its_dtype():
+    graphs = [generate_graph(seed) for seed in range(80)]
+    assert {g.form for g in graphs} == set(random_graphs.FORMS)
+    for graph in graphs:
+        want = {"int32": np.int32, "float64": np.float64}.get(graph.form, np.float32)
+        assert graph.dtype == want
+        if graph.form == "int32":
+            assert {n.kind for n in graph.nodes} <= set(random_graphs._Generator.INT_KINDS)
+        if graph.form == "dynamic":
+            # One symbol; the second size only changes the symbolic dims, and is larger.
+            symbolic = [s for shape in graph.symbolic_shapes for s in shape if isinstance(s, str)]
+            assert symbolic and set(symbolic) == {random_graphs.SYMBOL}
+            for shape, spec, other in zip(
+                graph.input_shapes, graph.symbolic_shapes, graph.alternate_shapes
+            ):
+                for d, s, o in zip(shape, spec, other):
+                    assert (o > d) if s == random_graphs.SYMBOL else (d == s == o)
+        else:
+            assert graph.symbolic_shapes is None and graph.alternate_shapes is None
+
+
 def test_description_is_the_graph():
     """The printed source of a graph computes exactly what the interpreted graph computes."""
     for seed in range(40):
         graph = generate_graph(seed)
         namespace = {"np": np, "cuvil": cuvil}
         exec(graph.description(), namespace)
-        inputs = [x.astype(np.float64) for x in graph.sample_inputs()]
-        expected = as_tuple(graph.make_function()(*inputs))
-        printed = as_tuple(namespace[f"graph_{seed}"](*inputs))
+        inputs = graph.sample_inputs()
+        if graph.dtype.kind == "f":
+            inputs = [x.astype(np.float64) for x in inputs]
+        with np.errstate(all="ignore"):
+            expected = as_tuple(graph.make_function()(*inputs))
+            printed = as_tuple(namespace[f"graph_{seed}"](*inputs))
         assert len(printed) == len(expected)
         for got, want in zip(printed, expected):
             np.testing.assert_array_equal(got, want)
@@ -120,22 +146,27 @@ def test_comparison_reports_wrong_results():
 
 
 def test_comparison_detects_small_perturbations_in_random_graphs():
-    """Moving one element of an output by 1e-4 of the output's scale (~800 float32 ulps)
-    must be reported for nearly every output: the tolerance is not vacuous."""
-    detected = total = 0
-    for seed in range(60):
+    """Moving one element of an output by 1e-4 of the output's scale (~800 float32 ulps; far
+    more float64 ulps) must be reported for nearly every float output, and any change of an
+    integer output: the tolerance is not vacuous."""
+    detected, total = {"f": 0, "i": 0}, {"f": 0, "i": 0}
+    for seed in range(80):
         graph = generate_graph(seed)
         reference = evaluate_reference(graph, graph.sample_inputs())
-        exact = [v.astype(np.float32) for v in reference.values]
-        assert compare(tuple(exact), reference) is None
-        for k in range(len(exact)):
-            perturbed = [v.copy() for v in exact]
-            flat = perturbed[k].reshape(-1)
-            scale = max(float(np.max(np.abs(flat))), 1.0)
-            flat[int(np.argmax(np.abs(flat)))] += np.float32(1e-4 * scale)
-            detected += compare(tuple(perturbed), reference) is not None
-            total += 1
-    assert detected >= 0.9 * total, f"only {detected} of {total} perturbations detected"
+        kind = graph.dtype.kind
+        exact = [v if v.dtype.kind == "i" else v.astype(graph.dtype) for v in reference.values]
+        with working_precision(np.float64 if graph.dtype == np.float64 else np.float32):
+            assert compare(tuple(exact), reference) is None
+            for k in range(len(exact)):
+                perturbed = [v.copy() for v in exact]
+                flat = perturbed[k].reshape(-1)
+                scale = max(float(np.max(np.abs(flat))), 1.0)
+                step = 1 if flat.dtype.kind == "i" else 1e-4 * scale
+                flat[int(np.argmax(np.abs(flat)))] += flat.dtype.type(step)
+                detected[kind] += compare(tuple(perturbed), reference) is not None
+                total[kind] += 1
+    assert detected["f"] >= 0.9 * total["f"], f"only {detected} of {total} perturbations detected"
+    assert detected["i"] == total["i"] > 0
 
 
 def test_failures_are_counted_and_reproducible(monkeypatch, no_disk_cache):

@@ -427,3 +427,60 @@ def test_a_result_larger_than_its_out_param_is_an_error_not_a_write_past_it():
     ):
         compiled._entry.run([data], [(5, 4)])
     np.testing.assert_allclose(compiled(data), np.tanh(data), rtol=1e-6)
+
+
+def test_a_static_range_of_a_symbolic_axis_broadcasts_like_numpy():
+    """``x[1:2]`` of an ``n``-long axis has one element (each call checks n >= 2); it used
+    to keep the unknown size, and broadcasting it to (4, 3) copied past it."""
+
+    def model(x):
+        return np.broadcast_to(x[1:2], (4, 3)) * 2.0, x[0:4:2] + 1.0
+
+    compiled = to_ir_with_dynamic_shape(model, [cuvil.TensorSpec(("n",), "float32")]).compile()
+    for n in (4, 7):
+        x = np.arange(n, dtype=np.float32) + 10
+        broadcast, stepped = compiled(x)
+        np.testing.assert_array_equal(broadcast, np.broadcast_to(x[1:2], (4, 3)) * 2.0)
+        np.testing.assert_array_equal(stepped, x[0:4:2] + 1.0)
+    with pytest.raises(ValueError, match="n"):
+        compiled(np.arange(3, dtype=np.float32))  # x[0:4:2] needs n >= 4
+
+
+def test_broadcasting_a_symbolic_dim_to_a_static_size_checks_the_size():
+    """The code copies such a dim without broadcasting it: each call checks it is that size
+    (it read past the input, or dropped elements, before)."""
+    module = to_ir_with_dynamic_shape(
+        lambda x: np.broadcast_to(x, (4, 3)) * 1.0, [cuvil.TensorSpec(("n",), "float32")]
+    )
+    compiled = module.compile()
+    x = np.arange(3, dtype=np.float32)
+    np.testing.assert_array_equal(compiled(x), np.broadcast_to(x, (4, 3)))
+    for n in (1, 2, 5):
+        with pytest.raises(ValueError, match=rf"dim 0 is {n}, but the model allows 3 <= n <= 3"):
+            compiled(np.arange(n, dtype=np.float32))
+
+
+def test_layer_norm_over_symbolic_dims():
+    def model(x):
+        return cuvil.layer_norm(x, axis=-1), cuvil.layer_norm(x, beta=0.5, axis=0)
+
+    compiled = to_ir_with_dynamic_shape(model, [cuvil.TensorSpec((3, "n"), "float32")]).compile()
+    rng = np.random.default_rng(4)
+    for n in (2, 9):
+        x = rng.standard_normal((3, n)).astype(np.float32)
+        last, whole = compiled(x)
+        np.testing.assert_allclose(last, cuvil.layer_norm(x, axis=-1), rtol=1e-5, atol=1e-5)
+        want = cuvil.layer_norm(x, beta=0.5, axis=0)
+        np.testing.assert_allclose(whole, want, rtol=1e-5, atol=1e-5)
+
+
+def test_elementwise_results_keep_symbol_names():
+    """``tanh(x)`` of ``x: [n, 2]`` is ``[n, 2]`` (not ``[?, 2]``), so a static-bound slice of
+    its ``n`` axis can be checked at each call."""
+
+    def model(x):
+        return (np.tanh(x) * 2.0 + x)[1:3]
+
+    compiled = to_ir_with_dynamic_shape(model, [cuvil.TensorSpec(("n", 2), "float32")]).compile()
+    x = np.linspace(-1, 1, 10, dtype=np.float32).reshape(5, 2)
+    np.testing.assert_allclose(compiled(x), (np.tanh(x) * 2.0 + x)[1:3], rtol=1e-6)

@@ -158,6 +158,31 @@ def check_op(name, operand_types, attributes, result_type: TensorType, loc) -> N
     _ask(lambda ext: ext.check_op(name, types, attrs, str(result_type)), name, operand_types, loc)
 
 
+# Ops whose result dims are their operands' dims aligned on the right (NumPy broadcasting,
+# or the same shape): a dim named in an operand is the same dim in the result.
+ELEMENTWISE_OPS = frozenset(
+    "cuvil." + op
+    for op in (
+        "add sub mul div pow max min rem compare where neg abs exp log tanh sqrt rsqrt erf "
+        "sin cos floor ceil trunc round sigmoid relu gelu cast softmax layer_norm batch_norm "
+        "dropout"
+    ).split()
+)
+
+
+def keep_symbols(result: TensorType, operands: Sequence[Value]) -> TensorType:
+    """``result`` of an elementwise op with the symbol names its operands give its dynamic
+    dims (``tanh(x)`` of ``x: [N, 8]`` is ``[N, 8]``, not ``[?, 8]``), so later ops can state
+    the sizes they assume about them (a static-bound slice of the ``N`` axis)."""
+    shape = list(result.shape)
+    for value in operands:
+        offset = len(shape) - len(value.type.shape)
+        for d, size in enumerate(value.type.shape):
+            if offset >= 0 and isinstance(size, str) and shape[offset + d] is None:
+                shape[offset + d] = size
+    return TensorType(tuple(shape), result.dtype)
+
+
 class IRBuilder:
     """Builds one ``func.func`` of Cuvil IR, op by op, each op with a structured location.
 
@@ -268,6 +293,8 @@ class IRBuilder:
             if result_type is None:
                 raise TypeError(f"{name} takes its result type as a parameter: pass result_type")
             check_op(name, [v.type for v in operands], attributes, result_type, loc)
+            if name == "cuvil.broadcast_to":
+                self._assume_broadcast_sizes(operands[0].type, result_type, loc)
         else:
             result_type = self.infer(name, operands, attributes, loc)
         return self._append(name, operands, attributes, result_type, loc)
@@ -302,6 +329,24 @@ class IRBuilder:
         narrow_range(self.symbol_ranges, symbol, lowest, highest)
         return True
 
+    def _assume_broadcast_sizes(self, source: TensorType, target: TensorType, loc) -> None:
+        """A symbolic dim broadcast to a static size ``t`` is that size: the code copies it
+        without broadcasting it. Each call checks ``N == t`` (``x`` of ``[N]`` broadcast to
+        ``(4, 3)`` needs N = 3); an unnamed dim cannot be checked and is refused."""
+        offset = len(target.shape) - len(source.shape)
+        for d, size in enumerate(source.shape):
+            wanted = target.shape[offset + d]
+            if isinstance(size, int) or not isinstance(wanted, int):
+                continue
+            if not (isinstance(size, str) and self.assume(size, lowest=wanted, highest=wanted)):
+                raise TraceError(
+                    f"cuvil.broadcast_to: cannot broadcast dim {d} of dynamic size in "
+                    f"{list(source.shape)} to the static size {wanted} (target "
+                    f"{list(target.shape)}) at {loc}: the dim has no symbol name to check at "
+                    "run time that it is that size; fix: name the input's dim in input_spec, "
+                    "or give it the static size"
+                )
+
     def index_constant(self, value: int, loc=None) -> Value:
         """A size constant (``arith.constant 4 : index``)."""
         attributes = {"value": _mlir.IndexAttr(value)}
@@ -320,8 +365,10 @@ class IRBuilder:
         return None
 
     def infer(self, name: str, operands: Sequence[Value], attributes: Mapping, loc=None):
-        """The result type ``name`` would have on ``operands``, from the op's shape rule."""
-        return infer_result_type(name, [v.type for v in operands], attributes, self.location(loc))
+        """The result type ``name`` would have on ``operands``, from the op's shape rule;
+        an elementwise op's result keeps its operands' symbol names (:func:`keep_symbols`)."""
+        result = infer_result_type(name, [v.type for v in operands], attributes, self.location(loc))
+        return keep_symbols(result, operands) if name in ELEMENTWISE_OPS else result
 
     def constant(self, array: np.ndarray, loc=None) -> Value:
         """A ``cuvil.constant`` holding ``array`` (its dtype must be in the table)."""

@@ -182,6 +182,11 @@ def slice_axis(b: IRBuilder, x: Value, axis: int, start: int, limit, step: int =
         return x
     if not run_time and not isinstance(shape[axis], int) and start < 0:
         return _from_the_end(b, x, axis, start, limit, step)
+    # A static range of a symbolic axis (``x[1:3]``) has a static size while the axis
+    # reaches the limit, which each call checks: the result says so (below).
+    static_size = None
+    if not run_time and not isinstance(shape[axis], int) and 0 <= start and limit < 2**31 - 1:
+        static_size = len(range(start, limit, step)) if limit >= 0 else None
     if not run_time and not isinstance(shape[axis], int):
         limit, run_time = _symbolic_axis_limit(b, x, axis, start, limit), True
     elif run_time and isinstance(shape[axis], int):
@@ -197,6 +202,14 @@ def slice_axis(b: IRBuilder, x: Value, axis: int, start: int, limit, step: int =
             bound = DYNAMIC
         limits.append(bound)
     result = b.op("cuvil.slice", operands, {"start": starts, "limit": limits, "step": steps})
+    if static_size:
+        # Broadcasting and shape rules then see the static size (a one-element slice
+        # broadcasts like NumPy's, not like an unknown size).
+        sized = list(result.type.shape)
+        sized[axis] = static_size
+        result = b.op(
+            "cuvil.reshape", [result], result_type=TensorType(tuple(sized), result.type.dtype)
+        )
     # The dims kept whole keep their symbol names (x[:-1] still has x's width M), so later
     # slices of them can state the sizes they assume.
     named = tuple(
@@ -241,19 +254,24 @@ def _from_the_end(b: IRBuilder, x: Value, axis: int, start: int, limit: int, ste
     return gather(b, x, np.arange(start, stop, step, dtype=np.int64), axis)
 
 
+def _require_symbol_name(x: Value, axis: int, start: int, limit: int) -> None:
+    """A static limit on a symbolic axis holds only while the axis reaches it: the axis needs
+    a symbol name for each call to check that (``ValueError`` otherwise)."""
+    if x.type.shape[axis] is None:
+        raise ValueError(
+            f"cannot slice the symbolic axis {axis} of a tensor of shape {x.type.shape} from "
+            f"{start} to the static limit {limit}: the axis has no symbol name to check its "
+            "size against; fix: slice up to a run-time size (a dim of an input) or give that "
+            "dim a static size (a static input_spec)"
+        )
+
+
 def _symbolic_axis_limit(b: IRBuilder, x: Value, axis: int, start: int, limit: int) -> Value:
     """The run-time limit of a slice of ``x``'s symbolic ``axis`` from ``start`` to a static
     ``limit`` (negative: from the end; 2**31 - 1 and above: to the end). The result's size
     is ``limit - start`` only while the axis reaches the limit: a size the call checks."""
-    shape, size = x.type.shape, x.type.shape[axis]
-    if size is None:
-        raise ValueError(
-            f"cannot slice the symbolic axis {axis} of a tensor of shape {shape} from {start} "
-            f"to the static limit {limit}: "
-            + "the axis has no symbol name to check its size against; fix: slice up to a "
-            "run-time size (a dim of an input) or give that dim a static size (a static "
-            "input_spec)"
-        )
+    size = x.type.shape[axis]
+    _require_symbol_name(x, axis, start, limit)
     dim = b.dim(x, axis)
     if limit >= 2**31 - 1:
         b.assume(size, lowest=start)

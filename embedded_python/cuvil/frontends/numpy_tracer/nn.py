@@ -104,6 +104,8 @@ def layer_norm(x, gamma=None, beta=None, axis=-1, epsilon=1e-5) -> Tracer:
     t = _require_float(lift(ctx, _operand(x), None, loc), loc)
     axis = _normalize_axis(axis, t.ndim)
     norm_shape = t.shape[axis:]
+    if not all(isinstance(d, int) for d in norm_shape):
+        return _layer_norm_symbolic(t, gamma, beta, axis, epsilon)
     gamma = np.ones(norm_shape, t.dtype) if gamma is None else gamma
     beta = np.zeros(norm_shape, t.dtype) if beta is None else beta
     t, g, b = _float_operands(ctx, [t, gamma, beta], loc)
@@ -120,6 +122,18 @@ def layer_norm(x, gamma=None, beta=None, axis=-1, epsilon=1e-5) -> Tracer:
         params.append(p)
     attributes = {"axis": axis, "epsilon": float(epsilon)}
     return ctx.emit("cuvil.layer_norm", [t, *params], attributes, loc)
+
+
+def _layer_norm_symbolic(t: Tracer, gamma, beta, axis: int, epsilon) -> Tracer:
+    """Layer norm over dims of which some are symbolic (no constant gamma or beta of that
+    shape exists): the normalization from reductions, then ``* gamma + beta`` broadcast."""
+    axes = tuple(range(axis, t.ndim))
+    centered = t - t.mean(axis=axes, keepdims=True)
+    variance = (centered * centered).mean(axis=axes, keepdims=True)
+    y = centered / np.sqrt(variance + float(epsilon))
+    if gamma is not None:
+        y = y * gamma
+    return y if beta is None else y + beta
 
 
 def conv2d(x, weight, strides=(1, 1), padding=(0, 0, 0, 0), dilations=(1, 1), groups=1) -> Tracer:
