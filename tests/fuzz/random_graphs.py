@@ -361,8 +361,10 @@ class _Generator:
         if symbolic is not None:
             size = full[-symbolic]
             # Larger: a static-bound slice of the symbolic axis (``x[1:4]``), which Cuvil
-            # checks at each call, then holds at both sizes.
-            second = size + int(self.rng.integers(1, 5))
+            # checks at each call, then holds at both sizes. By more than any stride
+            # (at most 3), so a dim the symbol sizes differs at the two sizes even after
+            # a strided convolution or pooling: that is how the generator tells it.
+            second = size + self.choice([4, 6])
             self.symbolic_shapes = symbolic_shapes
             self.alternate_shapes = [
                 tuple(second if d == SYMBOL else d for d in shape) for shape in symbolic_shapes
