@@ -14,10 +14,12 @@ from ._jit import _extension
 
 __all__ = [
     "available_targets",
+    "artifact_extensions",
     "artifact_kinds",
     "binary_artifact_kinds",
     "default_target",
     "set_default_target",
+    "set_target_override",
     "load_target_plugin",
     "parse_device",
     "phases",
@@ -61,12 +63,29 @@ def set_default_target(target: str) -> str:
     return previous
 
 
+_target_override: str | None = None
+
+
+def set_target_override(target: str | None) -> str | None:
+    """Make every compilation use ``target``, even one naming another (``cuvil compile
+    --target``: the command line beats the file's decorators); ``None`` ends it. Returns the
+    previous override."""
+    global _target_override
+    if target is not None:
+        parse_device(target)
+    previous, _target_override = _target_override, target
+    return previous
+
+
 def resolve_target(target: str | None, api: str) -> tuple[str, int]:
     """``parse_device`` with the error prefixed by the API that was called.
 
-    ``None`` means :func:`default_target`.
+    ``None`` means :func:`default_target`; an override (:func:`set_target_override`)
+    replaces any target.
     """
-    if target is None:
+    if _target_override is not None:
+        target = _target_override
+    elif target is None:
         target = _default_target
     try:
         return parse_device(target)
@@ -91,6 +110,11 @@ def phases() -> list[str]:
 def artifact_kinds() -> tuple[str, ...]:
     """Every artifact kind name ``emit`` may write (targets write a subset)."""
     return tuple(row[0] for row in _extension().artifact_kinds())
+
+
+def artifact_extensions() -> dict[str, str]:
+    """Each artifact kind's file name extension, with the dot (``{"c": ".c", ...}``)."""
+    return {row[0]: row[2] for row in _extension().artifact_kinds()}
 
 
 def binary_artifact_kinds() -> tuple[str, ...]:

@@ -17,10 +17,17 @@ import tempfile
 import traceback
 
 from . import _package_cli
+from ._errors import CompileError
 from ._jit import Compilation, compilations, set_snapshot_capture, snapshot_capture_enabled
 from ._packages import PackageError, export_record, save_record_irpkg
 from ._precision import PRECISIONS
-from ._targets import artifact_kinds, binary_artifact_kinds, set_default_target
+from ._sources import export_sources, source_kinds
+from ._targets import (
+    artifact_kinds,
+    binary_artifact_kinds,
+    set_default_target,
+    set_target_override,
+)
 
 #: --emit kinds that are packages (docs/irpkg.md), written by Python, not by a target.
 PACKAGE_KINDS = ("cuvil", "irpkg")
@@ -77,8 +84,10 @@ def _build_parser() -> argparse.ArgumentParser:
     compile_parser.add_argument(
         "--target",
         metavar="TARGET",
-        help="default target of the file's compilations (those naming none): a registered "
-        "target, optionally with a device index (cpu, cuda:0); default: cpu",
+        help="target of the file's compilations, overriding the one its decorators name: a "
+        "registered target, optionally with a device index (cpu, c, cuda:0); default: what "
+        "the file names, else cpu. With -o OUT and no --emit, the c target writes "
+        "OUT/<function>.c and .h",
     )
     compile_parser.add_argument(
         "--print-ir-after-all",
@@ -251,9 +260,14 @@ def _error(message: str, code: int) -> int:
     return code
 
 
-def _unwritable(path: str) -> str | None:
+def _unwritable(path: str, folder_ok: bool = False) -> str | None:
     """Why ``path`` cannot be written, or None; checked before a script runs, so
-    that a bad -o fails at once instead of after the whole run."""
+    that a bad -o fails at once instead of after the whole run. ``folder_ok``: a folder
+    may be the output (of a target that writes source files, the c target)."""
+    if folder_ok and os.path.isdir(path):
+        if os.access(path, os.W_OK | os.X_OK):
+            return None
+        return f"cannot write into the folder {path}; choose another -o path"
     existed = os.path.lexists(path)
     try:
         with open(path, "ab"):
@@ -396,7 +410,7 @@ def _input_shapes(items: list[str]) -> dict[str, tuple[int, ...]]:
 
 def _compile_onnx(path: str, args: argparse.Namespace) -> int:
     """Import and compile an ONNX model with pass snapshots; 0, or 1/2 after an error."""
-    from ._errors import CompileError, TraceError, UnsupportedConstructError
+    from ._errors import TraceError, UnsupportedConstructError
     from .frontends.onnx import load_onnx
 
     saved_capture = snapshot_capture_enabled()
@@ -422,12 +436,15 @@ def _compile_command(args: argparse.Namespace) -> int:
     emit = args.emit or ("mlir" if args.output else None)
     if emit in binary_artifact_kinds() + PACKAGE_KINDS and not args.output:
         return _error(f"--emit {emit} produces a binary file; give its path with -o OUT", 2)
-    if args.output and (why := _unwritable(args.output)):
+    # A folder for the source files of a target named on the command line (--target c).
+    folder_ok = args.target is not None and args.emit is None
+    if args.output and (why := _unwritable(args.output, folder_ok)):
         return _error(why, 2)
-    previous_target = None
+    previous_target = previous_override = None
     if args.target is not None:
         try:
             previous_target = set_default_target(args.target)
+            previous_override = set_target_override(args.target)
         except ValueError as error:
             return _error(f"--target: {error}", 2)
     already = len(compilations())
@@ -442,6 +459,7 @@ def _compile_command(args: argparse.Namespace) -> int:
     finally:
         if previous_target is not None:
             set_default_target(previous_target)
+            set_target_override(previous_override)
     if status != 0:
         return status
     records = compilations()[already:]
@@ -466,6 +484,11 @@ def _compile_command(args: argparse.Namespace) -> int:
                 return _error(str(error), 1)
             print(f"// wrote {emit} to {out}")
             continue
+        if args.emit is None and args.output and source_kinds(record):
+            out = args.output if len(records) == 1 else f"{args.output}.{index}"
+            for path in export_sources(record, out):
+                print(f"// wrote {path}")
+            continue
         if emit and emit not in record.compiled.artifacts:
             return _error(
                 f"--emit {emit}: the {record.target} target cannot write it; it writes "
@@ -474,7 +497,10 @@ def _compile_command(args: argparse.Namespace) -> int:
             )
         if emit and args.output:
             out = args.output if len(records) == 1 else f"{args.output}.{index}"
-            record.compiled.emit(emit, out)
+            try:
+                record.compiled.emit(emit, out)
+            except CompileError as error:
+                return _error(str(error), 1)
             print(f"// wrote {emit} to {out}")
         elif emit:
             _emit_to_stdout(record, emit)

@@ -759,10 +759,16 @@ class CompiledModel:
     def export(self, path) -> None:
         """Write an executable package (``.cuvil``) that :mod:`cuvil.runtime` and the C
         runtime load in another process: the code, its signature (entry ``main``), the
-        symbolic-shape rules, the IR and its fingerprint (``docs/irpkg.md``)."""
+        symbolic-shape rules, the IR and its fingerprint (``docs/irpkg.md``). A target
+        that writes source files (``c``) writes them into the folder ``path`` instead
+        (``<name>.c`` and ``<name>.h``)."""
         from ._packages import export_executable
+        from ._sources import export_sources, source_kinds
 
-        export_executable(self, path)
+        if source_kinds(self._entry.record):
+            export_sources(self._entry.record, path)
+        else:
+            export_executable(self, path)
 
     def __call__(self, *args, **kwargs):
         inputs = self._bind(args, kwargs)

@@ -95,10 +95,16 @@ TEST(Phases, NameTableRoundTrips) {
     EXPECT_STREQ(::cuvil::phaseName(info.phase), info.name);
   }
   EXPECT_FALSE(::cuvil::parsePhase("nonexistent"));
-  for (const ::cuvil::IRStageInfo &info : ::cuvil::irStages())
+  // The name lookups index the tables by enum value: each table lists its
+  // enum in order (the c target's kinds were once appended out of order).
+  for (const ::cuvil::IRStageInfo &info : ::cuvil::irStages()) {
     EXPECT_EQ(::cuvil::parseIRStage(info.name), info.stage);
-  for (const ::cuvil::ArtifactInfo &info : ::cuvil::artifactKinds())
+    EXPECT_STREQ(::cuvil::irStageName(info.stage), info.name);
+  }
+  for (const ::cuvil::ArtifactInfo &info : ::cuvil::artifactKinds()) {
     EXPECT_EQ(::cuvil::parseArtifactKind(info.name), info.kind);
+    EXPECT_STREQ(::cuvil::artifactName(info.kind), info.name);
+  }
 }
 
 } // namespace

@@ -57,8 +57,9 @@ std::vector<std::string> filesIn(const std::string &dir) {
   return names;
 }
 
-TEST(Targets, CpuIsBuiltIn) {
+TEST(Targets, CpuAndCAreBuiltIn) {
   EXPECT_TRUE(hasTarget("cpu"));
+  EXPECT_TRUE(hasTarget("c"));
   std::string target, error;
   int index = -1;
   ASSERT_TRUE(cuvil::parseDevice("cpu", target, index, error)) << error;
@@ -82,7 +83,8 @@ TEST(Targets, UnknownTargetsAndDevicesNameWhatExists) {
   options.target = "nonexistent";
   error.clear();
   EXPECT_FALSE(cuvil::compile(kModule, "add", options, error));
-  EXPECT_NE(error.find("registered targets: cpu"), std::string::npos) << error;
+  EXPECT_NE(error.find("registered targets: c or cpu"), std::string::npos)
+      << error;
 }
 
 TEST(Targets, PluginTargetCompilesThroughTheDriverAndCache) {

@@ -94,6 +94,18 @@ def load_example(name: str):
     return module
 
 
+@pytest.fixture(autouse=True, scope="module")
+def fresh_compilation_history():
+    """Each test module starts with an empty ``cuvil.compilations()``: tests count new
+    records from its length, which stops growing once a module before them (the c
+    target's op table) filled the history to its bound."""
+    from cuvil import _jit
+
+    with _jit._registry_lock:
+        _jit._registry.clear()
+    yield
+
+
 @pytest.fixture
 def rng():
     """A deterministic random generator per test."""

@@ -60,6 +60,7 @@ const std::vector<IRStageInfo> &cuvil::irStages() {
        "after the target's last phase, before translation"},
       {IRStage::LLVMIR, "llvm", "LLVM IR, optimized for the target"},
       {IRStage::Assembly, "asm", "the target's assembly"},
+      {IRStage::CSource, "c", "C source (the c target)"},
   };
   return table;
 }
@@ -72,6 +73,10 @@ const std::vector<ArtifactInfo> &cuvil::artifactKinds() {
       {ArtifactKind::Object, "obj", "relocatable object file", ".o", true},
       {ArtifactKind::SharedLibrary, "so",
        "shared library with the packed entry point", ".so", true},
+      {ArtifactKind::CSource, "c", "C99 source with the entry point", ".c",
+       false},
+      {ArtifactKind::CHeader, "h", "C header declaring the entry point", ".h",
+       false},
   };
   return table;
 }

@@ -139,6 +139,20 @@ std::unique_ptr<Executable> LibraryExecutable::loadFromMemory(
     const std::vector<TensorSignature> &inputs,
     const std::vector<TensorSignature> &outputs, bool instrumented,
     std::string &error) {
+  return loadCodeFromMemory(
+      code, name,
+      [&](const std::string &path, std::string &message) {
+        return load(path, symbol, runtimeLibraries, inputs, outputs,
+                    instrumented, message);
+      },
+      error);
+}
+
+std::unique_ptr<Executable> cuvil::loadCodeFromMemory(
+    std::string_view code, const std::string &name,
+    const std::function<std::unique_ptr<Executable>(const std::string &,
+                                                    std::string &)> &make,
+    std::string &error) {
   int fd = ::memfd_create(name.substr(0, 200).c_str(), MFD_CLOEXEC);
   if (fd < 0) {
     error = std::string("cannot create an in-memory file for the code: ") +
@@ -152,13 +166,32 @@ std::unique_ptr<Executable> LibraryExecutable::loadFromMemory(
     return nullptr;
   }
   std::unique_ptr<Executable> executable =
-      load("/proc/self/fd/" + std::to_string(fd), symbol, runtimeLibraries,
-           inputs, outputs, instrumented, error);
+      make("/proc/self/fd/" + std::to_string(fd), error);
   if (!executable) {
     ::close(fd);
     return nullptr;
   }
   return std::make_unique<MemfdExecutable>(std::move(executable), fd);
+}
+
+std::unique_ptr<Executable> PackedCExecutable::load(const std::string &path,
+                                                    const std::string &symbol,
+                                                    std::string &error) {
+  std::shared_ptr<SharedLibrary> library = SharedLibrary::open(path, {}, error);
+  if (!library)
+    return nullptr;
+  void *entry = library->symbol(symbol);
+  if (!entry) {
+    error = "no function " + symbol + " in " + path;
+    return nullptr;
+  }
+  return std::unique_ptr<Executable>(new PackedCExecutable(
+      std::move(library), reinterpret_cast<Entry>(entry)));
+}
+
+void PackedCExecutable::call(void *const *inputs, void *const *outputs,
+                             const KernelHooks *, const Shapes *) const {
+  entry(inputs, outputs);
 }
 
 namespace {

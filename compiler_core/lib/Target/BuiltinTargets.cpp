@@ -2,12 +2,15 @@
 
 #include "cuvil/Target/TargetBackend.h"
 
+#include "cuvil/Target/C/CTarget.h"
 #include "cuvil/Target/CPU/CpuTarget.h"
 
 #include <mutex>
 
 void mlir::cuvil::registerBuiltinTargets() {
   static std::once_flag once;
-  std::call_once(
-      once, [] { TargetRegistry::registerBackend(cpu::createCpuTarget()); });
+  std::call_once(once, [] {
+    TargetRegistry::registerBackend(cpu::createCpuTarget());
+    TargetRegistry::registerBackend(c::createCTarget());
+  });
 }

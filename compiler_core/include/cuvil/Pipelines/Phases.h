@@ -59,6 +59,7 @@ enum class IRStage {
   Lowered,   ///< "llvm-dialect": after the target's last phase
   LLVMIR,    ///< "llvm": LLVM IR, optimized for the target
   Assembly,  ///< "asm": the target's assembly
+  CSource,   ///< "c": C source (the c target)
 };
 
 /// Files a compiled function can write.
@@ -68,6 +69,8 @@ enum class ArtifactKind {
   Assembly,      ///< "asm"
   Object,        ///< "obj": a relocatable object
   SharedLibrary, ///< "so": a shared library with the packed entry point
+  CSource,       ///< "c": C99 source (the c target)
+  CHeader,       ///< "h": the C source's header
 };
 
 struct IRStageInfo {

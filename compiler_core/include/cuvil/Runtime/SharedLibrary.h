@@ -13,6 +13,7 @@
 
 #include "cuvil/Runtime/MemRefCall.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -94,6 +95,34 @@ public:
 
 private:
   std::shared_ptr<SharedLibrary> library;
+};
+
+/// Compiled code given as bytes, loaded through an anonymous in-memory file
+/// (see LibraryExecutable::loadFromMemory) that stays open as long as the
+/// executable `make` builds from the file's path.
+std::unique_ptr<Executable> loadCodeFromMemory(
+    std::string_view code, const std::string &name,
+    const std::function<std::unique_ptr<Executable>(const std::string &path,
+                                                    std::string &error)> &make,
+    std::string &error);
+
+/// A function with a plain C entry point, `int entry(void *const *inputs,
+/// void *const *outputs)` (data pointers of C-contiguous buffers, the C
+/// target's packed entry), in a library it keeps open. It has no kernel
+/// hooks and static shapes only.
+class PackedCExecutable : public Executable {
+public:
+  static std::unique_ptr<Executable>
+  load(const std::string &path, const std::string &symbol, std::string &error);
+  void call(void *const *inputs, void *const *outputs, const KernelHooks *hooks,
+            const Shapes *shapes) const override;
+
+private:
+  using Entry = int (*)(void *const *, void *const *);
+  PackedCExecutable(std::shared_ptr<SharedLibrary> library, Entry entry)
+      : library(std::move(library)), entry(entry) {}
+  std::shared_ptr<SharedLibrary> library;
+  Entry entry;
 };
 
 } // namespace cuvil

@@ -8,6 +8,7 @@
 #include "cuvil/Target/CPU/CpuBackend.h"
 #include "cuvil/Runtime/MemRefCall.h"
 #include "cuvil/Runtime/MemoryPool.h"
+#include "cuvil/Target/TargetSupport.h"
 
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
@@ -338,42 +339,6 @@ llvm::Error cpu::emitSharedLibrary(ModuleOp module, llvm::StringRef funcName,
   return linked;
 }
 
-/// Runs the linker with its diagnostics captured into the error. The child
-/// gets an environment built with getenv: the `environ` array a library
-/// loaded with RTLD_DEEPBIND sees can be the C library's stale initial one,
-/// not the process's (see cuvil/_native.py), and without PATH the compiler
-/// driver cannot find `ld`.
-static llvm::Error runLinker(llvm::StringRef linker,
-                             llvm::ArrayRef<llvm::StringRef> args,
-                             llvm::StringRef output) {
-  std::vector<std::string> variables;
-  for (const char *name : {"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL",
-                           "COMPILER_PATH", "LIBRARY_PATH", "GCC_EXEC_PREFIX"})
-    if (const char *value = std::getenv(name))
-      variables.push_back(std::string(name) + "=" + value);
-  llvm::SmallVector<llvm::StringRef> environment(variables.begin(),
-                                                 variables.end());
-  llvm::SmallString<128> log;
-  if (std::error_code ec =
-          llvm::sys::fs::createTemporaryFile("cuvil-link", "log", log))
-    return llvm::createStringError(ec, "cannot create the linker's log file");
-  std::optional<llvm::StringRef> redirects[] = {std::nullopt, log.str(),
-                                                log.str()};
-  std::string errorMessage;
-  int rc = llvm::sys::ExecuteAndWait(linker, args, environment, redirects, 0, 0,
-                                     &errorMessage);
-  std::string diagnostics;
-  if (auto text = llvm::MemoryBuffer::getFile(log))
-    diagnostics = (*text)->getBuffer().trim().str();
-  llvm::sys::fs::remove(log);
-  if (rc == 0)
-    return llvm::Error::success();
-  return llvm::createStringError(
-      llvm::inconvertibleErrorCode(), "linking %s with %s failed (exit %d): %s",
-      output.str().c_str(), linker.str().c_str(), rc,
-      diagnostics.empty() ? errorMessage.c_str() : diagnostics.c_str());
-}
-
 llvm::Error cpu::linkSharedLibrary(llvm::StringRef objectPath,
                                    llvm::StringRef sharedLibraryPath) {
   // The system compiler driver knows the C library's paths; ld.lld is the
@@ -413,6 +378,6 @@ llvm::Error cpu::linkSharedLibrary(llvm::StringRef objectPath,
             libDir,       rpath,
             "-lomp",      "-lmlir_c_runner_utils"};
   }
-  return runLinker(*linker, args, sharedLibraryPath);
+  return runTool(*linker, args, sharedLibraryPath);
   return llvm::Error::success();
 }

@@ -15,6 +15,7 @@
 #include "cuvil/Runtime/SharedLibrary.h"
 #include "cuvil/Target/CPU/CpuBackend.h"
 #include "cuvil/Target/CPU/Passes.h"
+#include "cuvil/Target/TargetSupport.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/FileSystem.h"
@@ -32,24 +33,6 @@ namespace {
 /// capture the C library's exp that generated code calls.
 std::string symbolOf(const LoadRequest &request) {
   return "cuvil_" + request.symbol;
-}
-
-LogicalResult writeFile(StringRef path, StringRef content, std::string &error) {
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec);
-  if (ec) {
-    error = "cannot write " + path.str() + ": " + ec.message();
-    return failure();
-  }
-  os << content;
-  return success();
-}
-
-LogicalResult takeError(llvm::Error e, std::string &error) {
-  if (!e)
-    return success();
-  error = llvm::toString(std::move(e));
-  return failure();
 }
 
 class CpuTarget : public TargetBackend {

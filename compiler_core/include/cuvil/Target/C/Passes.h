@@ -1,0 +1,22 @@
+//===- Passes.h - C code generation passes ----------------------*- C++ -*-===//
+#ifndef CUVIL_TARGET_C_PASSES_H
+#define CUVIL_TARGET_C_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/EmitC/IR/EmitC.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::cuvil {
+
+#define GEN_PASS_DECL
+#include "cuvil/Target/C/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "cuvil/Target/C/Passes.h.inc"
+
+} // namespace mlir::cuvil
+
+#endif // CUVIL_TARGET_C_PASSES_H

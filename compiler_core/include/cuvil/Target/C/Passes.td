@@ -1,0 +1,65 @@
+//===- Passes.td - C code generation passes ----------------*- tablegen -*-===//
+#ifndef CUVIL_TARGET_C_PASSES_TD
+#define CUVIL_TARGET_C_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def CStaticBuffers : Pass<"cuvil-c-static-buffers", "ModuleOp"> {
+  let summary = "Give every buffer static storage and copy with loops, for C";
+  let description = [{
+    Prepares bufferized, loop-level IR for EmitC, which converts neither
+    `memref.alloc` nor `memref.copy`: each `memref.alloc` of a static shape
+    becomes a private, uninitialized `memref.global` (a `static` array in
+    the C file, so the code calls no `malloc`) read with `memref.get_global`,
+    its `memref.dealloc` goes, and each `memref.copy` becomes a loop nest of
+    loads and stores (views are then folded into those accesses by
+    `fold-memref-alias-ops`). Globals (constants) lose their alignment, which
+    C99 cannot state. A dynamic shape is an error naming the op and
+    its source location: the C target compiles static shapes only.
+
+    Before:
+    ```mlir
+    %a = memref.alloc() {alignment = 64 : i64} : memref<64x512xf32>
+    memref.copy %a, %out : memref<64x512xf32> to memref<64x512xf32>
+    memref.dealloc %a : memref<64x512xf32>
+    ```
+    After:
+    ```mlir
+    memref.global "private" @cuvil_buffer_0 : memref<64x512xf32> = uninitialized
+    %a = memref.get_global @cuvil_buffer_0 : memref<64x512xf32>
+    scf.for %i = ... { scf.for %j = ... { memref.load ... memref.store ... } }
+    ```
+  }];
+  let dependentDialects = ["memref::MemRefDialect", "scf::SCFDialect",
+                           "arith::ArithDialect"];
+}
+
+def CToEmitC : Pass<"cuvil-c-to-emitc", "ModuleOp"> {
+  let summary = "Convert loop-level IR with static buffers to the EmitC dialect";
+  let description = [{
+    One conversion from `func`, `scf`, `arith`, `memref` and `math` to
+    EmitC: MLIR's arith, SCF, memref and func patterns, plus what MLIR 19
+    leaves out, namely memref function arguments (converted to arrays with
+    the signature) and `math` ops (calls to `<math.h>`: `expf`, `tanhf`,
+    `fmaf`, ... for f32, the unsuffixed names for f64); the functions become
+    `static` (the C file's entry points call them). Run `arith-expand`
+    first (`arith.maximumf` and friends become compares and selects). An op
+    left unconverted is an error naming it and its source location.
+
+    Before:
+    ```mlir
+    func.func @f(%x: memref<4xf32>, %out: memref<4xf32>) {
+      %v = memref.load %x[%i] : memref<4xf32>
+      %e = math.exp %v : f32
+    ```
+    After:
+    ```mlir
+    emitc.func @f(%x: !emitc.array<4xf32>, %out: !emitc.array<4xf32>) {
+      %v = emitc.subscript %x[%i] : (!emitc.array<4xf32>, index) -> f32
+      %e = emitc.call_opaque "expf"(%v) : (f32) -> f32
+    ```
+  }];
+  let dependentDialects = ["emitc::EmitCDialect"];
+}
+
+#endif // CUVIL_TARGET_C_PASSES_TD

@@ -1,0 +1,70 @@
+//===- TargetSupport.cpp - Running the system's compiler and linker
+//----------===//
+
+#include "cuvil/Target/TargetSupport.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+/// Runs a tool (linker, compiler) with its diagnostics captured into the error.
+/// The child gets an environment built with getenv: the `environ` array a
+/// library loaded with RTLD_DEEPBIND sees can be the C library's stale initial
+/// one, not the process's (see cuvil/_native.py), and without PATH the compiler
+/// driver cannot find `ld`.
+llvm::Error mlir::cuvil::runTool(llvm::StringRef program,
+                                 llvm::ArrayRef<llvm::StringRef> args,
+                                 llvm::StringRef output) {
+  std::vector<std::string> variables;
+  for (const char *name : {"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL",
+                           "COMPILER_PATH", "LIBRARY_PATH", "GCC_EXEC_PREFIX"})
+    if (const char *value = std::getenv(name))
+      variables.push_back(std::string(name) + "=" + value);
+  llvm::SmallVector<llvm::StringRef> environment(variables.begin(),
+                                                 variables.end());
+  llvm::SmallString<128> log;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("cuvil-tool", "log", log))
+    return llvm::createStringError(ec, "cannot create the log file of " +
+                                           program.str());
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, log.str(),
+                                                log.str()};
+  std::string errorMessage;
+  int rc = llvm::sys::ExecuteAndWait(program, args, environment, redirects, 0,
+                                     0, &errorMessage);
+  std::string diagnostics;
+  if (auto text = llvm::MemoryBuffer::getFile(log))
+    diagnostics = (*text)->getBuffer().trim().str();
+  llvm::sys::fs::remove(log);
+  if (rc == 0)
+    return llvm::Error::success();
+  return llvm::createStringError(
+      llvm::inconvertibleErrorCode(), "writing %s with %s failed (exit %d): %s",
+      output.str().c_str(), program.str().c_str(), rc,
+      diagnostics.empty() ? errorMessage.c_str() : diagnostics.c_str());
+}
+
+mlir::LogicalResult mlir::cuvil::writeFile(llvm::StringRef path,
+                                           llvm::StringRef content,
+                                           std::string &error) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec) {
+    error = "cannot write " + path.str() + ": " + ec.message();
+    return failure();
+  }
+  os << content;
+  return success();
+}
+
+mlir::LogicalResult mlir::cuvil::takeError(llvm::Error e, std::string &error) {
+  if (!e)
+    return success();
+  error = llvm::toString(std::move(e));
+  return failure();
+}

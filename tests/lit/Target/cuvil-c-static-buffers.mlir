@@ -1,0 +1,43 @@
+// RUN: %cuvil_opt %s --split-input-file --cuvil-c-static-buffers --verify-diagnostics | FileCheck %s
+
+// An allocation becomes a private uninitialized global (no alignment, which
+// C99 cannot state), its dealloc goes, and a copy becomes loads and stores.
+// CHECK: memref.global "private" @cuvil_buffer : memref<4x8xf32> = uninitialized
+// CHECK-NOT: alignment
+// CHECK-LABEL: func.func @buffers
+// CHECK: %[[BUF:.*]] = memref.get_global @cuvil_buffer : memref<4x8xf32>
+// CHECK-NOT: memref.alloc
+// CHECK: scf.for %[[I:.*]] =
+// CHECK: scf.for %[[J:.*]] =
+// CHECK: %[[V:.*]] = memref.load %[[BUF]][%[[I]], %[[J]]]
+// CHECK: memref.store %[[V]], %arg1[%[[I]], %[[J]]]
+// CHECK-NOT: memref.copy
+// CHECK-NOT: memref.dealloc
+func.func @buffers(%x: memref<4x8xf32>, %out: memref<4x8xf32>) {
+  %a = memref.alloc() {alignment = 64 : i64} : memref<4x8xf32>
+  memref.copy %x, %a : memref<4x8xf32> to memref<4x8xf32>
+  memref.copy %a, %out : memref<4x8xf32> to memref<4x8xf32>
+  memref.dealloc %a : memref<4x8xf32>
+  return
+}
+
+// -----
+
+// Two allocations get two names; a constant global loses its alignment.
+// CHECK-DAG: memref.global "private" @cuvil_buffer : memref<2xf32> = uninitialized
+// CHECK-DAG: memref.global "private" @cuvil_buffer_0 : memref<3xi32> = uninitialized
+// CHECK-DAG: memref.global "private" constant @table : memref<2xf32> = dense<[1.000000e+00, 2.000000e+00]>{{$}}
+memref.global "private" constant @table : memref<2xf32> = dense<[1.0, 2.0]> {alignment = 64 : i64}
+func.func @two() {
+  %a = memref.alloc() : memref<2xf32>
+  %b = memref.alloc() : memref<3xi32>
+  return
+}
+
+// -----
+
+func.func @dynamic(%n: index) {
+  // expected-error @+1 {{the c target compiles static shapes only, and this buffer has type 'memref<?xf32>'}}
+  %a = memref.alloc(%n) : memref<?xf32>
+  return
+}
