@@ -77,6 +77,11 @@ INT_DIVISORS = (-3, 0, 1, 2, 3, 5)
 FORMS = {"float32": 50, "float64": 15, "int32": 15, "dynamic": 20}  # weights by seed
 FORM_DTYPES = {"float32": "float32", "float64": "float64", "int32": "int32", "dynamic": "float32"}
 SYMBOL = "n"  # the symbolic dim of a dynamic graph
+# Op kinds that broadcast their operands against each other or a shape.
+BROADCASTING = frozenset(
+    ("add", "sub", "mul", "maximum", "minimum", "div_sq", "div_abs", "where", "scalar")
+    + ("array", "broadcast_to")
+)
 
 
 # ----- graphs -------------------------------------------------------------------------------
@@ -301,13 +306,28 @@ class _Generator:
     def emit(self, kind, args, params) -> int:
         value = self.evaluate(kind, args, params)
         if self.alternates is not None:
-            self.alternates.append(self.alternate(kind, args, params))
+            second = self.alternate(kind, args, params)
+            if kind in BROADCASTING:
+                self.check_symbolic_broadcast(args, value.shape, second.shape)
+            self.alternates.append(second)
         self.nodes.append(Node(kind, tuple(args), params, value.shape))
         for i in args:
             self.uses[i] += 1
         self.values.append(value)
         self.uses.append(0)
         return len(self.values) - 1
+
+    def check_symbolic_broadcast(self, args, shape, second) -> None:
+        """A symbolic axis is never broadcast: it would be 1 at one size and not at the
+        other (`x.reshape(1, 4, -1)` of an `n`-long x against a 2-wide array), which NumPy
+        accepts at both sizes and a compilation for every size cannot (Cuvil refuses it,
+        naming the sizes)."""
+        for i in args:
+            mine, other = self.shape(i), self.alternates[i].shape
+            offset = len(shape) - len(mine)
+            for axis, (d, e) in enumerate(zip(mine, other)):
+                if d != e and (shape[offset + axis], second[offset + axis]) != (d, e):
+                    raise _Rejected(f"broadcasts the symbolic axis {axis} of value {i}")
 
     def put(self, kind, args, params) -> bool:
         """Add the op (then bound its magnitude) if it fits the size and node budgets."""
@@ -786,11 +806,13 @@ def evaluate_reference(graph: Graph, inputs) -> Reference:
 
 @dataclass
 class Outcome:
-    """One graph's result; ``failures`` maps "fused", "unfused" or "generator" to a message."""
+    """One graph's result; ``failures`` maps a label ("fused", "unfused", "c") or "generator"
+    to a message."""
 
     seed: int
     description: str = "<no graph>"
     form: str = ""
+    on_c: bool = False
     kinds: Counter = field(default_factory=Counter)
     failures: dict = field(default_factory=dict)
     compile_errors: int = 0
@@ -811,12 +833,26 @@ def _poisoned_call(compiled, inputs, like):
     return compiled(*inputs)
 
 
-def _compile(graph: Graph, fused: bool):
-    """The graph's compiled function: ``cuvil.jit`` (traced at the first call), or for a
-    dynamic graph one compilation of its symbolic IR."""
+# Every C_EVERY-th static graph also runs on the c target (its code goes through the
+# system's C compiler, which makes it the slowest of the three).
+C_EVERY = 4
+# How each label compiles: (target, fusion).
+LABELS = {"fused": ("cpu", True), "unfused": ("cpu", False), "c": ("c", True)}
+
+
+def labels_of(graph: Graph) -> tuple:
+    """The compilations a graph is checked in."""
+    with_c = graph.form != "dynamic" and graph.seed % C_EVERY == 0
+    return ("fused", "unfused") + (("c",) if with_c else ())
+
+
+def _compile(graph: Graph, label: str):
+    """The graph's compiled function for ``label`` (LABELS): ``cuvil.jit`` (traced at the
+    first call), or for a dynamic graph one compilation of its symbolic IR."""
+    target, fused = LABELS[label]
     if graph.form != "dynamic":
-        return cuvil.jit(graph.make_function(), target="cpu", enable_fusion=fused)
-    module = to_ir_with_dynamic_shape(graph.make_function(), graph.input_specs(), target="cpu")
+        return cuvil.jit(graph.make_function(), target=target, enable_fusion=fused)
+    module = to_ir_with_dynamic_shape(graph.make_function(), graph.input_specs(), target=target)
     return module.compile(enable_fusion=fused)
 
 
@@ -846,6 +882,7 @@ def run_graph(seed: int, max_nodes: int = 20) -> Outcome:
         graph = generate_graph(seed, max_nodes)
         outcome.description, outcome.kinds = graph.description(), graph.kinds()
         outcome.form = graph.form
+        outcome.on_c = "c" in labels_of(graph)
         runs = [graph.sample_inputs()] + (
             [graph.alternate_inputs()] if graph.alternate_shapes else []
         )
@@ -857,10 +894,10 @@ def run_graph(seed: int, max_nodes: int = 20) -> Outcome:
         if not all(np.isfinite(v).all() for v in reference.values + reference.errors):
             outcome.failures["generator"] = "the float64 reference or its error is not finite"
             return outcome
-    for label in ("fused", "unfused"):
+    for label in labels_of(graph):
         problems = []
         try:
-            compiled = _compile(graph, label == "fused")
+            compiled = _compile(graph, label)
             for inputs, reference in runs:
                 problem = _check_run(graph, compiled, inputs, reference)
                 if problem and len(runs) > 1:
@@ -890,6 +927,8 @@ class Report:
     graphs: int = 0
     fused_mismatches: int = 0
     unfused_mismatches: int = 0
+    c_mismatches: int = 0
+    c_graphs: int = 0
     compile_errors: int = 0
     fallbacks: int = 0
     generator_errors: int = 0
@@ -905,6 +944,8 @@ class Report:
         self.forms.update([outcome.form] if outcome.form else [])
         self.fused_mismatches += "fused" in outcome.failures
         self.unfused_mismatches += "unfused" in outcome.failures
+        self.c_mismatches += "c" in outcome.failures
+        self.c_graphs += outcome.on_c
         self.compile_errors += outcome.compile_errors
         self.fallbacks += outcome.fallbacks
         self.generator_errors += "generator" in outcome.failures and not outcome.fallbacks
@@ -914,8 +955,9 @@ class Report:
     def merge(self, other: Report) -> None:
         for name in ("graphs", "fused_mismatches", "unfused_mismatches", "compile_errors"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
-        for name in ("fallbacks", "generator_errors", "crashes", "seconds"):
+        for name in ("c_mismatches", "c_graphs", "fallbacks", "generator_errors", "crashes"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.seconds += other.seconds
         self.kinds.update(other.kinds)
         self.forms.update(other.forms)
         self.failed += other.failed
@@ -923,7 +965,8 @@ class Report:
     def summary(self) -> str:
         return (
             f"{self.graphs} graphs in {self.seconds:.1f} s: mismatches fused "
-            f"{self.fused_mismatches}, unfused {self.unfused_mismatches}; compile errors "
+            f"{self.fused_mismatches}, unfused {self.unfused_mismatches}, c "
+            f"{self.c_mismatches} (of {self.c_graphs} on the c target); compile errors "
             f"{self.compile_errors}; crashes {self.crashes}; fallbacks {self.fallbacks}; "
             f"generator errors {self.generator_errors}"
         )

@@ -430,6 +430,13 @@ SmallVector<int64_t> vectorTiles(linalg::GenericOp generic, int64_t lanes) {
                              utils::IteratorType::reduction;
   if (reductions != 0 && !innerReduction)
     return {};
+  // A reduction whose body only passes its accumulator on (the reduced
+  // values folded away, as in `(x % 1).sum()`) has no combining op for the
+  // vectorizer to recognize: it stays a scalar loop.
+  if (innerReduction &&
+      llvm::all_of(generic.getRegionOutputArgs().front().getUsers(),
+                   [](Operation *user) { return isa<linalg::YieldOp>(user); }))
+    return {};
   int64_t inner = ranges.back();
   SmallVector<int64_t> tiles(loops, 1);
   if (ShapedType::isDynamic(inner)) {
