@@ -281,6 +281,8 @@ void PassExplorerPage::addMenuActions(const WorkbenchMenus &menus) {
       {"asm", tr("Assembly...")},
       {"obj", tr("Object file...")},
       {"so", tr("Shared library...")},
+      {"c", tr("C source (target c)...")},
+      {"h", tr("C header (target c)...")},
       {"dot", tr("Graph as DOT...")},
       {"svg", tr("Graph as SVG...")},
       {"png", tr("Graph as PNG...")},

@@ -76,7 +76,8 @@ public:
   void setShowBefore(bool before);
 
   /// Exports the current compilation: "mlir" (IR of the current step),
-  /// "llvm", "asm", "obj", "so" (from the worker), "dot", "svg", "png" (the
+  /// "llvm", "asm", "obj", "so", "c", "h" (from the worker, each where the
+  /// compilation's target writes it), "dot", "svg", "png" (the
   /// current step's graph). Ends with exportFinished.
   void exportArtifact(const QString &kind, const QString &path);
 

@@ -239,6 +239,16 @@ void WorkbenchSmokeTest::opensStepsLinksRunsAndExports() {
     QByteArray data = file.readAll();
     QVERIFY2(data.contains(marker), qPrintable(kind + " lacks its marker"));
   }
+  // The c target's files, asked of this cpu compilation: refused, naming what
+  // the target writes.
+  exported.clear();
+  explorer->exportArtifact("c", out.filePath("artifact.c"));
+  if (exported.isEmpty())
+    QVERIFY(exported.wait(60000));
+  QVERIFY(!exported.first().at(2).toBool());
+  QVERIFY2(exported.first().at(3).toString().contains(
+               "the cpu target cannot write 'c'; it writes mlir"),
+           qPrintable(exported.first().at(3).toString()));
 
   // Keyboard stepping (with focus away from the editors).
   QApplication::setActiveWindow(&window);

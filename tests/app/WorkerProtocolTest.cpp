@@ -41,6 +41,7 @@ private:
 
 private slots:
   void normalRunReportsCompilationsExecutesAndExports();
+  void cTargetShowsItsCodeAndExportsIt();
   void exceptionNamesTheUsersLine();
   void endlessLoopStopsWithinASecond();
   void loopIgnoringSignalsIsKilledWithinASecond();
@@ -128,6 +129,42 @@ void WorkerProtocolTest::normalRunReportsCompilationsExecutesAndExports() {
            qPrintable(message));
   QVERIFY(!QFileInfo::exists(dir.filePath("g.o")));
   QCOMPARE(client.state(), WorkerClient::State::Idle);
+}
+
+void WorkerProtocolTest::cTargetShowsItsCodeAndExportsIt() {
+  WorkerClient client;
+  Console console;
+  console.attach(client);
+  QSignalSpy compiled(&client, &WorkerClient::compilationReported);
+  QSignalSpy finished(&client, &WorkerClient::runFinished);
+  client.runFile(testData("fixtures/tiny_c_model.py"));
+  QVERIFY(finished.wait(60000));
+  QVERIFY2(finished.first().at(0).toBool(), qPrintable(console.err));
+  QVERIFY2(console.out.contains("result [16. 18. 20. 22.]"),
+           qPrintable(console.out));
+  QCOMPARE(compiled.size(), 1);
+  auto record = compiled.first().at(0).value<CompilationRecord>();
+  QCOMPARE(record.target, QString("c"));
+  QCOMPARE(record.artifacts, QStringList({"mlir", "c", "h", "irpkg"}));
+
+  QSignalSpy ir(&client, &WorkerClient::irReady);
+  QVERIFY(client.requestIr(0, record.target, "c"));
+  QVERIFY(ir.wait(30000));
+  QVERIFY(ir.first().at(2).toString().contains(
+      "int scale_shift(const float *in0, const float *in1, const float *in2, "
+      "float *out0)"));
+
+  QTemporaryDir dir;
+  QSignalSpy exported(&client, &WorkerClient::exported);
+  for (const QString kind : {"c", "h"}) {
+    exported.clear();
+    QString path = dir.filePath("scale_shift." + kind);
+    QVERIFY(client.exportArtifact(0, record.target, kind, path));
+    QVERIFY(exported.wait(30000));
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QVERIFY(file.readAll().contains("#define SCALE_SHIFT_IN0_SIZE 128"));
+  }
 }
 
 void WorkerProtocolTest::exceptionNamesTheUsersLine() {
