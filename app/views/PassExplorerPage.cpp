@@ -137,6 +137,25 @@ void PassExplorerPage::buildDocks() {
   dock(tr("Source"), "sourceDock", source, Qt::LeftDockWidgetArea);
   connect(source, &SourceEditor::lineActivated, this,
           &PassExplorerPage::selectSourceLine);
+  targetCode = new SourceEditor(area, SourceEditor::Language::C);
+  targetCodeDock = dock(tr("Target code"), "targetCodeDock", targetCode,
+                        Qt::LeftDockWidgetArea);
+  area->tabifyDockWidget(area->findChild<QDockWidget *>("sourceDock"),
+                         targetCodeDock);
+  targetCodeDock->hide();
+  WorkerClient &worker = context.worker();
+  connect(&worker, &WorkerClient::stateChanged, this,
+          [this](WorkerClient::State state) {
+            if (state == WorkerClient::State::Idle)
+              showTargetCode();
+          });
+  connect(&worker, &WorkerClient::irReady, this,
+          [this](int index, const QString &stage, const QString &text) {
+            if (stage != "c" || index != targetCodeIndex)
+              return;
+            targetCode->setSource(text);
+            targetCodeDock->show();
+          });
   compilationTable = makeTable(&compilations, area);
   dock(tr("Compilations"), "compilationsDock", compilationTable,
        Qt::LeftDockWidgetArea);

@@ -92,6 +92,9 @@ public:
   DiffModel &diffModel() { return diff; }
   GraphView *graphView() const { return graph; }
   SourceEditor *sourceEditor() const { return source; }
+  /// The code a target generated for the shown compilation (the c target's
+  /// C, highlighted), in the "Target code" dock; empty for other targets.
+  SourceEditor *targetCodeView() const { return targetCode; }
   QPlainTextEdit *irView() const { return irText; }
   /// "mlp(float32[64, 256], ...) for cpu: 47 passes, ..." of the shown
   /// compilation.
@@ -110,6 +113,9 @@ private:
   void connectContext();
   void clearRun(const QString &source);
   void showHeader(const CompilationRecord *record);
+  /// Asks the worker for the shown compilation's C (the c target) once it is
+  /// idle, and shows or hides the "Target code" dock.
+  void showTargetCode();
   QDockWidget *dock(const QString &title, const QString &name, QWidget *widget,
                     Qt::DockWidgetArea area);
   // PassExplorerSteps.cpp: compilations, steps, graphs.
@@ -143,6 +149,11 @@ private:
   QHash<QString, QAction *> exportActions;
   GraphView *graph = nullptr;
   SourceEditor *source = nullptr;
+  SourceEditor *targetCode = nullptr;
+  QDockWidget *targetCodeDock = nullptr;
+  /// Compilation index whose C the dock shows or was asked for (-1: none).
+  int targetCodeIndex = -1;
+  bool targetCodeAsked = false;
   QPlainTextEdit *irText = nullptr;
   QTableView *compilationTable = nullptr;
   QTableView *stepTable = nullptr;

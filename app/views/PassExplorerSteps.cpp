@@ -3,9 +3,11 @@
 #include "PassExplorerPage.h"
 
 #include "GraphView.h"
+#include "SourceEditor.h"
 #include "WorkbenchContext.h"
 
 #include <QCheckBox>
+#include <QDockWidget>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
@@ -50,6 +52,7 @@ void PassExplorerPage::showCompilation(int row) {
   step = -1;
   steps.setSteps(record->steps);
   showHeader(record);
+  showTargetCode();
   context.setCurrentCompilation(row);
   int first = 0;
   if (!initialPass.isEmpty()) {
@@ -65,6 +68,24 @@ void PassExplorerPage::showCompilation(int row) {
     initialPass.clear();
   }
   selectStep(first);
+}
+
+void PassExplorerPage::showTargetCode() {
+  const CompilationRecord *record = compilations.record(compilation);
+  if (!record || !record->artifacts.contains("c")) {
+    targetCodeIndex = -1;
+    targetCodeDock->hide();
+    return;
+  }
+  if (targetCodeIndex != record->index) {
+    targetCodeIndex = record->index;
+    targetCodeAsked = false;
+    targetCode->setSource(QString());
+  }
+  // The worker answers one request at a time, when its run has finished.
+  WorkerClient &worker = context.worker();
+  if (!targetCodeAsked && worker.state() == WorkerClient::State::Idle)
+    targetCodeAsked = worker.requestIr(record->index, record->target, "c");
 }
 
 void PassExplorerPage::selectStep(int index) {

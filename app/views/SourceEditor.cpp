@@ -6,6 +6,7 @@
 #include <QVBoxLayout>
 
 #ifdef CUVIL_HAVE_QSCINTILLA
+#include <Qsci/qscilexercpp.h>
 #include <Qsci/qscilexerpython.h>
 #include <Qsci/qsciscintilla.h>
 #else
@@ -22,13 +23,16 @@ constexpr int kErrorMarker = 2;
 } // namespace
 #endif
 
-SourceEditor::SourceEditor(QWidget *parent) : QWidget(parent) {
+SourceEditor::SourceEditor(QWidget *parent, Language language)
+    : QWidget(parent), lang(language) {
   auto *layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
 #ifdef CUVIL_HAVE_QSCINTILLA
   auto *sci = new QsciScintilla(this);
-  auto *lexer = new QsciLexerPython(sci);
+  QsciLexer *lexer = language == Language::C
+                         ? static_cast<QsciLexer *>(new QsciLexerCPP(sci))
+                         : new QsciLexerPython(sci);
   lexer->setDefaultFont(mono);
   for (int style = 0; style < 128; ++style)
     lexer->setFont(mono, style);

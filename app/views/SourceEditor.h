@@ -12,7 +12,13 @@ namespace cuvil::workbench {
 class SourceEditor : public QWidget {
   Q_OBJECT
 public:
-  explicit SourceEditor(QWidget *parent = nullptr);
+  /// What the editor shows, for its highlighting: the user's Python, or the
+  /// C a target generated.
+  enum class Language { Python, C };
+
+  explicit SourceEditor(QWidget *parent = nullptr,
+                        Language language = Language::Python);
+  Language language() const { return lang; }
 
   void setSource(const QString &text);
   QString source() const;
@@ -27,6 +33,7 @@ signals:
 private:
   QWidget *editor = nullptr;
   int marked = 0;
+  Language lang;
 };
 
 } // namespace cuvil::workbench

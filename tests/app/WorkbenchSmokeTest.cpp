@@ -42,6 +42,7 @@ class WorkbenchSmokeTest : public QObject {
 private slots:
   void initTestCase();
   void opensStepsLinksRunsAndExports();
+  void showsTheCOfACTargetCompilation();
   void destroyedWhileRunningEndsItsWorker();
 
 private:
@@ -94,6 +95,8 @@ void WorkbenchSmokeTest::opensStepsLinksRunsAndExports() {
   QCOMPARE(window.currentCompilation(), 0);
   QCOMPARE(QSettings().value("lastFile").toString(), example);
   // The page's header names the compilation and its target.
+  // A cpu compilation has no target code to show.
+  QVERIFY(explorer->findChild<QDockWidget *>("targetCodeDock")->isHidden());
   QString header = explorer->headerText();
   QVERIFY2(header.contains("<b>mlp</b>(float32[64, 256]") &&
                header.contains("for target <b>cpu</b>"),
@@ -307,6 +310,29 @@ void WorkbenchSmokeTest::opensStepsLinksRunsAndExports() {
   QVERIFY(!QSettings().value("window/state").toByteArray().isEmpty());
   QVERIFY(!QSettings().value("window/geometry").toByteArray().isEmpty());
   QVERIFY(!QSettings().value("pages/compile/state").toByteArray().isEmpty());
+}
+
+void WorkbenchSmokeTest::showsTheCOfACTargetCompilation() {
+  MainWindow window;
+  window.resize(1400, 900);
+  window.show();
+  auto *explorer = window.page<PassExplorerPage>();
+  QSignalSpy finished(&window, &MainWindow::runFinished);
+  window.openFile(testData("fixtures/tiny_c_model.py"));
+  QVERIFY(finished.wait(60000));
+  QCOMPARE(finished.first().at(0).toBool(), true);
+  QVERIFY2(explorer->headerText().contains("for target <b>c</b>"),
+           qPrintable(explorer->headerText()));
+  // Its passes step like the CPU's, down to EmitC.
+  QVERIFY(explorer->stepCount() > 10);
+  QVERIFY(explorer->stepModel().steps().last().ir.contains("emitc.func"));
+  // The generated C, highlighted as C, in the "Target code" dock.
+  SourceEditor *code = explorer->targetCodeView();
+  QCOMPARE(code->language(), SourceEditor::Language::C);
+  QTRY_VERIFY_WITH_TIMEOUT(code->source().contains("int scale_shift(const "
+                                                   "float *in0"),
+                           30000);
+  QVERIFY(!explorer->findChild<QDockWidget *>("targetCodeDock")->isHidden());
 }
 
 void WorkbenchSmokeTest::destroyedWhileRunningEndsItsWorker() {
