@@ -54,14 +54,17 @@ def test_random_graphs_match_numpy(no_disk_cache):
 
 # Seeds that failed in long runs, each fixed: a fused integer reduction whose summed values
 # folded away could not be vectorized (205711); a dynamic graph broadcast a symbolic axis
-# that was 1 at one size (203309).
-REGRESSION_SEEDS = (205711, 203309)
+# that was 1 at one size (203309); an elementwise op combining two GEMMs was claimed as the
+# fused epilogue of both (303240 int32, 308539 dynamic).
+REGRESSION_SEEDS = (205711, 203309, 303240, 308539)
 
 
 def test_seeds_long_runs_found_stay_fixed(no_disk_cache):
-    report = random_graphs.run_chunk(REGRESSION_SEEDS[0], 1, MAX_NODES)
-    report.merge(random_graphs.run_chunk(REGRESSION_SEEDS[1], 1, MAX_NODES))
-    assert report.graphs == 2 and not report.failed, report.format(MAX_NODES)
+    report = random_graphs.Report()
+    for seed in REGRESSION_SEEDS:
+        report.merge(random_graphs.run_chunk(seed, 1, MAX_NODES))
+    assert report.graphs == len(REGRESSION_SEEDS), report.format(MAX_NODES)
+    assert not report.failed, report.format(MAX_NODES)
 
 
 def test_generator_is_deterministic():

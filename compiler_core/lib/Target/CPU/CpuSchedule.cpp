@@ -495,6 +495,12 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
     op->setAttr(mlir::cuvil::CuvilDialect::GemmIdAttrHelper::getNameStr(), tag);
     linalg::GenericOp epilogue =
         batched || !fuseEpilogues ? nullptr : epilogueOf(op);
+    // An elementwise op combining two GEMMs (`min(a @ b, c @ d)`) is the
+    // epilogue of the first only: the second GEMM is tiled on its own.
+    if (epilogue &&
+        epilogue->hasAttr(
+            mlir::cuvil::CuvilDialect::EpilogueIdAttrHelper::getNameStr()))
+      epilogue = nullptr;
     if (epilogue)
       epilogue->setAttr(
           mlir::cuvil::CuvilDialect::EpilogueIdAttrHelper::getNameStr(), tag);
