@@ -22,8 +22,6 @@ EXAMPLES = ROOT / "resources" / "examples"
 CC = shutil.which("cc")
 CXX = shutil.which("c++")
 
-pytestmark = pytest.mark.skipif(CC is None, reason="the c target runs its code through cc")
-
 EXAMPLE_FUNCTIONS = [
     ("mlp", "mlp"),
     ("transformer_block", "transformer_block"),

@@ -68,3 +68,26 @@ mlir::LogicalResult mlir::cuvil::takeError(llvm::Error e, std::string &error) {
   error = llvm::toString(std::move(e));
   return failure();
 }
+
+std::unique_ptr<llvm::MemoryBuffer> mlir::cuvil::buildInTemporaryFile(
+    llvm::StringRef prefix, llvm::StringRef suffix,
+    llvm::function_ref<LogicalResult(llvm::StringRef, std::string &)> build,
+    std::string &error) {
+  llvm::SmallString<128> path;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile(prefix, suffix, path)) {
+    error = "cannot create a temporary file for compiled code: " + ec.message();
+    return nullptr;
+  }
+  bool built = succeeded(build(path, error));
+  auto bytes = built ? llvm::MemoryBuffer::getFile(path) : nullptr;
+  llvm::sys::fs::remove(path);
+  if (!built)
+    return nullptr;
+  if (!bytes) {
+    error = "cannot read the compiled code back from " + path.str().str() +
+            ": " + bytes.getError().message();
+    return nullptr;
+  }
+  return std::move(*bytes);
+}

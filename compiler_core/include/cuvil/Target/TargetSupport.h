@@ -8,16 +8,31 @@
 
 #include "mlir/Support/LogicalResult.h"
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <memory>
 #include <string>
+
+namespace llvm {
+class MemoryBuffer;
+} // namespace llvm
 
 namespace mlir::cuvil {
 
 /// Writes `content` to `path`; failure with the reason in `error`.
 LogicalResult writeFile(llvm::StringRef path, llvm::StringRef content,
                         std::string &error);
+
+/// The bytes `build` writes to a temporary file (named `prefix`-*.`suffix`,
+/// removed afterwards): for tools that write only files (a linker, a C
+/// compiler) when the code is loaded from memory. Null with `error` set.
+std::unique_ptr<llvm::MemoryBuffer> buildInTemporaryFile(
+    llvm::StringRef prefix, llvm::StringRef suffix,
+    llvm::function_ref<LogicalResult(llvm::StringRef path, std::string &error)>
+        build,
+    std::string &error);
 
 /// `e` as a LogicalResult, its message in `error`.
 LogicalResult takeError(llvm::Error e, std::string &error);

@@ -262,20 +262,20 @@ LogicalResult cSource(ModuleOp lowered, const LoadRequest &request,
 /// Compiles the C of `lowered` into a shared library at `library`.
 LogicalResult compileLibrary(ModuleOp lowered, const LoadRequest &request,
                              StringRef library, std::string &error) {
-  llvm::SmallString<128> dir;
-  if (std::error_code ec =
-          llvm::sys::fs::createUniqueDirectory("cuvil-c", dir)) {
-    error = "cannot create a folder for the C file: " + ec.message();
-    return failure();
-  }
-  auto cleanup =
-      llvm::make_scope_exit([&] { llvm::sys::fs::remove_directories(dir); });
+  // The file holds the header's declarations itself (cSource): it alone is
+  // compiled.
   std::string source;
   if (failed(cSource(lowered, request, source, error)))
     return failure();
-  std::string base = (dir + "/" + entryOf(request)).str();
-  if (failed(writeFile(base + ".c", source, error)) ||
-      failed(writeFile(base + ".h", header(request), error)))
+  llvm::SmallString<128> sourcePath;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("cuvil-c", "c", sourcePath)) {
+    error = "cannot create a temporary file for the C: " + ec.message();
+    return failure();
+  }
+  auto cleanup =
+      llvm::make_scope_exit([&] { llvm::sys::fs::remove(sourcePath); });
+  if (failed(writeFile(sourcePath, source, error)))
     return failure();
   auto compiler = llvm::sys::findProgramByName("cc");
   if (!compiler) {
@@ -283,7 +283,6 @@ LogicalResult compileLibrary(ModuleOp lowered, const LoadRequest &request,
             "there is no `cc` on PATH; fix: install gcc or clang";
     return failure();
   }
-  std::string sourcePath = base + ".c";
   // -Bsymbolic: the entry points' calls bind to the library's own functions.
   SmallVector<StringRef> args = {
       *compiler,        "-std=c99", "-O2",   "-fPIC",    "-shared",
@@ -326,25 +325,17 @@ public:
   FailureOr<std::unique_ptr<::cuvil::Executable>>
   load(ModuleOp lowered, const LoadRequest &request,
        std::string &error) const override {
-    llvm::SmallString<128> path;
-    if (std::error_code ec =
-            llvm::sys::fs::createTemporaryFile("cuvil-c", "so", path)) {
-      error =
-          "cannot create a temporary file for compiled code: " + ec.message();
+    std::unique_ptr<llvm::MemoryBuffer> bytes = buildInTemporaryFile(
+        "cuvil-c", "so",
+        [&](StringRef path, std::string &message) {
+          return compileLibrary(lowered, request, path, message);
+        },
+        error);
+    if (!bytes)
       return failure();
-    }
-    bool stored = succeeded(compileLibrary(lowered, request, path, error));
-    auto bytes = stored ? llvm::MemoryBuffer::getFile(path) : nullptr;
-    llvm::sys::fs::remove(path);
-    if (!stored)
-      return failure();
-    if (!bytes) {
-      error = "cannot read the compiled C back: " + bytes.getError().message();
-      return failure();
-    }
     std::string symbol = entryOf(request) + "_packed";
     auto executable = ::cuvil::loadCodeFromMemory(
-        (*bytes)->getBuffer(), "cuvil_c_" + entryOf(request),
+        bytes->getBuffer(), "cuvil_c_" + entryOf(request),
         [&](const std::string &file, std::string &message) {
           return ::cuvil::PackedCExecutable::load(file, symbol, message);
         },

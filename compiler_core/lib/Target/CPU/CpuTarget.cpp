@@ -152,26 +152,18 @@ CpuTarget::load(ModuleOp lowered, const LoadRequest &request,
   // Loading the temporary file itself went wrong once its name was reused
   // by a later compilation while the first library was still loaded: the
   // loader returned the old library for the new path.
-  llvm::SmallString<128> path;
-  if (std::error_code ec =
-          llvm::sys::fs::createTemporaryFile("cuvil", "so", path)) {
-    error = "cannot create a temporary file for compiled code: " + ec.message();
+  std::unique_ptr<llvm::MemoryBuffer> bytes = buildInTemporaryFile(
+      "cuvil", "so",
+      [&](StringRef path, std::string &message) {
+        return storeInCache(lowered, request, path, message);
+      },
+      error);
+  if (!bytes)
     return failure();
-  }
-  bool stored = succeeded(storeInCache(lowered, request, path, error));
-  auto bytes = stored ? llvm::MemoryBuffer::getFile(path) : nullptr;
-  llvm::sys::fs::remove(path);
-  if (!stored)
-    return failure();
-  if (!bytes) {
-    error = "cannot read the compiled code back from " + path.str().str() +
-            ": " + bytes.getError().message();
-    return failure();
-  }
   cpu::configureThreadRuntime();
   std::unique_ptr<::cuvil::Executable> executable =
       ::cuvil::LibraryExecutable::loadFromMemory(
-          (*bytes)->getBuffer(), symbolOf(request), symbolOf(request),
+          bytes->getBuffer(), symbolOf(request), symbolOf(request),
           cpu::runtimeLibraries(), request.inputs, request.outputs,
           request.instrumented, error);
   if (!executable)
