@@ -13,6 +13,7 @@ packages=(
   qt6-base-dev qt6-svg-dev libqscintilla2-qt6-dev libgraphviz-dev
   nlohmann-json3-dev libsqlite3-dev libopenblas0-pthread libgtest-dev
   clang-format-19 clang-19 libclang-rt-19-dev
+  nodejs wasi-libc wabt chromium
 )
 missing=()
 for p in "${packages[@]}"; do

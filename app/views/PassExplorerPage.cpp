@@ -151,7 +151,7 @@ void PassExplorerPage::buildDocks() {
           });
   connect(&worker, &WorkerClient::irReady, this,
           [this](int index, const QString &stage, const QString &text) {
-            if (stage != "c" || index != targetCodeIndex)
+            if (stage != targetCodeStage || index != targetCodeIndex)
               return;
             targetCode->setSource(text);
             targetCodeDock->show();
@@ -302,6 +302,9 @@ void PassExplorerPage::addMenuActions(const WorkbenchMenus &menus) {
       {"so", tr("Shared library...")},
       {"c", tr("C source (target c)...")},
       {"h", tr("C header (target c)...")},
+      {"wasm", tr("WebAssembly module (target wasm)...")},
+      {"mjs", tr("ES module loading it (target wasm)...")},
+      {"wat", tr("WebAssembly text (target wasm)...")},
       {"dot", tr("Graph as DOT...")},
       {"svg", tr("Graph as SVG...")},
       {"png", tr("Graph as PNG...")},

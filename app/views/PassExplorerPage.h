@@ -76,9 +76,9 @@ public:
   void setShowBefore(bool before);
 
   /// Exports the current compilation: "mlir" (IR of the current step),
-  /// "llvm", "asm", "obj", "so", "c", "h" (from the worker, each where the
-  /// compilation's target writes it), "dot", "svg", "png" (the
-  /// current step's graph). Ends with exportFinished.
+  /// "llvm", "asm", "obj", "so", "c", "h", "wasm", "mjs", "wat" (from the
+  /// worker, each where the compilation's target writes it), "dot", "svg",
+  /// "png" (the current step's graph). Ends with exportFinished.
   void exportArtifact(const QString &kind, const QString &path);
 
   /// Cross-links: a node of the current graph selects its IR line and
@@ -153,6 +153,8 @@ private:
   QDockWidget *targetCodeDock = nullptr;
   /// Compilation index whose C the dock shows or was asked for (-1: none).
   int targetCodeIndex = -1;
+  /// The stage it shows: "c" or "wat".
+  QString targetCodeStage;
   bool targetCodeAsked = false;
   QPlainTextEdit *irText = nullptr;
   QTableView *compilationTable = nullptr;

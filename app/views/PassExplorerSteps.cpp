@@ -72,20 +72,28 @@ void PassExplorerPage::showCompilation(int row) {
 
 void PassExplorerPage::showTargetCode() {
   const CompilationRecord *record = compilations.record(compilation);
-  if (!record || !record->artifacts.contains("c")) {
+  // The code a target writes as text: C, or a wasm module's text form.
+  QString stage = !record                             ? QString()
+                  : record->artifacts.contains("c")   ? QStringLiteral("c")
+                  : record->artifacts.contains("wat") ? QStringLiteral("wat")
+                                                      : QString();
+  if (stage.isEmpty()) {
     targetCodeIndex = -1;
     targetCodeDock->hide();
     return;
   }
   if (targetCodeIndex != record->index) {
     targetCodeIndex = record->index;
+    targetCodeStage = stage;
     targetCodeAsked = false;
+    targetCode->setLanguage(stage == "c" ? SourceEditor::Language::C
+                                         : SourceEditor::Language::Wat);
     targetCode->setSource(QString());
   }
   // The worker answers one request at a time, when its run has finished.
   WorkerClient &worker = context.worker();
   if (!targetCodeAsked && worker.state() == WorkerClient::State::Idle)
-    targetCodeAsked = worker.requestIr(record->index, record->target, "c");
+    targetCodeAsked = worker.requestIr(record->index, record->target, stage);
 }
 
 void PassExplorerPage::selectStep(int index) {

@@ -30,13 +30,9 @@ SourceEditor::SourceEditor(QWidget *parent, Language language)
   QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
 #ifdef CUVIL_HAVE_QSCINTILLA
   auto *sci = new QsciScintilla(this);
-  QsciLexer *lexer = language == Language::C
-                         ? static_cast<QsciLexer *>(new QsciLexerCPP(sci))
-                         : new QsciLexerPython(sci);
-  lexer->setDefaultFont(mono);
-  for (int style = 0; style < 128; ++style)
-    lexer->setFont(mono, style);
-  sci->setLexer(lexer);
+  sci->setFont(mono);
+  editor = sci;
+  setLanguage(language);
   sci->setReadOnly(true);
   sci->setMarginType(0, QsciScintilla::NumberMargin);
   sci->setMarginWidth(0, "00000");
@@ -52,7 +48,6 @@ SourceEditor::SourceEditor(QWidget *parent, Language language)
             if (line + 1 != marked)
               emit lineActivated(line + 1);
           });
-  editor = sci;
 #else
   auto *plain = new QPlainTextEdit(this);
   plain->setReadOnly(true);
@@ -65,6 +60,29 @@ SourceEditor::SourceEditor(QWidget *parent, Language language)
   editor = plain;
 #endif
   layout->addWidget(editor);
+}
+
+void SourceEditor::setLanguage(Language language) {
+  lang = language;
+#ifdef CUVIL_HAVE_QSCINTILLA
+  auto *sci = static_cast<QsciScintilla *>(editor);
+  QsciLexer *old = sci->lexer();
+  QsciLexer *lexer = nullptr;
+  if (language == Language::C)
+    lexer = new QsciLexerCPP(sci);
+  else if (language == Language::Python)
+    lexer = new QsciLexerPython(sci);
+  QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+  if (lexer) {
+    lexer->setDefaultFont(mono);
+    for (int style = 0; style < 128; ++style)
+      lexer->setFont(mono, style);
+  }
+  sci->setLexer(lexer);
+  if (!lexer)
+    sci->setFont(mono);
+  delete old;
+#endif
 }
 
 void SourceEditor::setSource(const QString &text) {

@@ -12,13 +12,15 @@ namespace cuvil::workbench {
 class SourceEditor : public QWidget {
   Q_OBJECT
 public:
-  /// What the editor shows, for its highlighting: the user's Python, or the
-  /// C a target generated.
-  enum class Language { Python, C };
+  /// What the editor shows, for its highlighting: the user's Python, the C
+  /// a target generated, or WebAssembly text (shown plain).
+  enum class Language { Python, C, Wat };
 
   explicit SourceEditor(QWidget *parent = nullptr,
                         Language language = Language::Python);
   Language language() const { return lang; }
+  /// Highlights the text as `language` from now on.
+  void setLanguage(Language language);
 
   void setSource(const QString &text);
   QString source() const;

@@ -1,4 +1,5 @@
-"""Source files a target writes for a compiled function (the c target: ``<name>.c``, ``.h``)."""
+"""Files a target writes for deploying a compiled function into a folder (the c target:
+``<name>.c`` and ``.h``; the wasm target: ``<name>.wasm`` and the ES module ``<name>.mjs``)."""
 
 from __future__ import annotations
 
@@ -6,23 +7,25 @@ import os
 
 from ._targets import artifact_extensions
 
-# Artifact kinds that are source files, written together into one folder.
-SOURCE_KINDS = ("c", "h")
+# Artifact kinds written together into one folder, each named after the function.
+SOURCE_KINDS = ("c", "h", "wasm", "mjs")
 
 
 def source_kinds(record) -> list[str]:
-    """The source files ``record``'s target writes (empty: it writes none)."""
+    """The deployment files ``record``'s target writes (empty: it writes none)."""
     return [kind for kind in SOURCE_KINDS if kind in record.compiled.artifacts]
 
 
 def export_sources(record, directory) -> list[str]:
-    """Write ``record``'s source files into ``directory`` (created if missing), each named
-    after the compiled function (``mlp.c``, ``mlp.h``, which includes it); the paths."""
+    """Write ``record``'s deployment files into ``directory`` (created if missing), each
+    named after the compiled function (``mlp.c`` and ``mlp.h``; ``mlp.wasm`` and
+    ``mlp.mjs``, which loads it); the paths."""
     kinds = source_kinds(record)
     if not kinds:
         raise ValueError(
             f"the {record.target} target writes no source files (it writes "
-            f"{', '.join(record.compiled.artifacts)}); compile with target='c' for C"
+            f"{', '.join(record.compiled.artifacts)}); compile with target='c' for C or "
+            "target='wasm' for WebAssembly"
         )
     os.makedirs(directory, exist_ok=True)
     extensions = artifact_extensions()

@@ -85,9 +85,9 @@ def _build_parser() -> argparse.ArgumentParser:
         "--target",
         metavar="TARGET",
         help="target of the file's compilations, overriding the one its decorators name: a "
-        "registered target, optionally with a device index (cpu, c, cuda:0); default: what "
-        "the file names, else cpu. With -o OUT and no --emit, the c target writes "
-        "OUT/<function>.c and .h",
+        "registered target, optionally with a device index (cpu, c, wasm, cuda:0); default: "
+        "what the file names, else cpu. With -o OUT and no --emit, the c target writes "
+        "OUT/<function>.c and .h, the wasm target OUT/<function>.wasm and .mjs",
     )
     compile_parser.add_argument(
         "--print-ir-after-all",

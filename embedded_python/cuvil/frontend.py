@@ -760,8 +760,9 @@ class CompiledModel:
         """Write an executable package (``.cuvil``) that :mod:`cuvil.runtime` and the C
         runtime load in another process: the code, its signature (entry ``main``), the
         symbolic-shape rules, the IR and its fingerprint (``docs/irpkg.md``). A target
-        that writes source files (``c``) writes them into the folder ``path`` instead
-        (``<name>.c`` and ``<name>.h``)."""
+        that writes files to deploy writes them into the folder ``path`` instead:
+        ``c`` writes ``<name>.c`` and ``<name>.h``, ``wasm`` ``<name>.wasm`` and the ES
+        module ``<name>.mjs`` that loads it in Node or a browser."""
         from ._packages import export_executable
         from ._sources import export_sources, source_kinds
 

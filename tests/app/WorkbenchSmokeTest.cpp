@@ -27,6 +27,7 @@
 #include <QPlainTextEdit>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTextBlock>
 #include <QUrl>
@@ -43,6 +44,7 @@ private slots:
   void initTestCase();
   void opensStepsLinksRunsAndExports();
   void showsTheCOfACTargetCompilation();
+  void showsTheTextOfAWasmModule();
   void destroyedWhileRunningEndsItsWorker();
 
 private:
@@ -332,6 +334,29 @@ void WorkbenchSmokeTest::showsTheCOfACTargetCompilation() {
   QTRY_VERIFY_WITH_TIMEOUT(code->source().contains("int scale_shift(const "
                                                    "float *in0"),
                            30000);
+  QVERIFY(!explorer->findChild<QDockWidget *>("targetCodeDock")->isHidden());
+}
+
+void WorkbenchSmokeTest::showsTheTextOfAWasmModule() {
+  if (QStandardPaths::findExecutable("wasm2wat").isEmpty())
+    QSKIP("wasm2wat (Debian's wabt) is not installed");
+  MainWindow window;
+  window.resize(1400, 900);
+  window.show();
+  auto *explorer = window.page<PassExplorerPage>();
+  QSignalSpy finished(&window, &MainWindow::runFinished);
+  window.openFile(testData("fixtures/tiny_wasm_model.py"));
+  QVERIFY(finished.wait(60000));
+  QCOMPARE(finished.first().at(0).toBool(), true);
+  QVERIFY2(explorer->headerText().contains("for target <b>wasm</b>"),
+           qPrintable(explorer->headerText()));
+  // Its passes step like the CPU's, down to the LLVM dialect.
+  QVERIFY(explorer->stepCount() > 10);
+  QVERIFY(explorer->stepModel().steps().last().ir.contains("llvm.func"));
+  SourceEditor *code = explorer->targetCodeView();
+  QTRY_VERIFY_WITH_TIMEOUT(code->source().contains("(module"), 30000);
+  QCOMPARE(code->language(), SourceEditor::Language::Wat);
+  QVERIFY(code->source().contains("f32x4"));
   QVERIFY(!explorer->findChild<QDockWidget *>("targetCodeDock")->isHidden());
 }
 

@@ -15,6 +15,7 @@
 
 #include <QElapsedTimer>
 #include <QSignalSpy>
+#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -42,6 +43,7 @@ private:
 private slots:
   void normalRunReportsCompilationsExecutesAndExports();
   void cTargetShowsItsCodeAndExportsIt();
+  void wasmTargetShowsItsTextAndExportsIt();
   void exceptionNamesTheUsersLine();
   void endlessLoopStopsWithinASecond();
   void loopIgnoringSignalsIsKilledWithinASecond();
@@ -164,6 +166,48 @@ void WorkerProtocolTest::cTargetShowsItsCodeAndExportsIt() {
     QFile file(path);
     QVERIFY(file.open(QIODevice::ReadOnly));
     QVERIFY(file.readAll().contains("#define SCALE_SHIFT_IN0_SIZE 128"));
+  }
+}
+
+void WorkerProtocolTest::wasmTargetShowsItsTextAndExportsIt() {
+  WorkerClient client;
+  Console console;
+  console.attach(client);
+  QSignalSpy compiled(&client, &WorkerClient::compilationReported);
+  QSignalSpy finished(&client, &WorkerClient::runFinished);
+  client.runFile(testData("fixtures/tiny_wasm_model.py"));
+  QVERIFY(finished.wait(60000));
+  QVERIFY2(finished.first().at(0).toBool(), qPrintable(console.err));
+  // Computed by the module in Node.
+  QVERIFY2(console.out.contains("result [16. 18. 20. 22.]"),
+           qPrintable(console.out));
+  auto record = compiled.first().at(0).value<CompilationRecord>();
+  QCOMPARE(record.target, QString("wasm"));
+  QCOMPARE(record.artifacts,
+           QStringList({"mlir", "wasm", "mjs", "wat", "llvm", "irpkg"}));
+
+  if (!QStandardPaths::findExecutable("wasm2wat").isEmpty()) {
+    QSignalSpy ir(&client, &WorkerClient::irReady);
+    QVERIFY(client.requestIr(0, record.target, "wat"));
+    QVERIFY(ir.wait(30000));
+    QString text = ir.first().at(2).toString();
+    QVERIFY2(text.contains("(export \"cuvil_scale_shift\""), qPrintable(text));
+    QVERIFY(!text.contains("(import"));
+  }
+
+  QTemporaryDir dir;
+  QSignalSpy exported(&client, &WorkerClient::exported);
+  QHash<QString, QByteArray> expected = {
+      {"wasm", QByteArray("\0asm", 4)},
+      {"mjs", "export async function load(source)"}};
+  for (auto it = expected.begin(); it != expected.end(); ++it) {
+    exported.clear();
+    QString path = dir.filePath("scale_shift." + it.key());
+    QVERIFY(client.exportArtifact(0, record.target, it.key(), path));
+    QVERIFY(exported.wait(30000));
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QVERIFY2(file.readAll().contains(it.value()), qPrintable(it.key()));
   }
 }
 

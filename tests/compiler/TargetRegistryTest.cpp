@@ -83,7 +83,7 @@ TEST(Targets, UnknownTargetsAndDevicesNameWhatExists) {
   options.target = "nonexistent";
   error.clear();
   EXPECT_FALSE(cuvil::compile(kModule, "add", options, error));
-  EXPECT_NE(error.find("registered targets: c or cpu"), std::string::npos)
+  EXPECT_NE(error.find("registered targets: c, cpu or wasm"), std::string::npos)
       << error;
 }
 

@@ -2,74 +2,41 @@
 
 from __future__ import annotations
 
-import pathlib
-import runpy
 import shutil
 import subprocess
-import sys
 
 import numpy as np
 import pytest
+import test_ops
+from target_files import (
+    EXAMPLE_FUNCTIONS,
+    assert_close,
+    check_example_on,
+    check_op_on,
+    compile_file,
+    example,
+)
 
 import cuvil
 from cuvil.frontend import build_ir, to_ir_with_dynamic_shape
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import test_ops  # noqa: E402
-
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "resources" / "examples"
 CC = shutil.which("cc")
 CXX = shutil.which("c++")
 
-EXAMPLE_FUNCTIONS = [
-    ("mlp", "mlp"),
-    ("transformer_block", "transformer_block"),
-    ("matmul_inference", "matmul_inference"),
-]
 
-
-def _assert_close(result, expected):
-    """float32 sums of a few hundred terms: errors scale with the outputs' magnitude."""
-    atol = 4e-6 * float(np.abs(expected).max())
-    np.testing.assert_allclose(result, expected, rtol=1e-4, atol=atol)
-
-
-def _example(name: str) -> dict:
-    return runpy.run_path(str(EXAMPLES / f"{name}.py"))
-
-
-@pytest.mark.parametrize("example, function", EXAMPLE_FUNCTIONS)
-def test_examples_run_on_the_c_target(example, function):
-    namespace = _example(example)
-    compiled = cuvil.jit(namespace[function].__cuvil_function__, target="c")
-    inputs = namespace["make_inputs"]()
-    result = compiled(*inputs)
-    assert cuvil.last_fallback_reason(compiled) is None
-    assert cuvil.compilations()[-1].target == "c"
-    _assert_close(result, namespace["reference"](*inputs))
+@pytest.mark.parametrize("example_name, function", EXAMPLE_FUNCTIONS)
+def test_examples_run_on_the_c_target(example_name, function):
+    check_example_on("c", example_name, function)
 
 
 @pytest.mark.parametrize("info, sample", test_ops.CASES)
 def test_op_table_on_the_c_target(info, sample):
     """Every op of the op table, compiled to C and run, against NumPy."""
-    compiled = cuvil.jit(test_ops._traced_function(info, sample), target="c")
-    result = compiled(*sample.args)
-    assert cuvil.last_fallback_reason(compiled) is None, cuvil.last_fallback_reason(compiled)
-    test_ops._assert_matches(result, info.reference(sample), info.tolerance(sample))
+    check_op_on("c", info, sample)
 
 
-def _compile_file(tmp_path, name: str, function: str) -> pathlib.Path:
-    """``cuvil compile EXAMPLE --target c -o DIR`` (the file's decorator says cpu)."""
-    out = tmp_path / "c"
-    command = [sys.executable, "-m", "cuvil", "compile", str(EXAMPLES / f"{name}.py")]
-    run = subprocess.run(
-        [*command, "--target", "c", "-o", str(out)], capture_output=True, text=True, timeout=600
-    )
-    assert run.returncode == 0, run.stderr
-    assert f"// wrote {out / (function + '.c')}" in run.stdout
-    assert {p.name for p in out.iterdir()} == {f"{function}.c", f"{function}.h"}
-    return out
+def _compile_file(tmp_path, name: str, function: str):
+    return compile_file(tmp_path, name, function, "c", (".c", ".h"))
 
 
 HARNESS = r"""
@@ -113,11 +80,13 @@ def _harness(name: str, inputs, outputs) -> str:
     return HARNESS.format(name=name, count=len(inputs) + len(outputs), body=body)
 
 
-@pytest.mark.parametrize("example, function", EXAMPLE_FUNCTIONS)
-def test_emitted_c_compiles_cleanly_and_runs_in_a_program_of_its_own(tmp_path, example, function):
+@pytest.mark.parametrize("example_name, function", EXAMPLE_FUNCTIONS)
+def test_emitted_c_compiles_cleanly_and_runs_in_a_program_of_its_own(
+    tmp_path, example_name, function
+):
     """The files alone, no Cuvil: warning-free C99 and C++, and a C program linking them
     computes what NumPy does."""
-    folder = _compile_file(tmp_path, example, function)
+    folder = _compile_file(tmp_path, example_name, function)
     source = folder / f"{function}.c"
     strict = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O2", "-c"]
     for compiler, flags in ((CC, strict), (CXX, ["-x", "c++", "-Wall", "-Wextra", "-Werror"])):
@@ -129,7 +98,7 @@ def test_emitted_c_compiles_cleanly_and_runs_in_a_program_of_its_own(tmp_path, e
             text=True,
         )
         assert run.returncode == 0 and not run.stderr, run.stderr
-    namespace = _example(example)
+    namespace = example(example_name)
     inputs = namespace["make_inputs"]()
     expected = namespace["reference"](*inputs)
     (tmp_path / "main.c").write_text(_harness(function, inputs, [expected]))
@@ -144,7 +113,7 @@ def test_emitted_c_compiles_cleanly_and_runs_in_a_program_of_its_own(tmp_path, e
     paths.append(tmp_path / "out0.bin")
     assert subprocess.run([str(program), *map(str, paths)], timeout=120).returncode == 0
     result = np.fromfile(paths[-1], dtype=np.float32).reshape(expected.shape)
-    _assert_close(result, expected)
+    assert_close(result, expected)
 
 
 def test_header_documents_the_abi(tmp_path):

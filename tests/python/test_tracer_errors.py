@@ -156,7 +156,9 @@ def test_traced_array_leaking_between_traces_falls_back():
 
 
 def test_an_unregistered_target_is_refused():
-    with pytest.raises(ValueError, match="unknown target .cuda.; registered targets: c or cpu"):
+    with pytest.raises(
+        ValueError, match="unknown target .cuda.; registered targets: c, cpu or wasm"
+    ):
         cuvil.jit(target="cuda")(lambda x: x)
 
 

@@ -61,6 +61,8 @@ const std::vector<IRStageInfo> &cuvil::irStages() {
       {IRStage::LLVMIR, "llvm", "LLVM IR, optimized for the target"},
       {IRStage::Assembly, "asm", "the target's assembly"},
       {IRStage::CSource, "c", "C source (the c target)"},
+      {IRStage::Wat, "wat",
+       "WebAssembly text (the wasm target; needs wasm2wat from wabt)"},
   };
   return table;
 }
@@ -76,6 +78,12 @@ const std::vector<ArtifactInfo> &cuvil::artifactKinds() {
       {ArtifactKind::CSource, "c", "C99 source with the entry point", ".c",
        false},
       {ArtifactKind::CHeader, "h", "C header declaring the entry point", ".h",
+       false},
+      {ArtifactKind::Wasm, "wasm", "WebAssembly module exporting the function",
+       ".wasm", true},
+      {ArtifactKind::JSModule, "mjs",
+       "ES module loading the .wasm in Node or a browser", ".mjs", false},
+      {ArtifactKind::Wat, "wat", "WebAssembly text of the module", ".wat",
        false},
   };
   return table;

@@ -151,6 +151,16 @@ PipelineBuilder &PipelineBuilder::addCleanups(Phase phase) {
   return add(phase, "cse", "", "", need);
 }
 
+PipelineBuilder &PipelineBuilder::addBufferization() {
+  add(Phase::Bufferize, "one-shot-bufferize",
+      "bufferize-function-boundaries=1 "
+      "function-boundary-type-conversion=identity-layout-map");
+  add(Phase::Bufferize, "cuvil-materialize-results");
+  add(Phase::Bufferize, "buffer-results-to-out-params",
+      "hoist-static-allocs=1");
+  return add(Phase::Bufferize, "buffer-deallocation-pipeline");
+}
+
 namespace {
 /// The passes a parsed pass manager holds, through nested adaptors' printed
 /// form: a single-pass step must hold exactly the pass it is named after,
@@ -273,8 +283,9 @@ struct PipelineCliOptions : public PassPipelineOptions<PipelineCliOptions> {
       llvm::cl::desc("Stop after this phase (" + ::cuvil::phaseNames() + ")"),
       llvm::cl::init("llvm")};
   Option<int> vectorLanes{*this, "vector-lanes",
-                          llvm::cl::desc("f32 lanes per vector register"),
-                          llvm::cl::init(16)};
+                          llvm::cl::desc("f32 lanes per vector register (0: "
+                                         "the target's own)"),
+                          llvm::cl::init(0)};
 };
 
 /// Adds the steps of `pipeline` up to and including phase `upTo`.

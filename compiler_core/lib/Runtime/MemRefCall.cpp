@@ -17,11 +17,20 @@ thread_local sigjmp_buf *activeCall = nullptr;
 thread_local int64_t failedBytes = 0;
 thread_local size_t activeInputs = 0;
 thread_local std::string callFailure;
+thread_local std::string runtimeFailure;
 } // namespace
+
+void cuvil::reportCallFailure(std::string message) {
+  runtimeFailure = std::move(message);
+}
 
 CallError cuvil::takeCallError(const std::string &function) {
   CallError error;
-  if (!callFailure.empty()) {
+  if (!runtimeFailure.empty()) {
+    error.kind = CallError::Kind::Runtime;
+    error.message = "cuvil: compiled function '" + function +
+                    "': " + runtimeFailure + "; the outputs were not written";
+  } else if (!callFailure.empty()) {
     error.kind = CallError::Kind::ResultSize;
     error.message = "cuvil: compiled function '" + function +
                     "': " + callFailure +
@@ -43,6 +52,7 @@ CallError cuvil::takeCallError(const std::string &function) {
                     "with smaller inputs";
   }
   callFailure.clear();
+  runtimeFailure.clear();
   failedBytes = 0;
   return error;
 }

@@ -4,6 +4,7 @@
 
 #include "cuvil/Target/C/CTarget.h"
 #include "cuvil/Target/CPU/CpuTarget.h"
+#include "cuvil/Target/Wasm/WasmTarget.h"
 
 #include <mutex>
 
@@ -12,5 +13,6 @@ void mlir::cuvil::registerBuiltinTargets() {
   std::call_once(once, [] {
     TargetRegistry::registerBackend(cpu::createCpuTarget());
     TargetRegistry::registerBackend(c::createCTarget());
+    TargetRegistry::registerBackend(wasm::createWasmTarget());
   });
 }

@@ -1,6 +1,7 @@
 //===- TargetRegistry.cpp - The process's target backends -----------------===//
 
 #include "cuvil/Target/TargetBackend.h"
+#include "cuvil/Target/TargetSupport.h"
 
 #include "llvm/ADT/StringMap.h"
 
@@ -68,6 +69,16 @@ LogicalResult TargetBackend::printStage(ModuleOp lowered,
   error =
       unsupported(*this, "show IR stage", ::cuvil::irStageName(stage), names);
   return failure();
+}
+
+LogicalResult TargetBackend::emitStage(ModuleOp lowered, ::cuvil::IRStage stage,
+                                       const LoadRequest &request,
+                                       StringRef path,
+                                       std::string &error) const {
+  std::string text;
+  if (failed(printStage(lowered, stage, request, text, error)))
+    return failure();
+  return writeFile(path, text, error);
 }
 
 LogicalResult TargetBackend::emit(ModuleOp lowered, ::cuvil::ArtifactKind kind,

@@ -3,6 +3,7 @@
 
 #include "cuvil/Target/TargetSupport.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Program.h"
@@ -90,4 +91,12 @@ std::unique_ptr<llvm::MemoryBuffer> mlir::cuvil::buildInTemporaryFile(
     return nullptr;
   }
   return std::move(*bytes);
+}
+
+void mlir::cuvil::renameFunctions(ModuleOp module, llvm::StringRef prefix,
+                                  llvm::StringRef suffix) {
+  module.walk([&](func::FuncOp func) {
+    if (!func.isDeclaration())
+      func.setSymName((prefix + func.getSymName() + suffix).str());
+  });
 }

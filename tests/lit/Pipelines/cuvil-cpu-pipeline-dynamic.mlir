@@ -2,8 +2,8 @@
 // dynamic GEMM and elementwise kernels run over run-time extents, memory
 // planning leaves the dynamic buffers to run-time allocation, and the result
 // becomes an out-param that still names its size.
-// RUN: %cuvil_opt %s --cuvil-cpu-pipeline=up-to=bufferize | FileCheck %s --check-prefix=BUFFERS
-// RUN: %cuvil_opt %s --cuvil-cpu-pipeline | mlir-translate --mlir-to-llvmir | FileCheck %s --check-prefix=IR
+// RUN: %cuvil_opt %s --cuvil-cpu-pipeline="up-to=bufferize vector-lanes=16" | FileCheck %s --check-prefix=BUFFERS
+// RUN: %cuvil_opt %s --cuvil-cpu-pipeline=vector-lanes=16 | mlir-translate --mlir-to-llvmir | FileCheck %s --check-prefix=IR
 
 // BUFFERS-LABEL: func.func @mlp
 // BUFFERS-SAME: (%{{.*}}: memref<?x8xf32> {cuvil.symbols = ["N"]}, %{{.*}}: memref<8x16xf32>, %{{.*}}: memref<16xf32>, %[[OUT:.*]]: memref<?x16xf32> {cuvil.symbols = ["N"]})

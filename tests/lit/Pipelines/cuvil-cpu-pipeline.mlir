@@ -1,10 +1,10 @@
 // Stages of the CPU pipeline, one RUN per stage boundary.
-// RUN: %cuvil_opt %s --cuvil-cpu-pipeline=up-to=fusion --mlir-print-debuginfo --mlir-print-local-scope | FileCheck %s --check-prefix=FUSED
-// RUN: %cuvil_opt %s "--cuvil-cpu-pipeline=up-to=fusion enable-fusion=false" | FileCheck %s --check-prefix=UNFUSED
-// RUN: %cuvil_opt %s --cuvil-cpu-pipeline=up-to=schedule | FileCheck %s --check-prefix=SCHEDULED
-// RUN: %cuvil_opt %s --cuvil-cpu-pipeline=up-to=bufferize | FileCheck %s --check-prefix=BUFFERS
-// RUN: %cuvil_opt %s --cuvil-cpu-pipeline | FileCheck %s --check-prefix=LLVM
-// RUN: %cuvil_opt %s --cuvil-cpu-pipeline | mlir-translate --mlir-to-llvmir | FileCheck %s --check-prefix=IR
+// RUN: %cuvil_opt %s --cuvil-cpu-pipeline="up-to=fusion vector-lanes=16" --mlir-print-debuginfo --mlir-print-local-scope | FileCheck %s --check-prefix=FUSED
+// RUN: %cuvil_opt %s "--cuvil-cpu-pipeline=up-to=fusion enable-fusion=false vector-lanes=16" | FileCheck %s --check-prefix=UNFUSED
+// RUN: %cuvil_opt %s --cuvil-cpu-pipeline="up-to=schedule vector-lanes=16" | FileCheck %s --check-prefix=SCHEDULED
+// RUN: %cuvil_opt %s --cuvil-cpu-pipeline="up-to=bufferize vector-lanes=16" | FileCheck %s --check-prefix=BUFFERS
+// RUN: %cuvil_opt %s --cuvil-cpu-pipeline=vector-lanes=16 | FileCheck %s --check-prefix=LLVM
+// RUN: %cuvil_opt %s --cuvil-cpu-pipeline=vector-lanes=16 | mlir-translate --mlir-to-llvmir | FileCheck %s --check-prefix=IR
 
 // Bias add and GELU fuse into one elementwise kernel after the GEMM; the
 // fused kernel keeps the user's source line.

@@ -60,6 +60,7 @@ enum class IRStage {
   LLVMIR,    ///< "llvm": LLVM IR, optimized for the target
   Assembly,  ///< "asm": the target's assembly
   CSource,   ///< "c": C source (the c target)
+  Wat,       ///< "wat": WebAssembly text (the wasm target)
 };
 
 /// Files a compiled function can write.
@@ -71,6 +72,9 @@ enum class ArtifactKind {
   SharedLibrary, ///< "so": a shared library with the packed entry point
   CSource,       ///< "c": C99 source (the c target)
   CHeader,       ///< "h": the C source's header
+  Wasm,          ///< "wasm": a WebAssembly module
+  JSModule,      ///< "mjs": the ES module loading the wasm module
+  Wat,           ///< "wat": the wasm module as text
 };
 
 struct IRStageInfo {

@@ -48,6 +48,10 @@ public:
   /// Appends canonicalize and cse, optional where the phase says cleanups
   /// only tidy up.
   PipelineBuilder &addCleanups(Phase phase);
+  /// Appends to the Bufferize phase what the targets that lower through
+  /// loops share: one-shot bufferization at function boundaries, every
+  /// result its own buffer passed as an out-parameter, deallocations placed.
+  PipelineBuilder &addBufferization();
 
   const std::vector<Step> &steps() const { return stepList; }
 

@@ -51,12 +51,17 @@ std::string packedEntryName(const std::string &symbol);
 /// `function`), and whether an allocation failed (Python raises MemoryError)
 /// or a result's sizes differed from its out-param's; reading clears it.
 struct CallError {
-  enum class Kind { None, Allocation, ResultSize };
+  enum class Kind { None, Allocation, ResultSize, Runtime };
   Kind kind = Kind::None;
   std::string message;
   explicit operator bool() const { return kind != Kind::None; }
 };
 CallError takeCallError(const std::string &function);
+
+/// Reports that the call in progress on this thread failed in the code's
+/// own runtime (`message`, e.g. a wasm module's engine): the call's
+/// outputs are unwritten, and takeCallError returns it (RuntimeError).
+void reportCallFailure(std::string message);
 
 /// The global compiled code calls when an allocation fails (it is set in
 /// every library that defines it): on the calling thread it unwinds to

@@ -109,6 +109,12 @@ public:
                                    const LoadRequest &request, std::string &out,
                                    std::string &error) const;
 
+  /// Writes the lowered module printed at `stage` (printStage) to `path`:
+  /// for artifacts that are an IR stage as a file.
+  LogicalResult emitStage(ModuleOp lowered, ::cuvil::IRStage stage,
+                          const LoadRequest &request, llvm::StringRef path,
+                          std::string &error) const;
+
   /// Artifacts the backend writes besides the input IR.
   virtual std::vector<::cuvil::ArtifactKind> artifacts() const { return {}; }
   /// Writes artifact `kind` of the lowered module to `path`.

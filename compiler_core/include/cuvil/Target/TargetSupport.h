@@ -6,6 +6,7 @@
 #ifndef CUVIL_TARGET_TARGETSUPPORT_H
 #define CUVIL_TARGET_TARGETSUPPORT_H
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LogicalResult.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -20,6 +21,11 @@ class MemoryBuffer;
 } // namespace llvm
 
 namespace mlir::cuvil {
+
+/// Renames every function defined in `module` to `prefix`<name>`suffix`
+/// (the symbols a target's code defines must not capture the C library's).
+void renameFunctions(ModuleOp module, llvm::StringRef prefix,
+                     llvm::StringRef suffix = "");
 
 /// Writes `content` to `path`; failure with the reason in `error`.
 LogicalResult writeFile(llvm::StringRef path, llvm::StringRef content,

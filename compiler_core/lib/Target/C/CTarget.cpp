@@ -316,10 +316,7 @@ public:
   }
 
   void prepareForLowering(ModuleOp module) const override {
-    module.walk([&](func::FuncOp func) {
-      if (!func.isDeclaration())
-        func.setSymName(("cuvil_" + func.getSymName() + "_kernel").str());
-    });
+    renameFunctions(module, "cuvil_", "_kernel");
   }
 
   FailureOr<std::unique_ptr<::cuvil::Executable>>
@@ -391,17 +388,11 @@ public:
 
 void CTarget::buildPhases(const TargetOptions &, PipelineBuilder &p) const {
   // No schedule: the C compiler vectorizes the plain loops it is given.
-  p.add(Phase::Bufferize, "one-shot-bufferize",
-        "bufferize-function-boundaries=1 "
-        "function-boundary-type-conversion=identity-layout-map");
-  p.add(Phase::Bufferize, "cuvil-materialize-results");
-  p.add(Phase::Bufferize, "buffer-results-to-out-params",
-        "hoist-static-allocs=1");
-  p.add(Phase::Bufferize, "buffer-deallocation-pipeline");
+  p.addBufferization();
   p.add(Phase::Bufferize, "convert-linalg-to-loops");
   p.add(Phase::Bufferize, "canonicalize");
 
-  p.add(Phase::Lower, "cuvil-c-static-buffers");
+  p.add(Phase::Lower, "cuvil-static-buffers", "target=c keep-alignment=0");
   p.add(Phase::Lower, "fold-memref-alias-ops");
   p.add(Phase::Lower, "lower-affine");
   p.add(Phase::Lower, "arith-expand");

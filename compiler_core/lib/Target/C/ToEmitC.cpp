@@ -1,10 +1,9 @@
 //===- ToEmitC.cpp - Loop-level IR with static buffers to EmitC -----------===//
 //
-// The two passes between the C target's bufferized loops and EmitC:
-// cuvil-c-static-buffers (static storage instead of alloc/dealloc, copies as
-// loops) and cuvil-c-to-emitc (MLIR's arith, SCF, memref and func patterns,
-// plus memref function arguments and math ops, which MLIR 19's conversions
-// leave out).
+// The last pass of the C target: cuvil-c-to-emitc (MLIR's arith, SCF,
+// memref and func patterns, plus memref function arguments and math ops,
+// which MLIR 19's conversions leave out), run on loops over the static
+// buffers cuvil-static-buffers made.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,7 +20,6 @@
 #include "llvm/ADT/StringSwitch.h"
 
 namespace mlir::cuvil {
-#define GEN_PASS_DEF_CSTATICBUFFERS
 #define GEN_PASS_DEF_CTOEMITC
 #include "cuvil/Target/C/Passes.h.inc"
 } // namespace mlir::cuvil
@@ -29,92 +27,6 @@ namespace mlir::cuvil {
 using namespace mlir;
 
 namespace {
-
-//===----------------------------------------------------------------------===//
-// cuvil-c-static-buffers
-//===----------------------------------------------------------------------===//
-
-/// `alloc` as a private uninitialized global of the module, or failure (with
-/// the error emitted) for a shape C arrays cannot hold.
-LogicalResult makeStatic(memref::AllocOp alloc, SymbolTable &symbols) {
-  MemRefType type = alloc.getType();
-  if (!type.hasStaticShape() || !type.getLayout().isIdentity())
-    return alloc.emitError()
-           << "the c target compiles static shapes only, and this buffer has "
-              "type "
-           << type
-           << "; fix: compile with static input shapes, or use target='cpu' "
-              "for dynamic ones";
-  auto module = cast<ModuleOp>(symbols.getOp());
-  OpBuilder builder(module.getBodyRegion());
-  // No alignment: C99 has no way to state one (MLIR 19's memref-to-emitc
-  // refuses a global that asks for one); the arrays get their element's.
-  auto global = builder.create<memref::GlobalOp>(
-      alloc.getLoc(), "cuvil_buffer", builder.getStringAttr("private"), type,
-      builder.getUnitAttr(), /*constant=*/false, IntegerAttr());
-  symbols.insert(global); // renames it to a unique name
-  builder.setInsertionPoint(alloc);
-  Value storage = builder.create<memref::GetGlobalOp>(alloc.getLoc(), type,
-                                                      global.getSymName());
-  for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
-    if (isa<memref::DeallocOp>(user))
-      user->erase();
-  alloc.replaceAllUsesWith(storage);
-  alloc.erase();
-  return success();
-}
-
-/// `copy` as a loop nest of loads and stores.
-LogicalResult expandCopy(memref::CopyOp copy) {
-  auto source = cast<MemRefType>(copy.getSource().getType());
-  if (!source.hasStaticShape())
-    return copy.emitError() << "the c target compiles static shapes only, and "
-                               "this copy has type "
-                            << source;
-  OpBuilder builder(copy);
-  Location loc = copy.getLoc();
-  SmallVector<Value> lower, upper, steps;
-  Value zero = builder.create<arith::ConstantIndexOp>(loc, 0);
-  Value one = builder.create<arith::ConstantIndexOp>(loc, 1);
-  for (int64_t size : source.getShape()) {
-    lower.push_back(zero);
-    upper.push_back(builder.create<arith::ConstantIndexOp>(loc, size));
-    steps.push_back(one);
-  }
-  scf::buildLoopNest(
-      builder, loc, lower, upper, steps,
-      [&](OpBuilder &b, Location l, ValueRange indices) {
-        Value value = b.create<memref::LoadOp>(l, copy.getSource(), indices);
-        b.create<memref::StoreOp>(l, value, copy.getTarget(), indices);
-      });
-  copy.erase();
-  return success();
-}
-
-struct CStaticBuffersPass
-    : cuvil::impl::CStaticBuffersBase<CStaticBuffersPass> {
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    SymbolTable symbols(module);
-    SmallVector<memref::AllocOp> allocs;
-    SmallVector<memref::CopyOp> copies;
-    module.walk([&](Operation *op) {
-      if (auto alloc = dyn_cast<memref::AllocOp>(op))
-        allocs.push_back(alloc);
-      else if (auto copy = dyn_cast<memref::CopyOp>(op))
-        copies.push_back(copy);
-      else if (auto global = dyn_cast<memref::GlobalOp>(op))
-        global.removeAlignmentAttr(); // constants: see makeStatic
-    });
-    bool ok = true;
-    for (memref::AllocOp alloc : allocs)
-      ok &= succeeded(makeStatic(alloc, symbols));
-    for (memref::CopyOp copy : copies)
-      ok &= succeeded(expandCopy(copy));
-    if (!ok)
-      signalPassFailure();
-  }
-};
 
 //===----------------------------------------------------------------------===//
 // cuvil-c-to-emitc

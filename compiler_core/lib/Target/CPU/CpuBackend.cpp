@@ -8,6 +8,7 @@
 #include "cuvil/Target/CPU/CpuBackend.h"
 #include "cuvil/Runtime/MemRefCall.h"
 #include "cuvil/Runtime/MemoryPool.h"
+#include "cuvil/Target/LLVMCodegen.h"
 #include "cuvil/Target/TargetSupport.h"
 
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -32,14 +33,6 @@
 
 using namespace mlir;
 using namespace mlir::cuvil;
-
-/// LLVM's IR pipeline level. The IR reaching LLVM is already tiled,
-/// vectorized and unrolled by the CPU schedule; O3's extra IR passes blow
-/// the long unrolled blocks up further and made the machine schedulers
-/// quadratic on them (the example transformer block: 24 s of CPU to
-/// compile at O3 against 0.9 s at O2, with no measurable gain in its run
-/// time or the GEMMs'). Code generation itself stays at -O3.
-static constexpr unsigned kIROptLevel = 2;
 
 void cpu::initializeTargets(DialectRegistry &registry) {
   static bool initialized = [] {
@@ -87,39 +80,6 @@ std::vector<std::string> cpu::runtimeLibraries() {
   return {dir + "/libomp.so", dir + "/libmlir_c_runner_utils.so"};
 }
 
-llvm::Expected<std::unique_ptr<llvm::Module>>
-cpu::translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
-                       llvm::TargetMachine &tm, bool optimize) {
-  std::unique_ptr<llvm::Module> llvmModule =
-      mlir::translateModuleToLLVMIR(module, context, "cuvil");
-  if (!llvmModule)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "translation to LLVM IR failed");
-  llvmModule->setDataLayout(tm.createDataLayout());
-  llvmModule->setTargetTriple(tm.getTargetTriple().str());
-  if (optimize) {
-    auto transformer = makeOptimizingTransformer(kIROptLevel, 0, &tm);
-    if (llvm::Error error = transformer(llvmModule.get()))
-      return std::move(error);
-  }
-  return llvmModule;
-}
-
-llvm::Error cpu::emitMachineCode(llvm::Module &module, llvm::TargetMachine &tm,
-                                 bool assembly, std::string &out) {
-  llvm::SmallVector<char, 0> buffer;
-  llvm::raw_svector_ostream os(buffer);
-  llvm::legacy::PassManager pm;
-  auto fileType = assembly ? llvm::CodeGenFileType::AssemblyFile
-                           : llvm::CodeGenFileType::ObjectFile;
-  if (tm.addPassesToEmitFile(pm, os, nullptr, fileType))
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "the target cannot emit this file type");
-  pm.run(module);
-  out.assign(buffer.begin(), buffer.end());
-  return llvm::Error::success();
-}
-
 llvm::Error cpu::emitArtifact(ModuleOp module, Artifact kind, std::string &out,
                               llvm::StringRef packedEntry) {
   auto tm = createHostTargetMachine(/*positionIndependent=*/true);
@@ -134,8 +94,7 @@ llvm::Error cpu::emitArtifact(ModuleOp module, Artifact kind, std::string &out,
       return e;
   defineAllocationFunctions(**llvmModule);
   defineSizeMismatchFunction(**llvmModule);
-  if (llvm::Error e = makeOptimizingTransformer(kIROptLevel, 0,
-                                                tm->get())(llvmModule->get()))
+  if (llvm::Error e = optimizeLLVMIR(**llvmModule, **tm))
     return e;
   if (kind == Artifact::LLVMIR) {
     out.clear();

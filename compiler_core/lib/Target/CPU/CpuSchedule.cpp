@@ -10,12 +10,16 @@
 #include "cuvil/Dialect/Cuvil/IR/CuvilDialect.h"
 #include "cuvil/Target/CPU/Passes.h"
 
+#include "cuvil/Pipelines/Pipelines.h"
+
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Transform/Transforms/TransformInterpreterUtils.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/TargetParser/Host.h"
+
+#include <mutex>
 
 namespace mlir::cuvil {
 #define GEN_PASS_DEF_CPUSCHEDULE
@@ -580,7 +584,8 @@ module attributes {transform.with_named_sequence} {
 }
 
 namespace {
-struct CpuSchedulePass : public cuvil::impl::CpuScheduleBase<CpuSchedulePass> {
+struct CpuSchedulePass
+    : public mlir::cuvil::impl::CpuScheduleBase<CpuSchedulePass> {
   using CpuScheduleBase::CpuScheduleBase;
 
   void runOnOperation() override {
@@ -625,3 +630,18 @@ struct CpuSchedulePass : public cuvil::impl::CpuScheduleBase<CpuSchedulePass> {
   }
 };
 } // namespace
+
+void mlir::cuvil::registerCpuCodegenPasses() {
+  static std::once_flag once;
+  std::call_once(once, [] { registerCuvilCpuPasses(); });
+}
+
+void mlir::cuvil::addCpuSchedule(PipelineBuilder &p, int vectorLanes,
+                                 bool fuseEpilogues) {
+  using Need = PipelineBuilder::Need;
+  p.add(Phase::Schedule, "cuvil-tag-kernels", "", "func.func", Need::Optional);
+  p.add(Phase::Schedule, "cuvil-cpu-conv-to-gemm", "", "func.func");
+  p.add(Phase::Schedule, "cuvil-cpu-schedule",
+        "vector-lanes=" + std::to_string(vectorLanes) +
+            (fuseEpilogues ? "" : " fuse-epilogues=0"));
+}

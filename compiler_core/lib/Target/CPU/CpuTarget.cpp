@@ -46,7 +46,7 @@ public:
   void registerDialects(DialectRegistry &registry) const override {
     cpu::initializeTargets(registry);
   }
-  void registerPasses() const override { registerCuvilCpuPasses(); }
+  void registerPasses() const override { registerCpuCodegenPasses(); }
 
   void buildPhases(const TargetOptions &options,
                    PipelineBuilder &p) const override;
@@ -57,10 +57,7 @@ public:
   }
 
   void prepareForLowering(ModuleOp module) const override {
-    module.walk([&](func::FuncOp func) {
-      if (!func.isDeclaration())
-        func.setSymName(("cuvil_" + func.getSymName()).str());
-    });
+    renameFunctions(module, "cuvil_");
   }
 
   FailureOr<std::unique_ptr<::cuvil::Executable>>
@@ -96,20 +93,9 @@ public:
 
 void CpuTarget::buildPhases(const TargetOptions &o, PipelineBuilder &p) const {
   using Need = PipelineBuilder::Need;
-  int lanes = o.vectorLanes > 0 ? o.vectorLanes : hostVectorLanes();
-  p.add(Phase::Schedule, "cuvil-tag-kernels", "", "func.func", Need::Optional);
-  p.add(Phase::Schedule, "cuvil-cpu-conv-to-gemm", "", "func.func");
-  p.add(Phase::Schedule, "cuvil-cpu-schedule",
-        "vector-lanes=" + std::to_string(lanes) +
-            (o.enableFusion ? "" : " fuse-epilogues=0"));
-
-  p.add(Phase::Bufferize, "one-shot-bufferize",
-        "bufferize-function-boundaries=1 "
-        "function-boundary-type-conversion=identity-layout-map");
-  p.add(Phase::Bufferize, "cuvil-materialize-results");
-  p.add(Phase::Bufferize, "buffer-results-to-out-params",
-        "hoist-static-allocs=1");
-  p.add(Phase::Bufferize, "buffer-deallocation-pipeline");
+  addCpuSchedule(p, o.vectorLanes > 0 ? o.vectorLanes : hostVectorLanes(),
+                 o.enableFusion);
+  p.addBufferization();
   p.add(Phase::Bufferize, "cuvil-plan-memory", "", "func.func", Need::Optional);
   p.add(Phase::Bufferize, "convert-linalg-to-loops");
   p.add(Phase::Bufferize, "cuvil-serial-foralls", "", "func.func");
@@ -209,13 +195,9 @@ LogicalResult CpuTarget::emit(ModuleOp lowered, ArtifactKind kind,
       return failure();
     return writeFile(path, content, error);
   case ArtifactKind::LLVMIR:
+    return emitStage(lowered, IRStage::LLVMIR, request, path, error);
   case ArtifactKind::Assembly:
-    if (failed(printStage(lowered,
-                          kind == ArtifactKind::LLVMIR ? IRStage::LLVMIR
-                                                       : IRStage::Assembly,
-                          request, content, error)))
-      return failure();
-    return writeFile(path, content, error);
+    return emitStage(lowered, IRStage::Assembly, request, path, error);
   default:
     return TargetBackend::emit(lowered, kind, request, path, error);
   }

@@ -190,4 +190,42 @@ def PlanMemory : Pass<"cuvil-plan-memory", "func::FuncOp"> {
   let dependentDialects = ["arith::ArithDialect", "memref::MemRefDialect"];
 }
 
+def StaticBuffers : Pass<"cuvil-static-buffers", "ModuleOp"> {
+  let summary = "Give every buffer static storage and copy with loops";
+  let description = [{
+    For targets whose code has no allocator (C, WebAssembly), after
+    bufferization and memory planning: each `memref.alloc` of a static
+    shape becomes a private, uninitialized `memref.global` (a `static`
+    array in C, zero-initialized linear memory in wasm) read with
+    `memref.get_global`, every `memref.dealloc` goes, and each `memref.copy`
+    becomes a loop nest of loads and stores (no runtime copy function; LLVM
+    recognizes contiguous ones as a memcpy). Run after `cuvil-plan-memory`,
+    the arena it plans becomes one global sized by the plan. A dynamic shape
+    is an error naming the op, its source location and the target. With
+    `keep-alignment=0` (C99 cannot state one) globals lose their alignment.
+
+    Before:
+    ```mlir
+    %a = memref.alloc() {alignment = 64 : i64} : memref<64x512xf32>
+    memref.copy %a, %out : memref<64x512xf32> to memref<64x512xf32>
+    memref.dealloc %a : memref<64x512xf32>
+    ```
+    After:
+    ```mlir
+    memref.global "private" @cuvil_buffer : memref<64x512xf32> = uninitialized {alignment = 64 : i64}
+    %a = memref.get_global @cuvil_buffer : memref<64x512xf32>
+    scf.for %i = ... { scf.for %j = ... { memref.load ... memref.store ... } }
+    ```
+  }];
+  let options = [
+    Option<"target", "target", "std::string", "\"static\"",
+           "Target named in errors (`the c target compiles static shapes "
+           "only`)">,
+    Option<"keepAlignment", "keep-alignment", "bool", "true",
+           "Keep the alignment of allocations and globals">,
+  ];
+  let dependentDialects = ["memref::MemRefDialect", "scf::SCFDialect",
+                           "arith::ArithDialect"];
+}
+
 #endif // CUVIL_CODEGEN_COMMON_PASSES_TD

@@ -4,36 +4,6 @@
 
 include "mlir/Pass/PassBase.td"
 
-def CStaticBuffers : Pass<"cuvil-c-static-buffers", "ModuleOp"> {
-  let summary = "Give every buffer static storage and copy with loops, for C";
-  let description = [{
-    Prepares bufferized, loop-level IR for EmitC, which converts neither
-    `memref.alloc` nor `memref.copy`: each `memref.alloc` of a static shape
-    becomes a private, uninitialized `memref.global` (a `static` array in
-    the C file, so the code calls no `malloc`) read with `memref.get_global`,
-    its `memref.dealloc` goes, and each `memref.copy` becomes a loop nest of
-    loads and stores (views are then folded into those accesses by
-    `fold-memref-alias-ops`). Globals (constants) lose their alignment, which
-    C99 cannot state. A dynamic shape is an error naming the op and
-    its source location: the C target compiles static shapes only.
-
-    Before:
-    ```mlir
-    %a = memref.alloc() {alignment = 64 : i64} : memref<64x512xf32>
-    memref.copy %a, %out : memref<64x512xf32> to memref<64x512xf32>
-    memref.dealloc %a : memref<64x512xf32>
-    ```
-    After:
-    ```mlir
-    memref.global "private" @cuvil_buffer_0 : memref<64x512xf32> = uninitialized
-    %a = memref.get_global @cuvil_buffer_0 : memref<64x512xf32>
-    scf.for %i = ... { scf.for %j = ... { memref.load ... memref.store ... } }
-    ```
-  }];
-  let dependentDialects = ["memref::MemRefDialect", "scf::SCFDialect",
-                           "arith::ArithDialect"];
-}
-
 def CToEmitC : Pass<"cuvil-c-to-emitc", "ModuleOp"> {
   let summary = "Convert loop-level IR with static buffers to the EmitC dialect";
   let description = [{

@@ -32,15 +32,6 @@ void configureThreadRuntime();
 /// utilities), in load order.
 std::vector<std::string> runtimeLibraries();
 
-/// Translates an LLVM-dialect module to LLVM IR, optimized for `tm` when asked.
-llvm::Expected<std::unique_ptr<llvm::Module>>
-translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
-                  llvm::TargetMachine &tm, bool optimize);
-
-/// Emits `module` as assembly text or an object file into `out`.
-llvm::Error emitMachineCode(llvm::Module &module, llvm::TargetMachine &tm,
-                            bool assembly, std::string &out);
-
 enum class Artifact { LLVMIR, Assembly, Object };
 
 /// Translates and optimizes an LLVM-dialect module for the host, then prints

@@ -16,6 +16,8 @@
 
 namespace mlir::cuvil {
 
+class PipelineBuilder;
+
 #define GEN_PASS_DECL
 #include "cuvil/Target/CPU/Passes.h.inc"
 
@@ -26,6 +28,16 @@ namespace mlir::cuvil {
 /// scheduled matmuls with `cuvil.gemm_id`).
 std::string buildCpuSchedule(ModuleOp module, int vectorLanes,
                              bool fuseEpilogues = true);
+
+/// Registers the passes above once per process: the cpu and wasm targets
+/// both run them.
+void registerCpuCodegenPasses();
+
+/// Appends the CPU's Schedule phase to `pipeline`: kernel tags, convolutions
+/// as GEMMs, then the tiling and vectorization schedule for vectors of
+/// `vectorLanes` f32 (GEMM epilogues fused unless `fuseEpilogues` is off).
+void addCpuSchedule(PipelineBuilder &pipeline, int vectorLanes,
+                    bool fuseEpilogues);
 
 /// Host vector width in f32 lanes (16 with AVX-512F, 8 with AVX2+FMA).
 int hostVectorLanes();

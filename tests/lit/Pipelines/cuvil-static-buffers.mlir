@@ -1,4 +1,5 @@
-// RUN: %cuvil_opt %s --split-input-file --cuvil-c-static-buffers --verify-diagnostics | FileCheck %s
+// RUN: %cuvil_opt %s --split-input-file --cuvil-static-buffers="target=c keep-alignment=0" --verify-diagnostics | FileCheck %s
+// RUN: %cuvil_opt %s --split-input-file --cuvil-static-buffers="target=wasm" --verify-diagnostics | FileCheck %s --check-prefix=ALIGNED
 
 // An allocation becomes a private uninitialized global (no alignment, which
 // C99 cannot state), its dealloc goes, and a copy becomes loads and stores.
@@ -37,7 +38,28 @@ func.func @two() {
 // -----
 
 func.func @dynamic(%n: index) {
-  // expected-error @+1 {{the c target compiles static shapes only, and this buffer has type 'memref<?xf32>'}}
+  // expected-error @+1 {{target compiles static shapes only, and this buffer has type 'memref<?xf32>'}}
   %a = memref.alloc(%n) : memref<?xf32>
   return
+}
+
+// -----
+
+// The arena cuvil-plan-memory made becomes one global of its size, aligned
+// (keep-alignment=1, the default); views of it stay, and so do conditional
+// deallocations' owners: every dealloc goes.
+// ALIGNED: memref.global "private" @cuvil_buffer : memref<2048xi8> = uninitialized {alignment = 64 : i64}
+// ALIGNED-LABEL: func.func @arena
+// ALIGNED: %[[ARENA:.*]] = memref.get_global @cuvil_buffer : memref<2048xi8>
+// ALIGNED: memref.view %[[ARENA]]
+// ALIGNED-NOT: memref.dealloc
+func.func @arena(%c: i1) -> f32 {
+  %c0 = arith.constant 0 : index
+  %arena = memref.alloc() {alignment = 64 : i64} : memref<2048xi8>
+  %a = memref.view %arena[%c0][] : memref<2048xi8> to memref<512xf32>
+  %v = memref.load %a[%c0] : memref<512xf32>
+  scf.if %c {
+    memref.dealloc %arena : memref<2048xi8>
+  }
+  return %v : f32
 }
