@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import pathlib
 import shutil
 import subprocess
 
@@ -208,3 +209,65 @@ def test_dynamic_shapes_are_refused_naming_the_op_and_line():
     message = str(raised.value)
     assert "the wasm target compiles static shapes only" in message
     assert "test_wasm_target.py:" in message and "?x4xf32" in message
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+DEMO = pathlib.Path(__file__).resolve().parents[2] / "resources" / "wasm-demo"
+
+
+def _serve(folder: pathlib.Path):
+    """An HTTP server for ``folder`` on a free local port (browsers load ES modules only over
+    HTTP), serving .mjs as JavaScript; its base URL and the server."""
+    import functools
+    import http.server
+    import threading
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        extensions_map = {
+            **http.server.SimpleHTTPRequestHandler.extensions_map,
+            ".mjs": "text/javascript",
+            ".wasm": "application/wasm",
+        }
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(Handler, directory=str(folder))
+    )
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{server.server_address[1]}", server
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (Debian's chromium)")
+def test_demo_page_runs_the_model_in_a_browser(tmp_path):
+    """resources/wasm-demo loads a compiled example in headless Chromium and prints its
+    result (checked against NumPy here) and the time per call."""
+    page = tmp_path / "demo"
+    shutil.copytree(DEMO, page)
+    compile_file(page, "mlp", "mlp", "wasm", (".wasm", ".mjs"))
+    (page / "wasm").rename(page / "model")
+    base, server = _serve(page)
+    try:
+        run = subprocess.run(
+            [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu",
+             "--virtual-time-budget=30000", "--dump-dom", f"{base}/?model=mlp"],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+    finally:
+        server.shutdown()
+    assert 'data-status="done"' in run.stdout, run.stdout[-2000:] + run.stderr[-2000:]
+    text = run.stdout.split('<pre id="result">', 1)[1].split("</pre>", 1)[0]
+    result = json.loads(text.replace("&quot;", '"'))
+    assert result["function"] == "mlp" and result["msPerCall"] >= 0
+    namespace = example("mlp")
+    shapes = [x.shape for x in namespace["make_inputs"]()]
+    inputs = [
+        (np.sin(0.37 * np.arange(np.prod(s)) + k) * 0.5).astype(np.float32).reshape(s)
+        for k, s in enumerate(shapes)
+    ]
+    expected = namespace["reference"](*inputs)
+    (output,) = result["outputs"]
+    assert output["shape"] == list(expected.shape)
+    np.testing.assert_allclose(output["first"], expected.ravel()[:8], rtol=1e-4, atol=1e-5)
+    assert abs(output["sum"] - float(expected.sum())) <= 1e-4 * float(np.abs(expected).sum())
