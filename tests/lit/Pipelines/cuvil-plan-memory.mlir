@@ -39,3 +39,43 @@ func.func @escapes(%x: memref<16xf32>) -> memref<16xf32> {
   memref.dealloc %t : memref<16xf32>
   return %r : memref<16xf32>
 }
+
+// -----
+
+// RUN: %cuvil_opt %s --pass-pipeline="builtin.module(func.func(cuvil-plan-memory{views=0}))" --split-input-file | FileCheck %s --check-prefix=SHARED
+
+// Without views: %c takes over %a (same type, %a's users done), %b keeps
+// its own; %d (another type) too; one dealloc each at the end.
+// SHARED-LABEL: func.func @same_types
+// SHARED-SAME: cuvil.planned_peak_bytes = 2560 : i64, cuvil.unplanned_bytes = 3584 : i64
+// SHARED: %[[A:.*]] = memref.alloc() : memref<256xf32>
+// SHARED: memref.copy %arg0, %[[A]]
+// SHARED: %[[B:.*]] = memref.alloc() : memref<256xf32>
+// SHARED: memref.copy %[[A]], %[[B]]
+// SHARED-NOT: memref.alloc() : memref<256xf32>
+// SHARED: memref.copy %[[B]], %[[A]]
+// SHARED: memref.copy %[[A]], %arg1
+// SHARED: %[[D:.*]] = memref.alloc() : memref<128xi32>
+// SHARED-NOT: memref.view
+// SHARED-DAG: memref.dealloc %[[A]]
+// SHARED-DAG: memref.dealloc %[[B]]
+// SHARED-DAG: memref.dealloc %[[D]]
+// SHARED-NOT: memref.dealloc
+// SHARED: return
+func.func @same_types(%x: memref<256xf32>, %y: memref<256xf32>, %k: memref<128xi32>) {
+  %a = memref.alloc() : memref<256xf32>
+  memref.copy %x, %a : memref<256xf32> to memref<256xf32>
+  %b = memref.alloc() : memref<256xf32>
+  memref.copy %a, %b : memref<256xf32> to memref<256xf32>
+  memref.dealloc %a : memref<256xf32>
+  %c = memref.alloc() : memref<256xf32>
+  memref.copy %b, %c : memref<256xf32> to memref<256xf32>
+  memref.copy %c, %y : memref<256xf32> to memref<256xf32>
+  %d = memref.alloc() : memref<128xi32>
+  memref.copy %k, %d : memref<128xi32> to memref<128xi32>
+  memref.copy %d, %k : memref<128xi32> to memref<128xi32>
+  memref.dealloc %b : memref<256xf32>
+  memref.dealloc %c : memref<256xf32>
+  memref.dealloc %d : memref<128xi32>
+  return
+}

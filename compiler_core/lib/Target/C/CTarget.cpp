@@ -389,6 +389,10 @@ public:
 void CTarget::buildPhases(const TargetOptions &, PipelineBuilder &p) const {
   // No schedule: the C compiler vectorizes the plain loops it is given.
   p.addBufferization();
+  // C arrays cannot be views of a byte arena: buffers share storage of
+  // their own type instead.
+  p.add(Phase::Bufferize, "cuvil-plan-memory", "views=0", "func.func",
+        PipelineBuilder::Need::Optional);
   p.add(Phase::Bufferize, "convert-linalg-to-loops");
   p.add(Phase::Bufferize, "canonicalize");
 

@@ -186,7 +186,17 @@ def PlanMemory : Pass<"cuvil-plan-memory", "func::FuncOp"> {
     %a = memref.view %arena[%c0][] : memref<1024xi8> to memref<256xf32>
     %b = memref.view %arena[%c0][] : memref<1024xi8> to memref<256xf32>
     ```
+
+    With `views=0`, for targets that cannot view bytes as another type (C
+    arrays), there is no arena: a buffer takes over an earlier allocation
+    of the same type whose live range has ended (`%b` above becomes `%a`),
+    freed once at the end of the function.
   }];
+  let options = [
+    Option<"views", "views", "bool", "true",
+           "Pack every buffer into one byte arena through memref.view; off: "
+           "share allocations of the same type only">,
+  ];
   let dependentDialects = ["arith::ArithDialect", "memref::MemRefDialect"];
 }
 
