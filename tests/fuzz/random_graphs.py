@@ -806,13 +806,14 @@ def evaluate_reference(graph: Graph, inputs) -> Reference:
 
 @dataclass
 class Outcome:
-    """One graph's result; ``failures`` maps a label ("fused", "unfused", "c") or "generator"
-    to a message."""
+    """One graph's result; ``failures`` maps a label ("fused", "unfused", "c", "wasm") or
+    "generator" to a message."""
 
     seed: int
     description: str = "<no graph>"
     form: str = ""
-    on_c: bool = False
+    # The other targets (EXTRA_TARGETS) it runs on.
+    targets: tuple = ()
     kinds: Counter = field(default_factory=Counter)
     failures: dict = field(default_factory=dict)
     compile_errors: int = 0
@@ -833,17 +834,25 @@ def _poisoned_call(compiled, inputs, like):
     return compiled(*inputs)
 
 
-# Every C_EVERY-th static graph also runs on the c target (its code goes through the
-# system's C compiler, which makes it the slowest of the three).
-C_EVERY = 4
+# Static graphs also run on other targets: on the c target those whose seed is 0 modulo 4
+# (its code goes through the system's C compiler), on wasm those whose seed is 2 modulo 4
+# (each call starts Node).
+EXTRA_TARGETS = {"c": (4, 0), "wasm": (4, 2)}
 # How each label compiles: (target, fusion).
 LABELS = {"fused": ("cpu", True), "unfused": ("cpu", False), "c": ("c", True)}
+LABELS["wasm"] = ("wasm", True)
 
 
 def labels_of(graph: Graph) -> tuple:
     """The compilations a graph is checked in."""
-    with_c = graph.form != "dynamic" and graph.seed % C_EVERY == 0
-    return ("fused", "unfused") + (("c",) if with_c else ())
+    return ("fused", "unfused") + extra_targets_of(graph)
+
+
+def extra_targets_of(graph: Graph) -> tuple:
+    """The targets besides the cpu a (static) graph runs on."""
+    if graph.form == "dynamic":
+        return ()
+    return tuple(t for t, (every, at) in EXTRA_TARGETS.items() if graph.seed % every == at)
 
 
 def _compile(graph: Graph, label: str):
@@ -882,7 +891,7 @@ def run_graph(seed: int, max_nodes: int = 20) -> Outcome:
         graph = generate_graph(seed, max_nodes)
         outcome.description, outcome.kinds = graph.description(), graph.kinds()
         outcome.form = graph.form
-        outcome.on_c = "c" in labels_of(graph)
+        outcome.targets = extra_targets_of(graph)
         runs = [graph.sample_inputs()] + (
             [graph.alternate_inputs()] if graph.alternate_shapes else []
         )
@@ -927,8 +936,9 @@ class Report:
     graphs: int = 0
     fused_mismatches: int = 0
     unfused_mismatches: int = 0
-    c_mismatches: int = 0
-    c_graphs: int = 0
+    # Per target of EXTRA_TARGETS: graphs whose results differed, graphs run.
+    target_mismatches: Counter = field(default_factory=Counter)
+    target_graphs: Counter = field(default_factory=Counter)
     compile_errors: int = 0
     fallbacks: int = 0
     generator_errors: int = 0
@@ -944,8 +954,8 @@ class Report:
         self.forms.update([outcome.form] if outcome.form else [])
         self.fused_mismatches += "fused" in outcome.failures
         self.unfused_mismatches += "unfused" in outcome.failures
-        self.c_mismatches += "c" in outcome.failures
-        self.c_graphs += outcome.on_c
+        self.target_mismatches.update(t for t in outcome.targets if t in outcome.failures)
+        self.target_graphs.update(outcome.targets)
         self.compile_errors += outcome.compile_errors
         self.fallbacks += outcome.fallbacks
         self.generator_errors += "generator" in outcome.failures and not outcome.fallbacks
@@ -955,8 +965,10 @@ class Report:
     def merge(self, other: Report) -> None:
         for name in ("graphs", "fused_mismatches", "unfused_mismatches", "compile_errors"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
-        for name in ("c_mismatches", "c_graphs", "fallbacks", "generator_errors", "crashes"):
+        for name in ("fallbacks", "generator_errors", "crashes"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.target_mismatches.update(other.target_mismatches)
+        self.target_graphs.update(other.target_graphs)
         self.seconds += other.seconds
         self.kinds.update(other.kinds)
         self.forms.update(other.forms)
@@ -965,8 +977,12 @@ class Report:
     def summary(self) -> str:
         return (
             f"{self.graphs} graphs in {self.seconds:.1f} s: mismatches fused "
-            f"{self.fused_mismatches}, unfused {self.unfused_mismatches}, c "
-            f"{self.c_mismatches} (of {self.c_graphs} on the c target); compile errors "
+            f"{self.fused_mismatches}, unfused {self.unfused_mismatches}, "
+            + ", ".join(
+                f"{t} {self.target_mismatches[t]} (of {self.target_graphs[t]} on {t})"
+                for t in EXTRA_TARGETS
+            )
+            + "; compile errors "
             f"{self.compile_errors}; crashes {self.crashes}; fallbacks {self.fallbacks}; "
             f"generator errors {self.generator_errors}"
         )
