@@ -2,6 +2,8 @@
 
 #include "PassStepModel.h"
 
+#include "PassDocs.h"
+
 #include <QBrush>
 #include <QColor>
 
@@ -39,6 +41,14 @@ QVariant PassStepModel::data(const QModelIndex &index, int role) const {
     case Changed:
       return s.changed ? tr("changed") : tr("-");
     }
+    return {};
+  case Qt::ToolTipRole:
+    // What the pass does, from its declaration ("trace" and Python passes
+    // have none).
+    if (index.column() == Pass)
+      if (QString summary = PassDocs::instance().summary(s.name);
+          !summary.isEmpty())
+        return s.name + ": " + summary;
     return {};
   case Qt::ForegroundRole:
     if (!s.changed)

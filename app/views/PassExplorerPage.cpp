@@ -22,6 +22,7 @@
 #include <QSettings>
 #include <QSortFilterProxyModel>
 #include <QTableView>
+#include <QTextBrowser>
 #include <QTimer>
 #include <QToolBar>
 #include <QVBoxLayout>
@@ -189,7 +190,15 @@ void PassExplorerPage::buildDocks() {
   opFilter->setFilterKeyColumn(IrOpModel::Op);
   opFilter->setFilterCaseSensitivity(Qt::CaseInsensitive);
   opTable = makeTable(opFilter, area);
-  dock(tr("Ops"), "opsDock", opTable, Qt::RightDockWidgetArea);
+  QDockWidget *opsDock =
+      dock(tr("Ops"), "opsDock", opTable, Qt::RightDockWidgetArea);
+  // What the step's pass does: its declaration's summary, description and
+  // options.
+  passDoc = new QTextBrowser(area);
+  passDoc->setOpenLinks(false);
+  area->tabifyDockWidget(opsDock, dock(tr("Pass"), "passDocDock", passDoc,
+                                       Qt::RightDockWidgetArea));
+  opsDock->raise();
   connect(opTable, &QTableView::clicked, this,
           [this](const QModelIndex &index) {
             selectNode(index.data(IrOpModel::NodeIdRole).toInt());

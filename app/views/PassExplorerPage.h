@@ -26,6 +26,7 @@ class QMainWindow;
 class QPlainTextEdit;
 class QSortFilterProxyModel;
 class QTableView;
+class QTextBrowser;
 
 namespace cuvil::workbench {
 
@@ -95,6 +96,8 @@ public:
   /// The code a target generated for the shown compilation (the c target's
   /// C, highlighted), in the "Target code" dock; empty for other targets.
   SourceEditor *targetCodeView() const { return targetCode; }
+  /// The "Pass" dock: what the current step's pass does.
+  QTextBrowser *passDocView() const { return passDoc; }
   QPlainTextEdit *irView() const { return irText; }
   /// "mlp(float32[64, 256], ...) for cpu: 47 passes, ..." of the shown
   /// compilation.
@@ -150,6 +153,7 @@ private:
   GraphView *graph = nullptr;
   SourceEditor *source = nullptr;
   SourceEditor *targetCode = nullptr;
+  QTextBrowser *passDoc = nullptr;
   QDockWidget *targetCodeDock = nullptr;
   /// Compilation index whose C the dock shows or was asked for (-1: none).
   int targetCodeIndex = -1;

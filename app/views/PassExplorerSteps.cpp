@@ -2,6 +2,8 @@
 
 #include "PassExplorerPage.h"
 
+#include "PassDocs.h"
+
 #include "GraphView.h"
 #include "SourceEditor.h"
 #include "WorkbenchContext.h"
@@ -13,6 +15,7 @@
 #include <QPlainTextEdit>
 #include <QSettings>
 #include <QTableView>
+#include <QTextBrowser>
 #include <QtConcurrent/QtConcurrentRun>
 
 namespace cuvil::workbench {
@@ -109,6 +112,15 @@ void PassExplorerPage::selectStep(int index) {
   QString previous = index > 0 ? steps.steps()[index - 1].ir : QString();
   showShownIr();
   diff.setTexts(previous, current.ir);
+  QString doc = PassDocs::instance().markdown(current.name);
+  passDoc->setMarkdown(
+      !doc.isEmpty() ? doc
+      : index == 0
+          ? tr("### %1\n\nThe IR as the front end built it, before any pass.")
+                .arg(current.name)
+          : tr("### %1\n\nNo declaration describes this pass (a Python "
+               "pass, a plugin's, or one MLIR registers without TableGen).")
+                .arg(current.name));
   context.status(
       tr("Step %1 of %2: %3 (%4, %5 ms)%6")
           .arg(index)

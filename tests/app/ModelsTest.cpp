@@ -9,6 +9,7 @@
 #include "DiffModel.h"
 #include "GraphLayout.h"
 #include "IrOpModel.h"
+#include "PassDocs.h"
 #include "PassStepModel.h"
 #include "RecentFiles.h"
 #include "TestData.h"
@@ -61,6 +62,7 @@ private slots:
   void decodesWorkerReplies();
   void compilationListModel();
   void passStepModelAndUnchangedFilter();
+  void passDocsFromDeclarations();
   void irOpModelOfTheFusedStep();
   void irOpModelShowsNodeNames();
   void graphToolFailuresAreExplained();
@@ -118,6 +120,46 @@ void ModelsTest::compilationListModel() {
   QVERIFY(model.record(2) == nullptr);
   model.clear();
   QCOMPARE(model.rowCount(), 0);
+}
+
+void ModelsTest::passDocsFromDeclarations() {
+  const PassDocs &docs = PassDocs::instance();
+  // Cuvil's passes, with description and options, from their .td.
+  QString plan = docs.markdown("cuvil-plan-memory");
+  QVERIFY2(plan.contains("Liveness-based reuse of intermediate buffers"),
+           qPrintable(plan));
+  QVERIFY(plan.contains("#### Options") && plan.contains("-views"));
+  QVERIFY(docs.contains("cuvil-wasm-to-llvm") &&
+          docs.contains("cuvil-c-to-emitc") &&
+          docs.contains("convert-cuvil-to-linalg"));
+  // Upstream passes, and the pipeline MLIR declares in C++.
+  QCOMPARE(docs.summary("canonicalize"), QString("Canonicalize operations"));
+  QVERIFY(docs.contains("one-shot-bufferize") &&
+          docs.contains("finalize-memref-to-llvm") &&
+          docs.contains("buffer-deallocation-pipeline"));
+  // Anchored and optioned forms name the same pass.
+  QCOMPARE(docs.markdown("func.func(cse)"), docs.markdown("cse"));
+  QCOMPARE(docs.markdown("cuvil-cpu-schedule{vector-lanes=16}"),
+           docs.markdown("cuvil-cpu-schedule"));
+  QVERIFY(!docs.contains("no-such-pass") && !docs.contains("input"));
+
+  PassDocs parsed;
+  parsed.addMarkdown("<!-- x -->\n### `-a-pass`\n\n_Does A_\n\nText.\n"
+                     "### `-b`\n\n_Does B_\n");
+  QCOMPARE(parsed.passes(), QStringList({"a-pass", "b"}));
+  QCOMPARE(parsed.markdown("a-pass"),
+           QString("### `-a-pass`\n\n_Does A_\n\nText."));
+  QCOMPARE(parsed.summary("b"), QString("Does B"));
+
+  // The pass table's tooltip is the summary.
+  PassStepModel model;
+  model.setSteps(fixtureRecord().steps);
+  QModelIndex fusion = model.index(4, PassStepModel::Pass);
+  QVERIFY2(
+      model.data(fusion, Qt::ToolTipRole)
+          .toString()
+          .startsWith("cuvil-fuse-elementwise: Fuse chains of elementwise"),
+      qPrintable(model.data(fusion, Qt::ToolTipRole).toString()));
 }
 
 void ModelsTest::passStepModelAndUnchangedFilter() {

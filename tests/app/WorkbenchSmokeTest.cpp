@@ -13,6 +13,7 @@
 
 #include "GraphView.h"
 #include "MainWindow.h"
+#include "PassDocs.h"
 #include "PassExplorerPage.h"
 #include "ProfilePage.h"
 #include "ProfilerPage.h"
@@ -30,6 +31,7 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTextBlock>
+#include <QTextBrowser>
 #include <QUrl>
 #include <QtTest>
 
@@ -57,6 +59,23 @@ void WorkbenchSmokeTest::initTestCase() {
                      settingsDir.path());
   QCoreApplication::setOrganizationName("CuvilTest");
   QCoreApplication::setApplicationName("WorkbenchSmoke");
+}
+
+/// Every pass the explorer steps through (all but the trace) is documented
+/// from its declaration: renaming a pass without its docs fails here.
+/// With `show`, the last step's documentation is in the Pass dock.
+static void checkEveryPassIsDocumented(PassExplorerPage *explorer,
+                                       bool show = true) {
+  const QVector<PassStep> &steps = explorer->stepModel().steps();
+  for (int i = 1; i < steps.size(); ++i)
+    QVERIFY2(PassDocs::instance().contains(steps[i].name),
+             qPrintable("no documentation for pass " + steps[i].name));
+  if (!show)
+    return;
+  explorer->selectStep(steps.size() - 1);
+  QString shown = explorer->passDocView()->toPlainText();
+  QVERIFY2(shown.contains(PassDocs::instance().summary(steps.last().name)),
+           qPrintable(shown));
 }
 
 /// Waits for the graph of `step` to be shown; returns its node count.
@@ -113,6 +132,8 @@ void WorkbenchSmokeTest::opensStepsLinksRunsAndExports() {
   QCOMPARE(waitForStep(shown, 0) > 5, true);
   int steps = explorer->stepCount();
   QVERIFY(steps > 30);
+  QVERIFY(explorer->findChild<QDockWidget *>("passDocDock"));
+  checkEveryPassIsDocumented(explorer, /*show=*/false);
   int fusionStep = -1;
   while (explorer->stepForward()) {
     int step = explorer->currentStep();
@@ -328,6 +349,7 @@ void WorkbenchSmokeTest::showsTheCOfACTargetCompilation() {
   // Its passes step like the CPU's, down to EmitC.
   QVERIFY(explorer->stepCount() > 10);
   QVERIFY(explorer->stepModel().steps().last().ir.contains("emitc.func"));
+  checkEveryPassIsDocumented(explorer);
   // The generated C, highlighted as C, in the "Target code" dock.
   SourceEditor *code = explorer->targetCodeView();
   QCOMPARE(code->language(), SourceEditor::Language::C);
@@ -353,6 +375,7 @@ void WorkbenchSmokeTest::showsTheTextOfAWasmModule() {
   // Its passes step like the CPU's, down to the LLVM dialect.
   QVERIFY(explorer->stepCount() > 10);
   QVERIFY(explorer->stepModel().steps().last().ir.contains("llvm.func"));
+  checkEveryPassIsDocumented(explorer);
   SourceEditor *code = explorer->targetCodeView();
   QTRY_VERIFY_WITH_TIMEOUT(code->source().contains("(module"), 30000);
   QCOMPARE(code->language(), SourceEditor::Language::Wat);
