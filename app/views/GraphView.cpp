@@ -12,6 +12,7 @@
 #include <QMouseEvent>
 #include <QPainter>
 #include <QPainterPath>
+#include <QScrollBar>
 #include <QStyleOptionGraphicsItem>
 #include <QWheelEvent>
 
@@ -240,15 +241,41 @@ int GraphView::search(const QString &text) {
   return found.size();
 }
 
-void GraphView::zoomIn() { scale(1.25, 1.25); }
-void GraphView::zoomOut() { scale(0.8, 0.8); }
+void GraphView::zoomIn() {
+  scale(1.25, 1.25);
+  emit zoomed();
+}
 
-void GraphView::fit() { fitInView(scene()->sceneRect(), Qt::KeepAspectRatio); }
+void GraphView::zoomOut() {
+  scale(0.8, 0.8);
+  emit zoomed();
+}
+
+void GraphView::fit() {
+  fitInView(scene()->sceneRect(), Qt::KeepAspectRatio);
+  emit zoomed();
+}
 
 void GraphView::wheelEvent(QWheelEvent *event) {
   double factor = std::pow(1.0015, event->angleDelta().y());
   scale(factor, factor);
   event->accept();
+  emit zoomed();
+}
+
+void GraphView::synchronize(GraphView *a, GraphView *b) {
+  // Setting a scroll bar to its own value emits nothing, so following each
+  // other settles at once.
+  auto follow = [](GraphView *from, GraphView *to) {
+    connect(from, &GraphView::zoomed, to,
+            [from, to] { to->setTransform(from->transform()); });
+    connect(from->horizontalScrollBar(), &QScrollBar::valueChanged,
+            to->horizontalScrollBar(), &QScrollBar::setValue);
+    connect(from->verticalScrollBar(), &QScrollBar::valueChanged,
+            to->verticalScrollBar(), &QScrollBar::setValue);
+  };
+  follow(a, b);
+  follow(b, a);
 }
 
 void GraphView::mousePressEvent(QMouseEvent *event) {

@@ -39,6 +39,10 @@ public:
   void setHeat(const QHash<int, QPair<double, qint64>> &heatByNode);
   int heatedNodeCount() const { return heated; }
 
+  /// Keeps `a` and `b` on the same zoom and scroll position (side-by-side
+  /// graphs of one step).
+  static void synchronize(GraphView *a, GraphView *b);
+
 public slots:
   void zoomIn();
   void zoomOut();
@@ -46,6 +50,8 @@ public slots:
 
 signals:
   void nodeClicked(int id);
+  /// The scale changed (zoom buttons, fit, wheel).
+  void zoomed();
 
 protected:
   void wheelEvent(QWheelEvent *event) override;

@@ -21,6 +21,7 @@
 #include <QPlainTextEdit>
 #include <QSettings>
 #include <QSortFilterProxyModel>
+#include <QSplitter>
 #include <QTableView>
 #include <QTextBrowser>
 #include <QTimer>
@@ -80,6 +81,10 @@ void PassExplorerPage::buildGraphPanel() {
   graphLayout->setContentsMargins(0, 0, 0, 0);
   auto *graphBar = new QToolBar(graphPanel);
   graph = new GraphView(graphPanel);
+  beforeGraph = new GraphView(graphPanel);
+  beforeGraph->setObjectName("beforeGraph");
+  beforeGraph->hide();
+  GraphView::synchronize(beforeGraph, graph);
   graphBar->addAction(tr("Zoom in"), graph, &GraphView::zoomIn);
   graphBar->addAction(tr("Zoom out"), graph, &GraphView::zoomOut);
   graphBar->addAction(tr("Fit"), graph, &GraphView::fit);
@@ -97,6 +102,12 @@ void PassExplorerPage::buildGraphPanel() {
   beforeBox->setToolTip(tr("Show the IR and graph before the selected pass, "
                            "marking the ops it replaces or removes"));
   graphBar->addWidget(beforeBox);
+  sideBySideBox = new QCheckBox(tr("Side by side"), graphBar);
+  sideBySideBox->setToolTip(
+      tr("Show the graphs before and after the selected pass next to each "
+         "other, on one zoom and viewport; click a node to find its "
+         "counterpart"));
+  graphBar->addWidget(sideBySideBox);
   heatBox = new QCheckBox(tr("Latency heat"), graphBar);
   heatBox->setToolTip(tr("Colour ops by the kernel time of their source line "
                          "in the last profile (Run Compiled Function)"));
@@ -106,7 +117,12 @@ void PassExplorerPage::buildGraphPanel() {
   graphStatus = new QLabel(graphPanel);
   graphStatus->setContentsMargins(4, 0, 4, 2);
   graphLayout->addWidget(graphBar);
-  graphLayout->addWidget(graph);
+  graphSplitter = new QSplitter(Qt::Horizontal, graphPanel);
+  graphSplitter->addWidget(beforeGraph);
+  graphSplitter->addWidget(graph);
+  graphSplitter->setStretchFactor(0, 1);
+  graphSplitter->setStretchFactor(1, 1);
+  graphLayout->addWidget(graphSplitter, 1);
   graphLayout->addWidget(graphStatus);
   area->setCentralWidget(graphPanel);
   connect(searchEdit, &QLineEdit::textChanged, this,
@@ -121,6 +137,12 @@ void PassExplorerPage::buildGraphPanel() {
           &PassExplorerPage::setShowBefore);
   connect(heatBox, &QCheckBox::toggled, this, &PassExplorerPage::applyHeat);
   connect(graph, &GraphView::nodeClicked, this, &PassExplorerPage::selectNode);
+  connect(sideBySideBox, &QCheckBox::toggled, this,
+          &PassExplorerPage::setSideBySide);
+  connect(graph, &GraphView::nodeClicked, this,
+          [this](int id) { selectCounterparts(graph, id); });
+  connect(beforeGraph, &GraphView::nodeClicked, this,
+          [this](int id) { selectCounterparts(beforeGraph, id); });
 }
 
 QDockWidget *PassExplorerPage::dock(const QString &title, const QString &name,

@@ -25,6 +25,7 @@ class QLineEdit;
 class QMainWindow;
 class QPlainTextEdit;
 class QSortFilterProxyModel;
+class QSplitter;
 class QTableView;
 class QTextBrowser;
 
@@ -45,6 +46,12 @@ struct GraphJob {
   bool collapsed = false;
   bool before =
       false; ///< the previous step's graph, marking what the pass replaces
+  /// Side by side: the previous step's graph as well (`stepGraph` is after
+  /// the pass), each marking what the pass replaced or made.
+  bool sideBySide = false;
+  StepGraph beforeGraph;
+  GraphLayout beforeLayout;
+  QString beforeError;
 };
 
 class PassExplorerPage : public WorkbenchPage {
@@ -75,6 +82,11 @@ public:
   /// Shows the graph and IR before the selected pass, marking the ops it
   /// replaces or removes, instead of after it.
   void setShowBefore(bool before);
+  /// Shows the graphs before and after the selected pass side by side, on
+  /// one zoom and viewport; a node clicked in one selects its counterparts
+  /// in the other (the same op, or the ops of its source line).
+  void setSideBySide(bool on);
+  bool sideBySide() const;
 
   /// Exports the current compilation: "mlir" (IR of the current step),
   /// "llvm", "asm", "obj", "so", "c", "h", "wasm", "mjs", "wat" (from the
@@ -92,6 +104,8 @@ public:
   IrOpModel &opModel() { return ops; }
   DiffModel &diffModel() { return diff; }
   GraphView *graphView() const { return graph; }
+  /// The graph before the pass, shown side by side (hidden otherwise).
+  GraphView *beforeGraphView() const { return beforeGraph; }
   SourceEditor *sourceEditor() const { return source; }
   /// The code a target generated for the shown compilation (the c target's
   /// C, highlighted), in the "Target code" dock; empty for other targets.
@@ -128,6 +142,9 @@ private:
   void showShownIr();
   void graphReady();
   void applyHeat();
+  // PassExplorerCompare.cpp: side-by-side graphs.
+  void showBeforeSide(const GraphJob &job);
+  void selectCounterparts(GraphView *from, int id);
   // PassExplorerLinks.cpp: cross-links, exports.
   void markIrLine(int line);
   void showLocation(const QString &loc);
@@ -151,6 +168,9 @@ private:
   /// compilation's target can write.
   QHash<QString, QAction *> exportActions;
   GraphView *graph = nullptr;
+  GraphView *beforeGraph = nullptr;
+  QCheckBox *sideBySideBox = nullptr;
+  QSplitter *graphSplitter = nullptr; ///< the graphs before and after
   SourceEditor *source = nullptr;
   SourceEditor *targetCode = nullptr;
   QTextBrowser *passDoc = nullptr;

@@ -24,24 +24,37 @@ namespace {
 /// Above this many nodes a step's graph is drawn with regions collapsed.
 constexpr size_t kAutoCollapseNodes = 2000;
 
+/// The graph of `ir` marked against `previousIr`, laid out; regions
+/// collapsed when asked or when it is too big. Returns whether collapsed.
+bool buildGraph(const QString &ir, const QString &previousIr, bool collapse,
+                StepGraph &stepGraph, GraphLayout &layout, QString &error) {
+  graph::GraphOptions options;
+  options.collapseRegions = collapse;
+  stepGraph = buildStepGraph(ir, previousIr, options);
+  if (!collapse && stepGraph.error.isEmpty() &&
+      stepGraph.graph.nodes.size() > kAutoCollapseNodes) {
+    options.collapseRegions = true;
+    stepGraph = buildStepGraph(ir, previousIr, options);
+  }
+  error = stepGraph.error;
+  if (error.isEmpty())
+    layoutGraph(stepGraph.dot, layout, error);
+  return options.collapseRegions;
+}
+
 GraphJob buildJob(int sequence, int step, const QString &ir,
-                  const QString &previousIr, bool collapse, bool before) {
+                  const QString &previousIr, bool collapse, bool before,
+                  bool sideBySide) {
   GraphJob job;
   job.sequence = sequence;
   job.step = step;
   job.before = before;
-  graph::GraphOptions options;
-  options.collapseRegions = collapse;
-  job.stepGraph = buildStepGraph(ir, previousIr, options);
-  if (!collapse && job.stepGraph.error.isEmpty() &&
-      job.stepGraph.graph.nodes.size() > kAutoCollapseNodes) {
-    options.collapseRegions = true;
-    job.stepGraph = buildStepGraph(ir, previousIr, options);
-  }
-  job.collapsed = options.collapseRegions;
-  job.error = job.stepGraph.error;
-  if (job.error.isEmpty())
-    layoutGraph(job.stepGraph.dot, job.layout, job.error);
+  job.collapsed = buildGraph(ir, previousIr, collapse, job.stepGraph,
+                             job.layout, job.error);
+  job.sideBySide = sideBySide;
+  if (sideBySide && !previousIr.isEmpty())
+    buildGraph(previousIr, ir, job.collapsed, job.beforeGraph, job.beforeLayout,
+               job.beforeError);
   return job;
 }
 
@@ -171,7 +184,8 @@ void PassExplorerPage::setShowBefore(bool before) {
 }
 
 bool PassExplorerPage::showingBefore() const {
-  return beforeBox->isChecked() && step > 0;
+  // Side by side shows both: the main graph stays after the pass.
+  return beforeBox->isChecked() && step > 0 && !sideBySide();
 }
 
 void PassExplorerPage::showShownIr() {
@@ -195,11 +209,13 @@ void PassExplorerPage::requestGraph() {
   int s = step;
   bool collapse = collapseBox->isChecked();
   bool before = showingBefore();
+  bool both = sideBySide();
   graphStatus->setText(tr("Laying out the graph..."));
   if (graphWatcher.isRunning())
     return; // graphReady() picks up the newest request
-  graphWatcher.setFuture(QtConcurrent::run(
-      [=] { return buildJob(sequence, s, ir, previous, collapse, before); }));
+  graphWatcher.setFuture(QtConcurrent::run([=] {
+    return buildJob(sequence, s, ir, previous, collapse, before, both);
+  }));
 }
 
 void PassExplorerPage::graphReady() {
@@ -212,6 +228,7 @@ void PassExplorerPage::graphReady() {
   }
   shownGraph = job;
   ops.setGraph(job.stepGraph.graph);
+  showBeforeSide(job);
   if (!job.error.isEmpty()) {
     graph->clearGraph(tr("No graph for this step: %1").arg(job.error));
     graphStatus->setText(job.error);

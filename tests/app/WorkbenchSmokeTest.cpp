@@ -47,6 +47,7 @@ private slots:
   void opensStepsLinksRunsAndExports();
   void showsTheCOfACTargetCompilation();
   void showsTheTextOfAWasmModule();
+  void comparesAPassSideBySide();
   void destroyedWhileRunningEndsItsWorker();
 
 private:
@@ -381,6 +382,70 @@ void WorkbenchSmokeTest::showsTheTextOfAWasmModule() {
   QCOMPARE(code->language(), SourceEditor::Language::Wat);
   QVERIFY(code->source().contains("f32x4"));
   QVERIFY(!explorer->findChild<QDockWidget *>("targetCodeDock")->isHidden());
+}
+
+void WorkbenchSmokeTest::comparesAPassSideBySide() {
+  MainWindow window;
+  window.resize(1400, 900);
+  window.show();
+  auto *explorer = window.page<PassExplorerPage>();
+  QSignalSpy finished(&window, &MainWindow::runFinished);
+  QSignalSpy shown(explorer, &PassExplorerPage::stepShown);
+  window.openFile(MainWindow::bundledExample());
+  QVERIFY(finished.wait(60000));
+  QVERIFY(waitForStep(shown, 0) > 0);
+  int fusion = -1;
+  const QVector<PassStep> &steps = explorer->stepModel().steps();
+  for (int i = 0; i < steps.size() && fusion < 0; ++i)
+    if (steps[i].name == "cuvil-fuse-elementwise")
+      fusion = i;
+  QVERIFY(fusion > 0);
+  explorer->selectStep(fusion);
+  QVERIFY(waitForStep(shown, fusion) > 0);
+  QVERIFY(explorer->beforeGraphView()->isHidden());
+
+  shown.clear();
+  explorer->setSideBySide(true);
+  QVERIFY(waitForStep(shown, fusion) > 0);
+  GraphView *before = explorer->beforeGraphView();
+  GraphView *after = explorer->graphView();
+  QVERIFY(!before->isHidden());
+  // Fusion merged ops: more nodes before it than after.
+  QVERIFY2(before->nodeCount() > after->nodeCount(),
+           qPrintable(QString("%1 vs %2")
+                          .arg(before->nodeCount())
+                          .arg(after->nodeCount())));
+  // One zoom for both.
+  after->zoomIn();
+  QCOMPARE(before->transform(), after->transform());
+  before->zoomOut();
+  QCOMPARE(after->transform(), before->transform());
+
+  // An op the pass left alone matches itself; the fused op matches the ops
+  // of its source line before the pass.
+  const GraphJob &job = explorer->currentGraph();
+  int argument = -1, fused = -1;
+  for (const cuvil::graph::Node &n : job.stepGraph.graph.nodes) {
+    if (n.opName == "%arg0")
+      argument = n.id;
+    if (n.opName == "linalg.generic" && n.changed && fused < 0)
+      fused = n.id;
+  }
+  QVERIFY(argument >= 0 && fused >= 0);
+  emit after->nodeClicked(argument);
+  QCOMPARE(before->selectedNodes().size(), 1);
+  QCOMPARE(job.beforeGraph.graph.nodes[before->selectedNodes().first()].opName,
+           std::string("%arg0"));
+  emit after->nodeClicked(fused);
+  QVERIFY2(before->selectedNodes().size() >= 2,
+           qPrintable(QString::number(before->selectedNodes().size())));
+  emit before->nodeClicked(before->selectedNodes().first());
+  QVERIFY(after->selectedNodes().contains(fused));
+
+  shown.clear();
+  explorer->setSideBySide(false);
+  QVERIFY(waitForStep(shown, fusion) > 0);
+  QVERIFY(before->isHidden());
 }
 
 void WorkbenchSmokeTest::destroyedWhileRunningEndsItsWorker() {
