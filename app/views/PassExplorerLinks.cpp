@@ -40,6 +40,8 @@ void PassExplorerPage::selectNode(int id) {
   const graph::IRGraph &g = ops.graph();
   if (id < 0 || id >= static_cast<int>(g.nodes.size()) || linking)
     return;
+  if (awaitingPrediction())
+    return togglePrediction(id);
   const graph::Node &node = g.nodes[id];
   graph->selectNodes({id});
   QModelIndex row = opFilter->mapFromSource(ops.index(id, 0));

@@ -117,6 +117,8 @@ void PassExplorerPage::buildGraphPanel() {
   graphStatus = new QLabel(graphPanel);
   graphStatus->setContentsMargins(4, 0, 4, 2);
   graphLayout->addWidget(graphBar);
+  buildPredictBar(graphPanel);
+  graphLayout->addWidget(predictBar);
   graphSplitter = new QSplitter(Qt::Horizontal, graphPanel);
   graphSplitter->addWidget(beforeGraph);
   graphSplitter->addWidget(graph);
@@ -354,6 +356,14 @@ void PassExplorerPage::addMenuActions(const WorkbenchMenus &menus) {
                       [this] { stepBack(); });
   passMenu->addAction(tr("&Fit Graph"), QKeySequence(Qt::CTRL | Qt::Key_0),
                       graph, &GraphView::fit);
+  passMenu->addSeparator();
+  predictAction = passMenu->addAction(tr("P&redict Each Pass"));
+  predictAction->setCheckable(true);
+  predictAction->setToolTip(
+      tr("Before a pass is shown, click the ops you expect it to replace or "
+         "remove; the real step then scores your guess"));
+  connect(predictAction, &QAction::toggled, this,
+          &PassExplorerPage::setPredicting);
 }
 
 QList<QAction *> PassExplorerPage::viewActions() const {

@@ -13,10 +13,12 @@
 #include "GraphLayout.h"
 #include "IrOpModel.h"
 #include "PassStepModel.h"
+#include "Prediction.h"
 #include "WorkbenchPage.h"
 
 #include <QFutureWatcher>
 #include <QHash>
+#include <QSet>
 
 class QCheckBox;
 class QDockWidget;
@@ -26,6 +28,7 @@ class QMainWindow;
 class QPlainTextEdit;
 class QSortFilterProxyModel;
 class QSplitter;
+class QPushButton;
 class QTableView;
 class QTextBrowser;
 
@@ -88,6 +91,23 @@ public:
   void setSideBySide(bool on);
   bool sideBySide() const;
 
+  /// "Predict the next pass": stepping forward onto a pass that changes the
+  /// IR first shows the graph before it; the learner clicks the ops they
+  /// expect it to replace or remove and checks (checkPrediction), which
+  /// scores the guess against the real diff and shows the step.
+  void setPredicting(bool on);
+  bool predicting() const { return predictMode; }
+  /// Whether a prediction is asked for (the graph before a pass is shown).
+  bool awaitingPrediction() const { return predictStep >= 0; }
+  const QSet<int> &predictedNodes() const { return predicted; }
+  /// Scores the prediction, reveals the step; false when none is asked for
+  /// or the graph is still being laid out.
+  bool checkPrediction();
+  void skipPrediction();
+  const PredictionTally &predictionTally() const { return tally; }
+  /// The prompt or the last result, as shown above the graph.
+  QString predictionText() const;
+
   /// Exports the current compilation: "mlir" (IR of the current step),
   /// "llvm", "asm", "obj", "so", "c", "h", "wasm", "mjs", "wat" (from the
   /// worker, each where the compilation's target writes it), "dot", "svg",
@@ -142,6 +162,11 @@ private:
   void showShownIr();
   void graphReady();
   void applyHeat();
+  // PassExplorerPredict.cpp: predicting a pass.
+  void buildPredictBar(QWidget *panel);
+  void askPrediction(int step);
+  void togglePrediction(int id);
+  void endPrediction();
   // PassExplorerCompare.cpp: side-by-side graphs.
   void showBeforeSide(const GraphJob &job);
   void selectCounterparts(GraphView *from, int id);
@@ -171,6 +196,15 @@ private:
   GraphView *beforeGraph = nullptr;
   QCheckBox *sideBySideBox = nullptr;
   QSplitter *graphSplitter = nullptr; ///< the graphs before and after
+  QWidget *predictBar = nullptr;
+  QLabel *predictLabel = nullptr;
+  QAction *predictAction = nullptr;
+  QPushButton *checkButton = nullptr;
+  QPushButton *skipButton = nullptr;
+  bool predictMode = false;
+  int predictStep = -1; ///< the step whose prediction is asked for, or -1
+  QSet<int> predicted;  ///< node ids of the graph before that step
+  PredictionTally tally;
   SourceEditor *source = nullptr;
   SourceEditor *targetCode = nullptr;
   QTextBrowser *passDoc = nullptr;

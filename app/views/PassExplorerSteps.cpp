@@ -120,6 +120,9 @@ void PassExplorerPage::selectStep(int index) {
     stepTable->setCurrentIndex(visible); // re-enters with the same index
   if (index == step)
     return;
+  // Moving elsewhere drops a prediction that was asked for.
+  if (awaitingPrediction() && index != predictStep)
+    skipPrediction();
   step = index;
   const PassStep &current = steps.steps()[index];
   QString previous = index > 0 ? steps.steps()[index - 1].ir : QString();
@@ -149,7 +152,11 @@ bool PassExplorerPage::stepForward() {
   int row = next.isValid() ? next.row() + 1 : 0;
   if (row >= visibleSteps.rowCount())
     return false;
-  selectStep(visibleSteps.mapToSource(visibleSteps.index(row, 0)).row());
+  int target = visibleSteps.mapToSource(visibleSteps.index(row, 0)).row();
+  if (predictMode && steps.steps()[target].changed)
+    askPrediction(target);
+  else
+    selectStep(target);
   return true;
 }
 

@@ -11,6 +11,7 @@
 #include "IrOpModel.h"
 #include "PassDocs.h"
 #include "PassStepModel.h"
+#include "Prediction.h"
 #include "RecentFiles.h"
 #include "TestData.h"
 #include "WorkerProtocol.h"
@@ -63,6 +64,7 @@ private slots:
   void compilationListModel();
   void passStepModelAndUnchangedFilter();
   void passDocsFromDeclarations();
+  void predictionScores();
   void irOpModelOfTheFusedStep();
   void irOpModelShowsNodeNames();
   void graphToolFailuresAreExplained();
@@ -160,6 +162,32 @@ void ModelsTest::passDocsFromDeclarations() {
           .toString()
           .startsWith("cuvil-fuse-elementwise: Fuse chains of elementwise"),
       qPrintable(model.data(fusion, Qt::ToolTipRole).toString()));
+}
+
+void ModelsTest::predictionScores() {
+  PredictionScore exact = scorePrediction({1, 2, 3}, {1, 2, 3});
+  QCOMPARE(exact.f1(), 1.0);
+  QCOMPARE(exact.summary("cse"),
+           QString("You found 3 of the 3 ops cse replaces or removes (score "
+                   "100%)."));
+  PredictionScore partial = scorePrediction({1, 2, 7}, {1, 2, 3, 4});
+  QCOMPARE(partial.hits, 2);
+  QCOMPARE(partial.missed, 2);
+  QCOMPARE(partial.extra, 1);
+  QCOMPARE(partial.f1(), 4.0 / 7.0);
+  QCOMPARE(partial.summary("p"),
+           QString("You found 2 of the 4 ops p replaces or removes; 1 you "
+                   "marked stay (score 57%)."));
+  // A pass that changes nothing is predicted by marking nothing.
+  QCOMPARE(scorePrediction({}, {}).f1(), 1.0);
+  QCOMPARE(scorePrediction({5}, {}).f1(), 0.0);
+  QVERIFY(scorePrediction({5}, {}).summary("p").contains("you marked 1"));
+  QCOMPARE(scorePrediction({}, {1}).f1(), 0.0);
+  PredictionTally tally;
+  tally.add(exact);
+  tally.add(scorePrediction({}, {1}));
+  QCOMPARE(tally.count, 2);
+  QCOMPARE(tally.mean(), 0.5);
 }
 
 void ModelsTest::passStepModelAndUnchangedFilter() {

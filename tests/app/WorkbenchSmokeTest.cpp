@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "DiffModel.h"
 #include "GraphView.h"
 #include "MainWindow.h"
 #include "PassDocs.h"
@@ -48,6 +49,7 @@ private slots:
   void showsTheCOfACTargetCompilation();
   void showsTheTextOfAWasmModule();
   void comparesAPassSideBySide();
+  void predictsWhatAPassWillDo();
   void destroyedWhileRunningEndsItsWorker();
 
 private:
@@ -384,21 +386,27 @@ void WorkbenchSmokeTest::showsTheTextOfAWasmModule() {
   QVERIFY(!explorer->findChild<QDockWidget *>("targetCodeDock")->isHidden());
 }
 
-void WorkbenchSmokeTest::comparesAPassSideBySide() {
-  MainWindow window;
+/// Runs the bundled example in `window`; the step of its fusion pass.
+static int openExampleAtFusion(MainWindow &window, QSignalSpy &shown) {
   window.resize(1400, 900);
   window.show();
-  auto *explorer = window.page<PassExplorerPage>();
   QSignalSpy finished(&window, &MainWindow::runFinished);
-  QSignalSpy shown(explorer, &PassExplorerPage::stepShown);
   window.openFile(MainWindow::bundledExample());
-  QVERIFY(finished.wait(60000));
-  QVERIFY(waitForStep(shown, 0) > 0);
-  int fusion = -1;
-  const QVector<PassStep> &steps = explorer->stepModel().steps();
-  for (int i = 0; i < steps.size() && fusion < 0; ++i)
+  if (!finished.wait(60000) || waitForStep(shown, 0) <= 0)
+    return -1;
+  const QVector<PassStep> &steps =
+      window.page<PassExplorerPage>()->stepModel().steps();
+  for (int i = 0; i < steps.size(); ++i)
     if (steps[i].name == "cuvil-fuse-elementwise")
-      fusion = i;
+      return i;
+  return -1;
+}
+
+void WorkbenchSmokeTest::comparesAPassSideBySide() {
+  MainWindow window;
+  auto *explorer = window.page<PassExplorerPage>();
+  QSignalSpy shown(explorer, &PassExplorerPage::stepShown);
+  int fusion = openExampleAtFusion(window, shown);
   QVERIFY(fusion > 0);
   explorer->selectStep(fusion);
   QVERIFY(waitForStep(shown, fusion) > 0);
@@ -446,6 +454,80 @@ void WorkbenchSmokeTest::comparesAPassSideBySide() {
   explorer->setSideBySide(false);
   QVERIFY(waitForStep(shown, fusion) > 0);
   QVERIFY(before->isHidden());
+}
+
+void WorkbenchSmokeTest::predictsWhatAPassWillDo() {
+  MainWindow window;
+  auto *explorer = window.page<PassExplorerPage>();
+  QSignalSpy shown(explorer, &PassExplorerPage::stepShown);
+  int fusion = openExampleAtFusion(window, shown);
+  QVERIFY(fusion > 1 && explorer->stepModel().steps()[fusion].changed);
+  explorer->selectStep(fusion - 1);
+  QVERIFY(waitForStep(shown, fusion - 1) > 0);
+
+  // Stepping forward asks first: the graph before the pass, no diff.
+  explorer->setPredicting(true);
+  shown.clear();
+  QVERIFY(explorer->stepForward());
+  QVERIFY(explorer->awaitingPrediction());
+  QTRY_VERIFY_WITH_TIMEOUT(explorer->currentGraph().step == fusion &&
+                               explorer->currentGraph().before,
+                           30000);
+  QVERIFY(
+      explorer->predictionText().contains("Predict cuvil-fuse-elementwise"));
+  DiffModel &diff = explorer->diffModel();
+  QVERIFY(diff.rowCount() > 0);
+  for (int row = 0; row < diff.rowCount(); ++row)
+    QCOMPARE(diff.index(row, 0).data(DiffModel::KindRole).toInt(),
+             int(DiffRow::Same));
+
+  // Mark exactly what the diff says the pass replaces: full score.
+  QList<int> truth;
+  for (const cuvil::graph::Node &n :
+       explorer->currentGraph().stepGraph.graph.nodes)
+    if (n.changed)
+      truth << n.id;
+  QVERIFY(!truth.isEmpty());
+  GraphView *view = explorer->graphView();
+  emit view->nodeClicked(truth.first()); // marked, unmarked, marked again
+  emit view->nodeClicked(truth.first());
+  QVERIFY(explorer->predictedNodes().isEmpty());
+  for (int id : truth)
+    emit view->nodeClicked(id);
+  QCOMPARE(explorer->predictedNodes().size(), truth.size());
+  QVERIFY(explorer->checkPrediction());
+  QVERIFY2(explorer->predictionText().contains("(score 100%)") &&
+               explorer->predictionText().contains("mean score 100%"),
+           qPrintable(explorer->predictionText()));
+  QVERIFY(!explorer->awaitingPrediction());
+  // The real step follows: the graph after the pass.
+  QTRY_VERIFY_WITH_TIMEOUT(explorer->currentGraph().step == fusion &&
+                               !explorer->currentGraph().before,
+                           30000);
+
+  // Passes predicted as leaving every op alone: right where the diff marks
+  // no op (one that only sets attributes), wrong where it marks some.
+  bool right = false, wrong = false;
+  while (!(right && wrong) && explorer->stepForward()) {
+    if (!explorer->awaitingPrediction())
+      continue;
+    QTRY_VERIFY_WITH_TIMEOUT(explorer->currentGraph().step ==
+                                     explorer->currentStep() &&
+                                 explorer->currentGraph().before,
+                             30000);
+    bool changesOps = false;
+    for (const cuvil::graph::Node &n :
+         explorer->currentGraph().stepGraph.graph.nodes)
+      changesOps |= n.changed;
+    QVERIFY(explorer->checkPrediction());
+    QString result = explorer->predictionText();
+    QVERIFY2(result.contains(changesOps ? "(score 0%)" : "(score 100%)"),
+             qPrintable(result));
+    (changesOps ? wrong : right) = true;
+  }
+  QVERIFY(right && wrong);
+  QVERIFY(explorer->predictionTally().count >= 3);
+  explorer->setPredicting(false);
 }
 
 void WorkbenchSmokeTest::destroyedWhileRunningEndsItsWorker() {
