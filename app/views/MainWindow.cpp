@@ -49,20 +49,7 @@ bool isModelFile(const QString &path) {
 } // namespace
 
 QString MainWindow::bundledExample() {
-  QStringList roots;
-  QString fromEnv = qEnvironmentVariable("CUVIL_SOURCE_DIR");
-  if (!fromEnv.isEmpty())
-    roots << fromEnv;
-#ifdef CUVIL_SOURCE_DIR
-  roots << QStringLiteral(CUVIL_SOURCE_DIR);
-#endif
-  roots << QCoreApplication::applicationDirPath() + "/../share/cuvil";
-  for (const QString &root : roots) {
-    QString path = root + "/resources/examples/mlp.py";
-    if (QFileInfo::exists(path))
-      return QFileInfo(path).absoluteFilePath();
-  }
-  return {};
+  return bundledResource("resources/examples/mlp.py");
 }
 
 MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent) {
@@ -83,6 +70,8 @@ MainWindow::~MainWindow() {
   // with nobody here listening.
   delete tabs;
   tabs = nullptr;
+  qDeleteAll(sideDocks);
+  sideDocks.clear();
   pageList.clear();
   context.worker().disconnect(this);
   context.worker().shutdown(1000);
@@ -95,9 +84,22 @@ void MainWindow::buildPages() {
   for (const WorkbenchPageFactory &make : workbenchPages()) {
     WorkbenchPage *page = make(context, tabs);
     pageList << page;
-    tabs->addTab(page, page->title());
+    if (!page->sidePanel()) {
+      tabs->addTab(page, page->title());
+      continue;
+    }
+    auto *dock = new QDockWidget(page->title(), this);
+    dock->setObjectName(page->pageId() + "Dock");
+    dock->setWidget(page);
+    addDockWidget(Qt::RightDockWidgetArea, dock);
+    dock->hide();
+    sideDocks << dock;
   }
   setCentralWidget(tabs);
+  connect(&context, &WorkbenchContext::openRequested, this,
+          &MainWindow::openFile);
+  connect(&context, &WorkbenchContext::runCompiledRequested, this,
+          &MainWindow::runCompiled);
   connect(&context, &WorkbenchContext::pageRequested, this,
           &MainWindow::showPage);
   connect(&context, &WorkbenchContext::statusText, this,
@@ -128,11 +130,18 @@ WorkbenchPage *MainWindow::currentPage() const {
 }
 
 bool MainWindow::showPage(const QString &id) {
-  for (WorkbenchPage *page : pageList)
-    if (page->pageId() == id) {
+  for (WorkbenchPage *page : pageList) {
+    if (page->pageId() != id)
+      continue;
+    if (page->sidePanel()) {
+      auto *dock = qobject_cast<QDockWidget *>(page->parentWidget());
+      dock->show();
+      dock->raise();
+    } else {
       tabs->setCurrentWidget(page);
-      return true;
     }
+    return true;
+  }
   return false;
 }
 

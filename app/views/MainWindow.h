@@ -17,6 +17,7 @@
 class QMenu;
 class QPlainTextEdit;
 class QTabWidget;
+class QDockWidget;
 
 namespace cuvil::workbench {
 
@@ -81,6 +82,8 @@ private:
   WorkbenchContext context;
   QList<WorkbenchPage *> pageList;
   QTabWidget *tabs = nullptr;
+  /// The docks of side-panel pages (WorkbenchPage::sidePanel).
+  QList<QDockWidget *> sideDocks;
   QPlainTextEdit *console = nullptr;
   QMenu *recentMenu = nullptr;
   QMenu *exportMenu = nullptr;

@@ -64,11 +64,11 @@ void PassExplorerPage::selectNode(int id) {
           : QString();
   if (!node.locName.empty())
     where += tr(", node %1").arg(QString::fromStdString(node.locName));
+  // One arg() call: a result name such as "%1" is not a placeholder.
   context.status(tr("%1 %2 at IR line %3%4")
                      .arg(QString::fromStdString(node.opName),
-                          QString::fromStdString(node.results))
-                     .arg(node.irLine)
-                     .arg(where));
+                          QString::fromStdString(node.results),
+                          QString::number(node.irLine), where));
 }
 
 void PassExplorerPage::selectIrLine(int line) {

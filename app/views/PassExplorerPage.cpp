@@ -267,6 +267,10 @@ void PassExplorerPage::connectContext() {
           &PassExplorerPage::applyHeat);
   connect(&context, &WorkbenchContext::locationRequested, this,
           &PassExplorerPage::showLocation);
+  connect(&context, &WorkbenchContext::passRequested, this,
+          &PassExplorerPage::showPass);
+  connect(&context, &WorkbenchContext::findOpsRequested, this,
+          [this](const QString &text) { searchEdit->setText(text); });
   WorkerClient &worker = context.worker();
   connect(&worker, &WorkerClient::exceptionRaised, this,
           [this](const UserException &e) {

@@ -73,6 +73,9 @@ public:
   /// Shows the first step of pass `name` (e.g. "cuvil-fuse-elementwise")
   /// when the next run's first compilation arrives.
   void showPassOnOpen(const QString &name) { initialPass = name; }
+  /// Shows the first step of pass `name` (before it with `before`) now, or
+  /// when the next compilation arrives if the shown one has no such pass.
+  void showPass(const QString &name, bool before);
 
   /// Step navigation over the visible (filtered) pass list; the step index
   /// is the row of the full pipeline.
@@ -232,6 +235,7 @@ private:
   bool linking = false; ///< guards cross-link feedback loops
   QString pendingExportKind, pendingExportPath;
   QString initialPass;
+  bool initialBefore = false; ///< show initialPass's graph before it
   QFutureWatcher<GraphJob> graphWatcher;
   GraphJob shownGraph;
 };

@@ -84,6 +84,23 @@ void PassExplorerPage::showCompilation(int row) {
     initialPass.clear();
   }
   selectStep(first);
+  if (first > 0 && initialBefore)
+    setShowBefore(true);
+  initialBefore = false;
+}
+
+void PassExplorerPage::showPass(const QString &name, bool before) {
+  const QVector<PassStep> &all = steps.steps();
+  for (int i = 0; i < all.size(); ++i)
+    if (all[i].name == name) {
+      if (!all[i].changed)
+        setHideUnchanged(false); // the step must be in the list
+      selectStep(i);
+      setShowBefore(before);
+      return;
+    }
+  initialPass = name;
+  initialBefore = before;
 }
 
 void PassExplorerPage::showTargetCode() {

@@ -2,6 +2,9 @@
 
 #include "WorkbenchContext.h"
 
+#include <QCoreApplication>
+#include <QFileInfo>
+
 namespace cuvil::workbench {
 
 WorkbenchContext::WorkbenchContext(QObject *parent) : QObject(parent) {
@@ -46,6 +49,23 @@ void WorkbenchContext::showPage(const QString &id) { emit pageRequested(id); }
 
 void WorkbenchContext::showLocation(const QString &loc) {
   emit locationRequested(loc);
+}
+
+QString bundledResource(const QString &relative) {
+  QStringList roots;
+  QString fromEnv = qEnvironmentVariable("CUVIL_SOURCE_DIR");
+  if (!fromEnv.isEmpty())
+    roots << fromEnv;
+#ifdef CUVIL_SOURCE_DIR
+  roots << QStringLiteral(CUVIL_SOURCE_DIR);
+#endif
+  roots << QCoreApplication::applicationDirPath() + "/../share/cuvil";
+  for (const QString &root : roots) {
+    QString path = root + "/" + relative;
+    if (QFileInfo::exists(path))
+      return QFileInfo(path).absoluteFilePath();
+  }
+  return {};
 }
 
 } // namespace cuvil::workbench

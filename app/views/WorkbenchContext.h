@@ -58,6 +58,18 @@ public:
   /// Shows "file:line[:col]" (a kernel's or Python frame's location) in
   /// the source it belongs to.
   void showLocation(const QString &loc);
+  // What a lesson asks of the shell and the pass explorer.
+  /// Opens and runs `file`.
+  void requestOpen(const QString &file) { emit openRequested(file); }
+  /// Shows the first step of `pass` (the graph before it with `before`), at
+  /// once or when the next compilation arrives.
+  void requestPass(const QString &pass, bool before) {
+    emit passRequested(pass, before);
+  }
+  /// Selects the graph's ops whose name contains `text`.
+  void requestFindOps(const QString &text) { emit findOpsRequested(text); }
+  /// Run Compiled Function on the current compilation.
+  void requestRunCompiled() { emit runCompiledRequested(); }
 
 signals:
   void fileOpened(const QString &file, const QString &source);
@@ -68,6 +80,10 @@ signals:
   void statusText(const QString &text);
   void pageRequested(const QString &id);
   void locationRequested(const QString &loc);
+  void openRequested(const QString &file);
+  void passRequested(const QString &pass, bool before);
+  void findOpsRequested(const QString &text);
+  void runCompiledRequested();
 
 private:
   CompilationListModel records;
@@ -76,6 +92,11 @@ private:
   LatencyHeatIndex heat;
   WorkerClient client; ///< last, so it ends first (its signals use the rest)
 };
+
+/// `relative` ("resources/examples/mlp.py") in the source tree
+/// ($CUVIL_SOURCE_DIR or the build's) or the installed share/cuvil, or
+/// empty when none has it.
+QString bundledResource(const QString &relative);
 
 } // namespace cuvil::workbench
 

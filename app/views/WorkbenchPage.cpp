@@ -2,6 +2,7 @@
 
 #include "WorkbenchPage.h"
 
+#include "LessonsPage.h"
 #include "PassExplorerPage.h"
 #include "ProfilePage.h"
 
@@ -20,6 +21,7 @@ QList<WorkbenchPageFactory> workbenchPages() {
   return {
       page<PassExplorerPage>(),
       page<ProfilePage>(),
+      page<LessonsPage>(),
   };
 }
 

@@ -44,6 +44,9 @@ public:
   virtual QString pageId() const = 0;
   /// The tab's title.
   virtual QString title() const = 0;
+  /// Shown beside the other pages, in a dock of the window, instead of a tab
+  /// of its own (the lessons' text next to the views they act on).
+  virtual bool sidePanel() const { return false; }
   /// Adds the page's actions to the shell's menus (called once).
   virtual void addMenuActions(const WorkbenchMenus &menus) { (void)menus; }
   /// Actions for the View menu, e.g. the toggles of the page's docks.

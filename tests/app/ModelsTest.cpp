@@ -9,6 +9,7 @@
 #include "DiffModel.h"
 #include "GraphLayout.h"
 #include "IrOpModel.h"
+#include "Lesson.h"
 #include "PassDocs.h"
 #include "PassStepModel.h"
 #include "Prediction.h"
@@ -65,6 +66,7 @@ private slots:
   void passStepModelAndUnchangedFilter();
   void passDocsFromDeclarations();
   void predictionScores();
+  void lessonsAreCheckedWhenRead();
   void irOpModelOfTheFusedStep();
   void irOpModelShowsNodeNames();
   void graphToolFailuresAreExplained();
@@ -188,6 +190,52 @@ void ModelsTest::predictionScores() {
   tally.add(scorePrediction({}, {1}));
   QCOMPARE(tally.count, 2);
   QCOMPARE(tally.mean(), 0.5);
+}
+
+void ModelsTest::lessonsAreCheckedWhenRead() {
+  QTemporaryDir root;
+  auto write = [&](const QString &name, const QByteArray &json) {
+    QDir(root.path()).mkpath(name);
+    QFile model(root.filePath(name + "/model.py"));
+    QVERIFY(model.open(QIODevice::WriteOnly));
+    QFile f(root.filePath(name + "/lesson.json"));
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(json);
+  };
+  write("a-good", R"({"title": "Good", "model": "model.py", "steps": [
+      {"text": "Open it", "open": true},
+      {"text": "See", "pass": "cse", "before": true, "find": "cuvil.tanh"},
+      {"text": "Q", "question": {"prompt": "?", "choices": ["x", "y"],
+                                 "answer": 1, "explain": "because"}}]})");
+  write("b-typo", R"({"title": "T", "model": "model.py",
+      "steps": [{"text": "t", "pas": "cse"}]})");
+  write("c-answer", R"({"title": "T", "model": "model.py", "steps": [
+      {"text": "t", "question": {"prompt": "?", "choices": ["x", "y"],
+                                 "answer": 2}}]})");
+  write("d-model", R"({"title": "T", "model": "gone.py",
+      "steps": [{"text": "t"}]})");
+  write("e-json", "{not json");
+  QStringList errors;
+  QList<Lesson> lessons = loadLessons(root.path(), errors);
+  QCOMPARE(lessons.size(), 1);
+  const Lesson &good = lessons.first();
+  QCOMPARE(good.id, QString("a-good"));
+  QCOMPARE(good.steps.size(), 3);
+  QVERIFY(good.steps[0].open);
+  QCOMPARE(good.steps[1].pass, QString("cse"));
+  QVERIFY(good.steps[1].before);
+  QCOMPARE(good.steps[2].question.answer, 1);
+  QCOMPARE(errors.size(), 4);
+  QVERIFY2(errors[0].contains("b-typo/lesson.json: step 1: unknown field "
+                              "'pas'"),
+           qPrintable(errors[0]));
+  QVERIFY2(errors[1].contains("c-answer/lesson.json: step 1: a question "
+                              "needs"),
+           qPrintable(errors[1]));
+  QVERIFY2(errors[2].contains("'model' must name a file"),
+           qPrintable(errors[2]));
+  QVERIFY2(errors[3].contains("e-json/lesson.json: not a JSON object"),
+           qPrintable(errors[3]));
 }
 
 void ModelsTest::passStepModelAndUnchangedFilter() {

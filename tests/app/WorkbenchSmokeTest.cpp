@@ -13,6 +13,7 @@
 
 #include "DiffModel.h"
 #include "GraphView.h"
+#include "LessonsPage.h"
 #include "MainWindow.h"
 #include "PassDocs.h"
 #include "PassExplorerPage.h"
@@ -50,6 +51,7 @@ private slots:
   void showsTheTextOfAWasmModule();
   void comparesAPassSideBySide();
   void predictsWhatAPassWillDo();
+  void walksALesson();
   void destroyedWhileRunningEndsItsWorker();
 
 private:
@@ -528,6 +530,59 @@ void WorkbenchSmokeTest::predictsWhatAPassWillDo() {
   QVERIFY(right && wrong);
   QVERIFY(explorer->predictionTally().count >= 3);
   explorer->setPredicting(false);
+}
+
+void WorkbenchSmokeTest::walksALesson() {
+  MainWindow window;
+  window.resize(1400, 900);
+  window.show();
+  auto *lessons = window.page<LessonsPage>();
+  auto *explorer = window.page<PassExplorerPage>();
+  QVERIFY(lessons && explorer);
+  QVERIFY(lessons->lessons().size() >= 8);
+  QVERIFY(window.showPage("lessons"));
+  QSignalSpy finished(&window, &MainWindow::runFinished);
+  QSignalSpy shown(explorer, &PassExplorerPage::stepShown);
+  QSettings().remove("lessons/04-fusion");
+
+  // Step 1 opens the lesson's model and runs it.
+  QVERIFY(lessons->selectLesson("04-fusion"));
+  QCOMPARE(lessons->currentStep(), 0);
+  QVERIFY(lessons->stepText().contains("Why fuse"));
+  QVERIFY(finished.wait(60000));
+  QVERIFY(window.currentFile().endsWith("resources/examples/mlp.py"));
+  QVERIFY(waitForStep(shown, 0) > 0);
+
+  // Step 2 shows the graph before the fusion pass, its generics found.
+  QVERIFY(lessons->next());
+  int step = explorer->currentStep();
+  QCOMPARE(explorer->stepModel().steps()[step].name,
+           QString("cuvil-fuse-elementwise"));
+  QTRY_VERIFY_WITH_TIMEOUT(explorer->currentGraph().step == step &&
+                               explorer->currentGraph().before,
+                           30000);
+  QVERIFY(!explorer->graphView()->selectedNodes().isEmpty());
+  // Step 3: after it.
+  QVERIFY(lessons->next());
+  QTRY_VERIFY_WITH_TIMEOUT(explorer->currentGraph().step == step &&
+                               !explorer->currentGraph().before,
+                           30000);
+  // Step 4: the schedule.
+  QVERIFY(lessons->next());
+  QCOMPARE(explorer->stepModel().steps()[explorer->currentStep()].name,
+           QString("cuvil-cpu-schedule"));
+  // Step 5: the question.
+  QVERIFY(lessons->next());
+  QVERIFY(!lessons->answer(0));
+  QVERIFY(lessons->feedbackText().contains("Not quite"));
+  QVERIFY(lessons->answer(1));
+  QVERIFY(lessons->feedbackText().contains("Right"));
+  // Back shows the text without acting; the place is remembered.
+  QVERIFY(lessons->back());
+  QCOMPARE(QSettings().value("lessons/04-fusion/step").toInt(), 3);
+  QVERIFY(lessons->next());
+  QVERIFY(!lessons->next()); // finished
+  QVERIFY(QSettings().value("lessons/04-fusion/done").toBool());
 }
 
 void WorkbenchSmokeTest::destroyedWhileRunningEndsItsWorker() {
