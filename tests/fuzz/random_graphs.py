@@ -383,8 +383,10 @@ class _Generator:
             # Larger: a static-bound slice of the symbolic axis (``x[1:4]``), which Cuvil
             # checks at each call, then holds at both sizes. By more than any stride
             # (at most 3), so a dim the symbol sizes differs at the two sizes even after
-            # a strided convolution or pooling: that is how the generator tells it.
-            second = size + self.choice([4, 6])
+            # a strided convolution or pooling: that is how the generator tells it. By 5
+            # or 7, so the sizes differ in parity and modulo 3 too: sizes equal only for
+            # some residues (``n // 2 * 2`` and ``n``) differ at one of the two sizes.
+            second = size + self.choice([5, 7])
             self.symbolic_shapes = symbolic_shapes
             self.alternate_shapes = [
                 tuple(second if d == SYMBOL else d for d in shape) for shape in symbolic_shapes

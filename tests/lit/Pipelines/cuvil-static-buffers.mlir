@@ -1,5 +1,5 @@
 // RUN: %cuvil_opt %s --split-input-file --cuvil-static-buffers="target=c keep-alignment=0" --verify-diagnostics | FileCheck %s
-// RUN: %cuvil_opt %s --split-input-file --cuvil-static-buffers="target=wasm" --verify-diagnostics | FileCheck %s --check-prefix=ALIGNED
+// RUN: not %cuvil_opt %s --split-input-file --cuvil-static-buffers="target=wasm bounded-views=1" 2>&1 | FileCheck %s --check-prefix=ALIGNED
 
 // An allocation becomes a private uninitialized global (no alignment, which
 // C99 cannot state), its dealloc goes, and a copy becomes loads and stores.
@@ -62,4 +62,21 @@ func.func @arena(%c: i1) -> f32 {
     memref.dealloc %arena : memref<2048xi8>
   }
   return %v : f32
+}
+
+// -----
+
+// A remainder tile's buffer (sizes bounded by affine.min) with bounded-views
+// (wasm): a byte global of the bound (32x8 floats), viewed at its sizes.
+// Without it (c), the buffer is refused.
+// ALIGNED: memref.global "private" @cuvil_buffer : memref<1024xi8> = uninitialized {alignment = 64 : i64}
+// ALIGNED-LABEL: func.func @remainder
+// ALIGNED: %[[RAW:.*]] = memref.get_global @cuvil_buffer : memref<1024xi8>
+// ALIGNED: memref.view %[[RAW]][%{{.*}}][%{{.*}}] : memref<1024xi8> to memref<?x8xf32>
+#tail = affine_map<(d0) -> (-d0 + 70, 32)>
+func.func @remainder(%i: index) {
+  %n = affine.min #tail(%i)
+  // expected-error @+1 {{target compiles static shapes only, and this buffer has type 'memref<?x8xf32>'}}
+  %a = memref.alloc(%n) {alignment = 64 : i64} : memref<?x8xf32>
+  return
 }

@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/ValueBoundsOpInterface.h"
 
 namespace mlir::cuvil {
 #define GEN_PASS_DEF_STATICBUFFERS
@@ -31,25 +32,74 @@ InFlightDiagnostic staticShapesOnly(Operation *op, StringRef target,
                             "target='cpu' for dynamic ones";
 }
 
-/// `alloc` as a private uninitialized global of the module (aligned as the
-/// allocation asked when `keepAlignment`), or failure with the error
-/// emitted.
-LogicalResult makeStatic(memref::AllocOp alloc, SymbolTable &symbols,
-                         StringRef target, bool keepAlignment) {
-  MemRefType type = alloc.getType();
-  if (!type.hasStaticShape() || !type.getLayout().isIdentity())
-    return staticShapesOnly(alloc, target, "buffer", type);
+/// A private uninitialized global of `type` in the module, named uniquely.
+memref::GlobalOp addGlobal(Location loc, MemRefType type, IntegerAttr alignment,
+                           SymbolTable &symbols) {
   auto module = cast<ModuleOp>(symbols.getOp());
   OpBuilder builder(module.getBodyRegion());
-  IntegerAttr alignment =
-      keepAlignment ? alloc.getAlignmentAttr() : IntegerAttr();
   auto global = builder.create<memref::GlobalOp>(
-      alloc.getLoc(), "cuvil_buffer", builder.getStringAttr("private"), type,
+      loc, "cuvil_buffer", builder.getStringAttr("private"), type,
       builder.getUnitAttr(), /*constant=*/false, alignment);
   symbols.insert(global); // renames it to a unique name
-  builder.setInsertionPoint(alloc);
-  Value storage = builder.create<memref::GetGlobalOp>(alloc.getLoc(), type,
-                                                      global.getSymName());
+  return global;
+}
+
+/// The bytes `alloc` needs at most: its sizes' constant upper bounds (a
+/// remainder tile's `affine.min` of a static size), or failure.
+FailureOr<int64_t> boundedBytes(memref::AllocOp alloc) {
+  MemRefType type = alloc.getType();
+  int64_t elements = 1;
+  unsigned dynamic = 0;
+  for (int64_t size : type.getShape()) {
+    if (!ShapedType::isDynamic(size)) {
+      elements *= size;
+      continue;
+    }
+    FailureOr<int64_t> bound = ValueBoundsConstraintSet::computeConstantBound(
+        presburger::BoundType::UB, alloc.getDynamicSizes()[dynamic++],
+        /*stopCondition=*/nullptr, /*closedUB=*/true);
+    if (failed(bound) || *bound < 0)
+      return failure();
+    elements *= *bound;
+  }
+  int64_t bits = type.getElementTypeBitWidth();
+  return elements * std::max<int64_t>(1, (bits + 7) / 8);
+}
+
+/// `alloc` as a private uninitialized global of the module (aligned as the
+/// allocation asked when `keepAlignment`); with `boundedViews`, a dynamic
+/// one whose sizes are bounded becomes a byte global of the bound viewed at
+/// its sizes. Failure with the error emitted otherwise.
+LogicalResult makeStatic(memref::AllocOp alloc, SymbolTable &symbols,
+                         StringRef target, bool keepAlignment,
+                         bool boundedViews) {
+  MemRefType type = alloc.getType();
+  if (!type.getLayout().isIdentity())
+    return staticShapesOnly(alloc, target, "buffer", type);
+  IntegerAttr alignment =
+      keepAlignment ? alloc.getAlignmentAttr() : IntegerAttr();
+  OpBuilder builder(alloc);
+  Location loc = alloc.getLoc();
+  Value storage;
+  if (type.hasStaticShape()) {
+    memref::GlobalOp global = addGlobal(loc, type, alignment, symbols);
+    storage =
+        builder.create<memref::GetGlobalOp>(loc, type, global.getSymName());
+  } else {
+    FailureOr<int64_t> bytes =
+        boundedViews ? boundedBytes(alloc) : FailureOr<int64_t>(failure());
+    if (failed(bytes))
+      return staticShapesOnly(alloc, target, "buffer", type);
+    auto bytesType = MemRefType::get({*bytes}, builder.getI8Type());
+    memref::GlobalOp global = addGlobal(
+        loc, bytesType, alignment ? alignment : builder.getI64IntegerAttr(64),
+        symbols);
+    Value raw = builder.create<memref::GetGlobalOp>(loc, bytesType,
+                                                    global.getSymName());
+    Value zero = builder.create<arith::ConstantIndexOp>(loc, 0);
+    storage = builder.create<memref::ViewOp>(loc, type, raw, zero,
+                                             alloc.getDynamicSizes());
+  }
   alloc.replaceAllUsesWith(storage);
   alloc.erase();
   return success();
@@ -102,7 +152,8 @@ struct StaticBuffersPass : cuvil::impl::StaticBuffersBase<StaticBuffersPass> {
     });
     bool ok = true;
     for (memref::AllocOp alloc : allocs)
-      ok &= succeeded(makeStatic(alloc, symbols, target, keepAlignment));
+      ok &= succeeded(
+          makeStatic(alloc, symbols, target, keepAlignment, boundedViews));
     for (memref::CopyOp copy : copies)
       ok &= succeeded(expandCopy(copy, target));
     if (!ok)

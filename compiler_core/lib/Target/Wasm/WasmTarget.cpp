@@ -136,7 +136,8 @@ void WasmTarget::buildPhases(const TargetOptions &o, PipelineBuilder &p) const {
   p.add(Phase::Bufferize, "scf-forall-to-for");
   p.add(Phase::Bufferize, "canonicalize");
 
-  p.add(Phase::Lower, "cuvil-static-buffers", "target=wasm");
+  p.add(Phase::Lower, "cuvil-static-buffers", "target=wasm bounded-views=1");
+  p.add(Phase::Lower, "cuvil-lower-strided-gathers", "", "func.func");
   p.add(Phase::Lower, "cuvil-approximate-math", "", "func.func",
         Need::Optional);
   p.add(Phase::Lower, "convert-vector-to-scf", "full-unroll=1");

@@ -200,6 +200,30 @@ def PlanMemory : Pass<"cuvil-plan-memory", "func::FuncOp"> {
   let dependentDialects = ["arith::ArithDialect", "memref::MemRefDialect"];
 }
 
+def LowerStridedGathers : Pass<"cuvil-lower-strided-gathers", "func::FuncOp"> {
+  let summary = "Turn gathers from non-contiguous memory into scalar loads";
+  let description = [{
+    LLVM's masked gather, what `convert-vector-to-llvm` makes of a
+    `vector.gather`, reads from a memref whose innermost dimension is
+    contiguous. Vectorizing a kernel over a strided view can produce a
+    gather from a memref with another innermost stride, which the
+    conversion would leave unconverted. Only those gathers are flattened to
+    one dimension and rewritten as conditional scalar loads; gathers LLVM
+    can take stay gathers.
+
+    Before:
+    ```mlir
+    %g = vector.gather %base[%c0, %c0] [%idx], %mask, %pass
+        : memref<2x3xf64, strided<[72, 6], offset: 161>>, vector<2xindex>,
+          vector<2xi1>, vector<2xf64> into vector<2xf64>
+    ```
+    After: for each lane, `scf.if` on its mask bit around a `memref.load`
+    (or `vector.load` of one element) inserted into the result vector.
+  }];
+  let dependentDialects = ["scf::SCFDialect", "vector::VectorDialect",
+                           "memref::MemRefDialect", "arith::ArithDialect"];
+}
+
 def StaticBuffers : Pass<"cuvil-static-buffers", "ModuleOp"> {
   let summary = "Give every buffer static storage and copy with loops";
   let description = [{
@@ -213,6 +237,9 @@ def StaticBuffers : Pass<"cuvil-static-buffers", "ModuleOp"> {
     the arena it plans becomes one global sized by the plan. A dynamic shape
     is an error naming the op, its source location and the target. With
     `keep-alignment=0` (C99 cannot state one) globals lose their alignment.
+    With `bounded-views`, an allocation of a remainder tile (sizes from
+    `affine.min` of static sizes) gets a byte global as large as its upper
+    bound and a `memref.view` at its actual sizes.
 
     Before:
     ```mlir
@@ -233,6 +260,10 @@ def StaticBuffers : Pass<"cuvil-static-buffers", "ModuleOp"> {
            "only`)">,
     Option<"keepAlignment", "keep-alignment", "bool", "true",
            "Keep the alignment of allocations and globals">,
+    Option<"boundedViews", "bounded-views", "bool", "false",
+           "A dynamically sized allocation whose sizes have constant upper "
+           "bounds (a remainder tile) becomes a byte global of the bound, "
+           "viewed at its sizes (for lowerings that take memref.view)">,
   ];
   let dependentDialects = ["memref::MemRefDialect", "scf::SCFDialect",
                            "arith::ArithDialect"];
