@@ -17,10 +17,11 @@ const QStringList kStepKeys = {"text", "open", "pass", "before",
                                "find", "run",  "page", "question"};
 const QStringList kPages = {"compile", "profile", "lessons"};
 
-/// Reads step `index` of `file`; false with `error` set.
-bool readStep(const QJsonValue &value, int index, const QString &file,
-              LessonStep &step, QString &error) {
-  QString where = QString("%1: step %2").arg(file).arg(index + 1);
+} // namespace
+
+bool cuvil::workbench::readLessonStep(const QJsonValue &value,
+                                      const QString &where, LessonStep &step,
+                                      QString &error) {
   if (!value.isObject()) {
     error = where + ": not an object";
     return false;
@@ -70,11 +71,9 @@ bool readStep(const QJsonValue &value, int index, const QString &file,
   return true;
 }
 
-} // namespace
-
-bool cuvil::workbench::loadLesson(const QString &folder, Lesson &lesson,
-                                  QString &error) {
-  QString file = QDir(folder).filePath("lesson.json");
+namespace {
+/// The JSON object in `file`; false with `error` naming the file.
+bool readObject(const QString &file, QJsonObject &object, QString &error) {
   QFile f(file);
   if (!f.open(QIODevice::ReadOnly)) {
     error = file + ": cannot read it: " + f.errorString();
@@ -88,7 +87,17 @@ bool cuvil::workbench::loadLesson(const QString &folder, Lesson &lesson,
                 .arg(parse.offset);
     return false;
   }
-  QJsonObject o = doc.object();
+  object = doc.object();
+  return true;
+}
+} // namespace
+
+bool cuvil::workbench::loadLesson(const QString &folder, Lesson &lesson,
+                                  QString &error) {
+  QString file = QDir(folder).filePath("lesson.json");
+  QJsonObject o;
+  if (!readObject(file, o, error))
+    return false;
   lesson = Lesson();
   lesson.id = QFileInfo(folder).fileName();
   lesson.folder = QFileInfo(folder).absoluteFilePath();
@@ -112,7 +121,8 @@ bool cuvil::workbench::loadLesson(const QString &folder, Lesson &lesson,
   }
   for (int i = 0; i < steps.size(); ++i) {
     LessonStep step;
-    if (!readStep(steps[i], i, file, step, error))
+    if (!readLessonStep(steps[i], QString("%1: step %2").arg(file).arg(i + 1),
+                        step, error))
       return false;
     lesson.steps << step;
   }
@@ -133,4 +143,43 @@ QList<Lesson> cuvil::workbench::loadLessons(const QString &root,
       errors << error;
   }
   return lessons;
+}
+
+bool cuvil::workbench::loadInterviewDeck(const QString &file,
+                                         QList<InterviewQuestion> &deck,
+                                         QString &error) {
+  QJsonObject root;
+  if (!readObject(file, root, error))
+    return false;
+  QJsonArray questions = root.value("questions").toArray();
+  if (questions.isEmpty()) {
+    error = file + ": 'questions' is missing or empty";
+    return false;
+  }
+  deck.clear();
+  QDir folder = QFileInfo(file).dir();
+  for (int i = 0; i < questions.size(); ++i) {
+    QJsonObject o = questions[i].toObject();
+    InterviewQuestion q;
+    q.id = o.value("id").toString();
+    q.topic = o.value("topic").toString();
+    q.question = o.value("question").toString();
+    q.answer = o.value("answer").toString();
+    QString where = QString("%1: question %2").arg(file).arg(i + 1);
+    if (q.id.isEmpty() || q.topic.isEmpty() || q.question.isEmpty() ||
+        q.answer.isEmpty()) {
+      error = where + ": 'id', 'topic', 'question' and 'answer' are required";
+      return false;
+    }
+    QString model = o.value("model").toString();
+    q.model = folder.absoluteFilePath(model);
+    if (model.isEmpty() || !QFileInfo(q.model).isFile()) {
+      error = where + ": 'model' must name the demonstration's model file";
+      return false;
+    }
+    if (!readLessonStep(o.value("demo"), where + ": demo", q.demo, error))
+      return false;
+    deck << q;
+  }
+  return true;
 }

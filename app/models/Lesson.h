@@ -12,6 +12,7 @@
 #ifndef CUVIL_WORKBENCH_LESSON_H
 #define CUVIL_WORKBENCH_LESSON_H
 
+#include <QJsonValue>
 #include <QList>
 #include <QString>
 #include <QStringList>
@@ -46,12 +47,38 @@ struct Lesson {
   QList<LessonStep> steps;
 };
 
+/// Reads one step from `value` (`where` names it in errors: "file: step 3");
+/// also the demonstrations of interview questions.
+bool readLessonStep(const QJsonValue &value, const QString &where,
+                    LessonStep &step, QString &error);
+
 /// Reads `folder`/lesson.json; false with `error` naming what is wrong.
 bool loadLesson(const QString &folder, Lesson &lesson, QString &error);
 
 /// The lessons under `root` (one folder each), sorted by folder name; the
 /// errors of those that do not load go to `errors`.
 QList<Lesson> loadLessons(const QString &root, QStringList &errors);
+
+} // namespace cuvil::workbench
+
+namespace cuvil::workbench {
+
+/// One interview practice question: a topic, the question, a model answer
+/// (Markdown, revealed after the learner has written theirs) and a live
+/// demonstration in the Workbench (a lesson step run on `model`).
+struct InterviewQuestion {
+  QString id;
+  QString topic;
+  QString question;
+  QString answer;
+  QString model; ///< absolute path of the demonstration's model file
+  LessonStep demo;
+};
+
+/// Reads the deck `file` (resources/interview/questions.json); false with
+/// `error` naming the question and field that are wrong.
+bool loadInterviewDeck(const QString &file, QList<InterviewQuestion> &deck,
+                       QString &error);
 
 } // namespace cuvil::workbench
 

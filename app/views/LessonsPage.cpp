@@ -2,6 +2,7 @@
 
 #include "LessonsPage.h"
 
+#include "InterviewPanel.h"
 #include "WorkbenchContext.h"
 
 #include <QButtonGroup>
@@ -13,6 +14,7 @@
 #include <QRadioButton>
 #include <QSettings>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QTextBrowser>
 #include <QVBoxLayout>
 
@@ -58,9 +60,15 @@ LessonsPage::LessonsPage(WorkbenchContext &context, QWidget *parent)
   column->addWidget(questionBox);
   column->addLayout(nav);
   split->setStretchFactor(1, 4);
+  // Lessons, and interview practice beside them.
+  auto *modes = new QTabWidget(this);
+  modes->setDocumentMode(true);
+  modes->addTab(split, tr("Lessons"));
+  interview = new InterviewPanel(context, modes);
+  modes->addTab(interview, tr("Interview practice"));
   auto *layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
-  layout->addWidget(split);
+  layout->addWidget(modes);
 
   connect(list, &QListWidget::currentRowChanged, this, [this](int row) {
     if (row >= 0 && row < lessonList.size() && row != lesson)
@@ -177,14 +185,14 @@ void LessonsPage::showStep(int index, bool act) {
   showQuestion(s.question);
   QSettings().setValue(progressKey(l->id, "step"), index);
   if (act)
-    perform(s);
+    performStep(context, s, l->model);
   emit stepShown(l->id, index);
 }
 
-void LessonsPage::perform(const LessonStep &s) {
-  const Lesson &l = *currentLesson();
+void performStep(WorkbenchContext &context, const LessonStep &s,
+                 const QString &model) {
   if (s.open)
-    context.requestOpen(l.model);
+    context.requestOpen(model);
   if (!s.pass.isEmpty())
     context.requestPass(s.pass, s.before);
   if (!s.find.isEmpty())

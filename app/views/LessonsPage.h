@@ -26,6 +26,13 @@ class QVBoxLayout;
 
 namespace cuvil::workbench {
 
+class InterviewPanel;
+
+/// Performs `step`'s actions on the Workbench: open `model`, show a pass,
+/// find ops, run, bring a page to the front (lessons and demonstrations).
+void performStep(WorkbenchContext &context, const LessonStep &step,
+                 const QString &model);
+
 class LessonsPage : public WorkbenchPage {
   Q_OBJECT
 public:
@@ -51,12 +58,14 @@ public:
   QString stepText() const;
   QString feedbackText() const;
 
+  /// The interview practice tab.
+  InterviewPanel *interviewPanel() const { return interview; }
+
 signals:
   void stepShown(const QString &lesson, int step);
 
 private:
   void showStep(int index, bool act);
-  void perform(const LessonStep &s);
   void showQuestion(const LessonQuestion &q);
   void refreshList();
 
@@ -74,6 +83,7 @@ private:
   QLabel *position = nullptr;
   QPushButton *backButton = nullptr;
   QPushButton *nextButton = nullptr;
+  InterviewPanel *interview = nullptr;
 };
 
 } // namespace cuvil::workbench

@@ -13,6 +13,7 @@
 
 #include "DiffModel.h"
 #include "GraphView.h"
+#include "InterviewPanel.h"
 #include "LessonsPage.h"
 #include "MainWindow.h"
 #include "PassDocs.h"
@@ -52,6 +53,7 @@ private slots:
   void comparesAPassSideBySide();
   void predictsWhatAPassWillDo();
   void walksALesson();
+  void practisesInterviewQuestions();
   void destroyedWhileRunningEndsItsWorker();
 
 private:
@@ -583,6 +585,51 @@ void WorkbenchSmokeTest::walksALesson() {
   QVERIFY(lessons->next());
   QVERIFY(!lessons->next()); // finished
   QVERIFY(QSettings().value("lessons/04-fusion/done").toBool());
+}
+
+void WorkbenchSmokeTest::practisesInterviewQuestions() {
+  MainWindow window;
+  window.resize(1400, 900);
+  window.show();
+  InterviewPanel *panel = window.page<LessonsPage>()->interviewPanel();
+  auto *explorer = window.page<PassExplorerPage>();
+  QVERIFY(panel->questions().size() >= 8);
+
+  // Write an answer, then reveal the model one beside it.
+  int memory = -1;
+  for (int i = 0; i < panel->questions().size(); ++i)
+    if (panel->questions()[i].id == "memory-pools")
+      memory = i;
+  QVERIFY(memory >= 0);
+  panel->selectQuestion(memory);
+  panel->setAnswer("an arena planned from live ranges");
+  QVERIFY(!panel->revealed());
+  panel->reveal();
+  QVERIFY(panel->revealed());
+  QVERIFY(panel->modelAnswerText().contains("first-fit into one arena"));
+  // The demonstration opens its model and shows the memory plan.
+  QSignalSpy finished(&window, &MainWindow::runFinished);
+  panel->showDemo();
+  QVERIFY(finished.wait(60000));
+  QTRY_VERIFY_WITH_TIMEOUT(
+      explorer->currentStep() > 0 &&
+          explorer->stepModel().steps()[explorer->currentStep()].name ==
+              "cuvil-plan-memory",
+      30000);
+
+  // A mock interview of two questions with a one-second clock: the model
+  // answer shows when time is up; the summary counts the answers given.
+  panel->startMock(2, 1, 7);
+  QVERIFY(panel->mockRunning());
+  QTRY_VERIFY_WITH_TIMEOUT(panel->revealed(), 5000);
+  QVERIFY(panel->statusText().contains("Time is up"));
+  panel->setAnswer("my answer");
+  QVERIFY(panel->next());
+  QVERIFY(!panel->revealed());
+  QVERIFY(!panel->next());
+  QVERIFY(!panel->mockRunning());
+  QVERIFY2(panel->statusText().contains("1 of 2 questions answered"),
+           qPrintable(panel->statusText()));
 }
 
 void WorkbenchSmokeTest::destroyedWhileRunningEndsItsWorker() {
