@@ -3,7 +3,7 @@
 
 EXAMPLE ?= resources/examples/mlp.py
 
-.PHONY: setup build run test lint bench bench-peers clean fuzz fuzz-build fuzz-smoke endurance test-asan
+.PHONY: setup build run test lint bench bench-peers clean fuzz fuzz-build fuzz-smoke endurance test-asan package
 
 setup:
 	bash scripts/setup.sh
@@ -25,6 +25,10 @@ lint: setup
 	git ls-files '*.cpp' '*.h' '*.c' | xargs clang-format-19 --dry-run --Werror
 	.venv/bin/ruff check .
 	.venv/bin/ruff format --check .
+
+# The Debian package: build/cuvil_<version>_amd64.deb (packaging/).
+package: setup
+	cmake --build build --target package -- -j2
 
 bench: setup
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python benchmarks/bench_examples.py

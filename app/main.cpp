@@ -97,7 +97,10 @@ int main(int argc, char **argv) {
   QApplication app(argc, argv);
   QApplication::setOrganizationName("Cuvil");
   QApplication::setApplicationName("Workbench");
-  QApplication::setApplicationVersion("0.1.0");
+  QApplication::setApplicationVersion(CUVIL_VERSION);
+  // The installed desktop entry's name (packaging/), so the desktop shell
+  // matches windows to it.
+  QGuiApplication::setDesktopFileName("io.github.cuvil.Workbench");
 
   QCommandLineParser parser;
   parser.setApplicationDescription(

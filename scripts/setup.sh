@@ -14,6 +14,7 @@ packages=(
   nlohmann-json3-dev libsqlite3-dev libopenblas0-pthread libgtest-dev
   clang-format-19 clang-19 libclang-rt-19-dev
   nodejs wasi-libc wabt chromium
+  python3-numpy desktop-file-utils appstream lintian
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -27,7 +27,8 @@ from ..._source import SourceLoc, user_location
 from .. import composites
 from .tracer import Tracer, check_context, unsupported
 
-AxisError = np.exceptions.AxisError
+# NumPy 1.24 (Debian 12) has no np.exceptions.
+AxisError = getattr(np, "exceptions", np).AxisError
 
 
 # ----- operand handling ------------------------------------------------------
