@@ -25,6 +25,12 @@ struct Options {
       "run-compiled",
       "Once the file has run, run (and profile) the compiled function on its "
       "inputs, as Run > Run Compiled Function."};
+  QCommandLineOption quit{
+      "quit-when-done",
+      "Quit once the file has run (with --run-compiled, once its compiled "
+      "function has run too), printing a line per compilation; exit status 0 "
+      "when the file ran and compiled something, 1 otherwise. For scripts "
+      "and smoke tests."};
   QCommandLineOption page{
       "page",
       "Bring page <id> to the front once the file has run (with "
@@ -51,8 +57,8 @@ bool chooseFile(const QCommandLineParser &parser, QString &file) {
   return false;
 }
 
-/// Connects what --pass, --run-compiled and --page ask for; false with a
-/// message for an unknown page.
+/// Connects what --pass, --run-compiled, --quit-when-done and --page ask
+/// for; false with a message for an unknown page.
 bool applyOptions(const QCommandLineParser &parser, const Options &options,
                   MainWindow &window) {
   if (parser.isSet(options.pass))
@@ -66,6 +72,36 @@ bool applyOptions(const QCommandLineParser &parser, const Options &options,
             window.runCompiled();
         },
         Qt::SingleShotConnection);
+  if (parser.isSet(options.quit)) {
+    // Queued: after the pages have taken the run's results.
+    auto done = [&window](bool ok) {
+      auto &records = window.compilationModel();
+      for (int i = 0; i < records.rowCount(); ++i)
+        if (const auto *r = records.record(i))
+          std::printf("compiled %s(%s) for %s: %lld passes\n",
+                      qPrintable(r->function), qPrintable(r->inputSummary()),
+                      qPrintable(r->target),
+                      static_cast<long long>(r->steps.size() - 1));
+      std::fflush(stdout);
+      QCoreApplication::exit(ok && records.rowCount() > 0 ? 0 : 1);
+    };
+    auto type =
+        Qt::ConnectionType(Qt::QueuedConnection | Qt::SingleShotConnection);
+    if (run) {
+      QObject::connect(
+          &window, &MainWindow::executedCompiled, &window,
+          [done] { done(true); }, type);
+      QObject::connect(
+          &window, &MainWindow::runFinished, &window,
+          [done](bool ok) {
+            if (!ok)
+              done(false);
+          },
+          type);
+    } else {
+      QObject::connect(&window, &MainWindow::runFinished, &window, done, type);
+    }
+  }
   if (!parser.isSet(options.page))
     return true;
   QString id = parser.value(options.page);
@@ -114,7 +150,8 @@ int main(int argc, char **argv) {
       "opened, else the bundled MLP example).",
       "[FILE.py|MODEL.onnx]");
   Options options;
-  parser.addOptions({options.pass, options.runCompiled, options.page});
+  parser.addOptions(
+      {options.pass, options.runCompiled, options.quit, options.page});
   parser.process(app);
 
   QString file;

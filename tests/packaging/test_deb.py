@@ -125,6 +125,28 @@ def test_installed_python_package_compiles_with_the_system_python(installed, tmp
     assert "mlp: output (64, 128) float32, max abs error" in command.stderr
 
 
+@pytest.mark.skipif(not pathlib.Path(SYSTEM_PYTHON).exists(), reason="no /usr/bin/python3")
+def test_installed_workbench_runs_a_model_with_its_worker(installed, tmp_path):
+    """Offscreen, the installed Workbench runs the installed example in the installed
+    worker (the system's Python with the installed package, no source tree, no venv),
+    then runs and profiles its compiled function, and quits."""
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path),
+        "XDG_RUNTIME_DIR": str(tmp_path),
+        "QT_QPA_PLATFORM": "offscreen",
+        "PYTHONPATH": str(installed / "usr/lib/python3/dist-packages"),
+        "CUVIL_SOURCE_DIR": str(tmp_path / "no-source-tree"),
+        "CUVIL_VENV": str(tmp_path / "no-venv"),
+        "CUVIL_CACHE_DIR": str(tmp_path / "cache"),
+    }
+    example = installed / "usr/share/cuvil/resources/examples/mlp.py"
+    done = _run(installed / "usr/bin/cuvil-workbench", "--quit-when-done", "--run-compiled",
+                example, env=env, cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    assert "compiled mlp(float32[64, 256]" in done.stdout and "for cpu" in done.stdout
+
+
 @pytest.mark.skipif(shutil.which("desktop-file-validate") is None, reason="no desktop-file-utils")
 def test_desktop_entry_and_metainfo_validate(installed):
     entry = installed / f"usr/share/applications/{APP_ID}.desktop"
