@@ -1,6 +1,14 @@
 // The wasm target's pipeline from cuvil ops to the LLVM dialect for wasm32.
 // RUN: %cuvil_opt %s --cuvil-wasm-pipeline=up-to=bufferize | FileCheck %s --check-prefix=LOOPS
 // RUN: %cuvil_opt %s --cuvil-wasm-pipeline | FileCheck %s --check-prefix=LLVM
+// RUN: %cuvil_opt %s --cuvil-wasm-pipeline=up-to=schedule | FileCheck %s --check-prefix=TILES
+// RUN: not %cuvil_opt %s --cuvil-cpu-schedule=register-rows=6 2>&1 | FileCheck %s --check-prefix=ROWS
+
+// GEMM register tiles of 4 rows by two 4-lane vectors: 8 accumulators, which
+// a wasm engine keeps in x86's 16 vector registers (8 rows spilled: 2x slower).
+// TILES: vector<4x8xf32>
+// TILES-NOT: vector<8x8xf32>
+// ROWS: register-rows=6 does not divide the cache tiles; use 1, 2, 4, 8, 16 or 32
 
 // The CPU's schedule at simd128's width, serial: no thread-level loop, no
 // OpenMP; the intermediates share one arena the memory plan sized.

@@ -91,13 +91,13 @@ int64_t cacheTile(int64_t size, int64_t reg, ArrayRef<int64_t> candidates,
 /// Chooses the cache tiles of an (m, n, k) GEMM and which register loops
 /// end in a partial tile. K needs no remainder handling: its register loop
 /// steps by 1, so a short last K block only shortens that loop.
-GemmTiles chooseTiles(int64_t m, int64_t n, int64_t k, int64_t registerCols,
-                      GemmRemainders &rest) {
+GemmTiles chooseTiles(int64_t m, int64_t n, int64_t k, int64_t registerRows,
+                      int64_t registerCols, GemmRemainders &rest) {
   GemmTiles tiles;
   // Small dividing tiles (8 rows, one register tile of columns) would
   // reload the other operand's panel for every few rows: a partial last tile
   // of the full size is cheaper.
-  tiles.blockM = cacheTile(m, 8, {64, 32}, rest.rows);
+  tiles.blockM = cacheTile(m, registerRows, {64, 32}, rest.rows);
   tiles.blockN = cacheTile(n, registerCols,
                            {8 * registerCols, 4 * registerCols}, rest.cols);
   if (ShapedType::isDynamic(k))
@@ -172,8 +172,8 @@ std::string vectorizeTagged(llvm::StringRef handle, llvm::StringRef opName,
 /// still in cache: one kernel, no intermediate GEMM result.
 std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
                       bool epilogue, bool serial, const GemmTiles &tiles,
-                      int64_t registerCols, const GemmRemainders &rest,
-                      std::string &deferred) {
+                      int64_t registerRows, int64_t registerCols,
+                      const GemmRemainders &rest, std::string &deferred) {
   // M or N ending in a partial tile (dynamic, or static without a dividing
   // tile): the register loops over rows / columns are peeled (see peelLoops)
   // and the tagged ops vectorized once all tiles are static.
@@ -202,7 +202,7 @@ std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
     %et@ID@, %forall@ID@ = transform.structured.tile_using_forall %epi@ID@ tile_sizes [@BM@, @BN@] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %a@ID@, %fm@ID@ = transform.structured.fuse_into_containing_op %mm@ID@ into %forall@ID@ : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
     %f@ID@, %fl@ID@ = transform.structured.fuse_into_containing_op %fill@ID@ into %fm@ID@ : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %ev@ID@, %el@ID@:2 = transform.structured.tile_using_for %et@ID@ tile_sizes [8, @RC@] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %ev@ID@, %el@ID@:2 = transform.structured.tile_using_for %et@ID@ tile_sizes [@RR@, @RC@] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
 )mlir";
   if (epilogue && dynamic) {
     block += peeled("el", "linalg.generic", 2);
@@ -221,7 +221,7 @@ std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
              "!transform.any_op\n";
   block += R"mlir(
     %b@ID@, %kl@ID@@KLOOPS@ = transform.structured.tile_using_for %a@ID@ tile_sizes [@BB@0, 0, @BK@] : (!transform.any_op) -> (!transform.any_op, !transform.any_op@KTYPES@)
-    %c@ID@, %rl@ID@:3 = transform.structured.tile_using_for %b@ID@ tile_sizes [@B0@8, @RC@, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    %c@ID@, %rl@ID@:3 = transform.structured.tile_using_for %b@ID@ tile_sizes [@B0@@RR@, @RC@, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
 )mlir";
   if (dynamic) {
     block += peeled("rl", opName, b0 + 3);
@@ -250,6 +250,7 @@ std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
   substitute(block, "@BN@", std::to_string(tiles.blockN));
   substitute(block, "@BK@", std::to_string(tiles.blockK));
   substitute(block, "@RC@", std::to_string(registerCols));
+  substitute(block, "@RR@", std::to_string(registerRows));
   return block;
 }
 
@@ -262,8 +263,8 @@ std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
 /// one row of K per step) has its unit dimensions folded away first, which
 /// leaves the broadcast multiply-add the outer-product GEMM lowers to.
 std::string dequantGemmBlock(int64_t id, bool serial, const GemmTiles &tiles,
-                             int64_t registerCols, bool partialRows,
-                             std::string &deferred) {
+                             int64_t registerRows, int64_t registerCols,
+                             bool partialRows, std::string &deferred) {
   std::string block = R"mlir(
     %qg@ID@ = transform.structured.match ops{["linalg.generic"]} attributes{@GEMM_ATTR@ = @ID@ : i64} in %root : (!transform.any_op) -> !transform.any_op
     %qf@ID@ = transform.get_producer_of_operand %qg@ID@[2] : (!transform.any_op) -> !transform.any_op
@@ -275,7 +276,7 @@ std::string dequantGemmBlock(int64_t id, bool serial, const GemmTiles &tiles,
     %dk@ID@, %dkl@ID@ = transform.structured.fuse_into_containing_op %d@ID@ into %kl@ID@ : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
     %dt@ID@, %dtl@ID@:2 = transform.structured.tile_using_for %dk@ID@ tile_sizes [0, 1, 0, @RC@] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
     transform.structured.vectorize %dt@ID@ : !transform.any_op
-    %c@ID@, %rl@ID@:3 = transform.structured.tile_using_for %b@ID@ tile_sizes [8, 0, @RC@, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    %c@ID@, %rl@ID@:3 = transform.structured.tile_using_for %b@ID@ tile_sizes [@RR@, 0, @RC@, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
 )mlir";
   if (serial)
     block += "    transform.annotate %fl@ID@ \"@SERIAL_ATTR@\" : "
@@ -301,7 +302,9 @@ std::string dequantGemmBlock(int64_t id, bool serial, const GemmTiles &tiles,
   substitute(block, "@ID@", std::to_string(id));
   substitute(block, "@BM@", std::to_string(tiles.blockM));
   substitute(block, "@BN@", std::to_string(tiles.blockN));
+  substitute(block, "@RR@", std::to_string(registerRows));
   substitute(block, "@RC@", std::to_string(registerCols));
+  substitute(block, "@RR@", std::to_string(registerRows));
   return block;
 }
 
@@ -469,11 +472,13 @@ SmallVector<int64_t> vectorTiles(linalg::GenericOp generic, int64_t lanes) {
 } // namespace
 
 std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
-                                          bool fuseEpilogues) {
+                                          bool fuseEpilogues,
+                                          int registerRows) {
   // Per GEMM: a cache tile on tensors (one per thread task), a K block, then
-  // a register tile of 8 rows by two vector registers accumulated over K one
-  // step at a time. Tile sizes divide a static GEMM where they can so every
-  // tile is static; dynamic and odd sizes add peeled remainder tiles.
+  // a register tile of `registerRows` rows (8) by two vector registers
+  // accumulated over K one step at a time. Tile sizes divide a static GEMM
+  // where they can so every tile is static; dynamic and odd sizes add peeled
+  // remainder tiles.
   int64_t registerCols = 2 * vectorLanes;
   std::string body, deferred;
   int64_t id = 0;
@@ -488,13 +493,13 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
     unsigned rank = out.getRank();
     int64_t m = out.getDimSize(rank - 2), n = out.getDimSize(rank - 1);
     // Smaller than one register tile both ways: vectors gain nothing.
-    if (!ShapedType::isDynamic(m) && !ShapedType::isDynamic(n) && m < 8 &&
-        n < registerCols)
+    if (!ShapedType::isDynamic(m) && !ShapedType::isDynamic(n) &&
+        m < registerRows && n < registerCols)
       return;
     GemmRemainders rest;
     rest.batch = batched && out.isDynamicDim(0);
-    GemmTiles tiles =
-        chooseTiles(m, n, lhs.getDimSize(rank - 1), registerCols, rest);
+    GemmTiles tiles = chooseTiles(m, n, lhs.getDimSize(rank - 1), registerRows,
+                                  registerCols, rest);
     auto tag = IntegerAttr::get(IntegerType::get(module.getContext(), 64), id);
     op->setAttr(mlir::cuvil::CuvilDialect::GemmIdAttrHelper::getNameStr(), tag);
     linalg::GenericOp epilogue =
@@ -509,7 +514,8 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
       epilogue->setAttr(
           mlir::cuvil::CuvilDialect::EpilogueIdAttrHelper::getNameStr(), tag);
     body += gemmBlock(op->getName().getStringRef(), id, batched, (bool)epilogue,
-                      isSmallWork(op), tiles, registerCols, rest, deferred);
+                      isSmallWork(op), tiles, registerRows, registerCols, rest,
+                      deferred);
     ++id;
   });
   module.walk([&](linalg::GenericOp gemm) {
@@ -522,12 +528,12 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
       return;
     GemmRemainders rest;
     GemmTiles tiles = chooseTiles(ranges[0], ranges[2], ranges[3] * ranges[4],
-                                  registerCols, rest);
+                                  registerRows, registerCols, rest);
     gemm->setAttr(
         CuvilDialect::GemmIdAttrHelper::getNameStr(),
         IntegerAttr::get(IntegerType::get(module.getContext(), 64), id));
-    body += dequantGemmBlock(id, isSmallWork(gemm), tiles, registerCols,
-                             rest.rows, deferred);
+    body += dequantGemmBlock(id, isSmallWork(gemm), tiles, registerRows,
+                             registerCols, rest.rows, deferred);
     ++id;
   });
   module.walk([&](linalg::GenericOp generic) {
@@ -590,8 +596,17 @@ struct CpuSchedulePass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // Register tiles must divide the cache tiles (64 and 32 rows).
+    if (registerRows <= 0 || 32 % registerRows != 0) {
+      module.emitError() << "cuvil-cpu-schedule: register-rows="
+                         << static_cast<int>(registerRows)
+                         << " does not divide the cache tiles; use 1, 2, 4, "
+                            "8, 16 or 32";
+      return signalPassFailure();
+    }
     int lanes = vectorLanes > 0 ? (int)vectorLanes : hostVectorLanes();
-    std::string schedule = buildCpuSchedule(module, lanes, fuseEpilogues);
+    std::string schedule =
+        buildCpuSchedule(module, lanes, fuseEpilogues, registerRows);
     if (printSchedule)
       llvm::errs() << schedule;
     bool any = false;
@@ -637,11 +652,14 @@ void mlir::cuvil::registerCpuCodegenPasses() {
 }
 
 void mlir::cuvil::addCpuSchedule(PipelineBuilder &p, int vectorLanes,
-                                 bool fuseEpilogues) {
+                                 bool fuseEpilogues, int registerRows) {
   using Need = PipelineBuilder::Need;
   p.add(Phase::Schedule, "cuvil-tag-kernels", "", "func.func", Need::Optional);
   p.add(Phase::Schedule, "cuvil-cpu-conv-to-gemm", "", "func.func");
   p.add(Phase::Schedule, "cuvil-cpu-schedule",
         "vector-lanes=" + std::to_string(vectorLanes) +
-            (fuseEpilogues ? "" : " fuse-epilogues=0"));
+            (fuseEpilogues ? "" : " fuse-epilogues=0") +
+            (registerRows == 8
+                 ? ""
+                 : " register-rows=" + std::to_string(registerRows)));
 }

@@ -22,6 +22,8 @@ namespace mlir::cuvil::wasm {
 
 /// SIMD width of the generated code: simd128 holds 4 f32.
 constexpr int kVectorLanes = 4;
+/// Rows of a GEMM's register tile.
+constexpr int kRegisterRows = 4;
 
 /// The wasm export of the compiled function (`cuvil_<name>`: a function
 /// called `exp` must not capture the C library's that math calls).

@@ -128,7 +128,7 @@ private:
 void WasmTarget::buildPhases(const TargetOptions &o, PipelineBuilder &p) const {
   using Need = PipelineBuilder::Need;
   addCpuSchedule(p, o.vectorLanes > 0 ? o.vectorLanes : wasm::kVectorLanes,
-                 o.enableFusion);
+                 o.enableFusion, wasm::kRegisterRows);
   p.addBufferization();
   p.add(Phase::Bufferize, "cuvil-plan-memory", "", "func.func", Need::Optional);
   p.add(Phase::Bufferize, "convert-linalg-to-loops");

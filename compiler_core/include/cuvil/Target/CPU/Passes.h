@@ -27,7 +27,7 @@ class PipelineBuilder;
 /// The transform-dialect schedule the pass applies to `module` (tags the
 /// scheduled matmuls with `cuvil.gemm_id`).
 std::string buildCpuSchedule(ModuleOp module, int vectorLanes,
-                             bool fuseEpilogues = true);
+                             bool fuseEpilogues = true, int registerRows = 8);
 
 /// Registers the passes above once per process: the cpu and wasm targets
 /// both run them.
@@ -35,9 +35,10 @@ void registerCpuCodegenPasses();
 
 /// Appends the CPU's Schedule phase to `pipeline`: kernel tags, convolutions
 /// as GEMMs, then the tiling and vectorization schedule for vectors of
-/// `vectorLanes` f32 (GEMM epilogues fused unless `fuseEpilogues` is off).
+/// `vectorLanes` f32 (GEMM epilogues fused unless `fuseEpilogues` is off),
+/// register tiles of `registerRows` rows.
 void addCpuSchedule(PipelineBuilder &pipeline, int vectorLanes,
-                    bool fuseEpilogues);
+                    bool fuseEpilogues, int registerRows = 8);
 
 /// Host vector width in f32 lanes (16 with AVX-512F, 8 with AVX2+FMA).
 int hostVectorLanes();

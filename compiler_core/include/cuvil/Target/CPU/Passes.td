@@ -28,6 +28,8 @@ def CpuSchedule : Pass<"cuvil-cpu-schedule", "ModuleOp"> {
     register tiles, and `vector.fma` on `vector<32xf32>` accumulators.
   }];
   let options = [
+    Option<"registerRows", "register-rows", "int", /*default=*/"8",
+           "Rows of a GEMM's register tile (its columns are two vectors)">,
     Option<"vectorLanes", "vector-lanes", "int", /*default=*/"0",
            "f32 lanes of the widest vector register (0: detect the host)">,
     Option<"printSchedule", "print-schedule", "bool", /*default=*/"false",
