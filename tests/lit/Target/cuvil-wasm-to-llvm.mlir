@@ -52,3 +52,15 @@ func.func @unsupported(%x: tensor<4xf32>) -> tensor<4xf32> {
   %e = tensor.empty() : tensor<4xf32>
   return %e : tensor<4xf32>
 }
+
+// -----
+
+// A transfer that may run past the end of its buffer (a 4-lane tail of 19
+// elements) becomes a masked store.
+// CHECK-LABEL: llvm.func @tail
+// CHECK: llvm.intr.masked.store
+// CHECK-NOT: vector.transfer_write
+func.func @tail(%v: vector<4xf32>, %out: memref<19xf32>, %i: index) {
+  vector.transfer_write %v, %out[%i] : vector<4xf32>, memref<19xf32>
+  return
+}

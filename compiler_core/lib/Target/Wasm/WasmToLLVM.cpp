@@ -22,6 +22,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -38,7 +39,8 @@ namespace {
 constexpr unsigned kIndexBits = 32;
 
 /// Lowers vector ops LLVM has no counterpart for (contractions, transposes,
-/// broadcasts, shape casts, masks, rank > 1 transfers) to ones it has.
+/// broadcasts, shape casts, masks, rank > 1 and out-of-bounds transfers) to
+/// ones it has.
 LogicalResult lowerVectorOps(ModuleOp module) {
   MLIRContext *context = module.getContext();
   RewritePatternSet patterns(context);
@@ -53,6 +55,10 @@ LogicalResult lowerVectorOps(ModuleOp module) {
   vector::populateVectorTransposeLoweringPatterns(patterns, options);
   vector::populateVectorTransferLoweringPatterns(patterns,
                                                  /*maxTransferRank=*/1);
+  // Transfers that may run past their buffer's end get a mask (then become
+  // masked loads and stores), while their sources are still memrefs.
+  vector::populateVectorMaskMaterializationPatterns(
+      patterns, /*force32BitVectorIndices=*/true);
   return applyPatternsAndFoldGreedily(module, std::move(patterns));
 }
 

@@ -30,7 +30,8 @@ def WasmToLLVM : Pass<"cuvil-wasm-to-llvm", "ModuleOp"> {
       %v = llvm.load %p {alignment = 4 : i64} : !llvm.ptr -> vector<4xf32>
     ```
   }];
-  let dependentDialects = ["LLVM::LLVMDialect"];
+  let dependentDialects = ["LLVM::LLVMDialect", "arith::ArithDialect",
+                           "memref::MemRefDialect", "vector::VectorDialect"];
 }
 
 #endif // CUVIL_TARGET_WASM_PASSES_TD
