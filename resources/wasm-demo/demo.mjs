@@ -3,17 +3,13 @@
 // result is also left in <pre id="result"> as JSON, with data-status on
 // <body> ("done" or "failed") for a headless browser to read.
 
-const ARRAYS = {
-  float32: Float32Array, float64: Float64Array, int8: Int8Array,
-  int32: Int32Array, int64: BigInt64Array, bool: Uint8Array,
-};
 const CALLS = 50;
 
 const count = (shape) => shape.reduce((n, size) => n * size, 1);
 
 /** Input `k`: sin(0.37 i + k) / 2, in the input's dtype. */
-function input(v, k) {
-  const Type = ARRAYS[v.dtype];
+function input(arrays, v, k) {
+  const Type = arrays[v.dtype];
   const data = new Type(count(v.shape));
   for (let i = 0; i < data.length; ++i) {
     const x = Math.sin(0.37 * i + k) * 0.5;
@@ -35,10 +31,10 @@ function summary(array, shape) {
 async function main() {
   const name = new URLSearchParams(location.search).get('model') ?? 'mlp';
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`not a function name: ${name}`);
-  const { load } = await import(`./model/${name}.mjs`);
+  const { arrayTypes, load } = await import(`./model/${name}.mjs`);
   const model = await load();
   const signature = model.signature[name];
-  const inputs = signature.inputs.map(input);
+  const inputs = signature.inputs.map((v, k) => input(arrayTypes, v, k));
   let outputs = model[name](...inputs);
   if (signature.outputs.length === 1) outputs = [outputs];
   const times = [];

@@ -26,7 +26,8 @@ NODE = shutil.which("node") or shutil.which("nodejs")
 
 
 def _node(script: str, cwd):
-    """Runs ``script`` as an ES module in ``cwd`` with Node."""
+    """Runs ``script`` as an ES module in ``cwd`` with Node (scripts/setup.sh installs it)."""
+    assert NODE, "no node on PATH: make test's set-up installs Debian's nodejs"
     (cwd / "main.mjs").write_text(script)
     return subprocess.run(
         [NODE, str(cwd / "main.mjs")], cwd=cwd, capture_output=True, text=True, timeout=300
@@ -69,7 +70,6 @@ console.log(JSON.stringify({{
 """
 
 
-@pytest.mark.skipif(NODE is None, reason="Node.js is not installed (Debian's nodejs)")
 @pytest.mark.parametrize("example_name, function", EXAMPLE_FUNCTIONS)
 def test_exported_module_runs_in_a_node_program_of_its_own(tmp_path, example_name, function):
     """The files alone, no Cuvil: a Node program imports the .mjs, which loads the .wasm;
@@ -129,7 +129,6 @@ console.log(JSON.stringify(report));
 """
 
 
-@pytest.mark.skipif(NODE is None, reason="Node.js is not installed (Debian's nodejs)")
 def test_es_module_loads_from_any_source_and_rejects_wrong_inputs(tmp_path):
     """``load()`` takes nothing (the .wasm beside it), bytes or a path; two outputs come
     back as an array of typed arrays of their dtypes; a wrong count, type or length is
@@ -167,10 +166,9 @@ def test_module_uses_simd_and_imports_nothing():
     x = np.random.default_rng(0).standard_normal((8, 16), dtype=np.float32)
     w = np.random.default_rng(1).standard_normal((16, 16), dtype=np.float32)
     np.testing.assert_allclose(compiled(x, w), gelu_layer(x, w), rtol=1e-4, atol=1e-5)
-    if shutil.which("wasm2wat"):
-        text = cuvil.inspect_ir(compiled, "wat")
-        assert "f32x4.mul" in text and "(import" not in text
-        assert '(export "cuvil_gelu_layer"' in text
+    text = cuvil.inspect_ir(compiled, "wat")  # wasm2wat: wabt, from make test's set-up
+    assert "f32x4.mul" in text and "(import" not in text
+    assert '(export "cuvil_gelu_layer"' in text
     llvm = cuvil.inspect_ir(compiled, "llvm")
     assert 'target triple = "wasm32-unknown-unknown"' in llvm
     assert "<4 x float>" in llvm
@@ -239,10 +237,10 @@ def _serve(folder: pathlib.Path):
     return f"http://127.0.0.1:{server.server_address[1]}", server
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (Debian's chromium)")
 def test_demo_page_runs_the_model_in_a_browser(tmp_path):
     """resources/wasm-demo loads a compiled example in headless Chromium and prints its
     result (checked against NumPy here) and the time per call."""
+    assert CHROMIUM, "no chromium on PATH: make test's set-up installs Debian's chromium"
     page = tmp_path / "demo"
     shutil.copytree(DEMO, page)
     compile_file(page, "mlp", "mlp", "wasm", (".wasm", ".mjs"))

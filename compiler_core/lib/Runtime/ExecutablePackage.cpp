@@ -19,10 +19,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#ifndef CUVIL_LLVM_LIB_DIR
-#define CUVIL_LLVM_LIB_DIR "/usr/lib/llvm-19/lib"
-#endif
-
 using namespace cuvil;
 using json = nlohmann::json;
 
@@ -301,9 +297,7 @@ std::shared_ptr<Executable> ExecutablePackage::load(const PackagedFunction &fn,
   std::string code, why;
   if (!impl->reader->read(fn.codeEntry, code, error))
     return nullptr;
-  std::string dir = CUVIL_LLVM_LIB_DIR;
-  std::vector<std::string> runtimeLibraries = {
-      dir + "/libomp.so", dir + "/libmlir_c_runner_utils.so"};
+  std::vector<std::string> runtimeLibraries = codeRuntimeLibraries();
   std::shared_ptr<Executable> executable;
   if (impl->mappedCodeDirectory.empty())
     executable = LibraryExecutable::loadFromMemory(
@@ -330,7 +324,8 @@ struct OpenMPControl {
   int (*getMax)() = nullptr;
   void (*set)(int) = nullptr;
   OpenMPControl() {
-    std::string path = std::string(CUVIL_LLVM_LIB_DIR) + "/libomp.so";
+    // The libomp the code's loading pinned (first of the list).
+    std::string path = codeRuntimeLibraries().front();
     if (void *omp = ::dlopen(path.c_str(), RTLD_NOLOAD | RTLD_LAZY)) {
       getMax = reinterpret_cast<int (*)()>(::dlsym(omp, "omp_get_max_threads"));
       set =

@@ -15,6 +15,23 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#ifndef CUVIL_LLVM_LIB_DIR
+#define CUVIL_LLVM_LIB_DIR "/usr/lib/llvm-19/lib"
+#endif
+
+std::vector<std::string> cuvil::codeRuntimeLibraries() {
+  std::string dir = CUVIL_LLVM_LIB_DIR;
+  auto first = [&](std::initializer_list<const char *> names) {
+    for (const char *name : names)
+      if (::access((dir + "/" + name).c_str(), F_OK) == 0)
+        return dir + "/" + name;
+    return dir + "/" + *(names.end() - 1);
+  };
+  return {
+      first({"libomp.so.5", "libomp.so"}),
+      first({"libmlir_c_runner_utils.so.19.1", "libmlir_c_runner_utils.so"})};
+}
+
 using namespace cuvil;
 
 namespace {

@@ -100,3 +100,20 @@ void mlir::cuvil::renameFunctions(ModuleOp module, llvm::StringRef prefix,
       func.setSymName((prefix + func.getSymName() + suffix).str());
   });
 }
+
+mlir::LogicalResult mlir::cuvil::withTemporaryFile(
+    llvm::StringRef content, llvm::StringRef prefix, llvm::StringRef suffix,
+    llvm::function_ref<LogicalResult(llvm::StringRef, std::string &)> use,
+    std::string &error) {
+  llvm::SmallString<128> path;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile(prefix, suffix, path)) {
+    error = "cannot create a temporary file: " + ec.message();
+    return failure();
+  }
+  LogicalResult result = writeFile(path, content, error);
+  if (succeeded(result))
+    result = use(path, error);
+  llvm::sys::fs::remove(path);
+  return result;
+}

@@ -21,6 +21,12 @@
 
 namespace cuvil {
 
+/// The libraries compiled CPU code calls into (OpenMP, then MLIR's C runner
+/// utilities), to pin before loading it: the runtime packages' sonames
+/// (libomp5-19, libmlir-19) where they are installed, else the development
+/// symlinks. The one list the CPU target and executable packages use.
+std::vector<std::string> codeRuntimeLibraries();
+
 /// One dlopen'ed library; dlclose'd on destruction.
 class SharedLibrary {
 public:

@@ -40,6 +40,15 @@ std::unique_ptr<llvm::MemoryBuffer> buildInTemporaryFile(
         build,
     std::string &error);
 
+/// Writes `content` to a temporary file (named `prefix`-*.`suffix`), calls
+/// `use` with its path and removes it: a tool's input (an object for the
+/// linker, C for the compiler).
+LogicalResult withTemporaryFile(
+    llvm::StringRef content, llvm::StringRef prefix, llvm::StringRef suffix,
+    llvm::function_ref<LogicalResult(llvm::StringRef path, std::string &error)>
+        use,
+    std::string &error);
+
 /// `e` as a LogicalResult, its message in `error`.
 LogicalResult takeError(llvm::Error e, std::string &error);
 

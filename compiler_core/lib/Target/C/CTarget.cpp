@@ -267,32 +267,28 @@ LogicalResult compileLibrary(ModuleOp lowered, const LoadRequest &request,
   std::string source;
   if (failed(cSource(lowered, request, source, error)))
     return failure();
-  llvm::SmallString<128> sourcePath;
-  if (std::error_code ec =
-          llvm::sys::fs::createTemporaryFile("cuvil-c", "c", sourcePath)) {
-    error = "cannot create a temporary file for the C: " + ec.message();
-    return failure();
-  }
-  auto cleanup =
-      llvm::make_scope_exit([&] { llvm::sys::fs::remove(sourcePath); });
-  if (failed(writeFile(sourcePath, source, error)))
-    return failure();
   auto compiler = llvm::sys::findProgramByName("cc");
   if (!compiler) {
     error = "the c target runs its code through the system's C compiler, and "
             "there is no `cc` on PATH; fix: install gcc or clang";
     return failure();
   }
-  // -Bsymbolic: the entry points' calls bind to the library's own functions.
-  SmallVector<StringRef> args = {
-      *compiler,        "-std=c99", "-O2",   "-fPIC",    "-shared",
-      "-Wl,-Bsymbolic", "-o",       library, sourcePath, "-lm"};
-  if (llvm::Error e = runTool(*compiler, args, library)) {
-    error = "the C compiler failed on the generated C: " +
-            llvm::toString(std::move(e));
-    return failure();
-  }
-  return success();
+  return withTemporaryFile(
+      source, "cuvil-c", "c",
+      [&](StringRef sourcePath, std::string &message) -> LogicalResult {
+        // -Bsymbolic: the entry points' calls bind to the library's own
+        // functions.
+        SmallVector<StringRef> args = {
+            *compiler,        "-std=c99", "-O2",   "-fPIC",    "-shared",
+            "-Wl,-Bsymbolic", "-o",       library, sourcePath, "-lm"};
+        if (llvm::Error e = runTool(*compiler, args, library)) {
+          message = "the C compiler failed on the generated C: " +
+                    llvm::toString(std::move(e));
+          return failure();
+        }
+        return success();
+      },
+      error);
 }
 
 class CTarget : public TargetBackend {

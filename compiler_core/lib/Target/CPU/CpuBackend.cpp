@@ -75,21 +75,6 @@ void cpu::configureThreadRuntime() {
   ::setenv("KMP_BLOCKTIME", "1", /*overwrite=*/0);
 }
 
-std::vector<std::string> cpu::runtimeLibraries() {
-  // The runtime packages' sonames (libomp5-19, libmlir-19) where they are,
-  // else the development symlinks: an installed Cuvil has only the former.
-  std::string dir = CUVIL_LLVM_LIB_DIR;
-  auto first = [&](std::initializer_list<const char *> names) {
-    for (const char *name : names)
-      if (llvm::sys::fs::exists(dir + "/" + name))
-        return dir + "/" + name;
-    return dir + "/" + *(names.end() - 1);
-  };
-  return {
-      first({"libomp.so.5", "libomp.so"}),
-      first({"libmlir_c_runner_utils.so.19.1", "libmlir_c_runner_utils.so"})};
-}
-
 llvm::Error cpu::emitArtifact(ModuleOp module, Artifact kind, std::string &out,
                               llvm::StringRef packedEntry) {
   auto tm = createHostTargetMachine(/*positionIndependent=*/true);

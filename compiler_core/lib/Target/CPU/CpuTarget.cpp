@@ -151,7 +151,7 @@ CpuTarget::load(ModuleOp lowered, const LoadRequest &request,
   std::unique_ptr<::cuvil::Executable> executable =
       ::cuvil::LibraryExecutable::loadFromMemory(
           bytes->getBuffer(), symbolOf(request), symbolOf(request),
-          cpu::runtimeLibraries(), request.inputs, request.outputs,
+          ::cuvil::codeRuntimeLibraries(), request.inputs, request.outputs,
           request.instrumented, error);
   if (!executable)
     return failure();
@@ -164,7 +164,7 @@ CpuTarget::loadFromCache(StringRef path, const LoadRequest &request,
   cpu::configureThreadRuntime();
   std::unique_ptr<::cuvil::Executable> executable =
       ::cuvil::LibraryExecutable::load(
-          path.str(), symbolOf(request), cpu::runtimeLibraries(),
+          path.str(), symbolOf(request), ::cuvil::codeRuntimeLibraries(),
           request.inputs, request.outputs, request.instrumented, error);
   if (!executable)
     return failure();

@@ -43,7 +43,8 @@ std::string signatureList(const std::vector<TensorSignature> &values) {
 
 /// The module's code after its generated header: loading and binding.
 constexpr llvm::StringLiteral kLoader = R"JS(
-const ARRAYS = {
+/** The typed array of each dtype the signatures name. */
+export const arrayTypes = {
   float32: Float32Array, float64: Float64Array, int8: Int8Array,
   int32: Int32Array, int64: BigInt64Array, bool: Uint8Array,
 };
@@ -90,7 +91,7 @@ function bind(name, fn, exports) {
   let end = exports.__heap_base.value;
   const offsets = values.map((v) => {
     const at = Math.ceil(end / 64) * 64;
-    end = at + count(v.shape) * ARRAYS[v.dtype].BYTES_PER_ELEMENT;
+    end = at + count(v.shape) * arrayTypes[v.dtype].BYTES_PER_ELEMENT;
     return at;
   });
   return function (...args) {
@@ -102,7 +103,7 @@ function bind(name, fn, exports) {
       memory.grow(Math.ceil((end - memory.buffer.byteLength) / PAGE));
     }
     fn.inputs.forEach((v, i) => {
-      const Type = ARRAYS[v.dtype];
+      const Type = arrayTypes[v.dtype];
       const arg = args[i];
       if (!(arg instanceof Type)) {
         const got = arg === null ? 'null' : (arg?.constructor?.name ?? typeof arg);
@@ -117,7 +118,7 @@ function bind(name, fn, exports) {
     });
     entry(...offsets);
     const results = fn.outputs.map((v, j) => {
-      const Type = ARRAYS[v.dtype];
+      const Type = arrayTypes[v.dtype];
       return new Type(memory.buffer, offsets[fn.inputs.length + j],
         count(v.shape)).slice();
     });

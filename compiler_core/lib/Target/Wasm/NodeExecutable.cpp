@@ -11,11 +11,12 @@
 
 #include "WasmBackend.h"
 
+#include "cuvil/Dialect/Cuvil/IR/DTypes.h"
 #include "cuvil/Runtime/MemRefCall.h"
 #include "cuvil/Target/TargetSupport.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/ScopeExit.h"
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -33,19 +34,15 @@ namespace {
 constexpr llvm::StringLiteral kRunner =
     R"JS(// Runs the module for one call from Cuvil: inputs from argv[2], outputs to argv[3].
 import { readFileSync, writeFileSync } from 'node:fs';
-import { load } from './module.mjs';
+import { arrayTypes, load } from './module.mjs';
 
-const ARRAYS = {
-  float32: Float32Array, float64: Float64Array, int8: Int8Array,
-  int32: Int32Array, int64: BigInt64Array, bool: Uint8Array,
-};
 const [input, output] = process.argv.slice(2);
 const model = await load(new URL('./module.wasm', import.meta.url));
 const name = Object.keys(model.signature)[0];
 const data = readFileSync(input);
 let at = 0;
 const args = model.signature[name].inputs.map((v) => {
-  const Type = ARRAYS[v.dtype];
+  const Type = arrayTypes[v.dtype];
   const bytes = v.shape.reduce((n, s) => n * s, 1) * Type.BYTES_PER_ELEMENT;
   const copy = data.buffer.slice(data.byteOffset + at, data.byteOffset + at + bytes);
   at += bytes;
@@ -57,17 +54,11 @@ writeFileSync(output, Buffer.concat(
   results.map((r) => Buffer.from(r.buffer, r.byteOffset, r.byteLength))));
 )JS";
 
-/// Bytes of one element of `dtype` (the dtype table's names).
-size_t elementBytes(llvm::StringRef dtype) {
-  return llvm::StringSwitch<size_t>(dtype)
-      .Cases("float64", "int64", 8)
-      .Cases("int8", "bool", "uint8", 1)
-      .Cases("float16", "bfloat16", "int16", 2)
-      .Default(4);
-}
-
+/// Bytes of a C-contiguous buffer of `value` (the dtype table's sizes; 0 for
+/// a dtype it has not, which loadInNode refuses).
 size_t bytesOf(const TensorSignature &value) {
-  size_t bytes = elementBytes(value.dtype);
+  const DType *dtype = lookupDType(value.dtype);
+  size_t bytes = dtype ? dtype->byteSize : 0;
   for (int64_t size : value.shape)
     bytes *= static_cast<size_t>(size);
   return bytes;
@@ -165,6 +156,12 @@ wasm::loadInNode(StringRef bytes, const LoadRequest &request,
             "module (CompiledModel.export) and run it in a browser";
     return nullptr;
   }
+  for (const TensorSignature &value :
+       llvm::concat<const TensorSignature>(request.inputs, request.outputs))
+    if (!lookupDType(value.dtype)) {
+      error = "the wasm target has no element type for " + value.dtype;
+      return nullptr;
+    }
   llvm::SmallString<128> folder;
   if (std::error_code ec =
           llvm::sys::fs::createUniqueDirectory("cuvil-wasm", folder)) {

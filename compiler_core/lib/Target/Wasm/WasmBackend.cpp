@@ -172,16 +172,13 @@ LogicalResult wasm::buildModule(ModuleOp lowered, const LoadRequest &request,
   }
   std::unique_ptr<llvm::MemoryBuffer> linked = buildInTemporaryFile(
       "cuvil-wasm", "wasm",
-      [&](StringRef path, std::string &message) -> LogicalResult {
-        std::unique_ptr<llvm::MemoryBuffer> unused = buildInTemporaryFile(
-            "cuvil-wasm", "o",
-            [&](StringRef objectPath, std::string &m) -> LogicalResult {
-              if (failed(writeFile(objectPath, object, m)))
-                return failure();
+      [&](StringRef path, std::string &message) {
+        return withTemporaryFile(
+            object, "cuvil-wasm", "o",
+            [&](StringRef objectPath, std::string &m) {
               return link(objectPath, exportOf(request), path, m);
             },
             message);
-        return success(unused != nullptr);
       },
       error);
   if (!linked)
@@ -200,18 +197,15 @@ LogicalResult wasm::printText(StringRef bytes, std::string &out,
   }
   std::unique_ptr<llvm::MemoryBuffer> text = buildInTemporaryFile(
       "cuvil-wasm", "wat",
-      [&](StringRef textPath, std::string &message) -> LogicalResult {
-        std::unique_ptr<llvm::MemoryBuffer> unused = buildInTemporaryFile(
-            "cuvil-wasm", "wasm",
-            [&](StringRef modulePath, std::string &m) -> LogicalResult {
-              if (failed(writeFile(modulePath, bytes, m)))
-                return failure();
+      [&](StringRef textPath, std::string &message) {
+        return withTemporaryFile(
+            bytes, "cuvil-wasm", "wasm",
+            [&](StringRef modulePath, std::string &m) {
               SmallVector<StringRef> args = {tool, "--enable-all", modulePath,
                                              "-o", textPath};
               return takeError(runTool(tool, args, textPath), m);
             },
             message);
-        return success(unused != nullptr);
       },
       error);
   if (!text)

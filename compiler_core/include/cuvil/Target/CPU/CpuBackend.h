@@ -28,10 +28,6 @@ std::string hostDescription();
 /// between calls) before it is loaded; call before loading compiled code.
 void configureThreadRuntime();
 
-/// Shared libraries compiled code may call into (OpenMP, MLIR C runner
-/// utilities), in load order.
-std::vector<std::string> runtimeLibraries();
-
 enum class Artifact { LLVMIR, Assembly, Object };
 
 /// Translates and optimizes an LLVM-dialect module for the host, then prints
