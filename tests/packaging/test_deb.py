@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import os
 import pathlib
-import subprocess
 import sys
 
 import pytest
+from packaging_support import run
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUILD = pathlib.Path(os.environ.get("CUVIL_BUILD_DIR", ROOT / "build"))
@@ -20,21 +20,10 @@ APP_ID = "io.github.cuvil.Workbench"
 SYSTEM_PYTHON = "/usr/bin/python3"
 
 
-def _run(*command, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [str(c) for c in command],
-        capture_output=True,
-        text=True,
-        errors="replace",
-        timeout=900,
-        **kwargs,
-    )
-
-
 @pytest.fixture(scope="module")
 def deb() -> pathlib.Path:
     """Builds the package with CPack (cmake --build BUILD --target package)."""
-    done = _run("cmake", "--build", BUILD, "--target", "package", "--", "-j2")
+    done = run("cmake", "--build", BUILD, "--target", "package", "--", "-j2")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     path = BUILD / f"cuvil_{VERSION}_amd64.deb"
     assert path.is_file(), done.stdout[-2000:]
@@ -44,13 +33,13 @@ def deb() -> pathlib.Path:
 @pytest.fixture(scope="module")
 def installed(deb, tmp_path_factory) -> pathlib.Path:
     root = tmp_path_factory.mktemp("root")
-    done = _run("dpkg-deb", "-x", deb, root)
+    done = run("dpkg-deb", "-x", deb, root)
     assert done.returncode == 0, done.stderr
     return root
 
 
 def test_package_declares_what_it_needs(deb):
-    info = _run("dpkg-deb", "--field", deb, "Package", "Version", "Depends", "Recommends")
+    info = run("dpkg-deb", "--field", deb, "Package", "Version", "Depends", "Recommends")
     assert info.returncode == 0, info.stderr
     fields = info.stdout
     assert "Package: cuvil" in fields and f"Version: {VERSION}" in fields
@@ -63,7 +52,7 @@ def test_package_declares_what_it_needs(deb):
 
 
 def test_package_holds_the_programs_python_package_and_desktop_files(deb):
-    listing = _run("dpkg-deb", "--contents", deb).stdout
+    listing = run("dpkg-deb", "--contents", deb).stdout
     for path in (
         "./usr/bin/cuvil-workbench",
         "./usr/bin/cuvil-worker",
@@ -90,13 +79,13 @@ def test_package_holds_the_programs_python_package_and_desktop_files(deb):
 
 def test_installed_programs_start_and_find_llvm(installed):
     for program in ("cuvil-workbench", "cuvil-opt", "cuvil-worker", "cuvil-profile-viewer"):
-        dynamic = _run("readelf", "-d", installed / "usr/bin" / program).stdout
+        dynamic = run("readelf", "-d", installed / "usr/bin" / program).stdout
         assert "RUNPATH" in dynamic and "/usr/lib/llvm-19/lib" in dynamic, program
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
-    version = _run(installed / "usr/bin/cuvil-workbench", "--version", env=env)
+    version = run(installed / "usr/bin/cuvil-workbench", "--version", env=env)
     assert version.returncode == 0, version.stderr
     assert VERSION in version.stdout
-    help_text = _run(installed / "usr/bin/cuvil-opt", "--help")
+    help_text = run(installed / "usr/bin/cuvil-opt", "--help")
     assert "cuvil-cpu-pipeline" in help_text.stdout
 
 
@@ -113,11 +102,11 @@ def test_installed_python_package_compiles_with_the_system_python(installed, tmp
     )
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "PYTHONPATH": str(site),
            "CUVIL_CACHE_DIR": str(tmp_path / "cache")}  # fmt: skip
-    done = _run(SYSTEM_PYTHON, "-c", script, env=env, cwd=tmp_path)
+    done = run(SYSTEM_PYTHON, "-c", script, env=env, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.startswith("ok")
     # The `cuvil` command of the package, on the bundled example.
-    command = _run(SYSTEM_PYTHON, installed / "usr/bin/cuvil", "compile",
+    command = run(SYSTEM_PYTHON, installed / "usr/bin/cuvil", "compile",
                    installed / "usr/share/cuvil/resources/examples/mlp.py",
                    env=env, cwd=tmp_path)  # fmt: skip
     assert command.returncode == 0, command.stderr[-3000:]
@@ -140,7 +129,7 @@ def test_installed_workbench_runs_a_model_with_its_worker(installed, tmp_path):
         "CUVIL_CACHE_DIR": str(tmp_path / "cache"),
     }
     example = installed / "usr/share/cuvil/resources/examples/mlp.py"
-    done = _run(installed / "usr/bin/cuvil-workbench", "--quit-when-done", "--run-compiled",
+    done = run(installed / "usr/bin/cuvil-workbench", "--quit-when-done", "--run-compiled",
                 example, env=env, cwd=tmp_path)  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
     assert "compiled mlp(float32[64, 256]" in done.stdout and "for cpu" in done.stdout
@@ -148,15 +137,15 @@ def test_installed_workbench_runs_a_model_with_its_worker(installed, tmp_path):
 
 def test_desktop_entry_and_metainfo_validate(installed):
     entry = installed / f"usr/share/applications/{APP_ID}.desktop"
-    done = _run("desktop-file-validate", entry)
+    done = run("desktop-file-validate", entry)
     assert done.returncode == 0 and not done.stdout.strip(), done.stdout + done.stderr
     meta = installed / f"usr/share/metainfo/{APP_ID}.metainfo.xml"
-    done = _run("appstreamcli", "validate", "--no-net", "--explain", meta)
+    done = run("appstreamcli", "validate", "--no-net", "--explain", meta)
     assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_lintian_finds_no_errors(deb):
-    done = _run("lintian", "--no-tag-display-limit", deb)
+    done = run("lintian", "--no-tag-display-limit", deb)
     errors = [line for line in done.stdout.splitlines() if line.startswith("E:")]
     assert not errors, "\n".join(errors)
 
