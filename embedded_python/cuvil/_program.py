@@ -6,7 +6,6 @@ import dataclasses
 import functools
 import inspect
 import random
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -230,7 +229,7 @@ def _widened(program: TracedProgram) -> TracedProgram:
     float16 arguments and results stay float16 at the boundary, where the compiled
     code's callers convert them."""
     # f16 in the IR: arguments, results, captured constants or values in between.
-    if not re.search(r"xf16>|<f16>", program.mlir):
+    if "xf16>" not in program.mlir and "<f16>" not in program.mlir:
         return program
     from ._precision import run_passes
 

@@ -66,7 +66,15 @@ def _positions(code) -> tuple:
 
 
 def _normalize_file(filename: str) -> str:
-    return filename if filename.startswith("<") else os.path.abspath(filename)
+    if filename.startswith("<"):
+        return filename
+    # An absolute name needs no working directory (abspath asks for it per op).
+    return _normalized(filename) if os.path.isabs(filename) else os.path.abspath(filename)
+
+
+@functools.lru_cache(maxsize=1024)
+def _normalized(path: str) -> str:
+    return os.path.normpath(path)
 
 
 def _frame_location(frame) -> SourceLoc:

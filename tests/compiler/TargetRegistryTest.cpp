@@ -116,26 +116,37 @@ TEST(Targets, PluginTargetCompilesThroughTheDriverAndCache) {
   std::string lowered;
   ASSERT_TRUE(fn->ir(cuvil::IRStage::Lowered, lowered, error)) << error;
   EXPECT_NE(lowered.find("memref<4xf32>"), std::string::npos);
+  const std::string firstLowered = lowered;
   EXPECT_FALSE(fn->ir(cuvil::IRStage::Assembly, lowered, error));
   EXPECT_NE(error.find("no IR stage 'asm'"), std::string::npos) << error;
   EXPECT_FALSE(fn->emit(cuvil::ArtifactKind::Object, cache + "/x.o", error));
   EXPECT_NE(error.find("cannot write artifact 'obj'"), std::string::npos)
       << error;
 
-  // One cache entry, with the target's extension; a second compile hits it.
+  // One cache entry, with the target's extension, and its text index; a
+  // second compile hits them, and its IR is rebuilt when asked for.
   std::vector<std::string> entries = filesIn(cache);
-  ASSERT_EQ(entries.size(), 1u);
+  std::sort(entries.begin(), entries.end(), [](auto &a, auto &b) {
+    return llvm::StringRef(a).ends_with(".index") <
+           llvm::StringRef(b).ends_with(".index");
+  });
+  ASSERT_EQ(entries.size(), 2u);
   EXPECT_NE(entries[0].find(".null.mlir"), std::string::npos) << entries[0];
+  EXPECT_NE(entries[1].find(".index"), std::string::npos) << entries[1];
   auto again = cuvil::compile(kModule, "add", options, error);
   ASSERT_TRUE(again) << error;
   EXPECT_TRUE(again->fromCache());
+  EXPECT_EQ(again->fingerprint(), fn->fingerprint());
+  std::string rebuilt;
+  ASSERT_TRUE(again->ir(cuvil::IRStage::Lowered, rebuilt, error)) << error;
+  EXPECT_EQ(rebuilt, firstLowered);
 
   // The CPU compiles the same IR under another key, into the same folder.
   options.target = "cpu";
   auto onCpu = cuvil::compile(kModule, "add", options, error);
   ASSERT_TRUE(onCpu) << error;
   EXPECT_FALSE(onCpu->fromCache());
-  EXPECT_EQ(filesIn(cache).size(), 2u);
+  EXPECT_EQ(filesIn(cache).size(), 4u);
   onCpu->call(inputs, outputs);
   EXPECT_EQ(out, std::vector<float>(4, 3));
   llvm::sys::fs::remove_directories(cache);

@@ -105,6 +105,9 @@ _CHILD = textwrap.dedent("""
     print(json.dumps({
         "from_cache": record.from_cache,
         "error": float(np.max(np.abs(out - (a @ b + c)))),
+        "fingerprint": record.compiled.fingerprint,
+        "input": cuvil.inspect_ir(gemm_bias),
+        "llvm": "define void @cuvil_gemm_bias" in cuvil.inspect_ir(gemm_bias, "llvm"),
     }))
     """)
 
@@ -125,6 +128,55 @@ def test_disk_cache_is_reused_by_a_second_process(tmp_path):
     assert second["from_cache"] is True
     assert first["error"] < 1e-3 and second["error"] < 1e-3
     assert any(cache.iterdir())
+
+
+def test_text_index_loads_cached_code_without_building_ir(tmp_path):
+    """The first process leaves an index from its traced text to the cached code; the next
+    loads through it (the IR it reports is the index's), and its IR stages still rebuild."""
+    cache = tmp_path / "cache"
+    first = _child_run(tmp_path, CUVIL_CACHE_DIR=str(cache))
+    (index,) = cache.glob("*.index")
+    entry = json.loads(index.read_text())
+    assert entry["format"] == 1 and (cache / f"{entry['key']}.so").is_file()
+    assert entry["text"] == first["input"] and entry["fingerprint"] == first["fingerprint"]
+    assert entry["inputs"][0] == {"dtype": "float32", "shape": [32, 48]}
+    entry["text"] += "// read from the index\n"
+    index.write_text(json.dumps(entry))
+    second = _child_run(tmp_path, CUVIL_CACHE_DIR=str(cache))
+    assert second["from_cache"] is True and second["error"] < 1e-3
+    assert second["input"].endswith("// read from the index\n")
+    assert second["fingerprint"] == first["fingerprint"] and second["llvm"]
+
+
+@pytest.mark.parametrize(
+    "damage",
+    ["garbage", "truncated", "wrong key", "unknown dtype", "huge rank", "no code"],
+)
+def test_a_damaged_text_index_falls_back_to_the_structural_cache(tmp_path, damage):
+    cache = tmp_path / "cache"
+    first = _child_run(tmp_path, CUVIL_CACHE_DIR=str(cache))
+    (index,) = cache.glob("*.index")
+    text = index.read_text()
+    entry = json.loads(text)
+    if damage == "garbage":
+        index.write_bytes(b"\x00\xff" * 100)
+    elif damage == "truncated":
+        index.write_text(text[: len(text) // 2])
+    elif damage == "wrong key":
+        index.write_text(json.dumps({**entry, "key": "0" * 64}))
+    elif damage == "unknown dtype":
+        entry["inputs"][0]["dtype"] = "float128"
+        index.write_text(json.dumps(entry))
+    elif damage == "huge rank":
+        entry["inputs"][0]["shape"] = [1] * 100000
+        index.write_text(json.dumps(entry))
+    else:
+        (cache / f"{entry['key']}.so").unlink()
+    second = _child_run(tmp_path, CUVIL_CACHE_DIR=str(cache))
+    assert second["error"] < 1e-3 and second["input"] == first["input"]
+    assert second["from_cache"] is (damage != "no code")
+    # The index is rewritten whole by the process that did not use it.
+    assert json.loads(index.read_text()) == json.loads(text)
 
 
 def test_disk_cache_can_be_disabled(tmp_path):

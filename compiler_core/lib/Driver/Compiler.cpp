@@ -4,8 +4,9 @@
 // the registry, runs the target-neutral phases and then the target's own
 // (with snapshots), caches, and hands the lowered module to the target to
 // load, print or emit. A disk cache keyed by the IR fingerprint, the target
-// and its key material lets a new process skip compilation. This file names
-// no target.
+// and its key material lets a new process skip compilation, and its text
+// index (TextIndex.h) lets it skip building MLIR too. This file names no
+// target.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +16,7 @@
 
 #include "DriverSupport.h"
 #include "IRSession.h"
+#include "TextIndex.h"
 
 #include "cuvil/Pipelines/Pipelines.h"
 #include "cuvil/Serialization/IRPackage.h"
@@ -82,8 +84,20 @@ struct cuvil::CompiledFunction::Impl {
   LogicalResult runStep(const PipelineStep &step,
                         std::vector<PassSnapshot> &recorded);
   void readCodegenAttributes();
-  std::string cacheKey() const;
-  std::string cachePath() const;
+  /// The disk cache key of a module identified by `identity` (its
+  /// structural fingerprint, or the hash of its text for the text index).
+  std::string keyFor(const std::string &identity) const;
+  std::string cacheKey() const { return keyFor(fingerprint); }
+  /// Where compiled code is cached: the folder's name for `key`, or "" when
+  /// this compilation is not cached.
+  std::string cacheFile(const std::string &key,
+                        const std::string &extension) const;
+  std::string cachePath() const {
+    return cacheFile(cacheKey(), target->cacheExtension());
+  }
+  /// Loads the code the text index records for `indexPath`; false (nothing
+  /// changed) when there is no usable entry.
+  bool loadFromTextIndex(const std::string &indexPath);
   /// Builds the cache entry at `path` and loads the executable from it:
   /// one compilation serves both. Null (with `error`) on failure.
   std::unique_ptr<::cuvil::Executable> compileIntoCache(const std::string &path,
@@ -240,8 +254,9 @@ static const std::string &buildIdentity() {
   return identity;
 }
 
-std::string cuvil::CompiledFunction::Impl::cacheKey() const {
-  std::string material = fingerprint + "|" + funcName + "|" + version() + "|" +
+std::string
+cuvil::CompiledFunction::Impl::keyFor(const std::string &identity) const {
+  std::string material = identity + "|" + funcName + "|" + version() + "|" +
                          buildIdentity() + "|" + options.target + ":" +
                          std::to_string(options.device) + "|" +
                          target->cacheKeyMaterial(targetOptions());
@@ -252,11 +267,39 @@ std::string cuvil::CompiledFunction::Impl::cacheKey() const {
   return sha256Hex(material);
 }
 
-std::string cuvil::CompiledFunction::Impl::cachePath() const {
-  std::string extension = target->cacheExtension();
-  if (options.cacheDir.empty() || extension.empty() || hasExternalPasses())
+std::string
+cuvil::CompiledFunction::Impl::cacheFile(const std::string &key,
+                                         const std::string &extension) const {
+  if (options.cacheDir.empty() || target->cacheExtension().empty() ||
+      hasExternalPasses())
     return "";
-  return options.cacheDir + "/" + cacheKey() + extension;
+  return options.cacheDir + "/" + key + extension;
+}
+
+bool cuvil::CompiledFunction::Impl::loadFromTextIndex(
+    const std::string &indexPath) {
+  TextIndexEntry entry;
+  if (!readTextIndex(indexPath, entry))
+    return false;
+  // The entry must be this compilation's: its key follows from its
+  // fingerprint and this build, target and pipeline.
+  std::string path = cacheFile(entry.cacheKey, target->cacheExtension());
+  if (entry.cacheKey != keyFor(entry.fingerprint) ||
+      !llvm::sys::fs::exists(path))
+    return false;
+  LoadRequest indexed = request;
+  indexed.inputs = entry.inputs;
+  indexed.outputs = entry.outputs;
+  std::string error;
+  auto loaded = target->loadFromCache(path, indexed, error);
+  if (failed(loaded))
+    return false;
+  request = std::move(indexed);
+  executable = std::move(*loaded);
+  fromCache = true;
+  fingerprint = std::move(entry.fingerprint);
+  inputText = std::move(entry.inputText);
+  return true;
 }
 
 std::unique_ptr<::cuvil::Executable>
@@ -432,17 +475,41 @@ cuvil::CompiledFunction::compileAndLoad(const std::string &mlirText,
                                         std::string &error) {
   auto start = std::chrono::steady_clock::now();
   auto impl = std::make_unique<CompiledFunction::Impl>();
-  impl->context = createContext();
+  auto finish = [&] {
+    impl->compileMs = std::chrono::duration<double, std::milli>(
+                          std::chrono::steady_clock::now() - start)
+                          .count();
+    return std::unique_ptr<CompiledFunction>(
+        new CompiledFunction(std::move(impl)));
+  };
   impl->target = lookupTarget(options.target, options.device, error);
   if (!impl->target)
     return nullptr;
   impl->funcName = funcName;
   impl->options = options;
+  LoadRequest &request = impl->request;
+  request.symbol = funcName;
   // The passes to run, resolved once: lowering, the cache key and the
-  // calling convention all follow this list.
-  if (impl->options.steps.empty() &&
-      !defaultPipeline(options, impl->options.steps, error))
+  // calling convention all follow this list. The default one is checked
+  // (every step parses) unless the text index finds code it compiled.
+  bool defaulted = impl->options.steps.empty();
+  if (defaulted &&
+      !defaultPipeline(options, impl->options.steps, error, /*verify=*/false))
     return nullptr;
+  request.instrumented =
+      llvm::any_of(impl->options.steps, [](const PipelineStep &step) {
+        return step.name == "cuvil-instrument-kernels";
+      });
+  std::string indexPath =
+      options.captureSnapshots
+          ? ""
+          : impl->cacheFile(impl->keyFor("text:" + sha256Hex(mlirText)),
+                            ".index");
+  if (!indexPath.empty() && impl->loadFromTextIndex(indexPath))
+    return finish();
+  if (defaulted && !defaultPipeline(options, impl->options.steps, error))
+    return nullptr;
+  impl->context = createContext();
   DiagnosticCollector diagnostics(impl->context.get());
   impl->input = parseModule(mlirText, impl->context.get());
   if (!impl->input) {
@@ -454,8 +521,6 @@ cuvil::CompiledFunction::compileAndLoad(const std::string &mlirText,
     error = "no function @" + funcName + " in the module";
     return nullptr;
   }
-  LoadRequest &request = impl->request;
-  request.symbol = funcName;
   if (failed(signatureOf(func.getArgumentTypes(), func.getLoc(), "argument",
                          request.inputs)) ||
       failed(signatureOf(func.getResultTypes(), func.getLoc(), "result",
@@ -465,10 +530,6 @@ cuvil::CompiledFunction::compileAndLoad(const std::string &mlirText,
   }
   impl->inputText = printOp(*impl->input);
   impl->fingerprint = structuralFingerprint(*impl->input);
-  request.instrumented =
-      llvm::any_of(impl->options.steps, [](const PipelineStep &step) {
-        return step.name == "cuvil-instrument-kernels";
-      });
 
   std::string cachePath = impl->cachePath();
   if (!cachePath.empty() && !options.captureSnapshots &&
@@ -480,6 +541,7 @@ cuvil::CompiledFunction::compileAndLoad(const std::string &mlirText,
       impl->fromCache = true;
     }
   }
+  bool cached = impl->fromCache;
   if (!impl->fromCache) {
     if (failed(impl->lower(error)))
       return nullptr;
@@ -488,6 +550,7 @@ cuvil::CompiledFunction::compileAndLoad(const std::string &mlirText,
     std::string cacheError;
     if (!cachePath.empty())
       impl->executable = impl->compileIntoCache(cachePath, cacheError);
+    cached = bool(impl->executable);
     if (!impl->executable) {
       auto loaded = impl->target->load(*impl->lowered, request, error);
       if (failed(loaded))
@@ -495,11 +558,12 @@ cuvil::CompiledFunction::compileAndLoad(const std::string &mlirText,
       impl->executable = std::move(*loaded);
     }
   }
-  impl->compileMs = std::chrono::duration<double, std::milli>(
-                        std::chrono::steady_clock::now() - start)
-                        .count();
-  return std::unique_ptr<CompiledFunction>(
-      new CompiledFunction(std::move(impl)));
+  // The next process finds the code from this text without MLIR.
+  if (cached && !indexPath.empty())
+    writeTextIndex(indexPath,
+                   {impl->cacheKey(), impl->fingerprint, impl->inputText,
+                    request.inputs, request.outputs});
+  return finish();
 }
 
 bool cuvil::verify(const std::string &mlirText, std::string &error) {

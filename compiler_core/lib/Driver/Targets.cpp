@@ -140,7 +140,7 @@ bool cuvil::loadTargetPlugin(const std::string &path, std::string &error) {
 
 bool cuvil::defaultPipeline(const CompileOptions &options,
                             std::vector<PipelineStep> &steps,
-                            std::string &error) {
+                            std::string &error, bool verify) {
   const TargetBackend *target =
       detail::lookupTarget(options.target, options.device, error);
   if (!target)
@@ -151,7 +151,7 @@ bool cuvil::defaultPipeline(const CompileOptions &options,
   targetOptions.device = options.device;
   mlir::cuvil::PipelineBuilder pipeline =
       mlir::cuvil::buildPipeline(*target, targetOptions);
-  if (!pipeline.verify(error)) {
+  if (verify && !pipeline.verify(error)) {
     error = "the " + options.target + " pipeline does not parse: " + error;
     return false;
   }
