@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections.abc import Hashable
 
 from ._logging import logger
 
-__all__ = ["disk_cache_dir", "SignatureCache"]
+__all__ = ["disk_cache_dir", "disk_cache_entries", "SignatureCache"]
+
+#: Cache entries are named by a 64-hex-digit key and an extension (compiled
+#: code: ".so", ".wasm"; text indexes: ".index"; ".tmp" while being written).
+_ENTRY = re.compile(r"[0-9a-f]{64}\..+")
 
 
 def disk_cache_dir() -> str:
@@ -29,6 +34,18 @@ def disk_cache_dir() -> str:
         logger.debug("disk cache disabled: cannot create %s (%s)", path, error)
         return ""
     return path
+
+
+def disk_cache_entries(path: str) -> list[os.DirEntry]:
+    """The cache entries in ``path`` (regular files named as the compiler names them);
+    nothing else there (other files, the frameworks' folders) is an entry."""
+    try:
+        with os.scandir(path) as listing:
+            return [
+                e for e in listing if _ENTRY.fullmatch(e.name) and e.is_file(follow_symlinks=False)
+            ]
+    except OSError:
+        return []
 
 
 class SignatureCache:

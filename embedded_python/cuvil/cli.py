@@ -16,7 +16,7 @@ import sys
 import tempfile
 import traceback
 
-from . import _package_cli
+from . import _cache_cli, _package_cli
 from ._errors import CompileError
 from ._jit import Compilation, compilations, set_snapshot_capture, snapshot_capture_enabled
 from ._packages import PackageError, export_record, save_record_irpkg
@@ -121,6 +121,7 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_trace_parser(commands)
     _add_profile_parser(commands)
     _package_cli.add_parser(commands)
+    _cache_cli.add_parser(commands)
     return parser
 
 
@@ -570,4 +571,6 @@ def main(argv: list[str] | None = None) -> int:
         return _profile_command(args)
     if args.command == "package":
         return _package_cli.command(args)
+    if args.command == "cache":
+        return _cache_cli.command(args)
     return _error(f"unknown command {args.command}", 2)

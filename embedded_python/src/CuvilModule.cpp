@@ -303,6 +303,9 @@ PYBIND11_MODULE(_cuvil, m) {
       py::arg("mlir_text"),
       "Structural SHA-256 of the IR (locations and SSA names ignored).");
 
+  m.def("disk_cache_limit_bytes", &cuvil::diskCacheLimitBytes,
+        "The disk cache's size limit in bytes (CUVIL_CACHE_MAX_MB; 0: none).");
+
   m.def(
       "transform_ir",
       [](const std::string &text, const std::string &pipeline) {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import textwrap
 
 import numpy as np
@@ -177,6 +178,48 @@ def test_a_damaged_text_index_falls_back_to_the_structural_cache(tmp_path, damag
     assert second["from_cache"] is (damage != "no code")
     # The index is rewritten whole by the process that did not use it.
     assert json.loads(index.read_text()) == json.loads(text)
+
+
+def test_disk_cache_is_trimmed_least_recently_used_first(tmp_path):
+    """Over CUVIL_CACHE_MAX_MB, a compilation removes the oldest entries until the
+    folder's entries fit in 80% of it; its own, and anything not named as an entry, stay."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    old = [cache / f"{i:064x}.so" for i in range(6)]
+    for age, path in enumerate(old):
+        path.write_bytes(b"\0" * 2**20)
+        os.utime(path, (1e9 + age, 1e9 + age))  # old[0] is the least recently used
+    stale_tmp = cache / f"{7:064x}.so.abcdefgh.tmp"
+    stale_tmp.write_bytes(b"half")
+    os.utime(stale_tmp, (1e9, 1e9))
+    others = [cache / "notes.txt", cache / "frameworks-0123" / "torch.py"]
+    for path in others:
+        path.parent.mkdir(exist_ok=True)
+        path.write_bytes(b"\0" * 2**20)
+    first = _child_run(tmp_path, CUVIL_CACHE_DIR=str(cache), CUVIL_CACHE_MAX_MB="4")
+    assert first["from_cache"] is False and first["error"] < 1e-3
+    # 6 MiB of entries plus the new ones, limit 4: down to 3.2 MiB, oldest first.
+    assert [p.exists() for p in old] == [False, False, False, True, True, True]
+    assert not stale_tmp.exists() and all(p.exists() for p in others)
+    assert len(list(cache.glob("*.index"))) == 1
+    # The new entry is used again; the cache keeps it at the next trim.
+    second = _child_run(tmp_path, CUVIL_CACHE_DIR=str(cache), CUVIL_CACHE_MAX_MB="4")
+    assert second["from_cache"] is True
+
+
+def test_cuvil_cache_command_lists_and_clears_entries(tmp_path):
+    cache = tmp_path / "cache"
+    _child_run(tmp_path, CUVIL_CACHE_DIR=str(cache))
+    (cache / "notes.txt").write_text("not an entry")
+    env = subprocess_env(CUVIL_CACHE_DIR=str(cache), CUVIL_CACHE_MAX_MB="64")
+    shown = run_python(["-m", "cuvil", "cache"], env=env)
+    assert shown.returncode == 0, shown.stderr
+    assert str(cache) in shown.stdout
+    assert "1 compiled, 1 text indexes" in shown.stdout
+    assert "limit    64.0 MiB" in shown.stdout
+    cleared = run_python(["-m", "cuvil", "cache", "--clear"], env=env)
+    assert cleared.returncode == 0 and "removed 2 entries" in cleared.stdout
+    assert [p.name for p in cache.iterdir()] == ["notes.txt"]
 
 
 def test_disk_cache_can_be_disabled(tmp_path):

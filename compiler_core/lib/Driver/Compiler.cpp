@@ -14,6 +14,7 @@
 #include "cuvil/Dialect/Cuvil/IR/CuvilDialect.h"
 #include "cuvil/Dialect/Cuvil/Transforms/Passes.h"
 
+#include "DiskCache.h"
 #include "DriverSupport.h"
 #include "IRSession.h"
 #include "TextIndex.h"
@@ -56,6 +57,8 @@ using llvm::cast;
 #endif
 
 const char *cuvil::version() { return CUVIL_VERSION; }
+
+uint64_t cuvil::diskCacheLimitBytes() { return detail::diskCacheLimitBytes(); }
 
 //===----------------------------------------------------------------------===//
 // CompiledFunction
@@ -294,6 +297,8 @@ bool cuvil::CompiledFunction::Impl::loadFromTextIndex(
   auto loaded = target->loadFromCache(path, indexed, error);
   if (failed(loaded))
     return false;
+  touchCacheEntry(path);
+  touchCacheEntry(indexPath);
   request = std::move(indexed);
   executable = std::move(*loaded);
   fromCache = true;
@@ -537,6 +542,7 @@ cuvil::CompiledFunction::compileAndLoad(const std::string &mlirText,
     std::string cacheError;
     auto loaded = impl->target->loadFromCache(cachePath, request, cacheError);
     if (succeeded(loaded)) {
+      touchCacheEntry(cachePath);
       impl->executable = std::move(*loaded);
       impl->fromCache = true;
     }
@@ -563,6 +569,10 @@ cuvil::CompiledFunction::compileAndLoad(const std::string &mlirText,
     writeTextIndex(indexPath,
                    {impl->cacheKey(), impl->fingerprint, impl->inputText,
                     request.inputs, request.outputs});
+  // New entries: the folder is trimmed to its limit, sparing them.
+  if (cached && !impl->fromCache)
+    trimDiskCache(options.cacheDir, diskCacheLimitBytes(),
+                  {cachePath, indexPath});
   return finish();
 }
 

@@ -196,6 +196,11 @@ bool loadIRPackage(const std::string &path, std::string &mlirText,
 /// The compiler version, part of every cache key.
 const char *version();
 
+/// The disk cache's size limit in bytes (CUVIL_CACHE_MAX_MB, default 2048;
+/// 0: no limit). After a compilation adds entries, the least recently used
+/// ones are removed until the folder's entries fit.
+uint64_t diskCacheLimitBytes();
+
 } // namespace cuvil
 
 #endif // CUVIL_DRIVER_COMPILER_H
