@@ -76,7 +76,7 @@ def first_call_ms(workload: str, peer: str, threads: int, cache: str, workdir: s
     spec = BY_NAME[workload].build()
     context = Context(workload, spec, threads, pathlib.Path(cache), pathlib.Path(workdir))
     try:
-        import_peer(peer)
+        import_peer(peer, spec)
         if needs_onnx(peer, spec):
             context.onnx_path()  # exporting is the model's preparation, not the peer's compile
     except ImportError as error:

@@ -195,7 +195,16 @@ def needs_onnx(peer: str, spec: Spec) -> bool:
     return PEERS[peer][1] or (peer == "cuvil" and spec.numpy_fn is None)
 
 
-def import_peer(peer: str) -> None:
-    """Import what ``peer`` needs, so that a first-call time measures compiling, not importing."""
-    for module in PEERS[peer][2]:
+#: What a peer that reads the ONNX export imports for it (Cuvil's importer reads it with
+#: the ``onnx`` package, whose import alone takes about 0.3 s here).
+ONNX_READERS = {"cuvil": ["onnx", "cuvil.frontends.onnx"]}
+
+
+def import_peer(peer: str, spec: Spec | None = None) -> None:
+    """Import what ``peer`` needs (for ``spec``: its ONNX reader too, when it reads the
+    export), so that a first-call time measures compiling, not importing."""
+    modules = list(PEERS[peer][2])
+    if spec is not None and needs_onnx(peer, spec):
+        modules += ONNX_READERS.get(peer, [])
+    for module in modules:
         importlib.import_module(module)
