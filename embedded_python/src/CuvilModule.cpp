@@ -78,12 +78,49 @@ std::string cuvil::python::shapeText(const std::vector<int64_t> &shape) {
   return text + ")";
 }
 
+/// The dtype table's name of a native-order NumPy dtype of the usual kinds,
+/// read from its type number; nullptr for the others (bfloat16, byte-swapped
+/// dtypes), which are named by NumPy. NumPy's str(dtype) runs Python code, a
+/// microsecond or two per argument of every call. (Only the type number and
+/// byte order are read: pybind11 2.10's view of the descriptor predates
+/// NumPy 2's, whose element size moved.)
+static const char *plainDtypeName(const py::dtype &dtype) {
+  if (dtype.byteorder() == '>')
+    return nullptr;
+  // NumPy's type numbers (NPY_BOOL ... NPY_HALF), the same in NumPy 1 and 2.
+  switch (dtype.num()) {
+  case 0:
+    return "bool";
+  case 1:
+    return "int8";
+  case 2:
+    return "uint8";
+  case 3:
+    return "int16";
+  case 5:
+    return "int32";
+  case 7: // NPY_LONG
+    return sizeof(long) == 8 ? "int64" : "int32";
+  case 9: // NPY_LONGLONG
+    return "int64";
+  case 11:
+    return "float32";
+  case 12:
+    return "float64";
+  case 23:
+    return "float16";
+  }
+  return nullptr;
+}
+
 /// Checks one array against its signature; returns its data pointer.
 void *cuvil::python::checkedData(const py::array &array,
                                  const cuvil::TensorSignature &sig,
                                  const char *role, size_t index,
                                  bool writable) {
-  std::string dtype = py::str(array.dtype()).cast<std::string>();
+  py::dtype type = array.dtype();
+  const char *plain = plainDtypeName(type);
+  std::string dtype = plain ? plain : py::str(type).cast<std::string>();
   std::vector<int64_t> shape(array.shape(), array.shape() + array.ndim());
   std::string what = std::string(role) + " " + std::to_string(index);
   bool fits = shape.size() == sig.shape.size();

@@ -218,3 +218,38 @@ def test_random_draws_while_tracing_fall_back_with_the_reason(drawn_before):
     reason = cuvil.last_fallback_reason(noisy)
     assert reason is not None and "draws random numbers" in reason
     assert "Pass the random values in as arguments" in reason
+
+
+@pytest.mark.parametrize(
+    ("dtype", "fn"),
+    [
+        ("float16", lambda x: np.maximum(x, x)),
+        ("float32", lambda x: np.maximum(x, x)),
+        ("float64", lambda x: np.maximum(x, x)),
+        ("int32", lambda x: np.maximum(x, x)),
+        ("int64", lambda x: np.maximum(x, x)),
+        (np.longlong, lambda x: np.maximum(x, x)),  # int64 under NumPy's other type number
+        ("bool", lambda x: np.where(x, x, x)),
+    ],
+)
+def test_compiled_calls_take_every_compiled_dtype(dtype, fn):
+    """The call path reads each argument's dtype from its type number, not NumPy's name."""
+    jitted = cuvil.jit(fn)
+    x = np.arange(6).reshape(2, 3).astype(dtype)
+    result = jitted(x)
+    assert cuvil.last_fallback_reason(jitted) is None
+    assert result.dtype == x.dtype and np.array_equal(result, fn(x))
+
+
+def test_compiled_code_rejects_a_wrong_or_byte_swapped_dtype_by_name():
+    jitted = cuvil.jit(lambda x: x + 1.0)
+    x = np.ones((2, 3), np.float32)
+    jitted(x)
+    compiled = cuvil.compilations()[-1].compiled
+    out = np.empty((2, 3), np.float32)
+    for wrong, name in ((x.astype(">f4"), ">f4"), (x.astype(np.float64), "float64")):
+        with pytest.raises(ValueError, match=f"input 0 is {name}\\(2, 3\\) but the compiled "
+                                             "function expects float32\\(2, 3\\)"):  # fmt: skip
+            compiled([wrong], [out])
+    compiled([x], [out])
+    assert np.array_equal(out, x + 1.0)
