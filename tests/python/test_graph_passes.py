@@ -153,6 +153,44 @@ def test_gemms_no_tile_divides_are_scheduled_and_exact(snapshots, m, k, n, epilo
 
 
 @pytest.mark.parametrize(
+    "m,k,n,dtype,copied",
+    [
+        (256, 64, 1024, np.float32, True),  # rows 4 KiB apart
+        (300, 96, 2048, np.float32, True),  # 8 KiB, M no tile divides
+        (256, 128, 512, np.float64, True),  # float64 rows 4 KiB apart
+        (64, 512, 1024, np.float32, False),  # too few rows reuse the copy
+        (256, 64, 1000, np.float32, False),  # rows not 4 KiB apart
+    ],
+)
+@pytest.mark.parametrize("epilogue", [False, True], ids=["plain", "bias-gelu"])
+def test_gemm_right_operands_with_aliasing_rows_are_copied_and_exact(
+    snapshots, m, k, n, dtype, copied, epilogue
+):
+    """cuvil-cpu-unalias-gemm-rows copies B into rows a cache line longer when its rows are
+    a multiple of 4 KiB apart and enough result rows reuse it; results are unchanged."""
+
+    def plain(a, b, bias):
+        return a @ b
+
+    def fused(a, b, bias):
+        return cuvil.gelu(a @ b + bias)
+
+    f = cuvil.jit(fused if epilogue else plain)
+    rng = np.random.default_rng(m + k + n)
+    a, b, bias = (rng.standard_normal(s).astype(dtype) for s in ((m, k), (k, n), (n,)))
+    reference = a.astype(np.float64) @ b.astype(np.float64)
+    if epilogue:
+        reference = cuvil.gelu(reference + bias)  # in float64, outside tracing
+    result = f(a, b, bias)
+    assert cuvil.last_fallback_reason(f) is None
+    tolerance = 1e-4 if dtype == np.float32 else 1e-10
+    np.testing.assert_allclose(result, reference, rtol=tolerance, atol=tolerance * np.sqrt(k))
+    unaliased = _ir_after(f, "cuvil-cpu-unalias-gemm-rows")
+    padded = f"tensor<{k}x{n + 64 // np.dtype(dtype).itemsize}x"
+    assert (padded in unaliased) is copied, unaliased[:2000]
+
+
+@pytest.mark.parametrize(
     "n,c,hw,f,kernel,strides,padding,dilations",
     [
         (1, 3, (17, 19), 8, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1)),  # odd image, same padding

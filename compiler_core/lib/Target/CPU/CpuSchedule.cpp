@@ -652,10 +652,13 @@ void mlir::cuvil::registerCpuCodegenPasses() {
 }
 
 void mlir::cuvil::addCpuSchedule(PipelineBuilder &p, int vectorLanes,
-                                 bool fuseEpilogues, int registerRows) {
+                                 bool fuseEpilogues, int registerRows,
+                                 bool unaliasRows) {
   using Need = PipelineBuilder::Need;
   p.add(Phase::Schedule, "cuvil-tag-kernels", "", "func.func", Need::Optional);
   p.add(Phase::Schedule, "cuvil-cpu-conv-to-gemm", "", "func.func");
+  if (unaliasRows)
+    p.add(Phase::Schedule, "cuvil-cpu-unalias-gemm-rows", "", "func.func");
   p.add(Phase::Schedule, "cuvil-cpu-schedule",
         "vector-lanes=" + std::to_string(vectorLanes) +
             (fuseEpilogues ? "" : " fuse-epilogues=0") +

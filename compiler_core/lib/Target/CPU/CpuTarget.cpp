@@ -94,7 +94,7 @@ public:
 void CpuTarget::buildPhases(const TargetOptions &o, PipelineBuilder &p) const {
   using Need = PipelineBuilder::Need;
   addCpuSchedule(p, o.vectorLanes > 0 ? o.vectorLanes : hostVectorLanes(),
-                 o.enableFusion);
+                 o.enableFusion, /*registerRows=*/8, /*unaliasRows=*/true);
   p.addBufferization();
   p.add(Phase::Bufferize, "cuvil-plan-memory", "", "func.func", Need::Optional);
   p.add(Phase::Bufferize, "convert-linalg-to-loops");

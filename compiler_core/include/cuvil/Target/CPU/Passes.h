@@ -3,6 +3,7 @@
 #define CUVIL_TARGET_CPU_PASSES_H
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -36,9 +37,12 @@ void registerCpuCodegenPasses();
 /// Appends the CPU's Schedule phase to `pipeline`: kernel tags, convolutions
 /// as GEMMs, then the tiling and vectorization schedule for vectors of
 /// `vectorLanes` f32 (GEMM epilogues fused unless `fuseEpilogues` is off),
-/// register tiles of `registerRows` rows.
+/// register tiles of `registerRows` rows; with `unaliasRows`, GEMM operands
+/// whose rows are a multiple of 4 KiB apart are first copied into longer
+/// rows (cuvil-cpu-unalias-gemm-rows: the host's L1 cache sets).
 void addCpuSchedule(PipelineBuilder &pipeline, int vectorLanes,
-                    bool fuseEpilogues, int registerRows = 8);
+                    bool fuseEpilogues, int registerRows = 8,
+                    bool unaliasRows = false);
 
 /// Host vector width in f32 lanes (16 with AVX-512F, 8 with AVX2+FMA).
 int hostVectorLanes();

@@ -72,6 +72,46 @@ def CpuConvToGemm : Pass<"cuvil-cpu-conv-to-gemm", "func::FuncOp"> {
   ];
 }
 
+def CpuUnaliasGemmRows : Pass<"cuvil-cpu-unalias-gemm-rows", "func::FuncOp"> {
+  let summary = "Copy GEMM operands whose rows are 4 KiB apart into padded rows";
+  let description = [{
+    A matrix whose rows are a multiple of 4 KiB apart (1024 or 2048 float32
+    columns, common model widths) maps every row's element at one column to
+    the same L1 cache set: the rows of an operand a register tile walks down
+    evict each other, and a 2048 x 2048 GEMM runs at two thirds of the speed
+    of the same GEMM with rows a cache line longer. This pass copies the
+    right operand (the one a register tile walks down, a row per K step) of
+    a static `linalg.matmul` into a buffer whose rows are one cache line
+    longer (an identity `linalg.generic` into a slice of a
+    `bufferization.alloc_tensor`, which the schedule vectorizes) when the GEMM
+    does enough work to repay the copy: at least `min-reuse` result rows, and
+    an operand of at least `min-bytes`. The GEMM then reads the copy through
+    a strided view.
+
+    Before:
+    ```mlir
+    %r = linalg.matmul ins(%a, %b : tensor<256x512xf32>, tensor<512x2048xf32>) outs(%f : tensor<256x2048xf32>) -> tensor<256x2048xf32>
+    ```
+    After:
+    ```mlir
+    %e = bufferization.alloc_tensor() : tensor<512x2064xf32>
+    %s = tensor.extract_slice %e[0, 0] [512, 2048] [1, 1] : tensor<512x2064xf32> to tensor<512x2048xf32>
+    %c = linalg.generic {...} ins(%b : tensor<512x2048xf32>) outs(%s : tensor<512x2048xf32>) {yield its input} -> tensor<512x2048xf32>
+    %r = linalg.matmul ins(%a, %c : tensor<256x512xf32>, tensor<512x2048xf32>) outs(%f : tensor<256x2048xf32>) -> tensor<256x2048xf32>
+    ```
+  }];
+  let options = [
+    Option<"minReuse", "min-reuse", "int64_t", /*default=*/"256",
+           "Result rows that must reuse the copy">,
+    Option<"minBytes", "min-bytes", "int64_t", /*default=*/"262144",
+           "Smallest operand copied, in bytes">
+  ];
+  let dependentDialects = [
+    "bufferization::BufferizationDialect", "linalg::LinalgDialect",
+    "tensor::TensorDialect"
+  ];
+}
+
 def SerialSingleTask : Pass<"cuvil-serial-single-task", "func::FuncOp"> {
   let summary = "Run an OpenMP region whose loop has one iteration on the caller";
   let description = [{
