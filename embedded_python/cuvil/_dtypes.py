@@ -123,17 +123,21 @@ def is_supported(dtype) -> bool:
     return dtype.isnative and dtype in supported_dtypes()
 
 
+@functools.cache
+def traceable_dtypes() -> frozenset:
+    """The native dtypes :func:`is_traceable` accepts (a set: the jit checks every argument
+    of every call against it)."""
+    return frozenset(supported_dtypes()) | {np.dtype(name) for name in _COMPUTED_AS}
+
+
 def is_traceable(dtype) -> bool:
     """True for the dtypes the NumPy tracer follows: the accepted ones and float16, which
     it traces with NumPy's own promotion rules and the compiled code computes in float32
     (``cuvil-widen-f16``)."""
-    if is_supported(dtype):
-        return True
     try:
-        dtype = np.dtype(dtype)
+        return np.dtype(dtype) in traceable_dtypes()
     except TypeError:
         return False
-    return dtype.isnative and is_boundary_dtype(dtype)
 
 
 def mlir_element_type(dtype) -> str:

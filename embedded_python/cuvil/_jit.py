@@ -17,7 +17,7 @@ import numpy as np
 from . import _native
 from ._cache import SignatureCache, disk_cache_dir
 from ._captured import changed as captured_changed
-from ._dtypes import dtype_from_name, is_traceable, supported_dtypes
+from ._dtypes import dtype_from_name, is_traceable, traceable_dtypes
 from ._errors import CompileError, UnsupportedConstructError
 from ._logging import logger
 from ._mlir import tensor_type
@@ -240,17 +240,11 @@ class _Fallback:
     reason: str
 
 
-@functools.cache
-def _traceable_dtypes() -> frozenset:
-    """The native dtypes :func:`is_traceable` accepts, for the per-call check."""
-    return frozenset(d for d in supported_dtypes() if is_traceable(d)) | {np.dtype(np.float16)}
-
-
 def _argument_problem(name: str, value) -> tuple[str, str] | None:
     """``(problem, fix)`` when an argument forces the fallback path, else ``None``."""
     # The common case, checked first on every call: a contiguous, aligned,
     # non-empty ndarray of a dtype the tracer follows.
-    if type(value) is np.ndarray and value.dtype in _traceable_dtypes():
+    if type(value) is np.ndarray and value.dtype in traceable_dtypes():
         flags = value.flags
         if flags.c_contiguous and flags.aligned and value.size:
             return None

@@ -95,9 +95,6 @@ struct cuvil::CompiledFunction::Impl {
   /// this compilation is not cached.
   std::string cacheFile(const std::string &key,
                         const std::string &extension) const;
-  std::string cachePath() const {
-    return cacheFile(cacheKey(), target->cacheExtension());
-  }
   /// Loads the code the text index records for `indexPath`; false (nothing
   /// changed) when there is no usable entry.
   bool loadFromTextIndex(const std::string &indexPath);
@@ -498,8 +495,7 @@ cuvil::CompiledFunction::compileAndLoad(const std::string &mlirText,
   // calling convention all follow this list. The default one is checked
   // (every step parses) unless the text index finds code it compiled.
   bool defaulted = impl->options.steps.empty();
-  if (defaulted &&
-      !defaultPipeline(options, impl->options.steps, error, /*verify=*/false))
+  if (defaulted && !defaultSteps(options, impl->options.steps, error))
     return nullptr;
   request.instrumented =
       llvm::any_of(impl->options.steps, [](const PipelineStep &step) {
@@ -512,7 +508,7 @@ cuvil::CompiledFunction::compileAndLoad(const std::string &mlirText,
                             ".index");
   if (!indexPath.empty() && impl->loadFromTextIndex(indexPath))
     return finish();
-  if (defaulted && !defaultPipeline(options, impl->options.steps, error))
+  if (defaulted && !verifySteps(options.target, impl->options.steps, error))
     return nullptr;
   impl->context = createContext();
   DiagnosticCollector diagnostics(impl->context.get());
@@ -536,7 +532,9 @@ cuvil::CompiledFunction::compileAndLoad(const std::string &mlirText,
   impl->inputText = printOp(*impl->input);
   impl->fingerprint = structuralFingerprint(*impl->input);
 
-  std::string cachePath = impl->cachePath();
+  std::string cacheKey = impl->cacheKey();
+  std::string cachePath =
+      impl->cacheFile(cacheKey, impl->target->cacheExtension());
   if (!cachePath.empty() && !options.captureSnapshots &&
       llvm::sys::fs::exists(cachePath)) {
     std::string cacheError;
@@ -566,9 +564,8 @@ cuvil::CompiledFunction::compileAndLoad(const std::string &mlirText,
   }
   // The next process finds the code from this text without MLIR.
   if (cached && !indexPath.empty())
-    writeTextIndex(indexPath,
-                   {impl->cacheKey(), impl->fingerprint, impl->inputText,
-                    request.inputs, request.outputs});
+    writeTextIndex(indexPath, {cacheKey, impl->fingerprint, impl->inputText,
+                               request.inputs, request.outputs});
   // New entries: the folder is trimmed to its limit, sparing them.
   if (cached && !impl->fromCache)
     trimDiskCache(options.cacheDir, diskCacheLimitBytes(),

@@ -29,7 +29,9 @@ void touchCacheEntry(const std::string &path);
 /// Removes least recently used entries of `dir` until they take at most
 /// 80% of `limitBytes` (when they exceed it), never one of `keep`, and
 /// ".tmp" files older than an hour (left by a killed process). Best effort:
-/// files that vanish or resist removal are skipped.
+/// files that vanish or resist removal are skipped. The folder is listed at
+/// most once a minute per process while what it holds (as last listed, plus
+/// `keep` of every call since) stays under the limit.
 void trimDiskCache(const std::string &dir, uint64_t limitBytes,
                    const std::vector<std::string> &keep);
 

@@ -3,6 +3,7 @@
 #ifndef CUVIL_LIB_DRIVER_DRIVERSUPPORT_H
 #define CUVIL_LIB_DRIVER_DRIVERSUPPORT_H
 
+#include "cuvil/Driver/Compiler.h"
 #include "cuvil/Runtime/Executable.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -24,6 +25,14 @@ namespace cuvil::detail {
 /// listing what is registered otherwise.
 const mlir::cuvil::TargetBackend *lookupTarget(const std::string &name,
                                                int device, std::string &error);
+
+/// defaultPipeline's two halves: the target's steps for `options`, and the
+/// check that each parses (which the driver skips when the disk cache's
+/// text index finds code the same steps compiled).
+bool defaultSteps(const CompileOptions &options,
+                  std::vector<PipelineStep> &steps, std::string &error);
+bool verifySteps(const std::string &target,
+                 const std::vector<PipelineStep> &steps, std::string &error);
 
 /// A context with every dialect Cuvil and the registered targets use.
 std::unique_ptr<mlir::MLIRContext> createContext();

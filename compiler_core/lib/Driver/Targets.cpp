@@ -138,9 +138,9 @@ bool cuvil::loadTargetPlugin(const std::string &path, std::string &error) {
   return true;
 }
 
-bool cuvil::defaultPipeline(const CompileOptions &options,
-                            std::vector<PipelineStep> &steps,
-                            std::string &error, bool verify) {
+bool cuvil::detail::defaultSteps(const CompileOptions &options,
+                                 std::vector<PipelineStep> &steps,
+                                 std::string &error) {
   const TargetBackend *target =
       detail::lookupTarget(options.target, options.device, error);
   if (!target)
@@ -151,14 +151,30 @@ bool cuvil::defaultPipeline(const CompileOptions &options,
   targetOptions.device = options.device;
   mlir::cuvil::PipelineBuilder pipeline =
       mlir::cuvil::buildPipeline(*target, targetOptions);
-  if (verify && !pipeline.verify(error)) {
-    error = "the " + options.target + " pipeline does not parse: " + error;
-    return false;
-  }
   steps.clear();
   for (const auto &step : pipeline.steps())
     steps.push_back({step.name, step.phase, step.pipeline, step.optional, {}});
   return true;
+}
+
+bool cuvil::detail::verifySteps(const std::string &target,
+                                const std::vector<PipelineStep> &steps,
+                                std::string &error) {
+  mlir::cuvil::registerCuvilPasses();
+  for (const PipelineStep &step : steps)
+    if (!mlir::cuvil::PipelineBuilder::verifyStep(step.name, step.phase,
+                                                  step.pipeline, error)) {
+      error = "the " + target + " pipeline does not parse: " + error;
+      return false;
+    }
+  return true;
+}
+
+bool cuvil::defaultPipeline(const CompileOptions &options,
+                            std::vector<PipelineStep> &steps,
+                            std::string &error) {
+  return detail::defaultSteps(options, steps, error) &&
+         detail::verifySteps(options.target, steps, error);
 }
 
 bool cuvil::loadPassPlugin(const std::string &path, std::string &error) {

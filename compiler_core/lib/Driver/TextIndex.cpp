@@ -106,22 +106,10 @@ void detail::writeTextIndex(const std::string &path,
                     {"inputs", signatureJson(entry.inputs)},
                     {"outputs", signatureJson(entry.outputs)},
                     {"text", entry.inputText}};
-  llvm::SmallString<256> unique;
-  llvm::sys::fs::createUniquePath(path + ".%%%%%%%%.tmp", unique,
-                                  /*MakeAbsolute=*/false);
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(unique, ec);
-    if (ec)
-      return;
+  // Through a temporary file renamed into place: readers never see half
+  // an entry. A failure is dropped (best effort, see the header).
+  llvm::consumeError(llvm::writeToOutput(path, [&](llvm::raw_ostream &os) {
     os << json::Value(std::move(root));
-    os.close();
-    if (os.has_error()) {
-      os.clear_error();
-      llvm::sys::fs::remove(unique);
-      return;
-    }
-  }
-  if (llvm::sys::fs::rename(unique, path))
-    llvm::sys::fs::remove(unique);
+    return llvm::Error::success();
+  }));
 }

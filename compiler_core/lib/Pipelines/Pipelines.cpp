@@ -177,21 +177,24 @@ bool holdsPass(OpPassManager &pm, StringRef name) {
 }
 } // namespace
 
+bool PipelineBuilder::verifyStep(StringRef name, Phase phase,
+                                 StringRef pipeline, std::string &error) {
+  OpPassManager pm(ModuleOp::getOperationName());
+  std::string message;
+  llvm::raw_string_ostream os(message);
+  if (succeeded(parsePassPipeline(pipeline, pm, os)) && holdsPass(pm, name))
+    return true;
+  error = "pass '" + name.str() + "' of phase '" + phaseName(phase) +
+          "' does not parse as '" + pipeline.str() + "'" +
+          (message.empty() ? "" : ": " + message);
+  return false;
+}
+
 bool PipelineBuilder::verify(std::string &error) const {
   registerCuvilPasses();
-  for (const Step &step : stepList) {
-    OpPassManager pm(ModuleOp::getOperationName());
-    std::string message;
-    llvm::raw_string_ostream os(message);
-    if (failed(parsePassPipeline(step.pipeline, pm, os)) ||
-        !holdsPass(pm, step.name)) {
-      error = "pass '" + step.name + "' of phase '" + phaseName(step.phase) +
-              "' does not parse as '" + step.pipeline + "'" +
-              (message.empty() ? "" : ": " + message);
-      return false;
-    }
-  }
-  return true;
+  return llvm::all_of(stepList, [&](const Step &step) {
+    return verifyStep(step.name, step.phase, step.pipeline, error);
+  });
 }
 
 LogicalResult PipelineBuilder::runStep(ModuleOp module, Phase phase,

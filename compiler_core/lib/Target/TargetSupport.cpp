@@ -70,27 +70,45 @@ mlir::LogicalResult mlir::cuvil::takeError(llvm::Error e, std::string &error) {
   return failure();
 }
 
+/// Runs `use` on a fresh temporary file's path and removes the file after.
+static mlir::LogicalResult
+onTemporaryFile(llvm::StringRef prefix, llvm::StringRef suffix,
+                llvm::StringRef purpose,
+                llvm::function_ref<mlir::LogicalResult(llvm::StringRef)> use,
+                std::string &error) {
+  llvm::SmallString<128> path;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile(prefix, suffix, path)) {
+    error =
+        "cannot create a temporary file" + purpose.str() + ": " + ec.message();
+    return mlir::failure();
+  }
+  mlir::LogicalResult result = use(path);
+  llvm::sys::fs::remove(path);
+  return result;
+}
+
 std::unique_ptr<llvm::MemoryBuffer> mlir::cuvil::buildInTemporaryFile(
     llvm::StringRef prefix, llvm::StringRef suffix,
     llvm::function_ref<LogicalResult(llvm::StringRef, std::string &)> build,
     std::string &error) {
-  llvm::SmallString<128> path;
-  if (std::error_code ec =
-          llvm::sys::fs::createTemporaryFile(prefix, suffix, path)) {
-    error = "cannot create a temporary file for compiled code: " + ec.message();
-    return nullptr;
-  }
-  bool built = succeeded(build(path, error));
-  auto bytes = built ? llvm::MemoryBuffer::getFile(path) : nullptr;
-  llvm::sys::fs::remove(path);
-  if (!built)
-    return nullptr;
-  if (!bytes) {
-    error = "cannot read the compiled code back from " + path.str().str() +
-            ": " + bytes.getError().message();
-    return nullptr;
-  }
-  return std::move(*bytes);
+  std::unique_ptr<llvm::MemoryBuffer> bytes;
+  (void)onTemporaryFile(
+      prefix, suffix, " for compiled code",
+      [&](llvm::StringRef path) -> LogicalResult {
+        if (failed(build(path, error)))
+          return failure();
+        auto read = llvm::MemoryBuffer::getFile(path);
+        if (!read) {
+          error = "cannot read the compiled code back from " + path.str() +
+                  ": " + read.getError().message();
+          return failure();
+        }
+        bytes = std::move(*read);
+        return success();
+      },
+      error);
+  return bytes;
 }
 
 void mlir::cuvil::renameFunctions(ModuleOp module, llvm::StringRef prefix,
@@ -105,15 +123,11 @@ mlir::LogicalResult mlir::cuvil::withTemporaryFile(
     llvm::StringRef content, llvm::StringRef prefix, llvm::StringRef suffix,
     llvm::function_ref<LogicalResult(llvm::StringRef, std::string &)> use,
     std::string &error) {
-  llvm::SmallString<128> path;
-  if (std::error_code ec =
-          llvm::sys::fs::createTemporaryFile(prefix, suffix, path)) {
-    error = "cannot create a temporary file: " + ec.message();
-    return failure();
-  }
-  LogicalResult result = writeFile(path, content, error);
-  if (succeeded(result))
-    result = use(path, error);
-  llvm::sys::fs::remove(path);
-  return result;
+  return onTemporaryFile(
+      prefix, suffix, "",
+      [&](llvm::StringRef path) {
+        return succeeded(writeFile(path, content, error)) ? use(path, error)
+                                                          : failure();
+      },
+      error);
 }

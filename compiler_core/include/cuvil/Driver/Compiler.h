@@ -73,11 +73,9 @@ bool parseDevice(const std::string &device, std::string &target, int &index,
 bool loadTargetPlugin(const std::string &path, std::string &error);
 
 /// The pipeline of `options.target` for `options` (its `steps` ignored), one
-/// step per pass. False with `error` for an unknown target, or (with
-/// `verify`) a step that does not parse.
+/// step per pass. False with `error` for an unknown target.
 bool defaultPipeline(const CompileOptions &options,
-                     std::vector<PipelineStep> &steps, std::string &error,
-                     bool verify = true);
+                     std::vector<PipelineStep> &steps, std::string &error);
 
 /// Loads an MLIR pass plugin so its passes can be named in steps.
 bool loadPassPlugin(const std::string &path, std::string &error);

@@ -59,6 +59,10 @@ public:
   /// phase and MLIR's message when one does not parse (an unknown pass, a
   /// bad option) or parses into another pass than its name says.
   bool verify(std::string &error) const;
+  /// The check `verify` makes of one step (the passes must be registered:
+  /// registerCuvilPasses and the targets').
+  static bool verifyStep(llvm::StringRef name, Phase phase,
+                         llvm::StringRef pipeline, std::string &error);
 
   /// Runs one step's textual pipeline on `module`, recording a snapshot
   /// under `phase` (the IR only when `captureIR`).
