@@ -278,10 +278,20 @@ class JitFunction:
     Python function (see :func:`last_fallback_reason`).
     """
 
-    def __init__(self, fn, target: str | None = None, enable_fusion: bool = True, pipeline=None):
+    def __init__(
+        self,
+        fn,
+        target: str | None = None,
+        enable_fusion: bool = True,
+        pipeline=None,
+        fallback_target: str | None = None,
+    ):
         from ._targets import resolve_target
 
         self.target, self.device = resolve_target(target, "cuvil.jit")
+        self.fallback_target = None
+        if fallback_target is not None:
+            self.fallback_target = resolve_target(fallback_target, "cuvil.jit")
         if pipeline is not None and pipeline.target != self.target:
             raise ValueError(
                 f"cuvil.jit: the pipeline was built for target {pipeline.target!r} but "
@@ -373,7 +383,9 @@ class JitFunction:
         self._cache.put(key, entry)
         return entry
 
-    def _compile(self, program) -> CompiledProgram:
+    def _compile(self, program):
+        from ._targets import compiling_only, unavailable_reason
+
         entry = compile_program(
             program,
             self.__qualname__,
@@ -384,6 +396,33 @@ class JitFunction:
             device=self.device,
         )
         self._last_compiled = entry.record
+        reason = unavailable_reason(self.target, self.device)
+        if reason is None:
+            return entry
+        # Compiled for a target that cannot run here (no GPU driver): the IR
+        # and artifacts are there; the call runs elsewhere if asked to.
+        where = f"{self.target}:{self.device}"
+        if self.fallback_target is not None:
+            target, device = self.fallback_target
+            logger.warning(
+                "%s: compiled for %s, which cannot run here (%s); running it on %s:%d",
+                self.__qualname__,
+                where,
+                reason,
+                target,
+                device,
+            )
+            return compile_program(
+                program,
+                self.__qualname__,
+                str(function_location(self.__cuvil_function__)),
+                target,
+                self.enable_fusion,
+                None,
+                device=device,
+            )
+        if compiling_only():
+            return _Fallback(f"it was compiled for {where}, which cannot run here: {reason}")
         return entry
 
     def _run(self, entry: CompiledProgram, inputs: list):
@@ -407,7 +446,14 @@ def _describe(key) -> str:
     return ", ".join(f"{name}: {dtype.name}{list(shape)}" for name, dtype, shape in key)
 
 
-def jit(fn=None, *, target: str | None = None, enable_fusion: bool = True, pipeline=None):
+def jit(
+    fn=None,
+    *,
+    target: str | None = None,
+    enable_fusion: bool = True,
+    pipeline=None,
+    fallback_target: str | None = None,
+):
     """Compile a NumPy function with Cuvil; usable as ``@cuvil.jit`` or ``@cuvil.jit(...)``.
 
     Args:
@@ -419,15 +465,24 @@ def jit(fn=None, *, target: str | None = None, enable_fusion: bool = True, pipel
         pipeline: a :class:`cuvil.PipelineBuilder` to compile with instead of
             the default passes (its ``enable_fusion`` wins); it is read when a
             signature is first compiled.
+        fallback_target: where to run when ``target`` cannot run in this
+            process (``target="cuda"`` without a GPU driver): e.g. ``"cpu"``.
+            The function is still compiled for ``target`` (its IR, PTX and
+            artifacts are there) and then for the fallback, and a warning says
+            why. ``None``: calls raise a ``RuntimeError`` with the reason.
 
     The first call for each combination of argument shapes and dtypes traces
     the function and compiles it; later calls run the machine code directly.
     """
+    options = dict(
+        target=target,
+        enable_fusion=enable_fusion,
+        pipeline=pipeline,
+        fallback_target=fallback_target,
+    )
     if fn is None:
-        return lambda f: JitFunction(
-            f, target=target, enable_fusion=enable_fusion, pipeline=pipeline
-        )
-    return JitFunction(fn, target=target, enable_fusion=enable_fusion, pipeline=pipeline)
+        return lambda f: JitFunction(f, **options)
+    return JitFunction(fn, **options)
 
 
 def _as_jit_function(f, api: str) -> JitFunction:

@@ -93,6 +93,24 @@ def resolve_target(target: str | None, api: str) -> tuple[str, int]:
         raise type(error)(f"{api}: {error}") from None
 
 
+_unavailable: dict[tuple[str, int], str | None] = {}
+
+
+def unavailable_reason(target: str, device: int = 0) -> str | None:
+    """Why code compiled for ``target`` device ``device`` cannot run in this process
+    (no GPU driver, no device), or ``None`` when it can. Asked once per device."""
+    key = (target, device)
+    if key not in _unavailable:
+        _unavailable[key] = _extension().target_unavailable_reason(target, device) or None
+    return _unavailable[key]
+
+
+def compiling_only() -> bool:
+    """True while ``cuvil compile --target`` runs a file to compile its functions: calls
+    that cannot run on that target run the Python function instead."""
+    return _target_override is not None
+
+
 def load_target_plugin(path: str) -> list[str]:
     """Loads a target plugin (a shared library; see ``cuvil/Target/TargetPlugin.h``).
 

@@ -40,6 +40,16 @@ void cuvil::python::bindTargets(py::module_ &m) {
       "when it names none");
 
   m.def(
+      "target_unavailable_reason",
+      [](const std::string &target, int device) {
+        py::gil_scoped_release release;
+        return targetUnavailableReason(target, device);
+      },
+      py::arg("target"), py::arg("device") = 0,
+      "Why code for the target's device cannot run here (no driver, no GPU), "
+      "or '' when it can");
+
+  m.def(
       "load_target_plugin",
       [](const std::string &path) {
         std::string error;

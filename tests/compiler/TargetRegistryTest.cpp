@@ -83,7 +83,8 @@ TEST(Targets, UnknownTargetsAndDevicesNameWhatExists) {
   options.target = "nonexistent";
   error.clear();
   EXPECT_FALSE(cuvil::compile(kModule, "add", options, error));
-  EXPECT_NE(error.find("registered targets: c, cpu or wasm"), std::string::npos)
+  EXPECT_NE(error.find("registered targets: c, cpu, cuda or wasm"),
+            std::string::npos)
       << error;
 }
 

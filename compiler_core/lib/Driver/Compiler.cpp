@@ -491,6 +491,7 @@ cuvil::CompiledFunction::compileAndLoad(const std::string &mlirText,
   impl->options = options;
   LoadRequest &request = impl->request;
   request.symbol = funcName;
+  request.device = options.device;
   // The passes to run, resolved once: lowering, the cache key and the
   // calling convention all follow this list. The default one is checked
   // (every step parses) unless the text index finds code it compiled.

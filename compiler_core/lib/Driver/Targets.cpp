@@ -37,15 +37,14 @@ const TargetBackend *cuvil::detail::lookupTarget(const std::string &name,
             "'; registered targets: " + registeredTargets();
     return nullptr;
   }
-  if (device < 0 || device >= target->deviceCount()) {
-    error =
-        "target '" + name + "' has no device " + std::to_string(device) +
-        "; it has " + std::to_string(target->deviceCount()) + " (use " + name +
-        ":0" +
-        (target->deviceCount() > 1
-             ? " to " + name + ":" + std::to_string(target->deviceCount() - 1)
-             : "") +
-        ")";
+  // A target with no device here (no GPU driver) still compiles and writes
+  // artifacts; loading its code says why it cannot run.
+  int count = target->deviceCount();
+  if (device < 0 || (count > 0 && device >= count)) {
+    error = "target '" + name + "' has no device " + std::to_string(device) +
+            "; it has " + std::to_string(count) + " (use " + name + ":0" +
+            (count > 1 ? " to " + name + ":" + std::to_string(count - 1) : "") +
+            ")";
     return nullptr;
   }
   return target;
@@ -60,6 +59,12 @@ std::vector<cuvil::TargetInfo> cuvil::availableTargets() {
         {name, target->description().str(), target->deviceCount()});
   }
   return result;
+}
+
+std::string cuvil::targetUnavailableReason(const std::string &name, int index) {
+  std::string error;
+  const TargetBackend *target = detail::lookupTarget(name, index, error);
+  return target ? target->unavailableReason(index) : error;
 }
 
 bool cuvil::parseDevice(const std::string &device, std::string &target,

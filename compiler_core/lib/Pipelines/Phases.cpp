@@ -63,6 +63,7 @@ const std::vector<IRStageInfo> &cuvil::irStages() {
       {IRStage::CSource, "c", "C source (the c target)"},
       {IRStage::Wat, "wat",
        "WebAssembly text (the wasm target; needs wasm2wat from wabt)"},
+      {IRStage::PTX, "ptx", "the GPU kernels' PTX (the cuda target)"},
   };
   return table;
 }
@@ -85,6 +86,12 @@ const std::vector<ArtifactInfo> &cuvil::artifactKinds() {
        "ES module loading the .wasm in Node or a browser", ".mjs", false},
       {ArtifactKind::Wat, "wat", "WebAssembly text of the module", ".wat",
        false},
+      {ArtifactKind::PTX, "ptx", "PTX of the GPU kernels", ".ptx", false},
+      {ArtifactKind::Cubin, "cubin",
+       "the GPU kernels' SASS for the compiled architecture", ".cubin", true},
+      {ArtifactKind::Fatbin, "fatbin",
+       "fat binary: SASS for the compiled architecture and PTX for newer ones",
+       ".fatbin", true},
   };
   return table;
 }

@@ -1,6 +1,7 @@
 //===- SharedLibrary.cpp - Compiled code loaded as a private library -----===//
 
 #include "cuvil/Runtime/SharedLibrary.h"
+#include "cuvil/Runtime/CudaRuntimeAbi.h"
 #include "cuvil/Runtime/MemoryPool.h"
 #include "cuvil/Serialization/Package.h"
 
@@ -124,6 +125,10 @@ LibraryExecutable::load(const std::string &path, const std::string &symbol,
   if (void *handler = library->symbol(kSizeMismatchHandlerSymbol))
     *static_cast<void **>(handler) =
         reinterpret_cast<void *>(&cuvilResultSizeMismatch);
+  // CUDA host code calls the runtime through slots (CudaRuntimeAbi.h).
+  for (const cuda::RuntimeFunction &function : cuda::runtimeFunctions())
+    if (void *slot = library->symbol(cuda::slotName(function.name)))
+      *static_cast<void **>(slot) = function.address;
   return std::make_unique<LibraryExecutable>(
       std::move(library), reinterpret_cast<PackedEntry>(entry), inputs, outputs,
       instrumented);

@@ -4,6 +4,7 @@
 
 #include "cuvil/Target/C/CTarget.h"
 #include "cuvil/Target/CPU/CpuTarget.h"
+#include "cuvil/Target/CUDA/CudaTarget.h"
 #include "cuvil/Target/Wasm/WasmTarget.h"
 
 #include <mutex>
@@ -14,5 +15,6 @@ void mlir::cuvil::registerBuiltinTargets() {
     TargetRegistry::registerBackend(cpu::createCpuTarget());
     TargetRegistry::registerBackend(c::createCTarget());
     TargetRegistry::registerBackend(wasm::createWasmTarget());
+    TargetRegistry::registerBackend(cuda::createCudaTarget());
   });
 }

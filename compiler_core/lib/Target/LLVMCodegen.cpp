@@ -9,6 +9,7 @@
 #include "cuvil/Target/LLVMCodegen.h"
 
 #include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -34,11 +35,24 @@ llvm::Error mlir::cuvil::optimizeLLVMIR(llvm::Module &module,
 llvm::Expected<std::unique_ptr<llvm::Module>>
 mlir::cuvil::translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
                                llvm::TargetMachine &tm, bool optimize) {
-  std::unique_ptr<llvm::Module> llvmModule =
-      mlir::translateModuleToLLVMIR(module, context, "cuvil");
+  // MLIR reports why through diagnostics: keep the first one (its op and
+  // location) for the message.
+  std::string why;
+  std::unique_ptr<llvm::Module> llvmModule;
+  {
+    ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
+      if (why.empty() && d.getSeverity() == DiagnosticSeverity::Error) {
+        llvm::raw_string_ostream os(why);
+        os << d.getLocation() << ": " << d.str();
+      }
+      return success();
+    });
+    llvmModule = mlir::translateModuleToLLVMIR(module, context, "cuvil");
+  }
   if (!llvmModule)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "translation to LLVM IR failed");
+                                   "translation to LLVM IR failed%s%s",
+                                   why.empty() ? "" : ": ", why.c_str());
   llvmModule->setDataLayout(tm.createDataLayout());
   llvmModule->setTargetTriple(tm.getTargetTriple().str());
   if (optimize) {

@@ -62,6 +62,10 @@ int main(int argc, char **argv) {
 
   mlir::DialectRegistry registry;
   mlir::cuvil::registerCuvilDialects(registry);
+  // What the targets' passes need besides dialects (the NVVM target's
+  // serialization for gpu-module-to-binary, LLVM IR translations).
+  for (const std::string &name : mlir::cuvil::TargetRegistry::names())
+    mlir::cuvil::TargetRegistry::lookup(name)->registerDialects(registry);
 
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "Cuvil optimizer driver\n", registry));

@@ -66,6 +66,10 @@ std::vector<TargetInfo> availableTargets();
 bool parseDevice(const std::string &device, std::string &target, int &index,
                  std::string &error);
 
+/// Why code compiled for `target` device `index` cannot run in this process
+/// (no GPU driver, no device), or "" when it can.
+std::string targetUnavailableReason(const std::string &target, int index);
+
 /// Loads a target plugin: a shared library exporting
 /// `cuvilRegisterTargetPlugin` (see cuvil/Target/TargetPlugin.h) whose
 /// backends then compile like built-in ones. Loading a path twice is a

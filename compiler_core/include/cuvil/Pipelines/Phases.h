@@ -61,6 +61,7 @@ enum class IRStage {
   Assembly,  ///< "asm": the target's assembly
   CSource,   ///< "c": C source (the c target)
   Wat,       ///< "wat": WebAssembly text (the wasm target)
+  PTX,       ///< "ptx": the kernels' PTX (the cuda target)
 };
 
 /// Files a compiled function can write.
@@ -75,6 +76,9 @@ enum class ArtifactKind {
   Wasm,          ///< "wasm": a WebAssembly module
   JSModule,      ///< "mjs": the ES module loading the wasm module
   Wat,           ///< "wat": the wasm module as text
+  PTX,           ///< "ptx": the kernels' PTX (the cuda target)
+  Cubin,         ///< "cubin": the kernels' SASS for one GPU architecture
+  Fatbin,        ///< "fatbin": SASS plus PTX a newer driver can JIT
 };
 
 struct IRStageInfo {

@@ -47,7 +47,16 @@ struct LoadRequest {
   std::vector<::cuvil::TensorSignature> inputs, outputs;
   /// The code calls kernel hooks (cuvil-instrument-kernels ran).
   bool instrumented = false;
+  /// Device index the code runs on ("cuda:1" -> 1).
+  int device = 0;
 };
+
+/// The symbol of the compiled function in generated code: the prefix keeps
+/// a user function called `exp` from capturing the C library's exp that
+/// generated code calls (prepareForLowering renames with it).
+inline std::string compiledSymbol(const LoadRequest &request) {
+  return "cuvil_" + request.symbol;
+}
 
 class TargetBackend {
 public:
@@ -59,6 +68,10 @@ public:
   virtual llvm::StringRef description() const = 0;
   /// How many devices of this target the process can use.
   virtual int deviceCount() const { return 1; }
+  /// Why code for device `device` cannot run in this process (no driver, no
+  /// GPU), or "" when it can. Compiling and writing artifacts work either
+  /// way.
+  virtual std::string unavailableReason(int device) const { return ""; }
 
   /// Dialects and translations the backend's phases and loading need.
   virtual void registerDialects(DialectRegistry &registry) const {}

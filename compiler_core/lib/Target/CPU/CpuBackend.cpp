@@ -76,7 +76,8 @@ void cpu::configureThreadRuntime() {
 }
 
 llvm::Error cpu::emitArtifact(ModuleOp module, Artifact kind, std::string &out,
-                              llvm::StringRef packedEntry) {
+                              llvm::StringRef packedEntry,
+                              FinishModule finish) {
   auto tm = createHostTargetMachine(/*positionIndependent=*/true);
   if (!tm)
     return tm.takeError();
@@ -89,6 +90,8 @@ llvm::Error cpu::emitArtifact(ModuleOp module, Artifact kind, std::string &out,
       return e;
   defineAllocationFunctions(**llvmModule);
   defineSizeMismatchFunction(**llvmModule);
+  if (finish)
+    finish(**llvmModule);
   if (llvm::Error e = optimizeLLVMIR(**llvmModule, **tm))
     return e;
   if (kind == Artifact::LLVMIR) {
@@ -276,9 +279,10 @@ void cpu::defineSizeMismatchFunction(llvm::Module &module) {
 }
 
 llvm::Error cpu::emitSharedLibrary(ModuleOp module, llvm::StringRef funcName,
-                                   llvm::StringRef path) {
+                                   llvm::StringRef path, FinishModule finish) {
   std::string object;
-  if (llvm::Error e = emitArtifact(module, Artifact::Object, object, funcName))
+  if (llvm::Error e =
+          emitArtifact(module, Artifact::Object, object, funcName, finish))
     return e;
   std::string objectPath = (path + ".o").str();
   {

@@ -29,12 +29,6 @@ using ::cuvil::IRStage;
 
 namespace {
 
-/// Compiled symbols carry a prefix: a user function called `exp` must not
-/// capture the C library's exp that generated code calls.
-std::string symbolOf(const LoadRequest &request) {
-  return "cuvil_" + request.symbol;
-}
-
 class CpuTarget : public TargetBackend {
 public:
   StringRef name() const override { return "cpu"; }
@@ -68,8 +62,8 @@ public:
   LogicalResult storeInCache(ModuleOp lowered, const LoadRequest &request,
                              StringRef path,
                              std::string &error) const override {
-    return takeError(cpu::emitSharedLibrary(lowered, symbolOf(request), path),
-                     error);
+    return takeError(
+        cpu::emitSharedLibrary(lowered, compiledSymbol(request), path), error);
   }
   FailureOr<std::unique_ptr<::cuvil::Executable>>
   loadFromCache(StringRef path, const LoadRequest &request,
@@ -150,7 +144,7 @@ CpuTarget::load(ModuleOp lowered, const LoadRequest &request,
   cpu::configureThreadRuntime();
   std::unique_ptr<::cuvil::Executable> executable =
       ::cuvil::LibraryExecutable::loadFromMemory(
-          bytes->getBuffer(), symbolOf(request), symbolOf(request),
+          bytes->getBuffer(), compiledSymbol(request), compiledSymbol(request),
           ::cuvil::codeRuntimeLibraries(), request.inputs, request.outputs,
           request.instrumented, error);
   if (!executable)
@@ -164,7 +158,7 @@ CpuTarget::loadFromCache(StringRef path, const LoadRequest &request,
   cpu::configureThreadRuntime();
   std::unique_ptr<::cuvil::Executable> executable =
       ::cuvil::LibraryExecutable::load(
-          path.str(), symbolOf(request), ::cuvil::codeRuntimeLibraries(),
+          path.str(), compiledSymbol(request), ::cuvil::codeRuntimeLibraries(),
           request.inputs, request.outputs, request.instrumented, error);
   if (!executable)
     return failure();
@@ -188,8 +182,8 @@ LogicalResult CpuTarget::emit(ModuleOp lowered, ArtifactKind kind,
   std::string content;
   switch (kind) {
   case ArtifactKind::SharedLibrary:
-    return takeError(cpu::emitSharedLibrary(lowered, symbolOf(request), path),
-                     error);
+    return takeError(
+        cpu::emitSharedLibrary(lowered, compiledSymbol(request), path), error);
   case ArtifactKind::Object:
     if (failed(takeError(
             cpu::emitArtifact(lowered, cpu::Artifact::Object, content), error)))

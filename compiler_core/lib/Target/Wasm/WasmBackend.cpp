@@ -136,7 +136,7 @@ LogicalResult link(llvm::StringRef object, llvm::StringRef symbol,
 } // namespace
 
 std::string wasm::exportOf(const LoadRequest &request) {
-  return "cuvil_" + request.symbol;
+  return compiledSymbol(request);
 }
 
 LogicalResult wasm::printLLVMIR(ModuleOp lowered, std::string &out,

@@ -3,6 +3,7 @@
 #define CUVIL_TARGET_CPU_CPUBACKEND_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Target/TargetMachine.h"
 
@@ -30,11 +31,16 @@ void configureThreadRuntime();
 
 enum class Artifact { LLVMIR, Assembly, Object };
 
+/// Completes a translated module before it is optimized (a target's host
+/// code defining the runtime functions it calls).
+using FinishModule = llvm::function_ref<void(llvm::Module &)>;
+
 /// Translates and optimizes an LLVM-dialect module for the host, then prints
 /// it as LLVM IR or emits assembly or a (position-independent) object. With
 /// `packedEntry`, the packed entry point of that function is added first.
 llvm::Error emitArtifact(ModuleOp module, Artifact kind, std::string &out,
-                         llvm::StringRef packedEntry = "");
+                         llvm::StringRef packedEntry = "",
+                         FinishModule finish = nullptr);
 
 /// Adds `_mlir__mlir_ciface_<name>(void **args)`, the packed entry point
 /// the runtime calls (the form MLIR's ExecutionEngine also generates).
@@ -57,7 +63,8 @@ void defineSizeMismatchFunction(llvm::Module &module);
 /// CPU code is built, whether it is then cached or only loaded: code run
 /// right after compiling and code loaded from the cache are the same bytes.
 llvm::Error emitSharedLibrary(ModuleOp module, llvm::StringRef funcName,
-                              llvm::StringRef path);
+                              llvm::StringRef path,
+                              FinishModule finish = nullptr);
 
 /// Links an object file into a shared library against the runtime libraries.
 llvm::Error linkSharedLibrary(llvm::StringRef objectPath,

@@ -1,0 +1,82 @@
+//===- CudaExecutable.h - Calling code compiled for a CUDA GPU --*- C++ -*-===//
+//
+// The cuda target's host code is a shared library whose function takes
+// device buffers and launches the kernels through the runtime
+// (CudaRuntimeAbi.h). A CudaExecutable owns what those calls share: the
+// loaded GPU modules (each loaded once, not on every launch), the device
+// copies of constant buffers, the call's stream and the device memory pool
+// (the driver's stream-ordered allocator, keeping up to the pool size
+// cached between calls). A call with host buffers copies the inputs in
+// through pinned staging memory, runs, and copies the outputs back, and
+// counts both; a call with device buffers copies nothing.
+//
+//===----------------------------------------------------------------------===//
+#ifndef CUVIL_RUNTIME_CUDAEXECUTABLE_H
+#define CUVIL_RUNTIME_CUDAEXECUTABLE_H
+
+#include "cuvil/Runtime/Executable.h"
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cuvil::cuda {
+
+/// Host<->device traffic of an executable's calls.
+struct CopyStats {
+  uint64_t hostToDevice = 0, deviceToHost = 0; ///< copies
+  uint64_t hostToDeviceBytes = 0, deviceToHostBytes = 0;
+  uint64_t calls = 0;
+};
+
+struct ExecutableState;
+
+class CudaExecutable : public Executable {
+public:
+  /// Wraps `host`, the loaded host code (called with device pointers), for
+  /// device `device`; `elementBytes` has one size per input then output.
+  /// Null with `error` when the driver or the device is unusable.
+  static std::unique_ptr<CudaExecutable>
+  create(std::unique_ptr<Executable> host, int device,
+         const std::vector<TensorSignature> &inputs,
+         const std::vector<TensorSignature> &outputs,
+         std::vector<size_t> elementBytes, std::string &error);
+  ~CudaExecutable() override;
+
+  /// Host buffers in and out: copies around the call.
+  void call(void *const *inputs, void *const *outputs, const KernelHooks *hooks,
+            const Shapes *shapes = nullptr) const override;
+  /// Device buffers in and out (pointers of this executable's device): no
+  /// copies. With `synchronize` false the work is left queued on the
+  /// executable's stream (synchronize() waits).
+  void callOnDevice(void *const *inputs, void *const *outputs,
+                    const Shapes *shapes, bool synchronize) const;
+  /// Waits for work queued on the stream; false with the error message.
+  bool synchronize(std::string &error) const;
+
+  CopyStats copyStats() const;
+  int device() const { return deviceIndex; }
+
+  /// Bytes the device pool keeps cached between calls (default 2 GiB, or
+  /// CUVIL_CUDA_POOL_MB); applies to pools set up after the call.
+  static void setPoolSize(uint64_t bytes);
+
+private:
+  CudaExecutable(std::unique_ptr<Executable> host, int device,
+                 std::vector<TensorSignature> inputs,
+                 std::vector<TensorSignature> outputs,
+                 std::vector<size_t> elementBytes);
+  size_t bytesOf(size_t argument, const Shapes *shapes) const;
+
+  std::unique_ptr<Executable> host;
+  int deviceIndex;
+  std::vector<TensorSignature> inputs, outputs;
+  std::vector<size_t> elementBytes;
+  std::unique_ptr<ExecutableState> state;
+};
+
+} // namespace cuvil::cuda
+
+#endif // CUVIL_RUNTIME_CUDAEXECUTABLE_H

@@ -1,0 +1,100 @@
+//===- Passes.td - CUDA code generation passes -------------*- tablegen -*-===//
+#ifndef CUVIL_TARGET_CUDA_PASSES_TD
+#define CUVIL_TARGET_CUDA_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def CudaDeviceBuffers : Pass<"cuvil-cuda-device-buffers", "func::FuncOp"> {
+  let summary = "Put a host function's buffers in GPU memory";
+  let description = [{
+    After bufferization every buffer a host function allocates lives in the
+    GPU's memory: `memref.alloc` becomes `gpu.alloc` and `memref.dealloc`
+    `gpu.dealloc` (the runtime serves both from the device's memory pool,
+    ordered on the call's stream). A `memref.copy` becomes `linalg.copy`, so
+    that it turns into a kernel with the other loops instead of a call to
+    the host's copy routine on device memory.
+
+    Before:
+    ```mlir
+    %a = memref.alloc() {alignment = 64 : i64} : memref<16xf32>
+    memref.copy %x, %a : memref<16xf32> to memref<16xf32>
+    ```
+    After:
+    ```mlir
+    %a = gpu.alloc () : memref<16xf32>
+    linalg.copy ins(%x : memref<16xf32>) outs(%a : memref<16xf32>)
+    ```
+  }];
+  let dependentDialects = ["gpu::GPUDialect", "linalg::LinalgDialect"];
+}
+
+def CudaMapParallelLoops : Pass<"cuvil-cuda-map-parallel-loops",
+                                "func::FuncOp"> {
+  let summary = "Tile a host function's loops into GPU blocks and threads";
+  let description = [{
+    Every outermost `scf.parallel` of a host function is tiled into a loop
+    over blocks and a loop over the threads of a block and marked with the
+    hardware dimensions they run on, for `convert-parallel-loops-to-gpu`:
+    the innermost (contiguous) dimension on `x`, so that neighbouring
+    threads touch neighbouring elements and their accesses coalesce, the
+    next on `y`, the next on `z`; dimensions before the last three are first
+    collapsed into one. A block has `threads-per-block` threads: a
+    one-dimensional loop all on `x`, a deeper one 32 on `x` (one warp) and
+    the rest on `y`, fewer where the loop is smaller. A loop nest that is
+    not parallel (a full reduction to a scalar, a sequential loop) and any
+    other operation that reads or writes a buffer becomes a kernel of one
+    thread, so that nothing on the host touches device memory.
+
+    Before:
+    ```mlir
+    scf.parallel (%i, %j) = (%c0, %c0) to (%c64, %c256) step (%c1, %c1) {
+      ...
+    }
+    ```
+    After (bounds simplified):
+    ```mlir
+    scf.parallel (%bi, %bj) = (%c0, %c0) to (%c64, %c256) step (%c8, %c32) {
+      scf.parallel (%ti, %tj) = (%c0, %c0) to (%c8, %c32) step (%c1, %c1) {
+        ...
+      } {mapping = [#gpu.loop_dim_map<processor = thread_y, ...>,
+                    #gpu.loop_dim_map<processor = thread_x, ...>]}
+    } {mapping = [#gpu.loop_dim_map<processor = block_y, ...>,
+                  #gpu.loop_dim_map<processor = block_x, ...>]}
+    ```
+  }];
+  let options = [
+    Option<"threadsPerBlock", "threads-per-block", "int64_t",
+           /*default=*/"256", "Threads of one block (a multiple of 32)">,
+  ];
+  let dependentDialects = ["gpu::GPUDialect", "scf::SCFDialect",
+                           "affine::AffineDialect"];
+}
+
+def CudaMergeKernelModules : Pass<"cuvil-cuda-merge-kernel-modules",
+                                  "ModuleOp"> {
+  let summary = "Gather every outlined kernel into one GPU module";
+  let description = [{
+    `gpu-kernel-outlining` puts each kernel in a `gpu.module` of its own.
+    This pass moves them all into one module, `cuvil_kernels`, each kernel
+    renamed after the module it came from (unique names), and points every
+    `gpu.launch_func` at it: one PTX file, one `ptxas` run and one module
+    load per compiled function instead of one per kernel.
+  }];
+  let dependentDialects = ["gpu::GPUDialect"];
+}
+
+def CudaDeviceConstants : Pass<"cuvil-cuda-device-constants", "ModuleOp"> {
+  let summary = "Give kernels the device copy of every constant buffer";
+  let description = [{
+    Runs on the host code once it is in the LLVM dialect. A constant buffer
+    (a `memref.global` the host function takes the address of: weights,
+    lookup tables) lives in the host library; kernels need it in device
+    memory. Every `llvm.mlir.addressof` of a constant global in a host
+    function becomes a call of `cuvilCudaConstant(address, bytes)`, which
+    the runtime answers with a device copy it makes on the first call and
+    keeps for as long as the code is loaded.
+  }];
+  let dependentDialects = ["LLVM::LLVMDialect"];
+}
+
+#endif // CUVIL_TARGET_CUDA_PASSES_TD

@@ -1,0 +1,548 @@
+//===- CudaRuntime.cpp - The functions CUDA host code calls ---------------===//
+//
+// The `mgpu*` functions of MLIR's gpu-to-llvm ABI and cuvilCudaConstant,
+// answered from the state of the CudaExecutable whose call is running on
+// this thread (set by CudaExecutable::call). Modules are loaded once per
+// executable (MLIR's host code loads and unloads one around every launch),
+// the stream is the executable's own (created once; host code's create,
+// destroy and synchronize are no-ops on it: the executable synchronizes
+// once after the call's copies), and memory comes from the device's
+// stream-ordered pool. A failing driver call records the first error and
+// turns every later runtime call of that host call into a no-op; the
+// executable reports it when the host code returns.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuvil/Runtime/CudaDriver.h"
+#include "cuvil/Runtime/CudaExecutable.h"
+#include "cuvil/Runtime/CudaRuntimeAbi.h"
+#include "cuvil/Runtime/MemRefCall.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+using namespace cuvil;
+using namespace cuvil::cuda;
+
+#if CUVIL_HAVE_CUDA_H
+
+namespace cuvil::cuda {
+
+/// What the calls of one executable share.
+struct ExecutableState {
+  const Driver *driver = nullptr;
+  int device = 0;
+  std::mutex mutex; ///< one call at a time uses the stream and caches
+  CUstream stream = nullptr;
+  CUmemoryPool pool = nullptr;
+  std::map<const void *, CUmodule> modules;
+  std::map<std::pair<CUmodule, std::string>, CUfunction> functions;
+  std::map<const void *, CUdeviceptr> constants;
+  /// Pinned staging memory for host copies, grown as needed.
+  void *staging = nullptr;
+  size_t stagingBytes = 0;
+  CopyStats stats;
+};
+
+} // namespace cuvil::cuda
+
+namespace {
+
+std::atomic<uint64_t> poolBytes{[] {
+  const char *mb = std::getenv("CUVIL_CUDA_POOL_MB");
+  uint64_t value = mb ? std::strtoull(mb, nullptr, 10) : 2048;
+  return value << 20;
+}()};
+
+/// The host call in progress on this thread.
+struct CallState {
+  ExecutableState *exe;
+  std::string error;
+  bool failed() const { return !error.empty(); }
+};
+thread_local CallState *current = nullptr;
+
+/// The running call, or null (and a message) outside of one or after its
+/// first failure.
+CallState *active(const char *function) {
+  if (!current) {
+    std::fprintf(stderr,
+                 "cuvil: %s called outside a Cuvil CUDA call; CUDA code "
+                 "compiled by Cuvil runs only through its runtime\n",
+                 function);
+    return nullptr;
+  }
+  return current->failed() ? nullptr : current;
+}
+
+/// Records a failed driver call; true when `status` is success.
+bool check(CallState *call, CUresult status, const char *what) {
+  if (status == CUDA_SUCCESS)
+    return true;
+  if (!call->failed())
+    call->error = call->exe->driver->describe(status, what);
+  return false;
+}
+
+CUstream streamOf(CallState *call, void *stream) {
+  return stream ? static_cast<CUstream>(stream) : call->exe->stream;
+}
+
+// -- The functions host code calls ----------------------------------------
+
+void *mgpuModuleLoad(void *data, size_t /*bytes*/) {
+  CallState *call = active("mgpuModuleLoad");
+  if (!call)
+    return nullptr;
+  ExecutableState &exe = *call->exe;
+  auto it = exe.modules.find(data);
+  if (it != exe.modules.end())
+    return it->second;
+  CUmodule module = nullptr;
+  if (!check(call, exe.driver->cuModuleLoadData(&module, data),
+             "loading the GPU code (cuModuleLoadData)"))
+    return nullptr;
+  exe.modules[data] = module;
+  return module;
+}
+
+void *mgpuModuleLoadJIT(void *data, int /*optLevel*/) {
+  // PTX: the driver compiles it for the device when loading it.
+  return mgpuModuleLoad(data, 0);
+}
+
+void mgpuModuleUnload(void *) {
+  // The executable owns its modules and unloads them when it goes.
+}
+
+void *mgpuModuleGetFunction(void *module, const char *name) {
+  CallState *call = active("mgpuModuleGetFunction");
+  if (!call || !module)
+    return nullptr;
+  ExecutableState &exe = *call->exe;
+  auto key = std::make_pair(static_cast<CUmodule>(module), std::string(name));
+  auto it = exe.functions.find(key);
+  if (it != exe.functions.end())
+    return it->second;
+  CUfunction function = nullptr;
+  if (!check(call, exe.driver->cuModuleGetFunction(&function, key.first, name),
+             "finding a kernel (cuModuleGetFunction)"))
+    return nullptr;
+  exe.functions[key] = function;
+  return function;
+}
+
+void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
+                      intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                      intptr_t blockZ, int32_t sharedBytes, void *stream,
+                      void **params, void **extra, size_t /*paramsCount*/) {
+  CallState *call = active("mgpuLaunchKernel");
+  if (!call || !function)
+    return;
+  if (gridX == 0 || gridY == 0 || gridZ == 0)
+    return; // an empty loop: nothing to run
+  check(call,
+        call->exe->driver->cuLaunchKernel(
+            static_cast<CUfunction>(function), gridX, gridY, gridZ, blockX,
+            blockY, blockZ, sharedBytes, streamOf(call, stream), params, extra),
+        "launching a kernel (cuLaunchKernel)");
+}
+
+void *mgpuStreamCreate() {
+  CallState *call = active("mgpuStreamCreate");
+  return call ? call->exe->stream : nullptr;
+}
+
+void mgpuStreamDestroy(void *) {}
+
+void mgpuStreamSynchronize(void *stream) {
+  CallState *call = active("mgpuStreamSynchronize");
+  // The call's own stream is synchronized once, after the copies out.
+  if (call && stream && stream != call->exe->stream)
+    check(call,
+          call->exe->driver->cuStreamSynchronize(static_cast<CUstream>(stream)),
+          "cuStreamSynchronize");
+}
+
+void mgpuStreamWaitEvent(void *stream, void *event) {
+  if (CallState *call = active("mgpuStreamWaitEvent"))
+    check(call,
+          call->exe->driver->cuStreamWaitEvent(streamOf(call, stream),
+                                               static_cast<CUevent>(event), 0),
+          "cuStreamWaitEvent");
+}
+
+void *mgpuEventCreate() {
+  CallState *call = active("mgpuEventCreate");
+  CUevent event = nullptr;
+  if (call)
+    check(call,
+          call->exe->driver->cuEventCreate(&event, CU_EVENT_DISABLE_TIMING),
+          "cuEventCreate");
+  return event;
+}
+
+void mgpuEventDestroy(void *event) {
+  if (current && event)
+    current->exe->driver->cuEventDestroy(static_cast<CUevent>(event));
+}
+
+void mgpuEventSynchronize(void *event) {
+  if (CallState *call = active("mgpuEventSynchronize"))
+    check(call,
+          call->exe->driver->cuEventSynchronize(static_cast<CUevent>(event)),
+          "cuEventSynchronize");
+}
+
+void mgpuEventRecord(void *event, void *stream) {
+  if (CallState *call = active("mgpuEventRecord"))
+    check(call,
+          call->exe->driver->cuEventRecord(static_cast<CUevent>(event),
+                                           streamOf(call, stream)),
+          "cuEventRecord");
+}
+
+void *mgpuMemAlloc(uint64_t bytes, void *stream, bool /*isHostShared*/) {
+  CallState *call = active("mgpuMemAlloc");
+  if (!call || bytes == 0)
+    return nullptr;
+  CUdeviceptr pointer = 0;
+  if (!check(call,
+             call->exe->driver->cuMemAllocFromPoolAsync(
+                 &pointer, bytes, call->exe->pool, streamOf(call, stream)),
+             "allocating device memory (cuMemAllocFromPoolAsync)"))
+    return nullptr;
+  return reinterpret_cast<void *>(pointer);
+}
+
+void mgpuMemFree(void *pointer, void *stream) {
+  CallState *call = active("mgpuMemFree");
+  if (call && pointer)
+    check(call,
+          call->exe->driver->cuMemFreeAsync(
+              reinterpret_cast<CUdeviceptr>(pointer), streamOf(call, stream)),
+          "cuMemFreeAsync");
+}
+
+void mgpuMemcpy(void *dst, void *src, size_t bytes, void *stream) {
+  if (CallState *call = active("mgpuMemcpy"))
+    check(call,
+          call->exe->driver->cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst),
+                                           reinterpret_cast<CUdeviceptr>(src),
+                                           bytes, streamOf(call, stream)),
+          "cuMemcpyAsync");
+}
+
+void mgpuMemset32(void *dst, unsigned value, size_t count, void *stream) {
+  if (CallState *call = active("mgpuMemset32"))
+    check(call,
+          call->exe->driver->cuMemsetD32Async(
+              reinterpret_cast<CUdeviceptr>(dst), value, count,
+              streamOf(call, stream)),
+          "cuMemsetD32Async");
+}
+
+void mgpuMemset16(void *dst, unsigned short value, size_t count, void *stream) {
+  if (CallState *call = active("mgpuMemset16"))
+    check(call,
+          call->exe->driver->cuMemsetD16Async(
+              reinterpret_cast<CUdeviceptr>(dst), value, count,
+              streamOf(call, stream)),
+          "cuMemsetD16Async");
+}
+
+void mgpuSetDefaultDevice(int32_t) {
+  // The executable's device is current for the whole call.
+}
+
+void *cuvilCudaConstant(const void *host, int64_t bytes) {
+  CallState *call = active(kConstantFunction);
+  if (!call)
+    return nullptr;
+  ExecutableState &exe = *call->exe;
+  auto it = exe.constants.find(host);
+  if (it != exe.constants.end())
+    return reinterpret_cast<void *>(it->second);
+  CUdeviceptr device = 0;
+  if (!check(call, exe.driver->cuMemAlloc(&device, bytes ? bytes : 1),
+             "allocating device memory for a constant (cuMemAlloc)"))
+    return nullptr;
+  // Made once per executable; the copy runs before any kernel reads it.
+  if (!check(call,
+             exe.driver->cuMemcpyHtoDAsync(device, host, bytes, exe.stream),
+             "copying a constant to the device (cuMemcpyHtoDAsync)")) {
+    exe.driver->cuMemFree(device);
+    return nullptr;
+  }
+  exe.stats.hostToDevice += 1;
+  exe.stats.hostToDeviceBytes += bytes;
+  exe.constants[host] = device;
+  return reinterpret_cast<void *>(device);
+}
+
+} // namespace
+
+const std::vector<RuntimeFunction> &cuda::runtimeFunctions() {
+#define CUVIL_RUNTIME_FUNCTION(name)                                           \
+  RuntimeFunction { #name, reinterpret_cast<void *>(&name) }
+  static const std::vector<RuntimeFunction> table = {
+      CUVIL_RUNTIME_FUNCTION(mgpuModuleLoad),
+      CUVIL_RUNTIME_FUNCTION(mgpuModuleLoadJIT),
+      CUVIL_RUNTIME_FUNCTION(mgpuModuleUnload),
+      CUVIL_RUNTIME_FUNCTION(mgpuModuleGetFunction),
+      CUVIL_RUNTIME_FUNCTION(mgpuLaunchKernel),
+      CUVIL_RUNTIME_FUNCTION(mgpuStreamCreate),
+      CUVIL_RUNTIME_FUNCTION(mgpuStreamDestroy),
+      CUVIL_RUNTIME_FUNCTION(mgpuStreamSynchronize),
+      CUVIL_RUNTIME_FUNCTION(mgpuStreamWaitEvent),
+      CUVIL_RUNTIME_FUNCTION(mgpuEventCreate),
+      CUVIL_RUNTIME_FUNCTION(mgpuEventDestroy),
+      CUVIL_RUNTIME_FUNCTION(mgpuEventSynchronize),
+      CUVIL_RUNTIME_FUNCTION(mgpuEventRecord),
+      CUVIL_RUNTIME_FUNCTION(mgpuMemAlloc),
+      CUVIL_RUNTIME_FUNCTION(mgpuMemFree),
+      CUVIL_RUNTIME_FUNCTION(mgpuMemcpy),
+      CUVIL_RUNTIME_FUNCTION(mgpuMemset32),
+      CUVIL_RUNTIME_FUNCTION(mgpuMemset16),
+      CUVIL_RUNTIME_FUNCTION(mgpuSetDefaultDevice),
+      CUVIL_RUNTIME_FUNCTION(cuvilCudaConstant),
+  };
+#undef CUVIL_RUNTIME_FUNCTION
+  return table;
+}
+
+// -- CudaExecutable --------------------------------------------------------
+
+void CudaExecutable::setPoolSize(uint64_t bytes) { poolBytes = bytes; }
+
+CudaExecutable::CudaExecutable(std::unique_ptr<Executable> host, int device,
+                               std::vector<TensorSignature> inputs,
+                               std::vector<TensorSignature> outputs,
+                               std::vector<size_t> elementBytes)
+    : host(std::move(host)), deviceIndex(device), inputs(std::move(inputs)),
+      outputs(std::move(outputs)), elementBytes(std::move(elementBytes)),
+      state(std::make_unique<ExecutableState>()) {}
+
+std::unique_ptr<CudaExecutable>
+CudaExecutable::create(std::unique_ptr<Executable> host, int device,
+                       const std::vector<TensorSignature> &inputs,
+                       const std::vector<TensorSignature> &outputs,
+                       std::vector<size_t> elementBytes, std::string &error) {
+  const Driver *driver = Driver::get(error);
+  if (!driver || !driver->makeCurrent(device, error))
+    return nullptr;
+  std::unique_ptr<CudaExecutable> exe(new CudaExecutable(
+      std::move(host), device, inputs, outputs, std::move(elementBytes)));
+  ExecutableState &s = *exe->state;
+  s.driver = driver;
+  s.device = device;
+  CUresult status = driver->cuStreamCreate(&s.stream, CU_STREAM_NON_BLOCKING);
+  if (status != CUDA_SUCCESS) {
+    error = driver->describe(status, "cuStreamCreate");
+    return nullptr;
+  }
+  CUdevice handle;
+  driver->cuDeviceGet(&handle, device);
+  status = driver->cuDeviceGetDefaultMemPool(&s.pool, handle);
+  if (status != CUDA_SUCCESS) {
+    error = driver->describe(status, "cuDeviceGetDefaultMemPool") +
+            " (the device has no stream-ordered memory pool)";
+    return nullptr;
+  }
+  cuuint64_t keep = poolBytes.load();
+  driver->cuMemPoolSetAttribute(s.pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                                &keep);
+  return exe;
+}
+
+CudaExecutable::~CudaExecutable() {
+  ExecutableState &s = *state;
+  if (!s.driver)
+    return;
+  std::string ignored;
+  s.driver->makeCurrent(s.device, ignored);
+  if (s.stream)
+    s.driver->cuStreamSynchronize(s.stream);
+  for (auto &[host, device] : s.constants)
+    s.driver->cuMemFree(device);
+  for (auto &[data, module] : s.modules)
+    s.driver->cuModuleUnload(module);
+  if (s.staging)
+    s.driver->cuMemFreeHost(s.staging);
+  if (s.stream)
+    s.driver->cuStreamDestroy(s.stream);
+}
+
+size_t CudaExecutable::bytesOf(size_t argument, const Shapes *shapes) const {
+  const TensorSignature &signature = argument < inputs.size()
+                                         ? inputs[argument]
+                                         : outputs[argument - inputs.size()];
+  const std::vector<int64_t> &shape =
+      shapes ? (*shapes)[argument] : signature.shape;
+  size_t bytes = elementBytes[argument];
+  for (int64_t size : shape)
+    bytes *= static_cast<size_t>(size < 0 ? 0 : size);
+  return bytes;
+}
+
+namespace {
+/// Makes `state` the one runtime calls on this thread use, for a scope.
+class ActiveCall {
+public:
+  explicit ActiveCall(ExecutableState &exe) : previous(current) {
+    call.exe = &exe;
+    current = &call;
+  }
+  ~ActiveCall() { current = previous; }
+  CallState call;
+
+private:
+  CallState *previous;
+};
+} // namespace
+
+void CudaExecutable::call(void *const *in, void *const *out,
+                          const KernelHooks *, const Shapes *shapes) const {
+  ExecutableState &s = *state;
+  std::lock_guard<std::mutex> lock(s.mutex);
+  std::string error;
+  if (!s.driver->makeCurrent(s.device, error))
+    return reportCallFailure(error);
+  ActiveCall active(s);
+  CallState *call = &active.call;
+  size_t count = inputs.size() + outputs.size();
+  std::vector<size_t> bytes(count);
+  size_t total = 0;
+  for (size_t i = 0; i < count; ++i)
+    total += bytes[i] = bytesOf(i, shapes);
+  size_t inputBytes = 0;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    inputBytes += bytes[i];
+  // Pinned staging: the copies in and out run asynchronously from it.
+  if (s.stagingBytes < total) {
+    if (s.staging)
+      s.driver->cuMemFreeHost(s.staging);
+    s.staging = nullptr;
+    s.stagingBytes = 0;
+    if (!check(call, s.driver->cuMemHostAlloc(&s.staging, total, 0),
+               "allocating pinned host memory (cuMemHostAlloc)"))
+      return reportCallFailure(call->error);
+    s.stagingBytes = total;
+  }
+  char *staging = static_cast<char *>(s.staging);
+  std::vector<void *> device(count, nullptr);
+  size_t offset = 0;
+  for (size_t i = 0; i < count && !call->failed(); ++i) {
+    device[i] = mgpuMemAlloc(bytes[i], s.stream, false);
+    if (i < inputs.size() && bytes[i]) {
+      std::memcpy(staging + offset, in[i], bytes[i]);
+      check(
+          call,
+          s.driver->cuMemcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(device[i]),
+                                      staging + offset, bytes[i], s.stream),
+          "copying an input to the device (cuMemcpyHtoDAsync)");
+      s.stats.hostToDevice += 1;
+      s.stats.hostToDeviceBytes += bytes[i];
+    }
+    offset += bytes[i];
+  }
+  if (!call->failed())
+    host->call(device.data(), device.data() + inputs.size(), nullptr, shapes);
+  offset = inputBytes;
+  for (size_t i = inputs.size(); i < count && !call->failed(); ++i) {
+    if (bytes[i]) {
+      check(call,
+            s.driver->cuMemcpyDtoHAsync(
+                staging + offset, reinterpret_cast<CUdeviceptr>(device[i]),
+                bytes[i], s.stream),
+            "copying a result to the host (cuMemcpyDtoHAsync)");
+      s.stats.deviceToHost += 1;
+      s.stats.deviceToHostBytes += bytes[i];
+    }
+    offset += bytes[i];
+  }
+  for (void *pointer : device)
+    if (pointer)
+      s.driver->cuMemFreeAsync(reinterpret_cast<CUdeviceptr>(pointer),
+                               s.stream);
+  check(call, s.driver->cuStreamSynchronize(s.stream),
+        "running the kernels (cuStreamSynchronize)");
+  s.stats.calls += 1;
+  if (call->failed())
+    return reportCallFailure(call->error);
+  offset = inputBytes;
+  for (size_t i = inputs.size(); i < count; ++i) {
+    std::memcpy(out[i - inputs.size()], staging + offset, bytes[i]);
+    offset += bytes[i];
+  }
+}
+
+void CudaExecutable::callOnDevice(void *const *in, void *const *out,
+                                  const Shapes *shapes,
+                                  bool synchronize) const {
+  ExecutableState &s = *state;
+  std::lock_guard<std::mutex> lock(s.mutex);
+  std::string error;
+  if (!s.driver->makeCurrent(s.device, error))
+    return reportCallFailure(error);
+  ActiveCall active(s);
+  host->call(in, out, nullptr, shapes);
+  if (synchronize && !active.call.failed())
+    check(&active.call, s.driver->cuStreamSynchronize(s.stream),
+          "running the kernels (cuStreamSynchronize)");
+  s.stats.calls += 1;
+  if (active.call.failed())
+    reportCallFailure(active.call.error);
+}
+
+bool CudaExecutable::synchronize(std::string &error) const {
+  ExecutableState &s = *state;
+  if (!s.driver->makeCurrent(s.device, error))
+    return false;
+  CUresult status = s.driver->cuStreamSynchronize(s.stream);
+  if (status == CUDA_SUCCESS)
+    return true;
+  error = s.driver->describe(status, "cuStreamSynchronize");
+  return false;
+}
+
+CopyStats CudaExecutable::copyStats() const {
+  std::lock_guard<std::mutex> lock(state->mutex);
+  return state->stats;
+}
+
+#else // !CUVIL_HAVE_CUDA_H
+
+namespace cuvil::cuda {
+struct ExecutableState {};
+} // namespace cuvil::cuda
+
+const std::vector<RuntimeFunction> &cuda::runtimeFunctions() {
+  static const std::vector<RuntimeFunction> none;
+  return none;
+}
+
+std::unique_ptr<CudaExecutable>
+CudaExecutable::create(std::unique_ptr<Executable>, int,
+                       const std::vector<TensorSignature> &,
+                       const std::vector<TensorSignature> &,
+                       std::vector<size_t>, std::string &error) {
+  availableDevices(error);
+  return nullptr;
+}
+CudaExecutable::~CudaExecutable() = default;
+void CudaExecutable::call(void *const *, void *const *, const KernelHooks *,
+                          const Shapes *) const {}
+void CudaExecutable::callOnDevice(void *const *, void *const *, const Shapes *,
+                                  bool) const {}
+bool CudaExecutable::synchronize(std::string &error) const {
+  availableDevices(error);
+  return false;
+}
+CopyStats CudaExecutable::copyStats() const { return {}; }
+void CudaExecutable::setPoolSize(uint64_t) {}
+
+#endif

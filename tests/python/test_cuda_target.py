@@ -1,0 +1,184 @@
+"""The cuda target without a GPU: PTX, SASS and fat binaries from the toolkit, the
+runtime's "no driver" and "stub driver" answers, the fallback to the CPU.
+
+Runs where the CUDA toolkit is installed (ptxas, fatbinary, libdevice under CUDA_HOME or
+/usr/local/cuda); the numerics on a GPU are in tests/gpu (label ``gpu``)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import test_ops
+from target_files import EXAMPLE_FUNCTIONS, EXAMPLES, assert_close, example
+
+import cuvil
+
+CUDA_HOME = pathlib.Path(os.environ.get("CUDA_HOME") or "/usr/local/cuda")
+STUB_DRIVER = CUDA_HOME / "lib64" / "stubs" / "libcuda.so"
+
+pytestmark = pytest.mark.skipif(
+    not (CUDA_HOME / "bin" / "ptxas").exists(),
+    reason=f"no CUDA toolkit at {CUDA_HOME} (ptxas): the cuda target assembles with it",
+)
+
+
+def _runs_here() -> bool:
+    return cuvil._targets.unavailable_reason("cuda", 0) is None
+
+
+def _compile_for_cuda(fn, *args):
+    """Compiles ``fn`` for cuda: the host library is built (PTX, ptxas, fatbinary) when it
+    is; returns the jit function after a call that either ran on a GPU or said why not."""
+    jitted = cuvil.jit(fn, target="cuda")
+    if _runs_here():
+        return jitted, jitted(*args)
+    with pytest.raises(RuntimeError, match="cannot run CUDA code here"):
+        jitted(*args)
+    return jitted, None
+
+
+def test_cuda_is_a_registered_target_with_its_stages_and_artifacts():
+    assert "cuda" in cuvil.available_targets()
+    assert {"ptx", "cubin", "fatbin"} <= set(cuvil._targets.artifact_kinds())
+    assert "ptx" in cuvil.IR_STAGES
+
+
+def test_ptx_of_a_compiled_function_has_one_entry_per_kernel():
+    a = np.random.default_rng(0).standard_normal((64, 96), dtype=np.float32)
+    b = np.random.default_rng(1).standard_normal((96, 32), dtype=np.float32)
+
+    def mlp(a, b):
+        return np.tanh(a @ b)
+
+    jitted, _ = _compile_for_cuda(mlp, a, b)
+    stages = cuvil.compilations()[-1].compiled.stages
+    assert "ptx" in stages
+    ptx = cuvil.inspect_ir(jitted, "ptx")
+    assert ".target sm_90" in ptx
+    entries = ptx.count(".entry ")
+    lowered = cuvil.inspect_ir(jitted, "llvm-dialect")
+    assert entries == lowered.count("gpu.launch_func") >= 2
+    # The innermost dimension on x with a warp's width; 256 threads a block.
+    assert ".maxntid 32, 8, 1" in ptx
+    # Math comes from libdevice, linked in: nothing is left to resolve.
+    assert ".extern .func" not in ptx
+
+
+def test_the_call_names_the_missing_driver_and_the_fix():
+    if _runs_here():
+        pytest.skip("a CUDA driver is installed here")
+    jitted = cuvil.jit(lambda x: x * 2.0, target="cuda")
+    with pytest.raises(RuntimeError) as error:
+        jitted(np.ones(16, np.float32))
+    message = str(error.value)
+    assert "libcuda.so.1" in message and "install the NVIDIA driver" in message
+    assert "target='cpu'" in message
+
+
+_DRIVER_CHILD = """
+import numpy as np, cuvil
+f = cuvil.jit(lambda x: x + 1.0, target="cuda")
+try:
+    f(np.ones(4, np.float32))
+except RuntimeError as error:
+    print("RuntimeError:", error)
+print("reason:", cuvil._targets.unavailable_reason("cuda", 0))
+"""
+
+
+@pytest.mark.parametrize("driver", ["stub", "missing"])
+def test_stub_and_missing_drivers_give_clear_errors(driver, tmp_path):
+    """The toolkit's stub answers every call with CUDA_ERROR_STUB_LIBRARY; a driver path
+    that does not exist cannot be opened. Neither crashes the process."""
+    if driver == "stub" and not STUB_DRIVER.exists():
+        pytest.skip(f"no stub driver at {STUB_DRIVER}")
+    path = str(STUB_DRIVER) if driver == "stub" else str(tmp_path / "libcuda.so.1")
+    env = dict(os.environ, CUVIL_CUDA_DRIVER=path)
+    run = subprocess.run(
+        [sys.executable, "-c", _DRIVER_CHILD], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert run.returncode == 0, run.stderr
+    expected = "stub library" if driver == "stub" else "cannot load"
+    assert run.stdout.count(expected) == 2, run.stdout
+    assert "RuntimeError: cuvil: compiled function" in run.stdout
+    assert "install the NVIDIA driver" in run.stdout
+
+
+def test_fallback_target_runs_on_the_cpu_and_says_why(caplog):
+    if _runs_here():
+        pytest.skip("a CUDA driver is installed here: nothing to fall back from")
+    x = np.linspace(-2, 2, 48, dtype=np.float32).reshape(6, 8)
+
+    @cuvil.jit(target="cuda", fallback_target="cpu")
+    def gelu_ish(x):
+        return x * (1.0 / (1.0 + np.exp(-1.702 * x)))
+
+    with caplog.at_level(logging.WARNING, logger="cuvil"):
+        result = gelu_ish(x)
+    assert_close(result, x * (1.0 / (1.0 + np.exp(-1.702 * x))))
+    assert "cannot run here" in caplog.text and "cpu:0" in caplog.text
+    # Both compilations are recorded: the cuda one (PTX to inspect) and the cpu one.
+    targets = [c.target for c in cuvil.compilations() if c.function.endswith("gelu_ish")]
+    assert targets[-2:] == ["cuda", "cpu"]
+
+
+@pytest.mark.parametrize("kind", ["ptx", "cubin", "fatbin", "so"])
+def test_cli_emits_every_cuda_artifact(kind, tmp_path):
+    """``cuvil compile --target cuda --emit KIND``: works without a GPU (the example's own
+    call then runs as Python, and says so)."""
+    out = tmp_path / f"mlp.{kind}"
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cuvil",
+            "compile",
+            str(EXAMPLES / "mlp.py"),
+            "--target",
+            "cuda",
+            "--emit",
+            kind,
+            "-o",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr
+    data = out.read_bytes()
+    if kind == "ptx":
+        text = data.decode()
+        assert text.startswith("//") and ".target sm_90" in text and ".entry" in text
+        assert "\0" not in text
+    elif kind == "cubin":
+        assert data[:4] == b"\x7fELF"
+    elif kind == "fatbin":
+        assert data[:4] == bytes.fromhex("50ed55ba")  # the fat binary's magic
+    else:
+        assert data[:4] == b"\x7fELF"
+
+
+@pytest.mark.parametrize("example_name, function", EXAMPLE_FUNCTIONS)
+def test_examples_assemble_for_sm90(example_name, function):
+    """Every kernel of the examples goes through ptxas (sm_90) and fatbinary."""
+    namespace = example(example_name)
+    inputs = namespace["make_inputs"]()
+    _, result = _compile_for_cuda(namespace[function].__cuvil_function__, *inputs)
+    if result is not None:
+        assert_close(result, namespace["reference"](*inputs))
+
+
+@pytest.mark.parametrize("info, sample", test_ops.CASES)
+def test_op_table_assembles_for_sm90(info, sample):
+    """Every op of the op table compiles to kernels ptxas accepts (on a GPU: and matches
+    NumPy)."""
+    jitted, result = _compile_for_cuda(test_ops._traced_function(info, sample), *sample.args)
+    if result is not None:
+        test_ops._assert_matches(result, info.reference(sample), info.tolerance(sample))
