@@ -41,6 +41,7 @@ __all__ = [
     "compilations",
     "inspect_ir",
     "last_fallback_reason",
+    "device_copies",
     "set_snapshot_capture",
     "snapshot_capture_enabled",
 ]
@@ -491,6 +492,16 @@ def _as_jit_function(f, api: str) -> JitFunction:
     if not isinstance(f, JitFunction):
         raise TypeError(f"{api} expects a function decorated with @cuvil.jit, got {f!r}")
     return f
+
+
+def device_copies(f) -> dict[str, int]:
+    """Host<->device copies made by the calls of ``f``'s latest compilation, e.g.
+    ``{"host_to_device": 2, "host_to_device_bytes": 8192, "device_to_host": 1, ...,
+    "calls": 1}`` for the cuda target (NumPy in, NumPy out: each input is copied to
+    the GPU and each output back, constants once); ``{}`` for targets that copy nothing
+    or before the first call."""
+    record = _as_jit_function(f, "cuvil.device_copies")._last_compiled
+    return dict(record.compiled.counters) if record is not None else {}
 
 
 def last_fallback_reason(f) -> str | None:

@@ -234,6 +234,16 @@ PYBIND11_MODULE(_cuvil, m) {
           },
           "Sum of the intermediate buffers the plan packs into the arena")
       .def_property_readonly("from_cache", &cuvil::CompiledFunction::fromCache)
+      .def_property_readonly(
+          "counters",
+          [](const cuvil::CompiledFunction &self) {
+            py::dict counters;
+            for (const auto &[name, value] : self.counters())
+              counters[py::str(name)] = value;
+            return counters;
+          },
+          "The loaded code's counters: for the cuda target the host<->device "
+          "copies of its calls and their bytes (empty elsewhere)")
       .def_property_readonly("target", &cuvil::CompiledFunction::target)
       .def_property_readonly("device", &cuvil::CompiledFunction::device)
       .def_property_readonly(

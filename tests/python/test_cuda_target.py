@@ -6,6 +6,7 @@ Runs where the CUDA toolkit is installed (ptxas, fatbinary, libdevice under CUDA
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import pathlib
@@ -182,3 +183,77 @@ def test_op_table_assembles_for_sm90(info, sample):
     jitted, result = _compile_for_cuda(test_ops._traced_function(info, sample), *sample.args)
     if result is not None:
         test_ops._assert_matches(result, info.reference(sample), info.tolerance(sample))
+
+
+FAKE_DRIVER_SOURCE = pathlib.Path(__file__).parent / "fake_cuda" / "fake_cuda.c"
+
+_FAKE_CHILD = """
+import ctypes, json, os
+import numpy as np, cuvil
+fake = ctypes.CDLL(os.environ["CUVIL_CUDA_DRIVER"])
+fake.fake_cuda_counter.restype = ctypes.c_long
+w = np.linspace(-1, 1, 64 * 32, dtype=np.float32).reshape(64, 32)
+
+@cuvil.jit(target="cuda")
+def f(x):
+    return np.tanh(x @ w) + 1.0
+
+x = np.ones((16, 64), np.float32)
+out = {"reason": cuvil._targets.unavailable_reason("cuda", 0)}
+try:
+    for _ in range(3):
+        y = f(x)
+    out["shape"] = list(y.shape)
+except RuntimeError as error:
+    out["error"] = str(error)
+out["copies"] = cuvil.device_copies(f)
+for name in ("launches", "module_loads", "live_allocations", "host_to_device",
+             "device_to_host", "bad_launches"):
+    out[name] = fake.fake_cuda_counter(name.encode())
+out["kernels"] = cuvil.inspect_ir(f, "llvm-dialect").count("gpu.launch_func")
+print(json.dumps(out))
+"""
+
+
+def _run_with_fake_driver(tmp_path, **env):
+    driver = tmp_path / "libfakecuda.so"
+    subprocess.run(
+        ["cc", "-shared", "-fPIC", "-O1", "-o", str(driver), str(FAKE_DRIVER_SOURCE)], check=True
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", _FAKE_CHILD],
+        env=dict(os.environ, CUVIL_CUDA_DRIVER=str(driver), **env),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout.splitlines()[-1])
+
+
+def test_runtime_drives_a_driver_as_the_generated_code_asks(tmp_path):
+    """With a stand-in driver (host memory, kernels not run): the module is loaded once,
+    each call copies its input in and its output back, the constant weight goes to the
+    device once, every kernel is launched within CUDA's limits, nothing leaks."""
+    out = _run_with_fake_driver(tmp_path)
+    assert out["reason"] is None and "error" not in out, out
+    assert out["shape"] == [16, 32]
+    assert out["module_loads"] == 1
+    assert out["kernels"] >= 2 and out["launches"] == 3 * out["kernels"]
+    assert out["bad_launches"] == 0
+    assert out["host_to_device"] == 3 + 1 and out["device_to_host"] == 3
+    assert out["live_allocations"] == 1  # the weight's device copy, until unload
+    assert out["copies"] == {
+        "host_to_device": 4,
+        "host_to_device_bytes": 3 * 16 * 64 * 4 + 64 * 32 * 4,
+        "device_to_host": 3,
+        "device_to_host_bytes": 3 * 16 * 32 * 4,
+        "calls": 3,
+    }
+
+
+def test_a_failing_launch_is_a_clear_error_and_leaks_nothing(tmp_path):
+    out = _run_with_fake_driver(tmp_path, FAKE_CUDA_FAIL="launch")
+    assert "launching a kernel (cuLaunchKernel) failed: CUDA_ERROR_LAUNCH_FAILED" in out["error"]
+    assert "the outputs were not written" in out["error"]
+    assert out["launches"] == 0 and out["live_allocations"] == 1

@@ -446,6 +446,12 @@ bool cuvil::CompiledFunction::emit(ArtifactKind kind, const std::string &path,
       impl->target->emit(*impl->lowered, kind, impl->request, path, error));
 }
 
+std::vector<std::pair<std::string, uint64_t>>
+cuvil::CompiledFunction::counters() const {
+  return impl->executable ? impl->executable->counters()
+                          : std::vector<std::pair<std::string, uint64_t>>{};
+}
+
 void cuvil::CompiledFunction::call(void *const *inputs, void *const *outputs,
                                    const KernelHooks *hooks,
                                    const Shapes *shapes) const {

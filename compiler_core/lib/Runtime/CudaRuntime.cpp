@@ -219,12 +219,13 @@ void *mgpuMemAlloc(uint64_t bytes, void *stream, bool /*isHostShared*/) {
 }
 
 void mgpuMemFree(void *pointer, void *stream) {
-  CallState *call = active("mgpuMemFree");
-  if (call && pointer)
-    check(call,
-          call->exe->driver->cuMemFreeAsync(
-              reinterpret_cast<CUdeviceptr>(pointer), streamOf(call, stream)),
-          "cuMemFreeAsync");
+  // Freed even after a failure in the call: the pool keeps no leaked blocks.
+  if (!current || !pointer)
+    return;
+  CUresult status = current->exe->driver->cuMemFreeAsync(
+      reinterpret_cast<CUdeviceptr>(pointer), streamOf(current, stream));
+  if (!current->failed())
+    check(current, status, "cuMemFreeAsync");
 }
 
 void mgpuMemcpy(void *dst, void *src, size_t bytes, void *stream) {
@@ -516,6 +517,8 @@ CopyStats CudaExecutable::copyStats() const {
 
 #else // !CUVIL_HAVE_CUDA_H
 
+CopyStats CudaExecutable::copyStats() const { return {}; }
+
 namespace cuvil::cuda {
 struct ExecutableState {};
 } // namespace cuvil::cuda
@@ -542,7 +545,15 @@ bool CudaExecutable::synchronize(std::string &error) const {
   availableDevices(error);
   return false;
 }
-CopyStats CudaExecutable::copyStats() const { return {}; }
 void CudaExecutable::setPoolSize(uint64_t) {}
 
 #endif
+
+std::vector<std::pair<std::string, uint64_t>> CudaExecutable::counters() const {
+  CopyStats stats = copyStats();
+  return {{"host_to_device", stats.hostToDevice},
+          {"host_to_device_bytes", stats.hostToDeviceBytes},
+          {"device_to_host", stats.deviceToHost},
+          {"device_to_host_bytes", stats.deviceToHostBytes},
+          {"calls", stats.calls}};
+}

@@ -123,6 +123,8 @@ public:
 
   /// True when the code calls kernel hooks (cuvil-instrument-kernels ran).
   bool instrumented() const;
+  /// The loaded code's counters (a GPU's copies; Executable::counters).
+  std::vector<std::pair<std::string, uint64_t>> counters() const;
   /// The kernels in hook numbering; lowers on demand after a cache load
   /// (empty when not instrumented or when that fails).
   const std::vector<KernelInfo> &kernels();

@@ -37,17 +37,17 @@ struct DeviceInfo {
 // The symbol looked up is the macro-expanded name (cuMemAlloc_v2).
 #define CUVIL_CUDA_DRIVER_FUNCTIONS(X)                                         \
   X(cuInit)                                                                    \
-  X(cuDriverGetVersion) X(cuGetErrorName) X(cuGetErrorString) X(               \
-      cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName)                      \
-      X(cuDeviceGetAttribute) X(cuDeviceTotalMem) X(cuDevicePrimaryCtxRetain)  \
-          X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent) X(cuCtxGetCurrent)   \
-              X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) X(  \
-                  cuLaunchKernel) X(cuStreamCreate) X(cuStreamDestroy)         \
-                  X(cuStreamSynchronize) X(cuStreamWaitEvent) X(cuEventCreate) \
-                      X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize) \
-                          X(cuMemAlloc) X(cuMemFree)                           \
-                              X(cuMemAllocFromPoolAsync) X(cuMemFreeAsync) X(  \
-                                  cuDeviceGetDefaultMemPool)                   \
+  X(cuDriverGetVersion)                                                        \
+  X(cuGetErrorName) X(cuGetErrorString) X(cuDeviceGetCount) X(cuDeviceGet)     \
+      X(cuDeviceGetName) X(cuDeviceGetAttribute) X(cuDeviceTotalMem)           \
+          X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease)             \
+              X(cuCtxSetCurrent) X(cuCtxGetCurrent) X(cuModuleLoadData) X(     \
+                  cuModuleUnload) X(cuModuleGetFunction) X(cuLaunchKernel)     \
+                  X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize)  \
+                      X(cuStreamWaitEvent) X(cuEventCreate) X(cuEventDestroy)  \
+                          X(cuEventRecord) X(cuEventSynchronize) X(cuMemAlloc) \
+                              X(cuMemFree) X(cuMemAllocFromPoolAsync) X(       \
+                                  cuMemFreeAsync) X(cuDeviceGetDefaultMemPool) \
                                   X(cuMemPoolSetAttribute) X(cuMemPoolTrimTo)  \
                                       X(cuMemcpyAsync) X(cuMemcpyHtoDAsync)    \
                                           X(cuMemcpyDtoHAsync)                 \

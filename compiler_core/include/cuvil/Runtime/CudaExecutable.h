@@ -57,6 +57,9 @@ public:
   bool synchronize(std::string &error) const;
 
   CopyStats copyStats() const;
+  /// copyStats() by name: host_to_device, host_to_device_bytes,
+  /// device_to_host, device_to_host_bytes, calls.
+  std::vector<std::pair<std::string, uint64_t>> counters() const override;
   int device() const { return deviceIndex; }
 
   /// Bytes the device pool keeps cached between calls (default 2 GiB, or

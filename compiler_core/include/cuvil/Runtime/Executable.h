@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cuvil {
@@ -71,6 +72,12 @@ public:
   virtual void call(void *const *inputs, void *const *outputs,
                     const KernelHooks *hooks,
                     const Shapes *shapes = nullptr) const = 0;
+
+  /// Named counters of the calls so far (a GPU's host<->device copies and
+  /// bytes); empty where there is nothing to count.
+  virtual std::vector<std::pair<std::string, uint64_t>> counters() const {
+    return {};
+  }
 };
 
 } // namespace cuvil

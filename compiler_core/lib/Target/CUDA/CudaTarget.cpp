@@ -26,9 +26,9 @@
 #include "cuvil/Target/TargetSupport.h"
 
 #include "mlir/Target/LLVM/NVVM/Target.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <atomic>
 #include <functional>
 #include <mutex>
 
@@ -104,13 +104,7 @@ public:
         error);
     if (!bytes)
       return failure();
-    return lazily(request, [request, code = bytes->getBuffer().str()](
-                               std::string &message) {
-      return ::cuvil::LibraryExecutable::loadFromMemory(
-          code, compiledSymbol(request), compiledSymbol(request),
-          ::cuvil::codeRuntimeLibraries(), request.inputs, request.outputs,
-          /*instrumented=*/false, message);
-    });
+    return fromLibrary(bytes->getBuffer(), request);
   }
 
   std::string cacheExtension() const override { return ".so"; }
@@ -119,18 +113,17 @@ public:
                              std::string &error) const override {
     return cuda::emitHostLibrary(lowered, request, path, error);
   }
+  /// The entry's bytes are read now: the driver may rename or trim the
+  /// file before the first call loads them.
   FailureOr<std::unique_ptr<::cuvil::Executable>>
   loadFromCache(StringRef path, const LoadRequest &request,
                 std::string &error) const override {
-    if (!llvm::sys::fs::exists(path)) {
-      error = "no cache entry " + path.str();
+    auto bytes = llvm::MemoryBuffer::getFile(path);
+    if (!bytes) {
+      error = "cannot read " + path.str() + ": " + bytes.getError().message();
       return failure();
     }
-    return lazily(request, [request, file = path.str()](std::string &message) {
-      return ::cuvil::LibraryExecutable::load(
-          file, compiledSymbol(request), ::cuvil::codeRuntimeLibraries(),
-          request.inputs, request.outputs, /*instrumented=*/false, message);
-    });
+    return fromLibrary((*bytes)->getBuffer(), request);
   }
 
   std::vector<IRStage> irStages() const override {
@@ -155,6 +148,17 @@ public:
                      std::string &error) const override;
 
 private:
+  /// Code that loads host library `code` on its first call.
+  static FailureOr<std::unique_ptr<::cuvil::Executable>>
+  fromLibrary(StringRef code, const LoadRequest &request) {
+    return lazily(request, [request, code = code.str()](std::string &message) {
+      return ::cuvil::LibraryExecutable::loadFromMemory(
+          code, compiledSymbol(request), compiledSymbol(request),
+          ::cuvil::codeRuntimeLibraries(), request.inputs, request.outputs,
+          /*instrumented=*/false, message);
+    });
+  }
+
   using LoadHost =
       std::function<std::unique_ptr<::cuvil::Executable>(std::string &)>;
   static FailureOr<std::unique_ptr<::cuvil::Executable>>
@@ -179,7 +183,18 @@ private:
       exe->call(inputs, outputs, hooks, shapes);
     }
 
+    std::vector<std::pair<std::string, uint64_t>> counters() const override {
+      const ::cuvil::cuda::CudaExecutable *loaded = loadedOrNull();
+      return loaded ? loaded->counters()
+                    : std::vector<std::pair<std::string, uint64_t>>{};
+    }
+
   private:
+    /// The executable if the first call loaded it, else null.
+    const ::cuvil::cuda::CudaExecutable *loadedOrNull() const {
+      return loaded.load() ? exe.get() : nullptr;
+    }
+
     const ::cuvil::cuda::CudaExecutable *get() const {
       std::call_once(once, [&] {
         std::string reason;
@@ -193,6 +208,7 @@ private:
               elementBytes(request), reason);
         if (!exe)
           error = "cannot run CUDA code here: " + reason;
+        loaded = exe != nullptr;
       });
       return exe.get();
     }
@@ -202,6 +218,7 @@ private:
     mutable std::once_flag once;
     mutable std::unique_ptr<::cuvil::cuda::CudaExecutable> exe;
     mutable std::string error;
+    mutable std::atomic<bool> loaded{false};
   };
 };
 
