@@ -38,24 +38,23 @@ struct DeviceInfo {
 #define CUVIL_CUDA_DRIVER_FUNCTIONS(X)                                         \
   X(cuInit)                                                                    \
   X(cuDriverGetVersion)                                                        \
-  X(cuGetErrorName) X(cuGetErrorString) X(cuDeviceGetCount) X(cuDeviceGet)     \
-      X(cuDeviceGetName) X(cuDeviceGetAttribute) X(cuDeviceTotalMem)           \
-          X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease)             \
-              X(cuCtxSetCurrent) X(cuCtxGetCurrent) X(cuModuleLoadData) X(     \
-                  cuModuleUnload) X(cuModuleGetFunction) X(cuLaunchKernel)     \
-                  X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize)  \
-                      X(cuStreamWaitEvent) X(cuEventCreate) X(cuEventDestroy)  \
-                          X(cuEventRecord) X(cuEventSynchronize) X(cuMemAlloc) \
-                              X(cuMemFree) X(cuMemAllocFromPoolAsync) X(       \
-                                  cuMemFreeAsync) X(cuDeviceGetDefaultMemPool) \
-                                  X(cuMemPoolSetAttribute) X(cuMemPoolTrimTo)  \
-                                      X(cuMemcpyAsync) X(cuMemcpyHtoDAsync)    \
-                                          X(cuMemcpyDtoHAsync)                 \
-                                              X(cuMemsetD32Async)              \
-                                                  X(cuMemsetD16Async)          \
-                                                      X(cuMemsetD8Async)       \
-                                                          X(cuMemHostAlloc)    \
-                                                              X(cuMemFreeHost)
+  X(cuGetErrorName)                                                            \
+  X(cuGetErrorString) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName) X( \
+      cuDeviceGetAttribute) X(cuDeviceTotalMem) X(cuDevicePrimaryCtxRetain)    \
+      X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent) X(cuCtxGetCurrent)       \
+          X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction)         \
+              X(cuLaunchKernel) X(cuStreamCreate) X(cuStreamDestroy) X(        \
+                  cuStreamSynchronize) X(cuStreamWaitEvent) X(cuEventCreate)   \
+                  X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize)     \
+                      X(cuMemAlloc) X(cuMemFree) X(cuMemAllocFromPoolAsync)    \
+                          X(cuMemFreeAsync) X(cuDeviceGetDefaultMemPool)       \
+                              X(cuMemPoolSetAttribute) X(cuMemPoolTrimTo)      \
+                                  X(cuMemcpyAsync) X(cuMemcpyHtoDAsync)        \
+                                      X(cuMemcpyDtoHAsync) X(cuMemsetD32Async) \
+                                          X(cuMemsetD16Async)                  \
+                                              X(cuMemsetD8Async)               \
+                                                  X(cuMemHostAlloc)            \
+                                                      X(cuMemFreeHost)
 
 /// The loaded driver: its entry points and the devices it reports.
 class Driver {
