@@ -35,26 +35,49 @@ struct DeviceInfo {
 #if CUVIL_HAVE_CUDA_H
 // The driver entry points the runtime uses: X(name as cuda.h spells it).
 // The symbol looked up is the macro-expanded name (cuMemAlloc_v2).
-#define CUVIL_CUDA_DRIVER_FUNCTIONS(X)                                         \
-  X(cuInit)                                                                    \
-  X(cuDriverGetVersion)                                                        \
-  X(cuGetErrorName)                                                            \
-  X(cuGetErrorString) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName) X( \
-      cuDeviceGetAttribute) X(cuDeviceTotalMem) X(cuDevicePrimaryCtxRetain)    \
-      X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent) X(cuCtxGetCurrent)       \
-          X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction)         \
-              X(cuLaunchKernel) X(cuStreamCreate) X(cuStreamDestroy) X(        \
-                  cuStreamSynchronize) X(cuStreamWaitEvent) X(cuEventCreate)   \
-                  X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize)     \
-                      X(cuMemAlloc) X(cuMemFree) X(cuMemAllocFromPoolAsync)    \
-                          X(cuMemFreeAsync) X(cuDeviceGetDefaultMemPool)       \
-                              X(cuMemPoolSetAttribute) X(cuMemPoolTrimTo)      \
-                                  X(cuMemcpyAsync) X(cuMemcpyHtoDAsync)        \
-                                      X(cuMemcpyDtoHAsync) X(cuMemsetD32Async) \
-                                          X(cuMemsetD16Async)                  \
-                                              X(cuMemsetD8Async)               \
-                                                  X(cuMemHostAlloc)            \
-                                                      X(cuMemFreeHost)
+// clang-format off
+#define CUVIL_CUDA_DRIVER_FUNCTIONS(X) \
+  X(cuInit) \
+  X(cuDriverGetVersion) \
+  X(cuGetErrorName) \
+  X(cuGetErrorString) \
+  X(cuDeviceGetCount) \
+  X(cuDeviceGet) \
+  X(cuDeviceGetName) \
+  X(cuDeviceGetAttribute) \
+  X(cuDeviceTotalMem) \
+  X(cuDevicePrimaryCtxRetain) \
+  X(cuDevicePrimaryCtxRelease) \
+  X(cuCtxSetCurrent) \
+  X(cuCtxGetCurrent) \
+  X(cuModuleLoadData) \
+  X(cuModuleUnload) \
+  X(cuModuleGetFunction) \
+  X(cuLaunchKernel) \
+  X(cuStreamCreate) \
+  X(cuStreamDestroy) \
+  X(cuStreamSynchronize) \
+  X(cuStreamWaitEvent) \
+  X(cuEventCreate) \
+  X(cuEventDestroy) \
+  X(cuEventRecord) \
+  X(cuEventSynchronize) \
+  X(cuMemAlloc) \
+  X(cuMemFree) \
+  X(cuMemAllocFromPoolAsync) \
+  X(cuMemFreeAsync) \
+  X(cuDeviceGetDefaultMemPool) \
+  X(cuMemPoolSetAttribute) \
+  X(cuMemPoolTrimTo) \
+  X(cuMemcpyAsync) \
+  X(cuMemcpyHtoDAsync) \
+  X(cuMemcpyDtoHAsync) \
+  X(cuMemsetD32Async) \
+  X(cuMemsetD16Async) \
+  X(cuMemsetD8Async) \
+  X(cuMemHostAlloc) \
+  X(cuMemFreeHost)
+// clang-format on
 
 /// The loaded driver: its entry points and the devices it reports.
 class Driver {
