@@ -17,7 +17,7 @@ run: setup
 test: setup lint
 	cd build && ctest -j2 --output-on-failure
 	@# CTest does not print why a test skipped itself; GPU tests say it here.
-	@cd build && ctest -L gpu -V 2>/dev/null | sed -n 's/^[0-9]*: \(SKIPPED: .*\)/gpu test \1/p'
+	@cd build && ctest -L gpu -V 2>/dev/null | sed -n 's/^[0-9]*: \(SKIPPED[: ].*\)/gpu test \1/p'
 	$(MAKE) fuzz-smoke CUVIL_SETUP_DONE=1
 
 # Style: clang-format (LLVM style, .clang-format) and ruff (ruff.toml).

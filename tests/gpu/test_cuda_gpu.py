@@ -1,0 +1,54 @@
+"""The cuda target on a GPU: numerics of the op table and the examples against NumPy,
+copies counted, fallbacks absent. Label ``gpu`` in CTest; every test skips, saying why,
+where no CUDA driver or GPU is usable (scripts/gpu-check.sh runs them on a GPU machine)."""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "python"))
+
+import test_ops  # noqa: E402
+from target_files import EXAMPLE_FUNCTIONS, assert_close, example  # noqa: E402
+
+import cuvil  # noqa: E402
+
+REASON = cuvil._targets.unavailable_reason("cuda", 0)
+pytestmark = pytest.mark.skipif(REASON is not None, reason=f"no CUDA GPU here: {REASON}")
+
+
+@pytest.mark.parametrize("info, sample", test_ops.CASES)
+def test_op_table_matches_numpy_on_the_gpu(info, sample):
+    jitted = cuvil.jit(test_ops._traced_function(info, sample), target="cuda")
+    result = jitted(*sample.args)
+    assert cuvil.last_fallback_reason(jitted) is None, cuvil.last_fallback_reason(jitted)
+    test_ops._assert_matches(result, info.reference(sample), info.tolerance(sample))
+    # The second call reuses the loaded module and the device constants.
+    test_ops._assert_matches(jitted(*sample.args), info.reference(sample), info.tolerance(sample))
+
+
+@pytest.mark.parametrize("example_name, function", EXAMPLE_FUNCTIONS)
+def test_examples_match_their_references_on_the_gpu(example_name, function):
+    namespace = example(example_name)
+    jitted = cuvil.jit(namespace[function].__cuvil_function__, target="cuda")
+    inputs = namespace["make_inputs"]()
+    for _ in range(2):
+        assert_close(jitted(*inputs), namespace["reference"](*inputs))
+    copies = cuvil.device_copies(jitted)
+    assert copies["calls"] == 2
+    assert copies["device_to_host"] == 2 * len(cuvil.compilations()[-1].output_types)
+
+
+def test_large_grids_and_odd_sizes():
+    """Sizes that do not divide the block (guards), a grid past 65535 rows on x."""
+    x = np.random.default_rng(0).standard_normal((3, 70001), dtype=np.float32)
+    y = np.random.default_rng(1).standard_normal((517, 333), dtype=np.float32)
+    w = np.random.default_rng(2).standard_normal((333, 129), dtype=np.float32)
+    rows = cuvil.jit(lambda x: np.exp(x) * 2.0 - 1.0, target="cuda")
+    np.testing.assert_allclose(rows(x), np.exp(x) * 2.0 - 1.0, rtol=1e-5, atol=1e-5)
+    gemm = cuvil.jit(lambda y, w: np.maximum(y @ w, 0.0), target="cuda")
+    assert_close(gemm(y, w), np.maximum(y @ w, 0.0))
