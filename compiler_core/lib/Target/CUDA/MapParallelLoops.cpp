@@ -165,7 +165,8 @@ struct CudaMapParallelLoopsPass
     func::FuncOp func = getOperation();
     if (threadsPerBlock < 32 || threadsPerBlock > 1024 ||
         threadsPerBlock % 32 != 0) {
-      func.emitError() << "threads-per-block=" << threadsPerBlock
+      func.emitError() << "threads-per-block="
+                       << static_cast<unsigned>(threadsPerBlock)
                        << " is not a multiple of 32 between 32 and 1024";
       return signalPassFailure();
     }
@@ -187,7 +188,8 @@ struct CudaMapParallelLoopsPass
         bool usesGroup = open && llvm::any_of(op.getOperands(), [&](Value v) {
                            return inGroup.contains(v.getDefiningOp());
                          });
-        if (staysOnHost(&op) && !usesGroup) {
+        if (op.hasTrait<OpTrait::IsTerminator>() ||
+            (staysOnHost(&op) && !usesGroup)) {
           open = false;
           continue;
         }

@@ -63,7 +63,7 @@ def CudaMapParallelLoops : Pass<"cuvil-cuda-map-parallel-loops",
     ```
   }];
   let options = [
-    Option<"threadsPerBlock", "threads-per-block", "int64_t",
+    Option<"threadsPerBlock", "threads-per-block", "unsigned",
            /*default=*/"256", "Threads of one block (a multiple of 32)">,
   ];
   let dependentDialects = ["gpu::GPUDialect", "scf::SCFDialect",

@@ -1,0 +1,44 @@
+// The cuda target's pipeline: loops become kernels of one GPU module launched
+// on one stream, kernels go to NVVM, PTX for sm_90.
+// RUN: %cuvil_opt %s --cuvil-cuda-pipeline=up-to=bufferize | FileCheck %s --check-prefix=KERNELS
+// RUN: %cuvil_opt %s --cuvil-cuda-pipeline | FileCheck %s --check-prefix=NVVM
+// RUN: %cuvil_opt %s --cuvil-cuda-pipeline --gpu-module-to-binary=format=isa | FileCheck %s --check-prefix=PTX
+
+// Host code only launches and allocates: an intermediate lives in device
+// memory (gpu.alloc), every launch and allocation is chained on one stream
+// and the host waits once, at the end. 2-D loops: 32 threads on x (the
+// contiguous dimension), 8 on y; a 1-D loop of 16 rows: 16 threads.
+// KERNELS-LABEL: func.func @mlp
+// KERNELS-NOT: memref.alloc
+// KERNELS: %[[T0:.*]] = gpu.wait async
+// KERNELS: gpu.launch_func async [%[[T0]]] @cuvil_kernels::@mlp_kernel blocks in (%c8, %c2, %c1) threads in (%c32, %c8, %c1)
+// KERNELS: gpu.alloc async
+// KERNELS: gpu.launch_func async {{.*}} threads in (%c16, %c1, %c1)
+// KERNELS: gpu.dealloc async
+// KERNELS-NEXT: gpu.wait [%{{.*}}]
+// KERNELS-NEXT: return
+// KERNELS: gpu.module @cuvil_kernels {
+// KERNELS-COUNT-9: gpu.func @mlp_kernel{{.*}} kernel
+// KERNELS-NOT: gpu.module
+
+// Kernels in NVVM with their launch bounds; math from libdevice, linked when
+// the module is serialized.
+// NVVM: llvm.func @mlp(
+// NVVM: gpu.module @cuvil_kernels [#nvvm.target<O = 3, chip = "sm_90"
+// NVVM: llvm.func @mlp_kernel({{.*}} nvvm.kernel, nvvm.maxntid = array<i32: 32, 8, 1>
+// NVVM: llvm.call @__nv_erff
+// NVVM: llvm.call @__nv_expf
+
+// PTX: .target sm_90
+// PTX-SAME: .entry mlp_kernel(
+// PTX-SAME: .maxntid 32, 8, 1
+// PTX-SAME: .entry mlp_kernel_2(
+// PTX-SAME: .maxntid 16, 1, 1
+
+func.func @mlp(%x: tensor<16x32xf32>, %w: tensor<32x256xf32>, %b: tensor<256xf32>) -> tensor<16x256xf32> {
+  %0 = cuvil.matmul %x, %w : (tensor<16x32xf32>, tensor<32x256xf32>) -> tensor<16x256xf32> loc("mlp.py":12:8)
+  %1 = cuvil.add %0, %b : (tensor<16x256xf32>, tensor<256xf32>) -> tensor<16x256xf32> loc("mlp.py":12:8)
+  %2 = cuvil.gelu %1 : tensor<16x256xf32> loc("mlp.py":13:11)
+  %3 = cuvil.softmax %2 {axis = 1 : i64} : tensor<16x256xf32> loc("mlp.py":14:11)
+  return %3 : tensor<16x256xf32>
+}
