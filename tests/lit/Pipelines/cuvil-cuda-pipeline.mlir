@@ -12,6 +12,7 @@
 // KERNELS-NOT: memref.alloc
 // KERNELS: %[[T0:.*]] = gpu.wait async
 // KERNELS: gpu.launch_func async [%[[T0]]] @cuvil_kernels::@mlp_kernel blocks in (%c8, %c2, %c1) threads in (%c32, %c8, %c1)
+// KERNELS: gpu.launch_func async {{.*}} @cuvil_kernels::@mlp_kernel_0 blocks in (%c4, %c1, %c1) threads in (%c16, %c16, %c1)
 // KERNELS: gpu.alloc async
 // KERNELS: gpu.launch_func async {{.*}} threads in (%c16, %c1, %c1)
 // KERNELS: gpu.dealloc async
@@ -29,9 +30,20 @@
 // NVVM: llvm.call @__nv_erff
 // NVVM: llvm.call @__nv_expf
 
+// The GEMM (mlp_kernel_0): 16 x 16 threads, both operands' slices in shared
+// memory (64 x 17 and 16 x 65 floats), barriers around the FMAs.
 // PTX: .target sm_90
 // PTX-SAME: .entry mlp_kernel(
 // PTX-SAME: .maxntid 32, 8, 1
+// PTX-SAME: .entry mlp_kernel_0(
+// PTX-SAME: .maxntid 16, 16, 1
+// PTX-SAME: .shared .align 4 .b8 __wg_mlp_kernel_0_0[4352];
+// PTX-SAME: .shared .align 4 .b8 __wg_mlp_kernel_0_1[4160];
+// PTX-SAME: st.shared.f32
+// PTX-SAME: bar.sync
+// PTX-SAME: ld.shared.f32
+// PTX-SAME: fma.rn.f32
+// PTX-SAME: bar.sync
 // PTX-SAME: .entry mlp_kernel_2(
 // PTX-SAME: .maxntid 16, 1, 1
 

@@ -28,6 +28,42 @@ def CudaDeviceBuffers : Pass<"cuvil-cuda-device-buffers", "func::FuncOp"> {
   let dependentDialects = ["gpu::GPUDialect", "linalg::LinalgDialect"];
 }
 
+def CudaTileMatmul : Pass<"cuvil-cuda-tile-matmul", "func::FuncOp"> {
+  let summary = "GEMMs as shared-memory tiled kernels with register blocking";
+  let description = [{
+    A float32 contraction on buffers at a host function's top level
+    (`linalg.matmul`, `linalg.batch_matmul`, a matmul-like `linalg.generic`
+    with either operand transposed) becomes one `gpu.launch`: each block of
+    16 x 16 threads computes a 64 x 64 tile of the result, staging 16-deep
+    slices of both operands in workgroup (shared) memory, each thread
+    accumulating a 4 x 4 tile in registers with `math.fma`; operand loads
+    are coalesced along the operand's contiguous dimension, edges guarded
+    (any size), batches on the grid's z. The result is accumulated into the
+    output, as linalg's semantics say. Other contractions stay loops.
+
+    Before:
+    ```mlir
+    linalg.matmul ins(%a, %b : memref<512x256xf32>, memref<256x128xf32>)
+                  outs(%c : memref<512x128xf32>)
+    ```
+    After:
+    ```mlir
+    gpu.launch blocks(...) in (%gx = %c2, %gy = %c8, %gz = %c1)
+               threads(...) in (%tx = %c16, %ty = %c16, %tz = %c1)
+               workgroup(%as : memref<64x17xf32, #gpu.address_space<workgroup>>,
+                         %bs : memref<16x65xf32, #gpu.address_space<workgroup>>) {
+      scf.for %k0 = %c0 to %c256 step %c16 iter_args(...) {
+        ... stage both slices, gpu.barrier, 16 x (4 x 4 math.fma), gpu.barrier
+      }
+      ... C += the 4 x 4 sums
+    }
+    ```
+  }];
+  let dependentDialects = ["gpu::GPUDialect", "scf::SCFDialect",
+                           "math::MathDialect", "arith::ArithDialect",
+                           "memref::MemRefDialect"];
+}
+
 def CudaMapParallelLoops : Pass<"cuvil-cuda-map-parallel-loops",
                                 "func::FuncOp"> {
   let summary = "Tile a host function's loops into GPU blocks and threads";
