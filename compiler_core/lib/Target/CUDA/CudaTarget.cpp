@@ -228,6 +228,7 @@ void CudaTarget::buildPhases(const TargetOptions &o, PipelineBuilder &p) const {
   p.add(Phase::Bufferize, "cuvil-plan-memory", "", "func.func", Need::Optional);
   p.add(Phase::Bufferize, "cuvil-cuda-device-buffers", "", "func.func");
   p.add(Phase::Bufferize, "cuvil-cuda-tile-matmul", "", "func.func");
+  p.add(Phase::Bufferize, "cuvil-cuda-warp-reductions", "", "func.func");
   p.add(Phase::Bufferize, "convert-linalg-to-parallel-loops");
   p.add(Phase::Bufferize, "canonicalize");
   p.add(Phase::Bufferize, "cuvil-cuda-map-parallel-loops", "", "func.func");

@@ -64,6 +64,43 @@ def CudaTileMatmul : Pass<"cuvil-cuda-tile-matmul", "func::FuncOp"> {
                            "memref::MemRefDialect"];
 }
 
+def CudaWarpReductions : Pass<"cuvil-cuda-warp-reductions",
+                              "func::FuncOp"> {
+  let summary = "Row reductions with one warp per row and shuffles";
+  let description = [{
+    A `linalg.generic` on buffers at a host function's top level whose one
+    reduction loop is its innermost (a softmax's row max and sum, a layer
+    norm's mean and variance), combining with `addf`, `mulf`, `maximumf`,
+    `maxnumf`, `minimumf` or `minnumf`, becomes a `gpu.launch` in which
+    each warp owns a row: the 32 lanes stride over it, each folding the
+    body's values into a partial, five `gpu.shuffle xor` steps combine the
+    partials and lane 0 folds the result into the output (which holds the
+    initial value, as linalg's semantics say). Eight warps a block. Rows
+    shorter than 64 stay one thread's loop.
+
+    Before:
+    ```mlir
+    linalg.generic {iterator_types = ["parallel", "reduction"], ...}
+        ins(%x : memref<256x512xf32>) outs(%max : memref<256xf32>) {
+    ^bb0(%in: f32, %acc: f32):
+      %m = arith.maximumf %acc, %in : f32
+      linalg.yield %m : f32
+    }
+    ```
+    After:
+    ```mlir
+    gpu.launch blocks(...) in (%gx = %c32, ...) threads(...) in (%tx = %c32, %ty = %c8, ...) {
+      %p = scf.for %k = %lane to %c512 step %c32 iter_args(%a = %neg_inf) -> f32 { ... }
+      %s16, %v16 = gpu.shuffle xor %p, %c16, %c32 : f32
+      ... 8, 4, 2, 1 ...
+      scf.if %lane_is_0 { memref.store (maximumf %old, %r), %max[%row] }
+    }
+    ```
+  }];
+  let dependentDialects = ["gpu::GPUDialect", "scf::SCFDialect",
+                           "arith::ArithDialect", "memref::MemRefDialect"];
+}
+
 def CudaMapParallelLoops : Pass<"cuvil-cuda-map-parallel-loops",
                                 "func::FuncOp"> {
   let summary = "Tile a host function's loops into GPU blocks and threads";
