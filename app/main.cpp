@@ -31,6 +31,11 @@ struct Options {
       "function has run too), printing a line per compilation; exit status 0 "
       "when the file ran and compiled something, 1 otherwise. For scripts "
       "and smoke tests."};
+  QCommandLineOption target{
+      "target",
+      "Compile every function of the file for target <name> (cpu, cuda, c, "
+      "wasm), whatever its decorators say: the toolbar's target box.",
+      "name"};
   QCommandLineOption page{
       "page",
       "Bring page <id> to the front once the file has run (with "
@@ -150,8 +155,8 @@ int main(int argc, char **argv) {
       "opened, else the bundled MLP example).",
       "[FILE.py|MODEL.onnx]");
   Options options;
-  parser.addOptions(
-      {options.pass, options.runCompiled, options.quit, options.page});
+  parser.addOptions({options.pass, options.runCompiled, options.quit,
+                     options.page, options.target});
   parser.process(app);
 
   QString file;
@@ -160,6 +165,8 @@ int main(int argc, char **argv) {
   MainWindow window;
   if (!applyOptions(parser, options, window))
     return 2;
+  if (parser.isSet(options.target))
+    window.setRunTarget(parser.value(options.target));
   window.show();
   if (!file.isEmpty())
     window.openFile(file);

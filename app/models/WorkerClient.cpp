@@ -4,6 +4,7 @@
 
 #include <QCoreApplication>
 #include <QFileInfo>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QSocketNotifier>
 #include <QTimer>
@@ -361,6 +362,11 @@ void WorkerClient::handleMessage(quint64 gen, const WorkerMessage &message) {
       setState(State::Busy);
     emit ready(message.fields.value("python").toString(),
                message.fields.value("protocol").toInt());
+    QStringList targets;
+    for (const QJsonValue &target : message.fields.value("targets").toArray())
+      targets << target.toString();
+    if (!targets.isEmpty())
+      emit targetsReported(targets);
   } else if (type == "started") {
     emit runStarted(message.fields.value("file").toString());
   } else if (type == "compilation") {
@@ -401,7 +407,7 @@ void WorkerClient::handleMessage(quint64 gen, const WorkerMessage &message) {
   }
 }
 
-void WorkerClient::runFile(const QString &file) {
+void WorkerClient::runFile(const QString &file, const QString &target) {
   if (process) {
     quitRequested = true;
     retireWorker();
@@ -410,6 +416,8 @@ void WorkerClient::runFile(const QString &file) {
   if (!startWorker())
     return;
   QJsonObject request{{"cmd", "run"}, {"file", runningFile}};
+  if (!target.isEmpty())
+    request["target"] = target;
   send(QJsonDocument(request).toJson(QJsonDocument::Compact), "run");
 }
 

@@ -51,7 +51,10 @@ public:
   QString currentFile() const { return runningFile; }
 
   /// Starts a fresh worker (ending any previous one) and runs `file` in it.
-  void runFile(const QString &file);
+  /// With `target` ("cuda", "wasm"...), every function the file compiles is
+  /// compiled for it, whatever its decorators say (`cuvil compile --target`);
+  /// empty: each for its own.
+  void runFile(const QString &file, const QString &target = QString());
   /// Requests on the current worker's compilations; false (and
   /// requestFailed) when there is no worker or it is busy. `target` is the
   /// compilation record's, passed through unchanged (the worker refuses a
@@ -71,6 +74,8 @@ signals:
   /// The worker's Python started and speaks kWorkerProtocolVersion (a
   /// worker of another protocol ends with workerEnded instead).
   void ready(const QString &python, int protocol);
+  /// The targets the worker's Cuvil can compile for ("c", "cpu", "cuda"...).
+  void targetsReported(const QStringList &targets);
   void runStarted(const QString &file);
   void compilationReported(const cuvil::workbench::CompilationRecord &record);
   void runFinished(bool ok, double seconds);

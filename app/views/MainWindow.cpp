@@ -196,6 +196,41 @@ void MainWindow::buildActions() {
   bar->addAction(runAction);
   bar->addAction(stopAction);
   bar->addAction(executeAction);
+  bar->addSeparator();
+  targetBox = new QComboBox(bar);
+  targetBox->setObjectName("targetBox");
+  targetBox->setToolTip(
+      tr("Compile every function of the file for this target (PTX and fat "
+         "binaries for cuda, C for c, WebAssembly for wasm), whatever its "
+         "decorators say; code that cannot run here runs as Python"));
+  targetBox->addItem(tr("Target: as the file says"), QString());
+  for (const QString &target : {"cpu", "cuda", "c", "wasm"})
+    targetBox->addItem(tr("Target: %1").arg(target), target);
+  bar->addWidget(targetBox);
+  connect(targetBox, &QComboBox::activated, this, [this] {
+    if (!context.file().isEmpty())
+      openFile(context.file());
+  });
+  // The worker says which targets its Cuvil has (plugins add some).
+  connect(&context.worker(), &WorkerClient::targetsReported, this,
+          [this](const QStringList &targets) {
+            QString chosen = targetBox->currentData().toString();
+            while (targetBox->count() > 1)
+              targetBox->removeItem(1);
+            for (const QString &target : targets)
+              targetBox->addItem(tr("Target: %1").arg(target), target);
+            int at = targetBox->findData(chosen);
+            targetBox->setCurrentIndex(at < 0 ? 0 : at);
+          });
+}
+
+void MainWindow::setRunTarget(const QString &target) {
+  int at = targetBox->findData(target);
+  if (at < 0) {
+    targetBox->addItem(tr("Target: %1").arg(target), target);
+    at = targetBox->count() - 1;
+  }
+  targetBox->setCurrentIndex(at);
 }
 
 void MainWindow::restoreLayout() {
@@ -275,7 +310,7 @@ void MainWindow::openFile(const QString &path) {
   context.beginFile(file, source);
   appendConsole(tr("Running %1 in a fresh worker\n").arg(file),
                 toneColor(WorkbenchContext::Tone::Info));
-  context.worker().runFile(file);
+  context.worker().runFile(file, targetBox->currentData().toString());
   updateActions();
 }
 

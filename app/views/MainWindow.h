@@ -12,6 +12,7 @@
 #include "WorkbenchContext.h"
 #include "WorkbenchPage.h"
 
+#include <QComboBox>
 #include <QMainWindow>
 
 class QMenu;
@@ -26,6 +27,10 @@ class MainWindow : public QMainWindow {
 public:
   explicit MainWindow(QWidget *parent = nullptr);
   ~MainWindow() override;
+
+  /// The target box's choice: runs compile every function for `target` ("" =
+  /// as each file says).
+  void setRunTarget(const QString &target);
 
   /// The bundled example (resources/examples/mlp.py) when it can be found.
   static QString bundledExample();
@@ -89,6 +94,9 @@ private:
   QMenu *exportMenu = nullptr;
   QAction *runAction = nullptr;
   QAction *stopAction = nullptr;
+  /// The target every function of a run compiles for: "" (each as its file
+  /// says) or one the worker reported.
+  QComboBox *targetBox = nullptr;
   QAction *executeAction = nullptr;
 };
 

@@ -121,10 +121,12 @@ void PassExplorerPage::showLocation(const QString &loc) {
 
 void PassExplorerPage::exportDialog(const QString &kind) {
   static const QHash<QString, QString> suffixes = {
-      {"mlir", "mlir"}, {"llvm", "ll"},     {"asm", "s"},      {"obj", "o"},
-      {"so", "so"},     {"c", "c"},         {"h", "h"},        {"dot", "dot"},
-      {"wasm", "wasm"}, {"mjs", "mjs"},     {"wat", "wat"},    {"svg", "svg"},
-      {"png", "png"},   {"cuvil", "cuvil"}, {"irpkg", "irpkg"}};
+      {"mlir", "mlir"}, {"llvm", "ll"},     {"asm", "s"},
+      {"obj", "o"},     {"so", "so"},       {"c", "c"},
+      {"h", "h"},       {"dot", "dot"},     {"wasm", "wasm"},
+      {"mjs", "mjs"},   {"wat", "wat"},     {"svg", "svg"},
+      {"png", "png"},   {"cuvil", "cuvil"}, {"irpkg", "irpkg"},
+      {"ptx", "ptx"},   {"cubin", "cubin"}, {"fatbin", "fatbin"}};
   const CompilationRecord *record = compilations.record(compilation);
   QString base = record ? record->function : "graph";
   if (kind == "mlir" && step >= 0)
@@ -191,9 +193,9 @@ void PassExplorerPage::exportArtifact(const QString &kind,
     return writeFile(kind, path, data);
   }
   // Written by the worker: the target's code, or a package of it.
-  static const QStringList workerKinds = {"llvm", "asm",   "obj",  "so",
-                                          "c",    "h",     "wasm", "mjs",
-                                          "wat",  "cuvil", "irpkg"};
+  static const QStringList workerKinds = {
+      "llvm", "asm", "obj",   "so",    "c",   "h",     "wasm",
+      "mjs",  "wat", "cuvil", "irpkg", "ptx", "cubin", "fatbin"};
   if (!record->artifacts.isEmpty() && workerKinds.contains(kind) &&
       !record->artifacts.contains(kind))
     return failExport(

@@ -105,10 +105,12 @@ void PassExplorerPage::showPass(const QString &name, bool before) {
 
 void PassExplorerPage::showTargetCode() {
   const CompilationRecord *record = compilations.record(compilation);
-  // The code a target writes as text: C, or a wasm module's text form.
+  // The code a target writes as text: C, a wasm module's text form, or the
+  // GPU kernels' PTX (with their launch bounds and shared memory).
   QString stage = !record                             ? QString()
                   : record->artifacts.contains("c")   ? QStringLiteral("c")
                   : record->artifacts.contains("wat") ? QStringLiteral("wat")
+                  : record->artifacts.contains("ptx") ? QStringLiteral("ptx")
                                                       : QString();
   if (stage.isEmpty()) {
     targetCodeIndex = -1;
@@ -119,8 +121,9 @@ void PassExplorerPage::showTargetCode() {
     targetCodeIndex = record->index;
     targetCodeStage = stage;
     targetCodeAsked = false;
-    targetCode->setLanguage(stage == "c" ? SourceEditor::Language::C
-                                         : SourceEditor::Language::Wat);
+    targetCode->setLanguage(stage == "c"     ? SourceEditor::Language::C
+                            : stage == "ptx" ? SourceEditor::Language::PTX
+                                             : SourceEditor::Language::Wat);
     targetCode->setSource(QString());
   }
   // The worker answers one request at a time, when its run has finished.

@@ -14,7 +14,8 @@ class SourceEditor : public QWidget {
 public:
   /// What the editor shows, for its highlighting: the user's Python, the C
   /// a target generated, or WebAssembly text (shown plain).
-  enum class Language { Python, C, Wat };
+  /// Wat and PTX are shown as plain text.
+  enum class Language { Python, C, Wat, PTX };
 
   explicit SourceEditor(QWidget *parent = nullptr,
                         Language language = Language::Python);

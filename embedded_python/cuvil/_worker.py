@@ -155,7 +155,19 @@ class Worker:
         _jit.set_snapshot_capture(True)
 
     # ----- requests -------------------------------------------------------
-    def run(self, path: str) -> None:
+    def run(self, path: str, target: str | None = None) -> None:
+        """Runs the file, compiling every function for ``target`` when given (as
+        ``cuvil compile --target`` does: code that cannot run here runs as Python)."""
+        from ._targets import set_target_override
+
+        previous = set_target_override(target) if target else None
+        try:
+            self._run(path)
+        finally:
+            if target:
+                set_target_override(previous)
+
+    def _run(self, path: str) -> None:
         self.current_file = os.path.abspath(path)
         self.send({"type": "started", "file": self.current_file})
         started = time.perf_counter()
@@ -391,7 +403,7 @@ class Worker:
         """Answer one request; False when the Workbench asked the worker to quit."""
         command = request.get("cmd")
         handlers = {
-            "run": lambda: self.run(request["file"]),
+            "run": lambda: self.run(request["file"], request.get("target")),
             "execute": lambda: self.execute(request),
             "export": lambda: self.export(request),
             "ir": lambda: self.ir(request),
@@ -474,6 +486,8 @@ def serve(fd: int) -> int:
             "python": sys.version.split()[0],
             "prefix": sys.prefix,
             "numpy": np.__version__,
+            # What a run may compile for (the Workbench's target choice).
+            "targets": cuvil.available_targets(),
         }
     )
     try:

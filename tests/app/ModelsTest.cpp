@@ -136,6 +136,13 @@ void ModelsTest::passDocsFromDeclarations() {
   QVERIFY(docs.contains("cuvil-wasm-to-llvm") &&
           docs.contains("cuvil-c-to-emitc") &&
           docs.contains("convert-cuvil-to-linalg"));
+  // The cuda target's, and the upstream GPU passes its pipeline runs.
+  for (const char *pass :
+       {"cuvil-cuda-tile-matmul", "cuvil-cuda-warp-reductions",
+        "cuvil-cuda-map-parallel-loops", "gpu-kernel-outlining",
+        "gpu-async-region", "nvvm-attach-target", "convert-gpu-to-nvvm",
+        "gpu-to-llvm", "convert-parallel-loops-to-gpu"})
+    QVERIFY2(docs.contains(pass), pass);
   // Upstream passes, and the pipeline MLIR declares in C++.
   QCOMPARE(docs.summary("canonicalize"), QString("Canonicalize operations"));
   QVERIFY(docs.contains("one-shot-bufferize") &&

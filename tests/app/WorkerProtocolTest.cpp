@@ -43,6 +43,7 @@ private slots:
   void normalRunReportsCompilationsExecutesAndExports();
   void cTargetShowsItsCodeAndExportsIt();
   void wasmTargetShowsItsTextAndExportsIt();
+  void runForCudaShowsPtxAndExportsFatBinaries();
   void exceptionNamesTheUsersLine();
   void endlessLoopStopsWithinASecond();
   void loopIgnoringSignalsIsKilledWithinASecond();
@@ -207,6 +208,44 @@ void WorkerProtocolTest::wasmTargetShowsItsTextAndExportsIt() {
     QVERIFY(file.open(QIODevice::ReadOnly));
     QVERIFY2(file.readAll().contains(it.value()), qPrintable(it.key()));
   }
+}
+
+void WorkerProtocolTest::runForCudaShowsPtxAndExportsFatBinaries() {
+  // The file says cpu; the run's target (the Workbench's target box) wins.
+  // Without a GPU the call runs as Python and says why; the PTX is there.
+  WorkerClient client;
+  Console console;
+  console.attach(client);
+  QSignalSpy targets(&client, &WorkerClient::targetsReported);
+  QSignalSpy compiled(&client, &WorkerClient::compilationReported);
+  QSignalSpy finished(&client, &WorkerClient::runFinished);
+  client.runFile(testData("fixtures/tiny_model.py"), "cuda");
+  QVERIFY(finished.wait(60000));
+  QVERIFY2(finished.first().at(0).toBool(), qPrintable(console.err));
+  QVERIFY(console.out.contains("result [16. 18. 20. 22.]"));
+  QVERIFY(!targets.isEmpty());
+  QVERIFY(targets.first().at(0).toStringList().contains("cuda"));
+  auto record = compiled.first().at(0).value<CompilationRecord>();
+  QCOMPARE(record.target, QString("cuda"));
+  for (const char *kind : {"ptx", "cubin", "fatbin"})
+    QVERIFY2(record.artifacts.contains(kind), kind);
+
+  QSignalSpy ir(&client, &WorkerClient::irReady);
+  QVERIFY(client.requestIr(0, record.target, "ptx"));
+  QVERIFY(ir.wait(30000));
+  QString text = ir.first().at(2).toString();
+  QVERIFY2(text.contains(".target sm_90") && text.contains(".entry "),
+           qPrintable(text.left(400)));
+  QVERIFY(text.contains(".maxntid"));
+
+  QTemporaryDir dir;
+  QSignalSpy exported(&client, &WorkerClient::exported);
+  QString path = dir.filePath("scale_shift.fatbin");
+  QVERIFY(client.exportArtifact(0, record.target, "fatbin", path));
+  QVERIFY(exported.wait(30000));
+  QFile file(path);
+  QVERIFY(file.open(QIODevice::ReadOnly));
+  QCOMPARE(file.read(4), QByteArray("\x50\xed\x55\xba", 4));
 }
 
 void WorkerProtocolTest::exceptionNamesTheUsersLine() {
