@@ -257,3 +257,43 @@ def test_a_failing_launch_is_a_clear_error_and_leaks_nothing(tmp_path):
     assert "launching a kernel (cuLaunchKernel) failed: CUDA_ERROR_LAUNCH_FAILED" in out["error"]
     assert "the outputs were not written" in out["error"]
     assert out["launches"] == 0 and out["live_allocations"] == 1
+
+
+_PROFILE_CHILD = """
+import json, numpy as np, cuvil
+
+@cuvil.jit(target="cuda")
+def block(x, w):
+    h = np.maximum(x @ w, 0.0)
+    return h - h.max(axis=1, keepdims=True)
+
+x = np.ones((64, 96), np.float32); w = np.ones((96, 128), np.float32)
+block(x, w)
+with cuvil.profile() as prof:
+    block(x, w)
+ops = [s.name for s in prof.key_averages()]
+kernels = cuvil.compilations()[-1].compiled.kernels
+print(json.dumps({"ops": ops, "kernels": [k[0] for k in kernels],
+                  "locs": [k[1] for k in kernels]}))
+"""
+
+
+def test_profiled_launches_carry_their_ir_ops(tmp_path):
+    """Each launch reaches the profiler as its kernel of the table: IR op name and the
+    user's line (the CPU side of the launch; GPU time comes from CUPTI on a GPU)."""
+    driver = tmp_path / "libfakecuda.so"
+    subprocess.run(
+        ["cc", "-shared", "-fPIC", "-O1", "-o", str(driver), str(FAKE_DRIVER_SOURCE)], check=True
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", _PROFILE_CHILD],
+        env=dict(os.environ, CUVIL_CUDA_DRIVER=str(driver)),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout.splitlines()[-1])
+    assert any("linalg.matmul" in name for name in out["kernels"]), out
+    assert all(loc.startswith("<string>:") for loc in out["locs"]), out
+    assert any("linalg.matmul" in op for op in out["ops"]), out

@@ -505,6 +505,7 @@ cuvil::CompiledFunction::compileAndLoad(const std::string &mlirText,
   if (defaulted && !defaultSteps(options, impl->options.steps, error))
     return nullptr;
   request.instrumented =
+      impl->target->reportsKernels() ||
       llvm::any_of(impl->options.steps, [](const PipelineStep &step) {
         return step.name == "cuvil-instrument-kernels";
       });

@@ -23,6 +23,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <string_view>
 
 using namespace cuvil;
 using namespace cuvil::cuda;
@@ -40,6 +41,9 @@ struct ExecutableState {
   CUmemoryPool pool = nullptr;
   std::map<const void *, CUmodule> modules;
   std::map<std::pair<CUmodule, std::string>, CUfunction> functions;
+  /// Kernel number of each function (its name ends in `_k<N>`), for the
+  /// profiling hooks; -1 when it has none.
+  std::map<CUfunction, int32_t> kernelNumbers;
   std::map<const void *, CUdeviceptr> constants;
   /// Pinned staging memory for host copies, grown as needed.
   void *staging = nullptr;
@@ -60,6 +64,8 @@ std::atomic<uint64_t> poolBytes{[] {
 /// The host call in progress on this thread.
 struct CallState {
   ExecutableState *exe;
+  /// The profiler's hooks for this call, or null.
+  const KernelHooks *hooks = nullptr;
   std::string error;
   bool failed() const { return !error.empty(); }
 };
@@ -89,6 +95,22 @@ bool check(CallState *call, CUresult status, const char *what) {
 
 CUstream streamOf(CallState *call, void *stream) {
   return stream ? static_cast<CUstream>(stream) : call->exe->stream;
+}
+
+/// N of a kernel named `<function>_k<N>` (cuvil-cuda-merge-kernel-modules
+/// names them so), or -1.
+int32_t kernelNumber(const char *name) {
+  std::string_view text(name);
+  size_t at = text.rfind("_k");
+  if (at == std::string_view::npos || at + 2 >= text.size())
+    return -1;
+  int32_t number = 0;
+  for (char c : text.substr(at + 2)) {
+    if (c < '0' || c > '9' || number > 1'000'000)
+      return -1;
+    number = number * 10 + (c - '0');
+  }
+  return number;
 }
 
 // -- The functions host code calls ----------------------------------------
@@ -132,6 +154,7 @@ void *mgpuModuleGetFunction(void *module, const char *name) {
              "finding a kernel (cuModuleGetFunction)"))
     return nullptr;
   exe.functions[key] = function;
+  exe.kernelNumbers[function] = kernelNumber(name);
   return function;
 }
 
@@ -144,11 +167,22 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
     return;
   if (gridX == 0 || gridY == 0 || gridZ == 0)
     return; // an empty loop: nothing to run
+  // The profiler sees each launch as its kernel (IR op, location): NVTX
+  // ranges and CUPTI's correlation tie the GPU's work to it.
+  int32_t kernel = -1;
+  if (call->hooks) {
+    auto it = call->exe->kernelNumbers.find(static_cast<CUfunction>(function));
+    kernel = it == call->exe->kernelNumbers.end() ? -1 : it->second;
+  }
+  if (kernel >= 0)
+    call->hooks->hook(call->hooks->context, kernel, 0);
   check(call,
         call->exe->driver->cuLaunchKernel(
             static_cast<CUfunction>(function), gridX, gridY, gridZ, blockX,
             blockY, blockZ, sharedBytes, streamOf(call, stream), params, extra),
         "launching a kernel (cuLaunchKernel)");
+  if (kernel >= 0)
+    call->hooks->hook(call->hooks->context, kernel, 1);
 }
 
 void *mgpuStreamCreate() {
@@ -406,7 +440,8 @@ private:
 } // namespace
 
 void CudaExecutable::call(void *const *in, void *const *out,
-                          const KernelHooks *, const Shapes *shapes) const {
+                          const KernelHooks *hooks,
+                          const Shapes *shapes) const {
   ExecutableState &s = *state;
   std::lock_guard<std::mutex> lock(s.mutex);
   std::string error;
@@ -414,6 +449,7 @@ void CudaExecutable::call(void *const *in, void *const *out,
     return reportCallFailure(error);
   ActiveCall active(s);
   CallState *call = &active.call;
+  call->hooks = hooks;
   size_t count = inputs.size() + outputs.size();
   std::vector<size_t> bytes(count);
   size_t total = 0;

@@ -8,43 +8,47 @@
 // memory (gpu.alloc), every launch and allocation is chained on one stream
 // and the host waits once, at the end. 2-D loops: 32 threads on x (the
 // contiguous dimension), 8 on y; a 1-D loop of 16 rows: 16 threads.
+// Kernels are named after the function and their place in its kernel table
+// (`cuvil.kernels`, the profiler's: IR op names from cuvil-tag-kernels).
 // KERNELS-LABEL: func.func @mlp
+// KERNELS-SAME: cuvil.kernels =
+// KERNELS-SAME: "linalg.fill + linalg.matmul", #loc], ["linalg.fill + linalg.matmul", #loc], ["linalg.generic(addf,mulf,erf)", #loc1]
 // KERNELS-NOT: memref.alloc
 // KERNELS: %[[T0:.*]] = gpu.wait async
-// KERNELS: gpu.launch_func async [%[[T0]]] @cuvil_kernels::@mlp_kernel blocks in (%c8, %c2, %c1) threads in (%c32, %c8, %c1)
-// KERNELS: gpu.launch_func async {{.*}} @cuvil_kernels::@mlp_kernel_0 blocks in (%c4, %c1, %c1) threads in (%c16, %c16, %c1)
+// KERNELS: gpu.launch_func async [%[[T0]]] @cuvil_kernels::@mlp_k0 blocks in (%c8, %c2, %c1) threads in (%c32, %c8, %c1)
+// KERNELS: gpu.launch_func async {{.*}} @cuvil_kernels::@mlp_k1 blocks in (%c4, %c1, %c1) threads in (%c16, %c16, %c1)
 // KERNELS: gpu.alloc async
 // KERNELS: gpu.launch_func async {{.*}} threads in (%c16, %c1, %c1)
 // KERNELS: gpu.dealloc async
 // KERNELS-NEXT: gpu.wait [%{{.*}}]
 // KERNELS-NEXT: return
 // KERNELS: gpu.module @cuvil_kernels {
-// KERNELS-COUNT-9: gpu.func @mlp_kernel{{.*}} kernel
+// KERNELS-COUNT-9: gpu.func @mlp_k{{[0-9]}}({{.*}} kernel
 // KERNELS-NOT: gpu.module
 
 // Kernels in NVVM with their launch bounds; math from libdevice, linked when
 // the module is serialized.
 // NVVM: llvm.func @mlp(
 // NVVM: gpu.module @cuvil_kernels [#nvvm.target<O = 3, chip = "sm_90"
-// NVVM: llvm.func @mlp_kernel({{.*}} nvvm.kernel, nvvm.maxntid = array<i32: 32, 8, 1>
+// NVVM: llvm.func @mlp_k0({{.*}} nvvm.kernel, nvvm.maxntid = array<i32: 32, 8, 1>
 // NVVM: llvm.call @__nv_erff
 // NVVM: llvm.call @__nv_expf
 
-// The GEMM (mlp_kernel_0): 16 x 16 threads, both operands' slices in shared
+// The GEMM (mlp_k1): 16 x 16 threads, both operands' slices in shared
 // memory (64 x 17 and 16 x 65 floats), barriers around the FMAs.
 // PTX: .target sm_90
-// PTX-SAME: .entry mlp_kernel(
+// PTX-SAME: .entry mlp_k0(
 // PTX-SAME: .maxntid 32, 8, 1
-// PTX-SAME: .entry mlp_kernel_0(
+// PTX-SAME: .entry mlp_k1(
 // PTX-SAME: .maxntid 16, 16, 1
-// PTX-SAME: .shared .align 4 .b8 __wg_mlp_kernel_0_0[4352];
-// PTX-SAME: .shared .align 4 .b8 __wg_mlp_kernel_0_1[4160];
+// PTX-SAME: .shared .align 4 .b8 __wg_mlp_k1_0[4352];
+// PTX-SAME: .shared .align 4 .b8 __wg_mlp_k1_1[4160];
 // PTX-SAME: st.shared.f32
 // PTX-SAME: bar.sync
 // PTX-SAME: ld.shared.f32
 // PTX-SAME: fma.rn.f32
 // PTX-SAME: bar.sync
-// PTX-SAME: .entry mlp_kernel_2(
+// PTX-SAME: .entry mlp_k3(
 // PTX-SAME: .maxntid 16, 1, 1
 
 func.func @mlp(%x: tensor<16x32xf32>, %w: tensor<32x256xf32>, %b: tensor<256xf32>) -> tensor<16x256xf32> {

@@ -78,6 +78,10 @@ public:
   /// Registers the backend's own passes so textual pipelines resolve.
   virtual void registerPasses() const {}
 
+  /// The loaded code reports its kernels to the profiler's hooks by itself
+  /// (the cuda runtime around each launch), without cuvil-instrument-kernels.
+  virtual bool reportsKernels() const { return false; }
+
   /// Appends the backend's phases (Schedule and later), in run order.
   virtual void buildPhases(const TargetOptions &options,
                            PipelineBuilder &pipeline) const = 0;

@@ -67,6 +67,7 @@ public:
     NVVM::registerNVVMTargetInterfaceExternalModels(registry);
   }
   void registerPasses() const override { registerCuvilCudaPasses(); }
+  bool reportsKernels() const override { return true; }
 
   void buildPhases(const TargetOptions &options,
                    PipelineBuilder &p) const override;
@@ -224,6 +225,8 @@ private:
 
 void CudaTarget::buildPhases(const TargetOptions &o, PipelineBuilder &p) const {
   using Need = PipelineBuilder::Need;
+  // Names for the kernel table the profiler shows (from the linalg ops).
+  p.add(Phase::Schedule, "cuvil-tag-kernels", "", "func.func", Need::Optional);
   p.addBufferization();
   p.add(Phase::Bufferize, "cuvil-plan-memory", "", "func.func", Need::Optional);
   p.add(Phase::Bufferize, "cuvil-cuda-device-buffers", "", "func.func");

@@ -8,6 +8,8 @@
 
 #include "cuvil/Target/CUDA/Passes.h"
 
+#include "cuvil/Dialect/Cuvil/IR/CuvilDialect.h"
+
 #include "mlir/IR/SymbolTable.h"
 
 namespace mlir::cuvil {
@@ -20,6 +22,32 @@ using namespace mlir;
 namespace {
 
 constexpr llvm::StringLiteral kMergedName = "cuvil_kernels";
+
+/// `cuvil.kernels` on `func`: [name, location] of each kernel it launches,
+/// in order (the profiler's kernel table, as cuvil-instrument-kernels
+/// records it on the CPU), named after what cuvil-tag-kernels recorded for
+/// the launch's location.
+void recordKernelTable(func::FuncOp func) {
+  MLIRContext *ctx = func.getContext();
+  llvm::DenseMap<Attribute, StringAttr> tagged;
+  if (auto names = func->getAttrOfType<ArrayAttr>(
+          mlir::cuvil::CuvilDialect::KernelNamesAttrHelper::getNameStr()))
+    for (Attribute entry : names) {
+      auto pair = cast<ArrayAttr>(entry);
+      tagged[pair[0]] = cast<StringAttr>(pair[1]);
+    }
+  SmallVector<Attribute> table;
+  func.walk([&](gpu::LaunchFuncOp launch) {
+    Attribute loc = launch.getLoc();
+    StringAttr name = tagged.lookup(loc);
+    if (!name)
+      name = StringAttr::get(ctx, "gpu kernel");
+    table.push_back(ArrayAttr::get(ctx, {name, loc}));
+  });
+  if (!table.empty())
+    func->setAttr(mlir::cuvil::CuvilDialect::KernelsAttrHelper::getNameStr(),
+                  ArrayAttr::get(ctx, table));
+}
 
 struct CudaMergeKernelModulesPass
     : mlir::cuvil::impl::CudaMergeKernelModulesBase<
@@ -42,7 +70,18 @@ struct CudaMergeKernelModulesPass
       merged.setTargetsAttr(targets);
     SymbolTable mergedSymbols(merged);
 
-    // Old (module, kernel) -> new kernel name.
+    // Each kernel is named after the host function launching it and its
+    // place in that function's kernel table, `<function>_k<N>`: the runtime
+    // reads N off the name to report the launch as kernel N.
+    llvm::DenseMap<std::pair<StringAttr, StringAttr>, std::string> names;
+    for (auto func : module.getOps<func::FuncOp>()) {
+      int index = 0;
+      func.walk([&](gpu::LaunchFuncOp launch) {
+        SymbolRefAttr kernel = launch.getKernel();
+        names[{kernel.getRootReference(), kernel.getLeafReference()}] =
+            (func.getSymName() + "_k" + Twine(index++)).str();
+      });
+    }
     llvm::DenseMap<std::pair<StringAttr, StringAttr>, StringAttr> renamed;
     for (gpu::GPUModuleOp source : sources) {
       for (Operation &op : llvm::make_early_inc_range(source.getOps())) {
@@ -54,15 +93,15 @@ struct CudaMergeKernelModulesPass
           return signalPassFailure();
         }
         StringAttr oldName = symbol.getNameAttr();
-        // An outlined module holds one kernel: name it after its module.
-        bool isKernel =
-            isa<gpu::GPUFuncOp>(op) && cast<gpu::GPUFuncOp>(op).isKernel();
+        auto key = std::make_pair(source.getNameAttr(), oldName);
+        bool isKernel = isa<gpu::GPUFuncOp>(op) &&
+                        cast<gpu::GPUFuncOp>(op).isKernel() && names.count(key);
         if (isKernel)
-          symbol.setName(source.getName());
+          symbol.setName(names[key]);
         op.moveBefore(merged.getBody()->getTerminator());
         StringAttr newName = mergedSymbols.insert(&op);
         if (isKernel)
-          renamed[{source.getNameAttr(), oldName}] = newName;
+          renamed[key] = newName;
       }
     }
     WalkResult result = module.walk([&](gpu::LaunchFuncOp launch) {
@@ -82,6 +121,8 @@ struct CudaMergeKernelModulesPass
       return signalPassFailure();
     for (gpu::GPUModuleOp source : sources)
       source.erase();
+    for (auto func : module.getOps<func::FuncOp>())
+      recordKernelTable(func);
   }
 };
 
