@@ -637,12 +637,17 @@ class IRModule:
             )
         return module
 
-    def compile(self, enable_fusion: bool | None = None, pipeline=None) -> CompiledModel:
-        """Compile for the target; the result is cached per ``enable_fusion``/pipeline.
+    def compile(
+        self, enable_fusion: bool | None = None, pipeline=None, target: str | None = None
+    ) -> CompiledModel:
+        """Compile for the target; the result is cached per target, ``enable_fusion`` and
+        pipeline.
 
         ``enable_fusion`` defaults to the :meth:`optimize` setting (on).
         ``pipeline`` is an optional :class:`cuvil.PipelineBuilder` (its
-        ``enable_fusion`` then wins).
+        ``enable_fusion`` then wins). ``target`` (``"cuda:0"``, ``"wasm"``...)
+        compiles for another target than the one the module was built for; the
+        pipeline, if given, must be that target's.
 
         Raises :class:`cuvil.CompileError` for a ``mode="training"`` module:
         this version compiles inference graphs only.
@@ -656,14 +661,25 @@ class IRModule:
             )
         if enable_fusion is None:
             enable_fusion = self._enable_fusion
+        target_name, device = self.target, self.device
+        if target is not None:
+            from ._targets import resolve_target
+
+            target_name, device = resolve_target(target, "IRModule.compile")
+        if pipeline is not None and pipeline.target != target_name:
+            raise ValueError(
+                f"IRModule.compile: the pipeline was built for target {pipeline.target!r}, "
+                f"not {target_name!r}; build it with cuvil.PipelineBuilder(target="
+                f"{target_name!r})"
+            )
         if pipeline is None and self._disabled:
             from ._passes import PipelineBuilder
 
-            pipeline = PipelineBuilder(target=self.target, enable_fusion=enable_fusion)
+            pipeline = PipelineBuilder(target=target_name, enable_fusion=enable_fusion)
             for name in self._disabled:
                 pipeline.disable(name)
         fusion = bool(pipeline.enable_fusion if pipeline is not None else enable_fusion)
-        key = (fusion, pipeline.cache_key() if pipeline is not None else None)
+        key = (target_name, device, fusion, pipeline.cache_key() if pipeline is not None else None)
         with self._lock:
             model = self._compiled.get(key)
             if model is None:
@@ -671,10 +687,10 @@ class IRModule:
                     self._program,
                     self.name,
                     self.source,
-                    self.target,
+                    target_name,
                     fusion,
                     pipeline,
-                    device=self.device,
+                    device=device,
                 )
                 model = self._compiled[key] = CompiledModel(self, entry)
             self._latest = model

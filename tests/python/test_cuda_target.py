@@ -297,3 +297,26 @@ def test_profiled_launches_carry_their_ir_ops(tmp_path):
     assert any("linalg.matmul" in name for name in out["kernels"]), out
     assert all(loc.startswith("<string>:") for loc in out["locs"]), out
     assert any("linalg.matmul" in op for op in out["ops"]), out
+
+
+def test_ir_modules_compile_for_cuda_and_dynamic_shapes_are_refused():
+    from cuvil.frontend import build_ir, to_ir_with_dynamic_shape
+
+    def f(x, w):
+        return np.tanh(x @ w).sum(axis=1)
+
+    module = build_ir(f, {"x": (8, 64), "w": (64, 32)})
+    compiled = module.compile(target="cuda:0")
+    assert cuvil.compilations()[-1].target == "cuda"
+    assert ".entry f_k0(" in compiled.inspect("ptx")
+    assert module.compile(target="cuda") is compiled  # cached per target
+    assert module.compile() is not compiled  # the module's own (cpu)
+    dynamic = to_ir_with_dynamic_shape(
+        f,
+        input_spec=[
+            cuvil.TensorSpec(shape=("n", 64), dtype="float32"),
+            cuvil.TensorSpec(shape=(64, 32), dtype="float32"),
+        ],
+    )
+    with pytest.raises(cuvil.CompileError, match="cuda target compiles static shapes only"):
+        dynamic.compile(target="cuda")

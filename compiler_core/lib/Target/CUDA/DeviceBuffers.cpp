@@ -25,6 +25,18 @@ struct CudaDeviceBuffersPass
     : mlir::cuvil::impl::CudaDeviceBuffersBase<CudaDeviceBuffersPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
+    // Launch sizes and the runtime's copies are computed from static shapes.
+    for (auto [index, type] : llvm::enumerate(func.getArgumentTypes())) {
+      auto shaped = dyn_cast<ShapedType>(type);
+      if (shaped && !shaped.hasStaticShape()) {
+        func.emitError() << "the cuda target compiles static shapes only, and "
+                         << "argument " << index << " of @" << func.getSymName()
+                         << " has type " << type
+                         << "; fix: compile with static input shapes, or use "
+                            "target='cpu' for dynamic ones";
+        return signalPassFailure();
+      }
+    }
     IRRewriter rewriter(func.getContext());
     SmallVector<Operation *> work;
     func.walk([&](Operation *op) {
