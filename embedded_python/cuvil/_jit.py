@@ -271,6 +271,17 @@ def _argument_problem(name: str, value) -> tuple[str, str] | None:
     return None
 
 
+def _on_gpu(value) -> bool:
+    """A ``cuvil.nd`` array on a GPU or a DLPack tensor in CUDA memory."""
+    if isinstance(value, np.ndarray):
+        return False
+    device = getattr(value, "__dlpack_device__", None)
+    try:
+        return device is not None and device()[0] == 2  # DLPack's kDLCUDA
+    except Exception:  # noqa: BLE001 - a foreign object's method
+        return False
+
+
 class JitFunction:
     """A function compiled by Cuvil on its first call for each argument signature.
 
@@ -339,6 +350,8 @@ class JitFunction:
             arguments = ArgumentList(names, list(args), lambda values: (values, {}))
         else:
             arguments = bind_arguments(fn, self._signature, args, kwargs)
+        if self.target == "cuda" and any(map(_on_gpu, arguments.values)):
+            return self._call_on_device(arguments)
         for name, value in zip(arguments.names, arguments.values):
             problem = _argument_problem(name, value)
             if problem is not None:
@@ -361,6 +374,53 @@ class JitFunction:
             if isinstance(entry, _Fallback):
                 return self._fall_back(entry.reason, args, kwargs)
         return self._run(entry, arguments.values)
+
+    def _call_on_device(self, arguments: ArgumentList):
+        """Arrays already on the GPU (``cuvil.nd`` arrays, DLPack tensors of PyTorch or
+        CuPy): no copies, results as ``cuvil.nd`` arrays on the same device."""
+        from . import nd
+
+        arrays = [nd.from_dlpack(v) for v in arguments.values]
+        device = next(a.device for a in arrays if a.is_cuda)
+        for name, a in zip(arguments.names, arrays):
+            if a.device != device:
+                raise TypeError(
+                    f"{self.__qualname__}: argument '{name}' is on {a.device} while others "
+                    f"are on {device}; fix: put every argument on one device, e.g. "
+                    f"cuvil.nd.array({name}, device='{device}')"
+                )
+            if not is_traceable(a.dtype):
+                raise TypeError(f"{self.__qualname__}: argument '{name}' has dtype {a.dtype}")
+        key = ("device", device) + tuple(
+            (n, a.dtype, a.shape) for n, a in zip(arguments.names, arrays)
+        )
+        entry = self._cache.get(key)
+        if entry is None:
+            with self._cache.build_lock:
+                entry = self._cache.get(key)
+                if entry is None:
+                    # Traced on empty host arrays: tracing reads shapes and dtypes only.
+                    placeholders = [np.empty(a.shape, a.dtype) for a in arrays]
+                    entry = self._build(
+                        ArgumentList(arguments.names, placeholders, arguments._rebuild), key
+                    )
+        if isinstance(entry, _Fallback):
+            raise RuntimeError(
+                f"{self.__qualname__}: cannot run on {device} arrays: {entry.reason}"
+            )
+        program = entry.program
+        if program.boundary_inputs or program.boundary_outputs:
+            raise TypeError(
+                f"{self.__qualname__}: float16 arguments or results are computed in float32 "
+                "and cannot stay on the GPU; fix: pass NumPy arrays"
+            )
+        outputs = [nd.empty(shape, dtype.name, device) for dtype, shape in program.outputs]
+        entry.record.compiled.call_device(
+            [a.data_ptr for a in arrays], [o.data_ptr for o in outputs]
+        )
+        self._last_compiled = entry.record
+        self._last_fallback_reason = None
+        return program.pack(outputs)
 
     def _retrace(self, arguments: ArgumentList, key, stale):
         """Trace and compile again: an array the compiled code baked in has changed."""

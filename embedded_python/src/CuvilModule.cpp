@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ArrayArgs.h"
+#include "DeviceBindings.h"
 #include "DialectBindings.h"
 #include "PackageBindings.h"
 #include "PipelineBindings.h"
@@ -174,6 +175,28 @@ PYBIND11_MODULE(_cuvil, m) {
           },
           py::arg("inputs"), py::arg("outputs"),
           "Runs the compiled code on C-contiguous arrays; writes `outputs`.")
+      .def(
+          "call_device",
+          [](cuvil::CompiledFunction &self, const std::vector<uintptr_t> &in,
+             const std::vector<uintptr_t> &out) {
+            if (in.size() != self.inputs().size() ||
+                out.size() != self.outputs().size())
+              throw py::value_error(
+                  "expected " + std::to_string(self.inputs().size()) +
+                  " inputs and " + std::to_string(self.outputs().size()) +
+                  " outputs");
+            std::vector<void *> inPtrs, outPtrs;
+            for (uintptr_t p : in)
+              inPtrs.push_back(reinterpret_cast<void *>(p));
+            for (uintptr_t p : out)
+              outPtrs.push_back(reinterpret_cast<void *>(p));
+            cuvil::python::callCompiled(self, inPtrs, outPtrs, nullptr,
+                                        /*onDevice=*/true);
+          },
+          py::arg("inputs"), py::arg("outputs"),
+          "Runs the compiled code on device pointers (C-contiguous buffers of "
+          "the signature's shapes in the target device's memory); writes "
+          "`outputs`. ValueError for a target without device memory.")
       .def_property_readonly("name", &cuvil::CompiledFunction::name)
       .def_property_readonly("instrumented",
                              &cuvil::CompiledFunction::instrumented,
@@ -328,6 +351,7 @@ PYBIND11_MODULE(_cuvil, m) {
 
   cuvil::python::bindPipeline(m);
   cuvil::python::bindTargets(m);
+  cuvil::python::bindDevices(m);
 
   m.def(
       "verify",

@@ -161,14 +161,32 @@ void cuvil::python::checkCall(const std::string &function) {
 void cuvil::python::callCompiled(CompiledFunction &fn,
                                  const std::vector<void *> &inputs,
                                  const std::vector<void *> &outputs,
-                                 const Shapes *shapes) {
+                                 const Shapes *shapes, bool onDevice) {
   prof::EventRecorder &recorder = prof::EventRecorder::global();
   bool recording = recorder.enabled();
+  // False only where the target keeps no memory of its own (checked before
+  // anything runs).
+  auto run = [&](const KernelHooks *hooks) {
+    if (!onDevice) {
+      fn.call(inputs.data(), outputs.data(), hooks, shapes);
+      return true;
+    }
+    return fn.callOnDevice(inputs.data(), outputs.data(), hooks);
+  };
+  auto refuse = [&] {
+    throw py::value_error("cuvil: compiled function '" + fn.name() +
+                          "' runs on target '" + fn.target() +
+                          "', which takes host arrays; fix: pass NumPy "
+                          "arrays or cuvil.nd arrays on the cpu");
+  };
   if (!recording && !(nvtxToolAttached() && fn.instrumented())) {
+    bool done;
     {
       py::gil_scoped_release release;
-      fn.call(inputs.data(), outputs.data(), nullptr, shapes);
+      done = run(nullptr);
     }
+    if (!done)
+      refuse();
     checkCall(fn.name());
     return;
   }
@@ -179,10 +197,13 @@ void cuvil::python::callCompiled(CompiledFunction &fn,
   state.correlation = recording ? recorder.newCorrelation() : 0;
   const KernelHooks *hooks = fn.instrumented() ? &ctx.hooks : nullptr;
   int64_t start = prof::steadyNowNs();
+  bool done;
   {
     py::gil_scoped_release release;
-    fn.call(inputs.data(), outputs.data(), hooks, shapes);
+    done = run(hooks);
   }
+  if (!done)
+    refuse();
   checkCall(fn.name());
   if (!recording)
     return;

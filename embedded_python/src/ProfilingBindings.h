@@ -17,9 +17,11 @@ namespace cuvil::python {
 /// code runs with a null hook table. `shapes`, when given, are the actual
 /// shapes of inputs then outputs (for dynamic sizes). Called with the GIL
 /// held.
+/// With `onDevice`, the pointers are device memory of the target's device
+/// (CompiledFunction::callOnDevice); ValueError where the target has none.
 void callCompiled(CompiledFunction &fn, const std::vector<void *> &inputs,
                   const std::vector<void *> &outputs,
-                  const Shapes *shapes = nullptr);
+                  const Shapes *shapes = nullptr, bool onDevice = false);
 
 /// After a call of compiled code on this thread: raises MemoryError when
 /// it could not allocate an intermediate buffer, RuntimeError when it

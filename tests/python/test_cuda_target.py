@@ -320,3 +320,53 @@ def test_ir_modules_compile_for_cuda_and_dynamic_shapes_are_refused():
     )
     with pytest.raises(cuvil.CompileError, match="cuda target compiles static shapes only"):
         dynamic.compile(target="cuda")
+
+
+_DEVICE_CHILD = """
+import json, numpy as np, cuvil
+x = np.arange(16 * 32, dtype=np.float32).reshape(16, 32)
+w = np.ones((32, 8), np.float32)
+a = cuvil.nd.array(x, device="cuda:0")
+wd = cuvil.nd.array(w, device="cuda")
+out = {"device": a.device, "roundtrip": bool(np.array_equal(a.numpy(), x))}
+
+class Foreign:  # another library's CUDA tensor, seen through DLPack only
+    def __init__(self, inner): self.inner = inner
+    def __dlpack__(self, stream=None): return self.inner.__dlpack__(stream=stream)
+    def __dlpack_device__(self): return self.inner.__dlpack_device__()
+
+b = cuvil.nd.from_dlpack(Foreign(a))
+out["shared"] = b.data_ptr == a.data_ptr and bool(np.array_equal(b.numpy(), x))
+f = cuvil.jit(lambda x, w: np.tanh(x @ w), target="cuda")
+y = f(a, Foreign(wd))
+out["result"] = [y.device, list(y.shape), str(y.dtype), type(y).__name__]
+out["copies"] = cuvil.device_copies(f)
+try:
+    f(a, w)
+except TypeError as error:
+    out["mixed"] = str(error)
+print(json.dumps(out))
+"""
+
+
+def test_gpu_arrays_and_dlpack_pass_without_copies(tmp_path):
+    """cuvil.nd arrays on cuda:0 and DLPack CUDA tensors go into compiled code as device
+    pointers; results come back as cuvil.nd arrays on the GPU; nothing is copied."""
+    driver = tmp_path / "libfakecuda.so"
+    subprocess.run(
+        ["cc", "-shared", "-fPIC", "-O1", "-o", str(driver), str(FAKE_DRIVER_SOURCE)], check=True
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", _DEVICE_CHILD],
+        env=dict(os.environ, CUVIL_CUDA_DRIVER=str(driver)),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout.splitlines()[-1])
+    assert out["device"] == "cuda:0" and out["roundtrip"] and out["shared"], out
+    assert out["result"] == ["cuda:0", [16, 8], "float32", "NDArray"], out
+    assert out["copies"]["calls"] == 1
+    assert out["copies"]["host_to_device"] == out["copies"]["device_to_host"] == 0
+    assert "argument 'w' is on cpu" in out["mixed"]

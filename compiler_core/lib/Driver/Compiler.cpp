@@ -446,6 +446,12 @@ bool cuvil::CompiledFunction::emit(ArtifactKind kind, const std::string &path,
       impl->target->emit(*impl->lowered, kind, impl->request, path, error));
 }
 
+bool cuvil::CompiledFunction::callOnDevice(void *const *inputs,
+                                           void *const *outputs,
+                                           const KernelHooks *hooks) const {
+  return impl->executable->callOnDevice(inputs, outputs, hooks);
+}
+
 std::vector<std::pair<std::string, uint64_t>>
 cuvil::CompiledFunction::counters() const {
   return impl->executable ? impl->executable->counters()

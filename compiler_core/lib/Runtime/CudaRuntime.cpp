@@ -517,22 +517,100 @@ void CudaExecutable::call(void *const *in, void *const *out,
   }
 }
 
-void CudaExecutable::callOnDevice(void *const *in, void *const *out,
-                                  const Shapes *shapes,
-                                  bool synchronize) const {
+bool CudaExecutable::callOnDevice(void *const *in, void *const *out,
+                                  const KernelHooks *hooks) const {
   ExecutableState &s = *state;
   std::lock_guard<std::mutex> lock(s.mutex);
   std::string error;
-  if (!s.driver->makeCurrent(s.device, error))
-    return reportCallFailure(error);
+  if (!s.driver->makeCurrent(s.device, error)) {
+    reportCallFailure(error);
+    return true;
+  }
   ActiveCall active(s);
-  host->call(in, out, nullptr, shapes);
-  if (synchronize && !active.call.failed())
+  active.call.hooks = hooks;
+  host->call(in, out, nullptr, nullptr);
+  if (!active.call.failed())
     check(&active.call, s.driver->cuStreamSynchronize(s.stream),
           "running the kernels (cuStreamSynchronize)");
   s.stats.calls += 1;
   if (active.call.failed())
     reportCallFailure(active.call.error);
+  return true;
+}
+
+std::unique_ptr<DeviceBuffer> DeviceBuffer::allocate(int device, size_t bytes,
+                                                     std::string &error) {
+  const Driver *driver = Driver::get(error);
+  if (!driver || !driver->makeCurrent(device, error))
+    return nullptr;
+  CUdeviceptr pointer = 0;
+  CUresult status = driver->cuMemAlloc(&pointer, bytes ? bytes : 1);
+  if (status != CUDA_SUCCESS) {
+    error = driver->describe(status, "allocating device memory (cuMemAlloc)") +
+            " for " + std::to_string(bytes) + " bytes";
+    return nullptr;
+  }
+  return std::unique_ptr<DeviceBuffer>(
+      new DeviceBuffer(device, reinterpret_cast<void *>(pointer), bytes));
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  std::string ignored;
+  const Driver *driver = Driver::get(ignored);
+  if (driver && driver->makeCurrent(deviceIndex, ignored))
+    driver->cuMemFree(reinterpret_cast<CUdeviceptr>(pointer));
+}
+
+namespace {
+/// A synchronous copy on the default stream.
+bool copy(int device, void *dst, const void *src, size_t count, bool toDevice,
+          std::string &error) {
+  const Driver *driver = Driver::get(error);
+  if (!driver || !driver->makeCurrent(device, error))
+    return false;
+  CUresult status =
+      toDevice ? driver->cuMemcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(dst),
+                                           src, count, nullptr)
+               : driver->cuMemcpyDtoHAsync(
+                     dst, reinterpret_cast<CUdeviceptr>(src), count, nullptr);
+  if (status == CUDA_SUCCESS)
+    status = driver->cuStreamSynchronize(nullptr);
+  if (status != CUDA_SUCCESS) {
+    error =
+        driver->describe(status, toDevice ? "cuMemcpyHtoD" : "cuMemcpyDtoH");
+    return false;
+  }
+  return true;
+}
+} // namespace
+
+bool cuda::copyDeviceToHost(int device, const void *source, void *target,
+                            size_t count, std::string &error) {
+  return copy(device, target, source, count, false, error);
+}
+
+bool DeviceBuffer::copyFromHost(const void *host, size_t count,
+                                std::string &error) {
+  if (count > bytes) {
+    error = "copying " + std::to_string(count) +
+            " bytes into a device "
+            "buffer of " +
+            std::to_string(bytes);
+    return false;
+  }
+  return copy(deviceIndex, pointer, host, count, true, error);
+}
+
+bool DeviceBuffer::copyToHost(void *host, size_t count,
+                              std::string &error) const {
+  if (count > bytes) {
+    error = "copying " + std::to_string(count) +
+            " bytes out of a device "
+            "buffer of " +
+            std::to_string(bytes);
+    return false;
+  }
+  return copy(deviceIndex, host, pointer, count, false, error);
 }
 
 bool CudaExecutable::synchronize(std::string &error) const {
@@ -575,8 +653,29 @@ CudaExecutable::create(std::unique_ptr<Executable>, int,
 CudaExecutable::~CudaExecutable() = default;
 void CudaExecutable::call(void *const *, void *const *, const KernelHooks *,
                           const Shapes *) const {}
-void CudaExecutable::callOnDevice(void *const *, void *const *, const Shapes *,
-                                  bool) const {}
+bool CudaExecutable::callOnDevice(void *const *, void *const *,
+                                  const KernelHooks *) const {
+  return false;
+}
+std::unique_ptr<DeviceBuffer> DeviceBuffer::allocate(int, size_t,
+                                                     std::string &error) {
+  availableDevices(error);
+  return nullptr;
+}
+DeviceBuffer::~DeviceBuffer() = default;
+bool DeviceBuffer::copyFromHost(const void *, size_t, std::string &error) {
+  availableDevices(error);
+  return false;
+}
+bool DeviceBuffer::copyToHost(void *, size_t, std::string &error) const {
+  availableDevices(error);
+  return false;
+}
+bool cuda::copyDeviceToHost(int, const void *, void *, size_t,
+                            std::string &error) {
+  availableDevices(error);
+  return false;
+}
 bool CudaExecutable::synchronize(std::string &error) const {
   availableDevices(error);
   return false;

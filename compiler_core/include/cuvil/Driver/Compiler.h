@@ -123,6 +123,10 @@ public:
 
   /// True when the code calls kernel hooks (cuvil-instrument-kernels ran).
   bool instrumented() const;
+  /// Calls with device pointers (Executable::callOnDevice); false where the
+  /// target has no device memory.
+  bool callOnDevice(void *const *inputs, void *const *outputs,
+                    const KernelHooks *hooks) const;
   /// The loaded code's counters (a GPU's copies; Executable::counters).
   std::vector<std::pair<std::string, uint64_t>> counters() const;
   /// The kernels in hook numbering; lowers on demand after a cache load

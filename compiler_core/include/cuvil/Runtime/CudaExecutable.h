@@ -49,10 +49,9 @@ public:
   void call(void *const *inputs, void *const *outputs, const KernelHooks *hooks,
             const Shapes *shapes = nullptr) const override;
   /// Device buffers in and out (pointers of this executable's device): no
-  /// copies. With `synchronize` false the work is left queued on the
-  /// executable's stream (synchronize() waits).
-  void callOnDevice(void *const *inputs, void *const *outputs,
-                    const Shapes *shapes, bool synchronize) const;
+  /// copies; returns once the results are written.
+  bool callOnDevice(void *const *inputs, void *const *outputs,
+                    const KernelHooks *hooks) const override;
   /// Waits for work queued on the stream; false with the error message.
   bool synchronize(std::string &error) const;
 
@@ -78,6 +77,36 @@ private:
   std::vector<TensorSignature> inputs, outputs;
   std::vector<size_t> elementBytes;
   std::unique_ptr<ExecutableState> state;
+};
+
+/// Copies `count` bytes of device memory at `source` (device `device`, any
+/// owner: another library's DLPack tensor) to `target`, synchronously.
+bool copyDeviceToHost(int device, const void *source, void *target,
+                      size_t count, std::string &error);
+
+/// Device memory Cuvil owns (`cuvil.nd.array(x, device="cuda:0")`).
+class DeviceBuffer {
+public:
+  /// `bytes` on device `device`; null with `error` (no driver, no memory).
+  static std::unique_ptr<DeviceBuffer> allocate(int device, size_t bytes,
+                                                std::string &error);
+  ~DeviceBuffer();
+  DeviceBuffer(const DeviceBuffer &) = delete;
+  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+
+  void *data() const { return pointer; }
+  size_t size() const { return bytes; }
+  int device() const { return deviceIndex; }
+  /// Synchronous copies of `count` bytes (no more than size()).
+  bool copyFromHost(const void *host, size_t count, std::string &error);
+  bool copyToHost(void *host, size_t count, std::string &error) const;
+
+private:
+  DeviceBuffer(int device, void *pointer, size_t bytes)
+      : deviceIndex(device), pointer(pointer), bytes(bytes) {}
+  int deviceIndex;
+  void *pointer;
+  size_t bytes;
 };
 
 } // namespace cuvil::cuda

@@ -73,6 +73,15 @@ public:
                     const KernelHooks *hooks,
                     const Shapes *shapes = nullptr) const = 0;
 
+  /// Calls the function with buffers already in the memory of the target's
+  /// device (device pointers of C-contiguous buffers: cuvil.nd arrays on a
+  /// GPU, DLPack tensors), copying nothing. False, without calling, where
+  /// the target has no device memory of its own.
+  virtual bool callOnDevice(void *const *inputs, void *const *outputs,
+                            const KernelHooks *hooks) const {
+    return false;
+  }
+
   /// Named counters of the calls so far (a GPU's host<->device copies and
   /// bytes); empty where there is nothing to count.
   virtual std::vector<std::pair<std::string, uint64_t>> counters() const {

@@ -184,6 +184,16 @@ private:
       exe->call(inputs, outputs, hooks, shapes);
     }
 
+    bool callOnDevice(void *const *inputs, void *const *outputs,
+                      const ::cuvil::KernelHooks *hooks) const override {
+      const ::cuvil::cuda::CudaExecutable *exe = get();
+      if (!exe) {
+        ::cuvil::reportCallFailure(error);
+        return true;
+      }
+      return exe->callOnDevice(inputs, outputs, hooks);
+    }
+
     std::vector<std::pair<std::string, uint64_t>> counters() const override {
       const ::cuvil::cuda::CudaExecutable *loaded = loadedOrNull();
       return loaded ? loaded->counters()
