@@ -42,6 +42,7 @@ class Profile:
 
     def __init__(self):
         self._trace = None
+        self.gpu_note = None
         self._recording = False
 
     def __enter__(self) -> Profile:
@@ -61,6 +62,9 @@ class Profile:
         prof.set_recording(False)
         self._recording = False
         self._trace = prof.take_trace("cuvil")
+        #: Why the GPU lanes are missing although GPU code ran (no libcupti, no GPU
+        #: driver), else ``None``; GPU kernels then appear by their launches only.
+        self.gpu_note = prof.gpu_lanes_problem() or None
 
     @property
     def trace(self):

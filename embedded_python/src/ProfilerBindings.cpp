@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ProfilerBindings.h"
+#include "ProfilingBindings.h"
 #include "PyText.h"
 
 #include "cuvil/Profiler/Profiler.h"
@@ -231,6 +232,12 @@ void bindTrace(py::module_ &m) {
           "Writes chrome, folded or speedscope (auto: from the file name).");
 }
 
+/// What finishGpuCollection said for the last trace taken.
+std::string &lastGpuProblem() {
+  static std::string problem;
+  return problem;
+}
+
 void bindRecorder(py::module_ &m) {
   auto &recorder = EventRecorder::global();
   m.def(
@@ -282,11 +289,19 @@ void bindRecorder(py::module_ &m) {
   m.def(
       "take_trace",
       [&recorder](const std::string &processName) {
-        return std::make_shared<Trace>(recorder.takeTrace(processName));
+        auto trace = std::make_shared<Trace>(recorder.takeTrace(processName));
+        // A profile that ran GPU code gets CUPTI's lanes.
+        lastGpuProblem() = cuvil::python::finishGpuCollection(*trace);
+        return trace;
       },
       py::arg("process_name") = "cuvil",
-      "Moves the recorded events out into a Trace.");
+      "Moves the recorded events out into a Trace (with the GPU's lanes "
+      "from CUPTI when calls ran GPU code).");
   m.def("clear_recording", [&recorder] { recorder.clear(); });
+  m.def(
+      "gpu_lanes_problem", [] { return lastGpuProblem(); },
+      "Why the last trace taken has no GPU lanes although it ran GPU code "
+      "(no libcupti, no GPU), or ''");
   m.attr("NO_STACK") = kNoStack;
   m.attr("NO_OP") = kNoOp;
 }

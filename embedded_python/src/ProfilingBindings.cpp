@@ -21,6 +21,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <mutex>
 #include <optional>
 
 namespace py = pybind11;
@@ -47,6 +48,38 @@ struct CallState {
 };
 thread_local CallState callState;
 
+/// CUPTI's activity collection for the profile being recorded: started at
+/// its first call of GPU code (before that call launches anything), stopped
+/// when its trace is taken, which then gets the GPU's lanes.
+struct GpuCollection {
+  std::mutex mutex;
+  std::unique_ptr<prof::CuptiCollector> collector;
+  std::atomic<bool> active{false};
+  std::string problem; ///< why the profile has no GPU lanes
+};
+GpuCollection &gpuCollection() {
+  static GpuCollection collection;
+  return collection;
+}
+
+void startGpuCollection() {
+  GpuCollection &g = gpuCollection();
+  std::lock_guard<std::mutex> lock(g.mutex);
+  if (g.active || !g.problem.empty())
+    return;
+  auto collector = prof::CuptiCollector::open();
+  if (!collector) {
+    g.problem = collector.error().text();
+    return;
+  }
+  if (!(*collector)->start()) {
+    g.problem = (*collector)->error();
+    return;
+  }
+  g.collector = std::move(*collector);
+  g.active = true;
+}
+
 /// Nsight Systems and other NVTX tools announce themselves this way.
 bool nvtxToolAttached() {
   static const bool attached =
@@ -58,14 +91,20 @@ bool nvtxToolAttached() {
 void kernelHook(void *context, int32_t kernel, int32_t phase) {
   auto *ctx = static_cast<ProfileContext *>(context);
   CallState &state = callState;
+  GpuCollection &gpu = gpuCollection();
   if (phase == 0) {
     if (nvtxToolAttached())
       state.nvtx.emplace(ctx->nvtxNames[kernel].c_str(),
                          ctx->opIdBase + kernel);
+    // The GPU work launched now is this IR op's (CUPTI's external id).
+    if (gpu.active)
+      gpu.collector->pushExternalId(uint64_t(ctx->opIdBase + kernel));
     state.kernelStart = prof::steadyNowNs();
     return;
   }
   int64_t end = prof::steadyNowNs();
+  if (gpu.active)
+    gpu.collector->popExternalId();
   state.nvtx.reset();
   if (!ctx->recorder->enabled())
     return;
@@ -191,6 +230,8 @@ void cuvil::python::callCompiled(CompiledFunction &fn,
     return;
   }
   ProfileContext &ctx = contextFor(fn, recorder);
+  if (recording && fn.target() == "cuda")
+    startGpuCollection();
   CallState &state = callState;
   state.stack =
       recording ? recorder.internStack(pythonStack()) : prof::kNoStack;
@@ -215,4 +256,20 @@ void cuvil::python::callCompiled(CompiledFunction &fn,
   call.correlation = state.correlation;
   call.kind = prof::EventKind::Python;
   recorder.record(call);
+}
+
+std::string cuvil::python::finishGpuCollection(prof::Trace &trace) {
+  GpuCollection &g = gpuCollection();
+  std::lock_guard<std::mutex> lock(g.mutex);
+  std::string problem = std::move(g.problem);
+  g.problem.clear();
+  if (!g.active)
+    return problem;
+  g.collector->stop();
+  trace.append(g.collector->takeTrace());
+  trace.linkLaunches();
+  trace.sortEvents();
+  g.collector.reset();
+  g.active = false;
+  return problem;
 }

@@ -3,6 +3,7 @@
 #define CUVIL_PYTHON_PROFILINGBINDINGS_H
 
 #include "cuvil/Driver/Compiler.h"
+#include "cuvil/Profiler/Trace.h"
 
 #include <pybind11/pybind11.h>
 
@@ -17,6 +18,13 @@ namespace cuvil::python {
 /// code runs with a null hook table. `shapes`, when given, are the actual
 /// shapes of inputs then outputs (for dynamic sizes). Called with the GIL
 /// held.
+/// Ends CUPTI's collection for the profile whose trace is being taken, if
+/// one of its calls ran GPU code: its GPU kernels, copies and API calls join
+/// `trace`, linked to the launches (IR ops) by correlation. Returns why the
+/// profile has no GPU lanes when collection could not start (no libcupti, no
+/// GPU), else "".
+std::string finishGpuCollection(profiler::Trace &trace);
+
 /// With `onDevice`, the pointers are device memory of the target's device
 /// (CompiledFunction::callOnDevice); ValueError where the target has none.
 void callCompiled(CompiledFunction &fn, const std::vector<void *> &inputs,

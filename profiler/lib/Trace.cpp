@@ -184,6 +184,58 @@ std::string_view Trace::arg(const Event &event, std::string_view key) const {
   return {};
 }
 
+void Trace::append(const Trace &other) {
+  auto str = [&](StringId id) { return intern(other.str(id)); };
+  std::vector<uint32_t> threadMap;
+  for (const ThreadInfo &t : other.threads) {
+    uint32_t index = thread(t.pid, t.tid);
+    if (t.name)
+      threads[index].name = str(t.name);
+    if (t.processName)
+      threads[index].processName = str(t.processName);
+    threadMap.push_back(index);
+  }
+  std::vector<StackId> stackMap(other.stacks.size(), kNoStack);
+  auto mapStack = [&](StackId id) -> StackId {
+    if (id == kNoStack || id >= other.stacks.size())
+      return kNoStack;
+    if (stackMap[id] == kNoStack) {
+      std::vector<FrameId> frames;
+      for (FrameId f : other.stackFrames(id)) {
+        const Frame &frame = other.frames[f];
+        frames.push_back(this->frame(other.str(frame.name),
+                                     other.str(frame.file), frame.line));
+      }
+      stackMap[id] = stack(frames);
+    }
+    return stackMap[id];
+  };
+  std::vector<uint32_t> argsMap;
+  for (const ArgList &list : other.args) {
+    ArgList copy;
+    for (const auto &[key, value] : list)
+      copy.emplace_back(str(key), str(value));
+    argsMap.push_back(addArgs(std::move(copy)));
+  }
+  uint32_t base = static_cast<uint32_t>(events.size());
+  for (const Event &e : other.events) {
+    Event copy = e;
+    copy.name = str(e.name);
+    copy.category = str(e.category);
+    copy.loc = str(e.loc);
+    copy.thread = e.thread < threadMap.size() ? threadMap[e.thread] : 0;
+    copy.stack = mapStack(e.stack);
+    copy.args = e.args < argsMap.size() ? argsMap[e.args] : kNoArgs;
+    events.push_back(copy);
+  }
+  for (const Flow &f : other.flows) {
+    Flow copy = f;
+    copy.from += base;
+    copy.to += base;
+    flows.push_back(copy);
+  }
+}
+
 static bool before(const Event &x, const Event &y) {
   if (x.thread != y.thread)
     return x.thread < y.thread;

@@ -155,3 +155,49 @@ TEST(CallTree, LineNumbersBeyondUint32StayInTheFileName) {
   EXPECT_NE(printed.find("fits (model.py:4294967295)"), std::string::npos)
       << printed;
 }
+
+TEST(TraceAppend, DeviceLanesJoinTheHostTrace) {
+  // The host's trace: a Python call with a stack; the device's: a stream
+  // with a kernel, a copy and a flow, its own strings and stacks.
+  Trace host;
+  uint32_t hostThread = host.thread(1, 1);
+  Event call;
+  call.name = host.intern("mlp");
+  call.thread = hostThread;
+  call.stack = host.stack({host.frame("main", "m.py", 3)});
+  call.durationNs = 100;
+  host.events.push_back(call);
+
+  Trace device;
+  device.intern("padding so ids differ");
+  uint32_t stream = device.thread(1, 1000007);
+  device.threads[stream].name = device.intern("stream 7");
+  Event launch, kernel;
+  launch.name = device.intern("cuLaunchKernel");
+  launch.thread = device.thread(1, 1);
+  launch.kind = EventKind::RuntimeApi;
+  launch.correlation = 5;
+  kernel.name = device.intern("mlp_k1");
+  kernel.loc = device.intern("m.py:3:9");
+  kernel.thread = stream;
+  kernel.kind = EventKind::GpuKernel;
+  kernel.correlation = 5;
+  kernel.args = device.addArgs({{device.intern("grid"), device.intern("4")}});
+  kernel.stack = device.stack({device.frame("main", "m.py", 3)});
+  device.events.push_back(launch);
+  device.events.push_back(kernel);
+  device.flows.push_back({0, 1});
+
+  host.append(device);
+  ASSERT_EQ(host.events.size(), 3u);
+  const Event &k = host.events[2];
+  EXPECT_EQ(host.str(k.name), "mlp_k1");
+  EXPECT_EQ(host.str(k.loc), "m.py:3:9");
+  EXPECT_EQ(host.str(host.threads[k.thread].name), "stream 7");
+  EXPECT_EQ(host.events[1].thread, hostThread); // the same host thread
+  EXPECT_EQ(k.stack, host.events[0].stack);     // stacks interned once
+  EXPECT_EQ(host.arg(k, "grid"), "4");
+  ASSERT_EQ(host.flows.size(), 1u);
+  EXPECT_EQ(host.flows[0].from, 1u);
+  EXPECT_EQ(host.flows[0].to, 2u);
+}

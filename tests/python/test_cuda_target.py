@@ -274,7 +274,7 @@ with cuvil.profile() as prof:
 ops = [s.name for s in prof.key_averages()]
 kernels = cuvil.compilations()[-1].compiled.kernels
 print(json.dumps({"ops": ops, "kernels": [k[0] for k in kernels],
-                  "locs": [k[1] for k in kernels]}))
+                  "locs": [k[1] for k in kernels], "gpu_note": prof.gpu_note}))
 """
 
 
@@ -297,6 +297,9 @@ def test_profiled_launches_carry_their_ir_ops(tmp_path):
     assert any("linalg.matmul" in name for name in out["kernels"]), out
     assert all(loc.startswith("<string>:") for loc in out["locs"]), out
     assert any("linalg.matmul" in op for op in out["ops"]), out
+    # CUPTI cannot collect from a stand-in driver: the profile says why it has
+    # no GPU lanes instead of failing.
+    assert out["gpu_note"], out
 
 
 def test_ir_modules_compile_for_cuda_and_dynamic_shapes_are_refused():

@@ -163,6 +163,10 @@ public:
   /// The value of argument `key` of `event`, empty when absent.
   std::string_view arg(const Event &event, std::string_view key) const;
 
+  /// Adds every thread, event, flow and argument of `other` (its strings,
+  /// frames and stacks interned here): a device trace joining the host's.
+  void append(const Trace &other);
+
   /// Sorts events by thread, start time, then longest first (parents before
   /// children), keeping flows pointing at the same events.
   void sortEvents();
