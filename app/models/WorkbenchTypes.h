@@ -58,6 +58,8 @@ struct RunResult {
   QString reference = "the Python function";
   int runs = 0;
   QString tracePath; ///< Chrome trace of profiled runs, empty if none
+  /// What a call copied between host and GPU (cuda target), empty if none.
+  QString copies;
 };
 
 /// An exception raised by the user's code.

@@ -114,6 +114,7 @@ bool decodeWorkerMessage(const QByteArray &line, WorkerMessage &message,
     r.reference = o.value("reference").toString(r.reference);
     r.runs = o.value("runs").toInt();
     r.tracePath = o.value("trace").toString();
+    r.copies = o.value("copies").toString();
   } else if (message.type == "exception") {
     UserException &e = message.exception;
     e.type = o.value("exc_type").toString();

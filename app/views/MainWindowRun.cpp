@@ -68,6 +68,10 @@ void MainWindow::connectWorker() {
             .arg(r.reference)
             .arg(r.referenceMs, 0, 'f', 3)
             .arg(r.maxError, 0, 'g', 3);
+    if (!r.copies.isEmpty())
+      text += tr("%1: %2\n")
+                  .arg(record ? record->function : QString("#%1").arg(r.index),
+                       r.copies);
     appendConsole(text, kInfo);
     statusBar()->showMessage(text.trimmed());
     emit executedCompiled(r);

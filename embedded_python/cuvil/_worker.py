@@ -75,6 +75,25 @@ class _Recorded:
         self.compared_with = compared_with  # what ``reference`` is, for the Workbench
 
 
+def _copies_per_call(counters: dict) -> str:
+    """What a call of GPU code copied, for the Workbench: "" for code that copies
+    nothing (the CPU's)."""
+    calls = counters.get("calls", 0)
+    if not calls:
+        return ""
+
+    def size(n: float) -> str:
+        return f"{n / 1e6:.2f} MB" if n >= 1e5 else f"{n / 1e3:.1f} KB"
+
+    to_gpu = counters["host_to_device"] / calls
+    back = counters["device_to_host"] / calls
+    return (
+        f"{to_gpu:.3g} copies to the GPU ({size(counters['host_to_device_bytes'] / calls)}) "
+        f"and {back:.3g} back ({size(counters['device_to_host_bytes'] / calls)}) per call, "
+        "constants included"
+    )
+
+
 class Worker:
     """Protocol state: the compilations reported so far and the reply channel."""
 
@@ -338,6 +357,7 @@ class Worker:
             if diff.size:
                 max_error = max(max_error, float(np.nanmax(diff)))
         timings.sort()
+        copies = _copies_per_call(dict(rec.record.compiled.counters))
         trace_path = self._profile(rec, inputs, len(timings))
         self.send(
             {
@@ -351,6 +371,7 @@ class Worker:
                 "reference": rec.compared_with,
                 "max_error": max_error,
                 "outputs": [list(np.shape(g)) for g in got],
+                "copies": copies,
             }
         )
 

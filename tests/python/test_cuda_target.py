@@ -373,3 +373,19 @@ def test_gpu_arrays_and_dlpack_pass_without_copies(tmp_path):
     assert out["copies"]["calls"] == 1
     assert out["copies"]["host_to_device"] == out["copies"]["device_to_host"] == 0
     assert "argument 'w' is on cpu" in out["mixed"]
+
+
+def test_the_workbench_reports_copies_per_call():
+    from cuvil._worker import _copies_per_call
+
+    assert _copies_per_call({}) == ""
+    text = _copies_per_call(
+        {
+            "host_to_device": 7,
+            "host_to_device_bytes": 3 * 40960 + 8192,
+            "device_to_host": 3,
+            "device_to_host_bytes": 3 * 8192,
+            "calls": 3,
+        }
+    )
+    assert text.startswith("2.33 copies to the GPU (43.7 KB) and 1 back (8.2 KB) per call")
