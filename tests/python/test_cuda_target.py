@@ -64,9 +64,10 @@ def test_ptx_of_a_compiled_function_has_one_entry_per_kernel():
     assert ".target sm_90" in ptx
     entries = ptx.count(".entry ")
     lowered = cuvil.inspect_ir(jitted, "llvm-dialect")
-    assert entries == lowered.count("gpu.launch_func") >= 2
-    # The innermost dimension on x with a warp's width; 256 threads a block.
-    assert ".maxntid 32, 8, 1" in ptx
+    # One kernel: the fill, the GEMM and the tanh after it are one launch of
+    # 16 x 16 threads staging both operands in shared memory.
+    assert entries == lowered.count("gpu.launch_func") == 1
+    assert ".maxntid 16, 16, 1" in ptx and ".shared" in ptx
     # Math comes from libdevice, linked in: nothing is left to resolve.
     assert ".extern .func" not in ptx
 
@@ -239,7 +240,7 @@ def test_runtime_drives_a_driver_as_the_generated_code_asks(tmp_path):
     assert out["reason"] is None and "error" not in out, out
     assert out["shape"] == [16, 32]
     assert out["module_loads"] == 1
-    assert out["kernels"] >= 2 and out["launches"] == 3 * out["kernels"]
+    assert out["kernels"] >= 1 and out["launches"] == 3 * out["kernels"]
     assert out["bad_launches"] == 0
     assert out["host_to_device"] == 3 + 1 and out["device_to_host"] == 3
     assert out["live_allocations"] == 1  # the weight's device copy, until unload

@@ -9,7 +9,8 @@
 // threads touch neighbouring columns: coalesced stores, conflict-free shared
 // reads). Loads of the operands are coalesced along whichever dimension is
 // contiguous in memory; edges are guarded, so any size works. Batches run on
-// the grid's z.
+// the grid's z. The fill before the contraction and the elementwise op after
+// it (bias, activation) are computed in the kernel's epilogue.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,7 +19,9 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::cuvil {
 #define GEN_PASS_DEF_CUDATILEMATMUL
@@ -69,10 +72,96 @@ std::optional<Dims> tileableDims(linalg::LinalgOp op) {
   return result;
 }
 
+/// What a GEMM kernel absorbs around its contraction: the fill giving the
+/// output its initial value, and the elementwise op reading the output
+/// right after (bias, activation), computed on the sums in registers.
+struct Fused {
+  linalg::FillOp fill;        ///< null: the output's values are loaded
+  linalg::GenericOp epilogue; ///< null: the sums are stored as they are
+  unsigned epilogueInput = 0; ///< the epilogue's input reading the output
+  bool storeOutput = true;    ///< the output is still read after all this
+};
+
+/// The ops next to `op` in its block, skipping those without effects.
+Operation *neighbour(Operation *op, bool after) {
+  for (Operation *o = after ? op->getNextNode() : op->getPrevNode(); o;
+       o = after ? o->getNextNode() : o->getPrevNode())
+    if (!isMemoryEffectFree(o))
+      return o;
+  return nullptr;
+}
+
+/// The allocation or argument a buffer is a view of.
+Value rootOf(Value buffer) {
+  while (Operation *def = buffer.getDefiningOp()) {
+    if (auto view = dyn_cast<ViewLikeOpInterface>(def))
+      buffer = view.getViewSource();
+    else if (isa<memref::CastOp, memref::ReinterpretCastOp,
+                 memref::ExpandShapeOp, memref::CollapseShapeOp>(def))
+      buffer = def->getOperand(0);
+    else
+      break;
+  }
+  return buffer;
+}
+
+Fused findFused(linalg::LinalgOp op) {
+  Fused fused;
+  Value out = op.getDpsInits()[0];
+  if (auto fill = dyn_cast_or_null<linalg::FillOp>(neighbour(op, false)))
+    if (fill.getDpsInits()[0] == out)
+      fused.fill = fill;
+  auto epilogue = dyn_cast_or_null<linalg::GenericOp>(neighbour(op, true));
+  auto outType = cast<MemRefType>(out.getType());
+  if (epilogue && epilogue.hasPureBufferSemantics() &&
+      epilogue.getNumDpsInits() == 1 &&
+      epilogue.getNumLoops() == static_cast<unsigned>(outType.getRank()) &&
+      epilogue.getNumParallelLoops() == epilogue.getNumLoops() &&
+      llvm::all_of(epilogue.getIndexingMapsArray(),
+                   [](AffineMap m) { return m.isProjectedPermutation(); }) &&
+      epilogue.getMatchingIndexingMap(epilogue.getDpsInitOperand(0))
+          .isIdentity() &&
+      epilogue.getRegion().front().getArguments().back().use_empty()) {
+    int reading = -1, count = 0;
+    for (OpOperand *input : epilogue.getDpsInputOperands())
+      if (input->get() == out) {
+        ++count;
+        if (epilogue.getMatchingIndexingMap(input).isIdentity())
+          reading = input->getOperandNumber();
+      }
+    // Written while other blocks still read the GEMM's operands: its result
+    // must not share storage with them (the memory plan may give a dead
+    // operand's bytes to the result).
+    Value target = rootOf(epilogue.getDpsInits()[0]);
+    bool overlaps = epilogue.getDpsInits()[0] != out &&
+                    llvm::any_of(op.getDpsInputs(), [&](Value input) {
+                      return rootOf(input) == target;
+                    });
+    if (count == 1 && reading >= 0 && !overlaps) {
+      fused.epilogue = epilogue;
+      fused.epilogueInput = reading;
+    }
+  }
+  // The output needs its own store unless nothing reads it afterwards: a
+  // temporary whose users are the fill, the contraction, the epilogue and
+  // its deallocation (or the epilogue writes its result into it).
+  fused.storeOutput = !fused.epilogue || isa<BlockArgument>(out);
+  if (fused.epilogue && !isa<BlockArgument>(out) &&
+      fused.epilogue.getDpsInits()[0] != out)
+    for (Operation *user : out.getUsers())
+      if (user != op && user != fused.fill && user != fused.epilogue &&
+          !isa<memref::DeallocOp, gpu::DeallocOp>(user))
+        fused.storeOutput = true;
+  if (fused.epilogue && fused.epilogue.getDpsInits()[0] == out)
+    fused.storeOutput = false; // the epilogue's store is the output's
+  return fused;
+}
+
 /// Builds the kernel of one contraction.
 class KernelBuilder {
 public:
-  KernelBuilder(linalg::LinalgOp op, Dims dims) : op(op), dims(dims) {}
+  KernelBuilder(linalg::LinalgOp op, Dims dims, Fused fused)
+      : op(op), dims(dims), fused(fused) {}
 
   void build(RewriterBase &rewriter);
 
@@ -101,10 +190,52 @@ private:
              Value colSize, int64_t rows, int64_t cols, Value tid,
              Value batchIv);
 
+  /// Stores the result of element `at` of the output, whose sum over the
+  /// contraction is `sum`: through the fill's value or the output's, the
+  /// epilogue, into the output and/or the epilogue's result.
+  void storeResult(OpBuilder &b, Location l, Value sum, ArrayRef<Value> at);
+
   linalg::LinalgOp op;
   Dims dims;
+  Fused fused;
   Location loc() { return op.getLoc(); }
 };
+
+void KernelBuilder::storeResult(OpBuilder &b, Location l, Value sum,
+                                ArrayRef<Value> at) {
+  OpOperand &out = op->getOpOperand(2);
+  Value initial = fused.fill ? fused.fill.getInputs()[0]
+                             : b.create<memref::LoadOp>(l, out.get(), at);
+  Value value = b.create<arith::AddFOp>(l, initial, sum);
+  if (fused.storeOutput)
+    b.create<memref::StoreOp>(l, value, out.get(), at);
+  if (!fused.epilogue)
+    return;
+  // The epilogue's loops are the output's dimensions, in order.
+  linalg::GenericOp epilogue = fused.epilogue;
+  Block &body = epilogue.getRegion().front();
+  IRMapping map;
+  for (OpOperand *input : epilogue.getDpsInputOperands()) {
+    Value arg = body.getArgument(input->getOperandNumber());
+    if (input->getOperandNumber() == fused.epilogueInput) {
+      map.map(arg, value);
+      continue;
+    }
+    SmallVector<Value> indices;
+    for (AffineExpr e : epilogue.getMatchingIndexingMap(input).getResults())
+      indices.push_back(at[cast<AffineDimExpr>(e).getPosition()]);
+    map.map(arg, b.create<memref::LoadOp>(l, input->get(), indices));
+  }
+  for (Operation &inner : body.without_terminator()) {
+    if (auto idx = dyn_cast<linalg::IndexOp>(inner)) {
+      map.map(idx.getResult(), at[idx.getDim()]);
+      continue;
+    }
+    b.clone(inner, map);
+  }
+  Value result = map.lookupOrDefault(body.getTerminator()->getOperand(0));
+  b.create<memref::StoreOp>(l, result, epilogue.getDpsInits()[0], at);
+}
 
 void KernelBuilder::stage(OpBuilder &b, OpOperand &operand, Value tile,
                           unsigned rowDim, Value row0, Value rowSize,
@@ -241,19 +372,22 @@ void KernelBuilder::build(RewriterBase &rewriter) {
         ivs[dims.n] = n;
         if (dims.batch)
           ivs[*dims.batch] = batchIv;
-        SmallVector<Value> at = indicesOf(out, ivs);
-        Value old = t.create<memref::LoadOp>(tl, out.get(), at);
-        Value updated = t.create<arith::AddFOp>(tl, old, sum);
-        t.create<memref::StoreOp>(tl, updated, out.get(), at);
+        storeResult(t, tl, sum, indicesOf(out, ivs));
         t.create<scf::YieldOp>(tl);
       });
     }
   b.create<gpu::TerminatorOp>(l);
   rewriter.eraseOp(op);
+  if (fused.fill)
+    rewriter.eraseOp(fused.fill);
+  if (fused.epilogue)
+    rewriter.eraseOp(fused.epilogue);
 }
 
 struct CudaTileMatmulPass
     : mlir::cuvil::impl::CudaTileMatmulBase<CudaTileMatmulPass> {
+  using CudaTileMatmulBase::CudaTileMatmulBase;
+
   void runOnOperation() override {
     SmallVector<std::pair<linalg::LinalgOp, Dims>> work;
     getOperation().walk([&](linalg::LinalgOp op) {
@@ -264,8 +398,19 @@ struct CudaTileMatmulPass
         work.push_back({op, *dims});
     });
     IRRewriter rewriter(&getContext());
-    for (auto [op, dims] : work)
-      KernelBuilder(op, dims).build(rewriter);
+    // Each GEMM absorbs its neighbours before the next one looks at its own
+    // (a fill or epilogue is one GEMM's at most: it sits next to one).
+    llvm::SmallPtrSet<Operation *, 8> absorbed;
+    for (auto [op, dims] : work) {
+      if (absorbed.contains(op))
+        continue;
+      Fused fused = fuseEpilogues ? findFused(op) : Fused();
+      if (fused.fill)
+        absorbed.insert(fused.fill);
+      if (fused.epilogue)
+        absorbed.insert(fused.epilogue);
+      KernelBuilder(op, dims, fused).build(rewriter);
+    }
   }
 };
 

@@ -41,6 +41,13 @@ def CudaTileMatmul : Pass<"cuvil-cuda-tile-matmul", "func::FuncOp"> {
     (any size), batches on the grid's z. The result is accumulated into the
     output, as linalg's semantics say. Other contractions stay loops.
 
+    With `fuse-epilogues` (the default) the kernel also absorbs the
+    `linalg.fill` that gives the output its initial value (the sums start
+    from that value instead of a load) and the elementwise `linalg.generic`
+    that reads the output right after (bias, activation): its body runs on
+    each result in registers and writes its own output; the GEMM's output is
+    stored only where something else still reads it.
+
     Before:
     ```mlir
     linalg.matmul ins(%a, %b : memref<512x256xf32>, memref<256x128xf32>)
@@ -59,6 +66,11 @@ def CudaTileMatmul : Pass<"cuvil-cuda-tile-matmul", "func::FuncOp"> {
     }
     ```
   }];
+  let options = [
+    Option<"fuseEpilogues", "fuse-epilogues", "bool", /*default=*/"true",
+           "Compute the fill before and the elementwise op after the GEMM in "
+           "its kernel">,
+  ];
   let dependentDialects = ["gpu::GPUDialect", "scf::SCFDialect",
                            "math::MathDialect", "arith::ArithDialect",
                            "memref::MemRefDialect"];
