@@ -55,11 +55,13 @@ struct ExecutableState {
 
 namespace {
 
-std::atomic<uint64_t> poolBytes{[] {
+/// Bytes the device's pool keeps cached between calls: 2 GiB, or
+/// CUVIL_CUDA_POOL_MB.
+const uint64_t poolBytes = [] {
   const char *mb = std::getenv("CUVIL_CUDA_POOL_MB");
   uint64_t value = mb ? std::strtoull(mb, nullptr, 10) : 2048;
   return value << 20;
-}()};
+}();
 
 /// The host call in progress on this thread.
 struct CallState {
@@ -351,8 +353,6 @@ const std::vector<RuntimeFunction> &cuda::runtimeFunctions() {
 
 // -- CudaExecutable --------------------------------------------------------
 
-void CudaExecutable::setPoolSize(uint64_t bytes) { poolBytes = bytes; }
-
 CudaExecutable::CudaExecutable(std::unique_ptr<Executable> host, int device,
                                std::vector<TensorSignature> inputs,
                                std::vector<TensorSignature> outputs,
@@ -387,7 +387,7 @@ CudaExecutable::create(std::unique_ptr<Executable> host, int device,
             " (the device has no stream-ordered memory pool)";
     return nullptr;
   }
-  cuuint64_t keep = poolBytes.load();
+  cuuint64_t keep = poolBytes;
   driver->cuMemPoolSetAttribute(s.pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
                                 &keep);
   return exe;
@@ -613,17 +613,6 @@ bool DeviceBuffer::copyToHost(void *host, size_t count,
   return copy(deviceIndex, host, pointer, count, false, error);
 }
 
-bool CudaExecutable::synchronize(std::string &error) const {
-  ExecutableState &s = *state;
-  if (!s.driver->makeCurrent(s.device, error))
-    return false;
-  CUresult status = s.driver->cuStreamSynchronize(s.stream);
-  if (status == CUDA_SUCCESS)
-    return true;
-  error = s.driver->describe(status, "cuStreamSynchronize");
-  return false;
-}
-
 CopyStats CudaExecutable::copyStats() const {
   std::lock_guard<std::mutex> lock(state->mutex);
   return state->stats;
@@ -676,11 +665,6 @@ bool cuda::copyDeviceToHost(int, const void *, void *, size_t,
   availableDevices(error);
   return false;
 }
-bool CudaExecutable::synchronize(std::string &error) const {
-  availableDevices(error);
-  return false;
-}
-void CudaExecutable::setPoolSize(uint64_t) {}
 
 #endif
 

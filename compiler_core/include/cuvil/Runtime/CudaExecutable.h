@@ -52,18 +52,12 @@ public:
   /// copies; returns once the results are written.
   bool callOnDevice(void *const *inputs, void *const *outputs,
                     const KernelHooks *hooks) const override;
-  /// Waits for work queued on the stream; false with the error message.
-  bool synchronize(std::string &error) const;
 
   CopyStats copyStats() const;
   /// copyStats() by name: host_to_device, host_to_device_bytes,
   /// device_to_host, device_to_host_bytes, calls.
   std::vector<std::pair<std::string, uint64_t>> counters() const override;
   int device() const { return deviceIndex; }
-
-  /// Bytes the device pool keeps cached between calls (default 2 GiB, or
-  /// CUVIL_CUDA_POOL_MB); applies to pools set up after the call.
-  static void setPoolSize(uint64_t bytes);
 
 private:
   CudaExecutable(std::unique_ptr<Executable> host, int device,
