@@ -250,6 +250,9 @@ def export_record(record, path) -> None:
 def _export(record, module, path) -> None:
     compiled = record.compiled
     metadata = _module_metadata(module)
+    # The code's target: a module compiled for another target than its own
+    # (IRModule.compile(target=...)) packages that one.
+    metadata["target"], metadata["device"] = record.target, record.device
     name, target = metadata["name"], metadata["target"]
     if "cuvil" not in package_kinds(compiled.artifacts):
         raise PackageError(

@@ -46,7 +46,9 @@ class Runtime:
     Cuvil's terms).
 
     Args:
-        device: ``"cpu"`` (the targets this runtime runs).
+        device: ``"cpu"``, or ``"cuda:N"``: the GPU that functions compiled for
+            ``target="cuda"`` run on (NumPy in and out, copied to the GPU and
+            back; the memory pool is the CPU's).
         memory_pool_size_mb: a pool reserved once and reused by every call of this
             runtime's functions for their intermediates (the planned arena and any
             other buffer), so a call allocates nothing in the steady state; ``0``
@@ -75,10 +77,10 @@ class Runtime:
         arena_extend_strategy: str = "grow",
     ):
         target, index = resolve_target(device, _API)
-        if target != "cpu":
+        if target not in ("cpu", "cuda"):
             raise ValueError(
-                f"{_API}: device {device!r}: this runtime runs code for the CPU only; fix: "
-                "device='cpu'"
+                f"{_API}: device {device!r}: this runtime runs code for the CPU and CUDA "
+                "GPUs; fix: device='cpu' or device='cuda:0'"
             )
         if num_threads is not None and (not isinstance(num_threads, int) or num_threads < 1):
             raise ValueError(
@@ -164,6 +166,8 @@ class Runtime:
             directory = os.path.join(cache, "mapped")
         with translated():
             package = _packages().ExecutablePackage(os.fspath(path), directory)
+        if self.device.startswith("cuda"):
+            package.set_device(int(self.device.partition(":")[2] or 0))
         return Executable(self, package)
 
     def bind_input(self, function: Function, name: str, value) -> None:

@@ -204,6 +204,9 @@ void bindExecutablePackages(py::module_ &m) {
              return std::shared_ptr<ExecutablePackage>(std::move(package));
            }),
            py::arg("path"), py::arg("mapped_code_directory") = "")
+      .def("set_device", &ExecutablePackage::setDevice, py::arg("device"),
+           "The GPU functions compiled for cuda run on (before their first "
+           "call)")
       .def_property_readonly("path", &ExecutablePackage::path)
       .def_property_readonly("metadata", &ExecutablePackage::metadata)
       .def_property_readonly("fingerprint", &ExecutablePackage::fingerprint)

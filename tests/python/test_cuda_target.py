@@ -390,3 +390,50 @@ def test_the_workbench_reports_copies_per_call():
         }
     )
     assert text.startswith("2.33 copies to the GPU (43.7 KB) and 1 back (8.2 KB) per call")
+
+
+_PACKAGE_CHILD = """
+import ctypes, json, os, sys, numpy as np, cuvil
+from cuvil.frontend import build_ir
+fake = ctypes.CDLL(os.environ["CUVIL_CUDA_DRIVER"])
+fake.fake_cuda_counter.restype = ctypes.c_long
+
+def mlp(x, w):
+    return np.tanh(x @ w)
+
+path = sys.argv[1]
+build_ir(mlp, {"x": (16, 64), "w": (64, 32)}).compile(target="cuda").export(path)
+rt = cuvil.runtime.Runtime(device="cuda:0")
+f = rt.load_executable(path).get_function("mlp")
+y = f(np.ones((16, 64), np.float32), np.ones((64, 32), np.float32))
+out = {"shape": list(np.asarray(y.numpy() if hasattr(y, "numpy") else y).shape),
+       "launches": fake.fake_cuda_counter(b"launches"),
+       "h2d": fake.fake_cuda_counter(b"host_to_device")}
+try:
+    cuvil.runtime.Runtime(device="wasm")
+except ValueError as error:
+    out["refused"] = str(error)
+print(json.dumps(out))
+"""
+
+
+def test_runtime_runs_packages_compiled_for_cuda(tmp_path):
+    """A .cuvil exported from a cuda compilation loads in cuvil.runtime on cuda:0 (the
+    stand-in driver here): its host library wrapped in the CUDA runtime, NumPy in and
+    out, the kernels launched."""
+    driver = tmp_path / "libfakecuda.so"
+    subprocess.run(
+        ["cc", "-shared", "-fPIC", "-O1", "-o", str(driver), str(FAKE_DRIVER_SOURCE)], check=True
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", _PACKAGE_CHILD, str(tmp_path / "mlp.cuvil")],
+        env=dict(os.environ, CUVIL_CUDA_DRIVER=str(driver)),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout.splitlines()[-1])
+    assert out["shape"] == [16, 32], out
+    assert out["launches"] >= 1 and out["h2d"] == 2, out
+    assert "runs code for the CPU and CUDA GPUs" in out["refused"]

@@ -1,6 +1,7 @@
 //===- ExecutablePackage.cpp - Compiled functions loaded from a .cuvil ----===//
 
 #include "cuvil/Runtime/ExecutablePackage.h"
+#include "cuvil/Runtime/CudaExecutable.h"
 #include "cuvil/Runtime/SharedLibrary.h"
 #include "cuvil/Serialization/Package.h"
 
@@ -14,6 +15,7 @@
 #include <cerrno>
 #include <cstring>
 #include <dlfcn.h>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <sys/mman.h>
@@ -73,6 +75,7 @@ struct ExecutablePackage::Impl {
   std::string hostName;
   std::mutex mutex;
   std::map<std::string, std::shared_ptr<Executable>> loaded;
+  int device = 0; ///< the GPU of functions compiled for cuda
 };
 
 ExecutablePackage::ExecutablePackage() : impl(std::make_unique<Impl>()) {}
@@ -96,6 +99,17 @@ namespace {
 const char *const kDtypes[] = {"float16", "bfloat16", "float32", "float64",
                                "int8",    "int16",    "int32",   "int64",
                                "uint8",   "bool"};
+/// Bytes of one element of each of kDtypes, in order.
+constexpr size_t kDtypeBytes[] = {2, 2, 4, 8, 1, 2, 4, 8, 1, 1};
+static_assert(std::size(kDtypes) == std::size(kDtypeBytes));
+
+/// Bytes of one element of `dtype` (one of kDtypes; the reader checked).
+size_t elementBytes(const std::string &dtype) {
+  for (size_t i = 0; i < std::size(kDtypes); ++i)
+    if (dtype == kDtypes[i])
+      return kDtypeBytes[i];
+  return 0;
+}
 
 /// Reads one tensor description {name?, dtype, shape: [int | string | null]}.
 bool parseTensor(const json &item, bool isInput, TensorSignature &sig,
@@ -265,16 +279,24 @@ const PackagedFunction *ExecutablePackage::find(const std::string &name,
   return nullptr;
 }
 
+void ExecutablePackage::setDevice(int device) {
+  std::lock_guard<std::mutex> lock(impl->mutex);
+  impl->device = device;
+}
+
 std::shared_ptr<Executable> ExecutablePackage::load(const PackagedFunction &fn,
                                                     std::string &error) {
   std::lock_guard<std::mutex> lock(impl->mutex);
   if (auto it = impl->loaded.find(fn.name); it != impl->loaded.end())
     return it->second;
   std::string where = path() + ": function '" + fn.name + "': ";
-  if (fn.target != "cpu") {
+  // GPU code is host code (a library like the CPU's) launching kernels
+  // through Cuvil's CUDA runtime.
+  bool gpu = fn.target == "cuda";
+  if (fn.target != "cpu" && !gpu) {
     error = where + "compiled for target '" + fn.target.substr(0, 40) +
-            "', which this runtime does not run (it runs cpu); fix: export "
-            "the model for target='cpu'";
+            "', which this runtime does not run (it runs cpu and cuda); fix: "
+            "export the model for target='cpu'";
     return nullptr;
   }
   static const HostCpu host = hostCpu(); // the CPU does not change
@@ -298,23 +320,36 @@ std::shared_ptr<Executable> ExecutablePackage::load(const PackagedFunction &fn,
   if (!impl->reader->read(fn.codeEntry, code, error))
     return nullptr;
   std::vector<std::string> runtimeLibraries = codeRuntimeLibraries();
-  std::shared_ptr<Executable> executable;
+  // GPU host code reports its kernels through the runtime, not through a
+  // hooks argument.
+  bool hooksArgument = fn.instrumented && !gpu;
+  std::unique_ptr<Executable> executable;
   if (impl->mappedCodeDirectory.empty())
     executable = LibraryExecutable::loadFromMemory(
         code, "cuvil-" + fn.name, fn.symbol, runtimeLibraries, fn.inputs,
-        fn.outputs, fn.instrumented, why);
+        fn.outputs, hooksArgument, why);
   else
     // The stored bytes' digest (checked by read) determines the code.
     executable = LibraryExecutable::loadMapped(
         code, impl->mappedCodeDirectory,
         impl->reader->find(fn.codeEntry)->sha256, fn.symbol, runtimeLibraries,
-        fn.inputs, fn.outputs, fn.instrumented, why);
+        fn.inputs, fn.outputs, hooksArgument, why);
+  if (executable && gpu) {
+    std::vector<size_t> bytes;
+    for (const auto *list : {&fn.inputs, &fn.outputs})
+      for (const TensorSignature &value : *list)
+        bytes.push_back(elementBytes(value.dtype));
+    executable = cuda::CudaExecutable::create(
+        std::move(executable), impl->device, fn.inputs, fn.outputs,
+        std::move(bytes), why);
+  }
   if (!executable) {
     error = where + why;
     return nullptr;
   }
-  impl->loaded[fn.name] = executable;
-  return executable;
+  std::shared_ptr<Executable> shared = std::move(executable);
+  impl->loaded[fn.name] = shared;
+  return shared;
 }
 
 namespace {

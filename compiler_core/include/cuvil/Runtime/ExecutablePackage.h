@@ -83,9 +83,13 @@ public:
   const PackagedFunction *find(const std::string &name,
                                std::string &error) const;
 
+  /// The GPU that functions compiled for cuda run on (default 0); set
+  /// before their first load.
+  void setDevice(int device);
+
   /// The function's code, loaded once (it must be for a target this
-  /// runtime runs, and for a CPU with the features this one has). Null with
-  /// `error` otherwise.
+  /// runtime runs: cpu, or cuda through the CUDA driver; and for a CPU with
+  /// the features this one has). Null with `error` otherwise.
   std::shared_ptr<Executable> load(const PackagedFunction &function,
                                    std::string &error);
 
