@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import _native
+from . import _native, nd
 from ._cache import SignatureCache, disk_cache_dir
 from ._captured import changed as captured_changed
 from ._dtypes import dtype_from_name, is_traceable, traceable_dtypes
@@ -271,17 +271,6 @@ def _argument_problem(name: str, value) -> tuple[str, str] | None:
     return None
 
 
-def _on_gpu(value) -> bool:
-    """A ``cuvil.nd`` array on a GPU or a DLPack tensor in CUDA memory."""
-    if isinstance(value, np.ndarray):
-        return False
-    device = getattr(value, "__dlpack_device__", None)
-    try:
-        return device is not None and device()[0] == 2  # DLPack's kDLCUDA
-    except Exception:  # noqa: BLE001 - a foreign object's method
-        return False
-
-
 class JitFunction:
     """A function compiled by Cuvil on its first call for each argument signature.
 
@@ -350,7 +339,7 @@ class JitFunction:
             arguments = ArgumentList(names, list(args), lambda values: (values, {}))
         else:
             arguments = bind_arguments(fn, self._signature, args, kwargs)
-        if self.target == "cuda" and any(map(_on_gpu, arguments.values)):
+        if self.target == "cuda" and any(map(nd.is_cuda_tensor, arguments.values)):
             return self._call_on_device(arguments)
         for name, value in zip(arguments.names, arguments.values):
             problem = _argument_problem(name, value)
@@ -378,8 +367,6 @@ class JitFunction:
     def _call_on_device(self, arguments: ArgumentList):
         """Arrays already on the GPU (``cuvil.nd`` arrays, DLPack tensors of PyTorch or
         CuPy): no copies, results as ``cuvil.nd`` arrays on the same device."""
-        from . import nd
-
         arrays = [nd.from_dlpack(v) for v in arguments.values]
         device = next(a.device for a in arrays if a.is_cuda)
         for name, a in zip(arguments.names, arrays):

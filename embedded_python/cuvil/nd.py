@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["NDArray", "array", "empty", "from_dlpack"]
+__all__ = ["NDArray", "array", "empty", "from_dlpack", "is_cuda_tensor"]
 
 _DEVICES = ("cpu", "cuda")
 _DLPACK_CUDA = 2  # DLPack's device type of CUDA memory
@@ -48,30 +48,21 @@ class NDArray:
     __slots__ = ("_data", "device", "_memory", "_ptr", "_shape", "_dtype")
 
     def __init__(self, data: np.ndarray, device: str = "cpu"):
-        device = _check_device(device)
-        if device != "cpu":
-            # Copied to the GPU once.
-            host = np.ascontiguousarray(data)
-            self._data = None
-            self._set_device(_cuda().DeviceBuffer(host.nbytes, _index(device)), device)
-            self._shape, self._dtype = host.shape, host.dtype
-            self._memory.upload(host)
-            return
+        self.device = _check_device(device)
         self._data = np.ascontiguousarray(data)
-        self.device = device
-        self._memory = self._ptr = None
         self._shape, self._dtype = self._data.shape, self._data.dtype
-
-    def _set_device(self, memory, device: str, ptr: int | None = None) -> None:
-        self._memory = memory
-        self._ptr = memory.ptr if ptr is None else ptr
-        self.device = device
+        self._memory = self._ptr = None
+        if self.device != "cpu":
+            # Copied to the GPU once; no host copy is kept.
+            self._memory = _cuda().DeviceBuffer(self._data.nbytes, _index(self.device))
+            self._memory.upload(self._data)
+            self._ptr, self._data = self._memory.ptr, None
 
     @classmethod
-    def _on_device(cls, memory, device: str, shape, dtype, ptr: int | None = None):
+    def _on_device(cls, memory, device: str, shape, dtype, ptr: int):
+        """An array over GPU memory at ``ptr`` that ``memory`` keeps alive."""
         array = cls.__new__(cls)
-        array._data = None
-        array._set_device(memory, device, ptr)
+        array._data, array._memory, array._ptr, array.device = None, memory, ptr, device
         array._shape, array._dtype = tuple(int(s) for s in shape), np.dtype(dtype)
         return array
 
@@ -144,7 +135,7 @@ def array(data, dtype=None, device: str = "cpu") -> NDArray:
             return data
         data = data.numpy()
     elif hasattr(data, "__dlpack__") and not isinstance(data, np.ndarray):
-        if _is_cuda_tensor(data):
+        if is_cuda_tensor(data):
             wrapped = from_dlpack(data)
             return array(wrapped, dtype, device) if dtype is not None else wrapped
         data = np.from_dlpack(data)
@@ -159,12 +150,18 @@ def empty(shape, dtype="float32", device: str = "cpu") -> NDArray:
     shape = tuple(int(s) for s in np.atleast_1d(shape)) if np.ndim(shape) else (int(shape),)
     nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
     memory = _cuda().DeviceBuffer(nbytes, _index(device))
-    return NDArray._on_device(memory, device, shape, dtype)
+    return NDArray._on_device(memory, device, shape, dtype, memory.ptr)
 
 
-def _is_cuda_tensor(tensor) -> bool:
-    device = getattr(tensor, "__dlpack_device__", None)
-    return device is not None and device()[0] == _DLPACK_CUDA
+def is_cuda_tensor(value) -> bool:
+    """A ``cuvil.nd`` array on a GPU or a DLPack tensor in CUDA memory (PyTorch, CuPy)."""
+    if isinstance(value, np.ndarray):
+        return False
+    device = getattr(value, "__dlpack_device__", None)
+    try:
+        return device is not None and device()[0] == _DLPACK_CUDA
+    except Exception:  # noqa: BLE001 - a foreign object's method
+        return False
 
 
 def from_dlpack(tensor) -> NDArray:
@@ -172,7 +169,7 @@ def from_dlpack(tensor) -> NDArray:
     the CPU, PyTorch or CuPy on a CUDA GPU (which must be C-contiguous)."""
     if isinstance(tensor, NDArray):
         return tensor
-    if not _is_cuda_tensor(tensor):
+    if not is_cuda_tensor(tensor):
         return NDArray(np.from_dlpack(tensor))
     ptr, index, shape, dtype, holder = _cuda().from_dlpack(tensor.__dlpack__())
     return NDArray._on_device(holder, f"cuda:{index}", shape, dtype, ptr)

@@ -98,6 +98,28 @@ size_t bytesOf(const py::array &array) {
   return array.attr("nbytes").cast<size_t>();
 }
 
+/// Runs `copy(data, bytes, error)` on `array`'s memory without the GIL:
+/// the array must be C-contiguous (and writable when `writing`); failures
+/// raise, naming `what`.
+template <typename Copy>
+void copyArray(py::array array, bool writing, const char *what, Copy copy) {
+  if (!(array.flags() & py::array::c_style) || (writing && !array.writeable()))
+    throw py::value_error(std::string("cuvil.nd: ") + what + " needs a " +
+                          (writing ? "writable " : "") + "C-contiguous array");
+  // Read with the GIL held: both go through Python objects.
+  size_t bytes = bytesOf(array);
+  void *data =
+      writing ? array.mutable_data() : const_cast<void *>(array.data());
+  std::string error;
+  bool ok;
+  {
+    py::gil_scoped_release release;
+    ok = copy(data, bytes, error);
+  }
+  if (!ok)
+    throw std::runtime_error("cuvil.nd: " + error);
+}
+
 } // namespace
 
 void cuvil::python::bindDevices(py::module_ &m) {
@@ -125,37 +147,19 @@ void cuvil::python::bindDevices(py::module_ &m) {
       .def(
           "upload",
           [](DeviceBuffer &self, py::array source) {
-            if (!(source.flags() & py::array::c_style))
-              throw py::value_error("cuvil.nd: upload needs a C-contiguous "
-                                    "array");
-            std::string error;
-            size_t bytes = bytesOf(source);
-            const void *data = source.data();
-            bool ok;
-            {
-              py::gil_scoped_release release;
-              ok = self.copyFromHost(data, bytes, error);
-            }
-            if (!ok)
-              throw std::runtime_error("cuvil.nd: " + error);
+            copyArray(source, /*writing=*/false, "upload",
+                      [&](void *data, size_t bytes, std::string &error) {
+                        return self.copyFromHost(data, bytes, error);
+                      });
           },
           py::arg("source"), "Copies a C-contiguous array into the buffer")
       .def(
           "download",
           [](const DeviceBuffer &self, py::array target) {
-            if (!(target.flags() & py::array::c_style) || !target.writeable())
-              throw py::value_error("cuvil.nd: download needs a writable "
-                                    "C-contiguous array");
-            std::string error;
-            size_t bytes = bytesOf(target);
-            void *data = target.mutable_data();
-            bool ok;
-            {
-              py::gil_scoped_release release;
-              ok = self.copyToHost(data, bytes, error);
-            }
-            if (!ok)
-              throw std::runtime_error("cuvil.nd: " + error);
+            copyArray(target, /*writing=*/true, "download",
+                      [&](void *data, size_t bytes, std::string &error) {
+                        return self.copyToHost(data, bytes, error);
+                      });
           },
           py::arg("target"), "Copies the buffer into a C-contiguous array");
 
@@ -190,21 +194,12 @@ void cuvil::python::bindDevices(py::module_ &m) {
   cuda.def(
       "copy_to_host",
       [](uintptr_t source, int device, py::array target) {
-        if (!(target.flags() & py::array::c_style) || !target.writeable())
-          throw py::value_error("cuvil.nd: copying to a writable C-contiguous "
-                                "array only");
-        std::string error;
-        size_t bytes = bytesOf(target);
-        void *data = target.mutable_data();
-        bool ok;
-        {
-          py::gil_scoped_release release;
-          ok = cuvil::cuda::copyDeviceToHost(
-              device, reinterpret_cast<const void *>(source), data, bytes,
-              error);
-        }
-        if (!ok)
-          throw std::runtime_error("cuvil.nd: " + error);
+        copyArray(target, /*writing=*/true, "copy_to_host",
+                  [&](void *data, size_t bytes, std::string &error) {
+                    return cuvil::cuda::copyDeviceToHost(
+                        device, reinterpret_cast<const void *>(source), data,
+                        bytes, error);
+                  });
       },
       py::arg("ptr"), py::arg("device"), py::arg("target"),
       "Copies device memory at `ptr` (any owner) into a NumPy array");

@@ -216,13 +216,21 @@ print(json.dumps(out))
 """
 
 
-def _run_with_fake_driver(tmp_path, **env):
-    driver = tmp_path / "libfakecuda.so"
+@pytest.fixture(scope="module")
+def fake_driver(tmp_path_factory):
+    """The stand-in driver, built once for the module's tests."""
+    driver = tmp_path_factory.mktemp("fake-cuda") / "libfakecuda.so"
     subprocess.run(
         ["cc", "-shared", "-fPIC", "-O1", "-o", str(driver), str(FAKE_DRIVER_SOURCE)], check=True
     )
+    return driver
+
+
+def _run_with_fake_driver(driver, child: str, *args, **env) -> dict:
+    """Runs ``child`` (a script printing one JSON line last) in a process of its own on
+    the stand-in driver; its JSON."""
     run = subprocess.run(
-        [sys.executable, "-c", _FAKE_CHILD],
+        [sys.executable, "-c", child, *map(str, args)],
         env=dict(os.environ, CUVIL_CUDA_DRIVER=str(driver), **env),
         capture_output=True,
         text=True,
@@ -232,11 +240,11 @@ def _run_with_fake_driver(tmp_path, **env):
     return json.loads(run.stdout.splitlines()[-1])
 
 
-def test_runtime_drives_a_driver_as_the_generated_code_asks(tmp_path):
+def test_runtime_drives_a_driver_as_the_generated_code_asks(fake_driver):
     """With a stand-in driver (host memory, kernels not run): the module is loaded once,
     each call copies its input in and its output back, the constant weight goes to the
     device once, every kernel is launched within CUDA's limits, nothing leaks."""
-    out = _run_with_fake_driver(tmp_path)
+    out = _run_with_fake_driver(fake_driver, _FAKE_CHILD)
     assert out["reason"] is None and "error" not in out, out
     assert out["shape"] == [16, 32]
     assert out["module_loads"] == 1
@@ -253,8 +261,8 @@ def test_runtime_drives_a_driver_as_the_generated_code_asks(tmp_path):
     }
 
 
-def test_a_failing_launch_is_a_clear_error_and_leaks_nothing(tmp_path):
-    out = _run_with_fake_driver(tmp_path, FAKE_CUDA_FAIL="launch")
+def test_a_failing_launch_is_a_clear_error_and_leaks_nothing(fake_driver):
+    out = _run_with_fake_driver(fake_driver, _FAKE_CHILD, FAKE_CUDA_FAIL="launch")
     assert "launching a kernel (cuLaunchKernel) failed: CUDA_ERROR_LAUNCH_FAILED" in out["error"]
     assert "the outputs were not written" in out["error"]
     assert out["launches"] == 0 and out["live_allocations"] == 1
@@ -279,22 +287,10 @@ print(json.dumps({"ops": ops, "kernels": [k[0] for k in kernels],
 """
 
 
-def test_profiled_launches_carry_their_ir_ops(tmp_path):
+def test_profiled_launches_carry_their_ir_ops(fake_driver):
     """Each launch reaches the profiler as its kernel of the table: IR op name and the
     user's line (the CPU side of the launch; GPU time comes from CUPTI on a GPU)."""
-    driver = tmp_path / "libfakecuda.so"
-    subprocess.run(
-        ["cc", "-shared", "-fPIC", "-O1", "-o", str(driver), str(FAKE_DRIVER_SOURCE)], check=True
-    )
-    run = subprocess.run(
-        [sys.executable, "-c", _PROFILE_CHILD],
-        env=dict(os.environ, CUVIL_CUDA_DRIVER=str(driver)),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert run.returncode == 0, run.stderr
-    out = json.loads(run.stdout.splitlines()[-1])
+    out = _run_with_fake_driver(fake_driver, _PROFILE_CHILD)
     assert any("linalg.matmul" in name for name in out["kernels"]), out
     assert all(loc.startswith("<string>:") for loc in out["locs"]), out
     assert any("linalg.matmul" in op for op in out["ops"]), out
@@ -353,22 +349,10 @@ print(json.dumps(out))
 """
 
 
-def test_gpu_arrays_and_dlpack_pass_without_copies(tmp_path):
+def test_gpu_arrays_and_dlpack_pass_without_copies(fake_driver):
     """cuvil.nd arrays on cuda:0 and DLPack CUDA tensors go into compiled code as device
     pointers; results come back as cuvil.nd arrays on the GPU; nothing is copied."""
-    driver = tmp_path / "libfakecuda.so"
-    subprocess.run(
-        ["cc", "-shared", "-fPIC", "-O1", "-o", str(driver), str(FAKE_DRIVER_SOURCE)], check=True
-    )
-    run = subprocess.run(
-        [sys.executable, "-c", _DEVICE_CHILD],
-        env=dict(os.environ, CUVIL_CUDA_DRIVER=str(driver)),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert run.returncode == 0, run.stderr
-    out = json.loads(run.stdout.splitlines()[-1])
+    out = _run_with_fake_driver(fake_driver, _DEVICE_CHILD)
     assert out["device"] == "cuda:0" and out["roundtrip"] and out["shared"], out
     assert out["result"] == ["cuda:0", [16, 8], "float32", "NDArray"], out
     assert out["copies"]["calls"] == 1
@@ -417,23 +401,11 @@ print(json.dumps(out))
 """
 
 
-def test_runtime_runs_packages_compiled_for_cuda(tmp_path):
+def test_runtime_runs_packages_compiled_for_cuda(fake_driver, tmp_path):
     """A .cuvil exported from a cuda compilation loads in cuvil.runtime on cuda:0 (the
     stand-in driver here): its host library wrapped in the CUDA runtime, NumPy in and
     out, the kernels launched."""
-    driver = tmp_path / "libfakecuda.so"
-    subprocess.run(
-        ["cc", "-shared", "-fPIC", "-O1", "-o", str(driver), str(FAKE_DRIVER_SOURCE)], check=True
-    )
-    run = subprocess.run(
-        [sys.executable, "-c", _PACKAGE_CHILD, str(tmp_path / "mlp.cuvil")],
-        env=dict(os.environ, CUVIL_CUDA_DRIVER=str(driver)),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert run.returncode == 0, run.stderr
-    out = json.loads(run.stdout.splitlines()[-1])
+    out = _run_with_fake_driver(fake_driver, _PACKAGE_CHILD, tmp_path / "mlp.cuvil")
     assert out["shape"] == [16, 32], out
     assert out["launches"] >= 1 and out["h2d"] == 2, out
     assert "runs code for the CPU and CUDA GPUs" in out["refused"]

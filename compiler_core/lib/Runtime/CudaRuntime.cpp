@@ -437,6 +437,45 @@ public:
 private:
   CallState *previous;
 };
+
+/// Runs `body` as one call of `exe`'s code on this thread (its device
+/// current, the runtime's functions answered from `exe`, `hooks` told of
+/// each launch), waits for the stream and reports the call's first failure.
+/// The caller holds `exe.mutex`. True when nothing failed.
+template <typename Body>
+bool runCall(ExecutableState &exe, const KernelHooks *hooks, Body body) {
+  std::string error;
+  if (!exe.driver->makeCurrent(exe.device, error)) {
+    reportCallFailure(error);
+    return false;
+  }
+  ActiveCall active(exe);
+  CallState *call = &active.call;
+  call->hooks = hooks;
+  body(call);
+  check(call, exe.driver->cuStreamSynchronize(exe.stream),
+        "running the kernels (cuStreamSynchronize)");
+  exe.stats.calls += 1;
+  if (call->failed())
+    reportCallFailure(call->error);
+  return !call->failed();
+}
+
+/// Pinned staging memory of at least `bytes` for `exe`'s copies.
+char *stagingFor(CallState *call, size_t bytes) {
+  ExecutableState &s = *call->exe;
+  if (s.stagingBytes < bytes) {
+    if (s.staging)
+      s.driver->cuMemFreeHost(s.staging);
+    s.staging = nullptr;
+    s.stagingBytes = 0;
+    if (!check(call, s.driver->cuMemHostAlloc(&s.staging, bytes, 0),
+               "allocating pinned host memory (cuMemHostAlloc)"))
+      return nullptr;
+    s.stagingBytes = bytes;
+  }
+  return static_cast<char *>(s.staging);
+}
 } // namespace
 
 void CudaExecutable::call(void *const *in, void *const *out,
@@ -444,97 +483,63 @@ void CudaExecutable::call(void *const *in, void *const *out,
                           const Shapes *shapes) const {
   ExecutableState &s = *state;
   std::lock_guard<std::mutex> lock(s.mutex);
-  std::string error;
-  if (!s.driver->makeCurrent(s.device, error))
-    return reportCallFailure(error);
-  ActiveCall active(s);
-  CallState *call = &active.call;
-  call->hooks = hooks;
-  size_t count = inputs.size() + outputs.size();
-  std::vector<size_t> bytes(count);
-  size_t total = 0;
-  for (size_t i = 0; i < count; ++i)
-    total += bytes[i] = bytesOf(i, shapes);
-  size_t inputBytes = 0;
-  for (size_t i = 0; i < inputs.size(); ++i)
-    inputBytes += bytes[i];
-  // Pinned staging: the copies in and out run asynchronously from it.
-  if (s.stagingBytes < total) {
-    if (s.staging)
-      s.driver->cuMemFreeHost(s.staging);
-    s.staging = nullptr;
-    s.stagingBytes = 0;
-    if (!check(call, s.driver->cuMemHostAlloc(&s.staging, total, 0),
-               "allocating pinned host memory (cuMemHostAlloc)"))
-      return reportCallFailure(call->error);
-    s.stagingBytes = total;
+  // Arguments (inputs then outputs) side by side in the staging memory.
+  size_t count = inputs.size() + outputs.size(), total = 0;
+  std::vector<size_t> bytes(count), offsets(count);
+  for (size_t i = 0; i < count; ++i) {
+    bytes[i] = bytesOf(i, shapes);
+    offsets[i] = total;
+    total += bytes[i];
   }
-  char *staging = static_cast<char *>(s.staging);
-  std::vector<void *> device(count, nullptr);
-  size_t offset = 0;
-  for (size_t i = 0; i < count && !call->failed(); ++i) {
-    device[i] = mgpuMemAlloc(bytes[i], s.stream, false);
-    if (i < inputs.size() && bytes[i]) {
-      std::memcpy(staging + offset, in[i], bytes[i]);
+  char *staging = nullptr;
+  bool ok = runCall(s, hooks, [&](CallState *call) {
+    // Pinned staging: the copies in and out run asynchronously from it.
+    if (!(staging = stagingFor(call, total)))
+      return;
+    std::vector<void *> device(count, nullptr);
+    for (size_t i = 0; i < count && !call->failed(); ++i) {
+      device[i] = mgpuMemAlloc(bytes[i], s.stream, false);
+      if (i >= inputs.size() || !bytes[i])
+        continue;
+      std::memcpy(staging + offsets[i], in[i], bytes[i]);
       check(
           call,
           s.driver->cuMemcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(device[i]),
-                                      staging + offset, bytes[i], s.stream),
+                                      staging + offsets[i], bytes[i], s.stream),
           "copying an input to the device (cuMemcpyHtoDAsync)");
       s.stats.hostToDevice += 1;
       s.stats.hostToDeviceBytes += bytes[i];
     }
-    offset += bytes[i];
-  }
-  if (!call->failed())
-    host->call(device.data(), device.data() + inputs.size(), nullptr, shapes);
-  offset = inputBytes;
-  for (size_t i = inputs.size(); i < count && !call->failed(); ++i) {
-    if (bytes[i]) {
+    if (!call->failed())
+      host->call(device.data(), device.data() + inputs.size(), nullptr, shapes);
+    for (size_t i = inputs.size(); i < count && !call->failed(); ++i) {
+      if (!bytes[i])
+        continue;
       check(call,
             s.driver->cuMemcpyDtoHAsync(
-                staging + offset, reinterpret_cast<CUdeviceptr>(device[i]),
+                staging + offsets[i], reinterpret_cast<CUdeviceptr>(device[i]),
                 bytes[i], s.stream),
             "copying a result to the host (cuMemcpyDtoHAsync)");
       s.stats.deviceToHost += 1;
       s.stats.deviceToHostBytes += bytes[i];
     }
-    offset += bytes[i];
-  }
-  for (void *pointer : device)
-    if (pointer)
-      s.driver->cuMemFreeAsync(reinterpret_cast<CUdeviceptr>(pointer),
-                               s.stream);
-  check(call, s.driver->cuStreamSynchronize(s.stream),
-        "running the kernels (cuStreamSynchronize)");
-  s.stats.calls += 1;
-  if (call->failed())
-    return reportCallFailure(call->error);
-  offset = inputBytes;
-  for (size_t i = inputs.size(); i < count; ++i) {
-    std::memcpy(out[i - inputs.size()], staging + offset, bytes[i]);
-    offset += bytes[i];
-  }
+    for (void *pointer : device)
+      if (pointer)
+        s.driver->cuMemFreeAsync(reinterpret_cast<CUdeviceptr>(pointer),
+                                 s.stream);
+  });
+  if (!ok)
+    return;
+  for (size_t i = inputs.size(); i < count; ++i)
+    std::memcpy(out[i - inputs.size()], staging + offsets[i], bytes[i]);
 }
 
 bool CudaExecutable::callOnDevice(void *const *in, void *const *out,
                                   const KernelHooks *hooks) const {
   ExecutableState &s = *state;
   std::lock_guard<std::mutex> lock(s.mutex);
-  std::string error;
-  if (!s.driver->makeCurrent(s.device, error)) {
-    reportCallFailure(error);
-    return true;
-  }
-  ActiveCall active(s);
-  active.call.hooks = hooks;
-  host->call(in, out, nullptr, nullptr);
-  if (!active.call.failed())
-    check(&active.call, s.driver->cuStreamSynchronize(s.stream),
-          "running the kernels (cuStreamSynchronize)");
-  s.stats.calls += 1;
-  if (active.call.failed())
-    reportCallFailure(active.call.error);
+  runCall(s, hooks,
+          [&](CallState *call) { host->call(in, out, nullptr, nullptr); });
   return true;
 }
 

@@ -98,14 +98,8 @@ std::unique_ptr<llvm::MemoryBuffer> mlir::cuvil::buildInTemporaryFile(
       [&](llvm::StringRef path) -> LogicalResult {
         if (failed(build(path, error)))
           return failure();
-        auto read = llvm::MemoryBuffer::getFile(path);
-        if (!read) {
-          error = "cannot read the compiled code back from " + path.str() +
-                  ": " + read.getError().message();
-          return failure();
-        }
-        bytes = std::move(*read);
-        return success();
+        bytes = readFile(path, error);
+        return success(bytes != nullptr);
       },
       error);
   return bytes;
@@ -130,4 +124,14 @@ mlir::LogicalResult mlir::cuvil::withTemporaryFile(
                                                           : failure();
       },
       error);
+}
+
+std::unique_ptr<llvm::MemoryBuffer> mlir::cuvil::readFile(llvm::StringRef path,
+                                                          std::string &error) {
+  auto read = llvm::MemoryBuffer::getFile(path);
+  if (!read) {
+    error = "cannot read " + path.str() + ": " + read.getError().message();
+    return nullptr;
+  }
+  return std::move(*read);
 }

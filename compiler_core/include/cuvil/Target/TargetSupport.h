@@ -31,6 +31,10 @@ void renameFunctions(ModuleOp module, llvm::StringRef prefix,
 LogicalResult writeFile(llvm::StringRef path, llvm::StringRef content,
                         std::string &error);
 
+/// The bytes of the file at `path`; null with `error` naming it and why.
+std::unique_ptr<llvm::MemoryBuffer> readFile(llvm::StringRef path,
+                                             std::string &error);
+
 /// The bytes `build` writes to a temporary file (named `prefix`-*.`suffix`,
 /// removed afterwards): for tools that write only files (a linker, a C
 /// compiler) when the code is loaded from memory. Null with `error` set.

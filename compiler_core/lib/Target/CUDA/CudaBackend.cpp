@@ -20,12 +20,14 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Program.h"
 
 #include <cstdlib>
+#include <mutex>
 
 #ifndef CUVIL_CUDA_HOME
 #define CUVIL_CUDA_HOME "/usr/local/cuda"
@@ -45,12 +47,20 @@ std::string cuda::libdevicePath() {
 }
 
 std::string cuda::toolkitDescription() {
-  std::string text = kChip.str() + "|fatbin(sass+ptx)|" + toolkitHome();
-  // The toolkit's version file changes with every release.
-  if (auto version =
-          llvm::MemoryBuffer::getFile(toolkitHome() + "/version.json"))
-    text += "|" + std::to_string(llvm::hash_value((*version)->getBuffer()));
-  return text;
+  // Part of every cuda compilation's cache key: the toolkit's version file
+  // (it changes with every release) is read once per toolkit folder.
+  static std::mutex mutex;
+  static llvm::StringMap<std::string> described;
+  std::string home = toolkitHome();
+  std::lock_guard<std::mutex> lock(mutex);
+  auto [it, added] = described.try_emplace(home);
+  if (added) {
+    it->second = kChip.str() + "|fatbin(sass+ptx)|" + home;
+    if (auto version = llvm::MemoryBuffer::getFile(home + "/version.json"))
+      it->second +=
+          "|" + std::to_string(llvm::hash_value((*version)->getBuffer()));
+  }
+  return it->second;
 }
 
 namespace {

@@ -119,12 +119,10 @@ public:
   FailureOr<std::unique_ptr<::cuvil::Executable>>
   loadFromCache(StringRef path, const LoadRequest &request,
                 std::string &error) const override {
-    auto bytes = llvm::MemoryBuffer::getFile(path);
-    if (!bytes) {
-      error = "cannot read " + path.str() + ": " + bytes.getError().message();
+    std::unique_ptr<llvm::MemoryBuffer> bytes = readFile(path, error);
+    if (!bytes)
       return failure();
-    }
-    return fromLibrary((*bytes)->getBuffer(), request);
+    return fromLibrary(bytes->getBuffer(), request);
   }
 
   std::vector<IRStage> irStages() const override {

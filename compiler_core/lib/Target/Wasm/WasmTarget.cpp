@@ -82,12 +82,10 @@ public:
   FailureOr<std::unique_ptr<::cuvil::Executable>>
   loadFromCache(StringRef path, const LoadRequest &request,
                 std::string &error) const override {
-    auto bytes = llvm::MemoryBuffer::getFile(path);
-    if (!bytes) {
-      error = "cannot read " + path.str() + ": " + bytes.getError().message();
+    std::unique_ptr<llvm::MemoryBuffer> bytes = readFile(path, error);
+    if (!bytes)
       return failure();
-    }
-    return fromBytes((*bytes)->getBuffer(), request, error);
+    return fromBytes(bytes->getBuffer(), request, error);
   }
 
   std::vector<IRStage> irStages() const override {
