@@ -64,6 +64,11 @@ class Runtime:
             made, while the caller goes on (preparing the next input, say); each call
             returns a :class:`concurrent.futures.Future`. The arguments are checked
             when the call is made, and must not change until its future is done.
+            On a GPU the calls go on the device's stream itself: ``call_async``
+            copies the inputs to pinned staging memory and queues the copies and
+            kernels without waiting for them, so the GPU runs one call after
+            another while the host prepares the next (the inputs may change as
+            soon as ``call_async`` returns).
             :meth:`synchronize` waits for every queued call. Plain calls stay
             synchronous either way.
     """
@@ -105,12 +110,15 @@ class Runtime:
         self._stream: concurrent.futures.ThreadPoolExecutor | None = None
         self._stream_lock = threading.Lock()
 
-    def _submit(self, label: str, run, *args) -> concurrent.futures.Future:
+    def _check_async(self, label: str) -> None:
         if not self.enable_async:
             raise RuntimeError(
                 f"{label}: call_async needs a runtime made with enable_async=True; fix: "
                 "cuvil.runtime.Runtime(enable_async=True), or call the function directly"
             )
+
+    def _submit(self, label: str, run, *args) -> concurrent.futures.Future:
+        self._check_async(label)
         with self._stream_lock:
             if self._stream is None:
                 # One worker: the stream runs its calls in order, like a CUDA stream.
@@ -331,11 +339,36 @@ class Function:
 
         The arguments are checked now (a wrong dtype or shape raises here); the
         future's ``result()`` is what calling the function returns, or raises what
-        it would raise. Calls run in the order they were queued.
+        it would raise. Calls run in the order they were queued. On a GPU
+        (``device="cuda:N"``) the call is on the device's stream when this
+        returns: its inputs are copied to staging memory (they may change
+        afterwards), and its copies and kernels run behind the calls queued
+        before it while the caller goes on.
         """
         given = bind_inputs(self._label(), self.input_names, args, kwargs)
         inputs = [self._check(i, value, True) for i, value in enumerate(given)]
-        return self.executable.runtime._submit(self._label(), self._run, inputs)
+        runtime = self.executable.runtime
+        if not runtime.device.startswith("cuda"):
+            return runtime._submit(self._label(), self._run, inputs)
+        runtime._check_async(self._label())
+        outputs = self._outputs_for(inputs)
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        try:
+            with translated():
+                queued = self._handle.enqueue(
+                    inputs, outputs, runtime._pool, runtime.num_threads or 0
+                )
+        except Exception as error:  # noqa: BLE001 - the future raises it
+            future.set_exception(error)
+            return future
+
+        def finish():
+            with translated():
+                queued.wait()
+            return self._values(outputs)
+
+        # The stream's thread waits for the calls in order; the caller does not.
+        return runtime._submit(self._label(), finish)
 
     def _output_shapes(self, inputs: list) -> list:
         if not self._symbolic:
@@ -346,18 +379,24 @@ class Function:
             raise ValueError(f"{self._label()}: {error}") from None
         return shapes
 
-    def _run(self, inputs: list):
+    def _outputs_for(self, inputs: list) -> list:
         shapes = self._output_shapes(inputs)
-        outputs = [np.empty(s, d) for (d, _), s in zip(self._output_types, shapes)]
-        runtime = self.executable.runtime
-        with translated():
-            self._handle(inputs, outputs, runtime._pool, runtime.num_threads or 0)
+        return [np.empty(s, d) for (d, _), s in zip(self._output_types, shapes)]
+
+    def _values(self, outputs: list):
         values = [
             NDArray(o if o.dtype == r else o.astype(r)) for o, r in zip(outputs, self._returned)
         ]
         if self._structure == "single":
             return values[0]
         return tuple(values) if self._structure == "tuple" else list(values)
+
+    def _run(self, inputs: list):
+        outputs = self._outputs_for(inputs)
+        runtime = self.executable.runtime
+        with translated():
+            self._handle(inputs, outputs, runtime._pool, runtime.num_threads or 0)
+        return self._values(outputs)
 
     def __repr__(self) -> str:
         return f"<cuvil.runtime.Function {self.signature}>"

@@ -100,8 +100,15 @@ struct FunctionHandle {
     return executable;
   }
 
-  void call(const std::vector<py::array> &in, const std::vector<py::array> &out,
-            MemoryPool *pool, int threads) const {
+  /// The code and data pointers of one call, checked against the
+  /// signature (throws naming the argument).
+  struct Prepared {
+    std::shared_ptr<Executable> executable;
+    std::vector<void *> in, out;
+    Shapes shapes;
+  };
+  Prepared prepare(const std::vector<py::array> &in,
+                   const std::vector<py::array> &out) const {
     const PackagedFunction &fn = *function;
     if (in.size() != fn.inputs.size() || out.size() != fn.outputs.size())
       throw py::value_error(fn.name + " takes " +
@@ -109,28 +116,70 @@ struct FunctionHandle {
                             std::to_string(fn.outputs.size()) +
                             " outputs, got " + std::to_string(in.size()) +
                             " and " + std::to_string(out.size()));
-    std::shared_ptr<Executable> executable = load();
-    std::vector<void *> inPtrs, outPtrs;
-    Shapes shapes;
+    Prepared p{load(), {}, {}, {}};
     for (size_t i = 0; i < in.size(); ++i) {
-      inPtrs.push_back(
+      p.in.push_back(
           python::checkedData(in[i], fn.inputs[i], "input", i, false));
-      shapes.emplace_back(in[i].shape(), in[i].shape() + in[i].ndim());
+      p.shapes.emplace_back(in[i].shape(), in[i].shape() + in[i].ndim());
     }
     for (size_t i = 0; i < out.size(); ++i) {
-      outPtrs.push_back(
+      p.out.push_back(
           python::checkedData(out[i], fn.outputs[i], "output", i, true));
-      shapes.emplace_back(out[i].shape(), out[i].shape() + out[i].ndim());
+      p.shapes.emplace_back(out[i].shape(), out[i].shape() + out[i].ndim());
     }
+    return p;
+  }
+
+  void call(const std::vector<py::array> &in, const std::vector<py::array> &out,
+            MemoryPool *pool, int threads) const {
+    Prepared p = prepare(in, out);
     {
       py::gil_scoped_release release;
       MemoryPool::Scope scope(pool);
       ScopedThreadCount threadCount(threads);
-      executable->call(inPtrs.data(), outPtrs.data(), nullptr, &shapes);
+      p.executable->call(p.in.data(), p.out.data(), nullptr, &p.shapes);
     }
-    python::checkCall(fn.name);
+    python::checkCall(function->name);
   }
 };
+
+/// A call started by PackagedFunction.enqueue: holds the code and the
+/// output arrays until wait() has run.
+struct QueuedFunctionCall {
+  std::string name;
+  std::shared_ptr<Executable> executable;
+  std::unique_ptr<PendingCall> pending;
+  std::vector<py::array> outputs;
+
+  void wait() {
+    if (!pending)
+      throw py::value_error(name + ": this call was already waited for");
+    {
+      py::gil_scoped_release release;
+      pending->wait();
+      pending.reset();
+    }
+    outputs.clear();
+    python::checkCall(name);
+  }
+};
+
+QueuedFunctionCall enqueueCall(const FunctionHandle &f,
+                               const std::vector<py::array> &in,
+                               const std::vector<py::array> &out,
+                               MemoryPool *pool, int threads) {
+  FunctionHandle::Prepared p = f.prepare(in, out);
+  QueuedFunctionCall queued{f.function->name, p.executable, nullptr, out};
+  {
+    py::gil_scoped_release release;
+    MemoryPool::Scope scope(pool);
+    ScopedThreadCount threadCount(threads);
+    queued.pending =
+        p.executable->enqueue(p.in.data(), p.out.data(), nullptr, &p.shapes);
+  }
+  python::checkCall(f.function->name);
+  return queued;
+}
 
 void bindExecutablePackages(py::module_ &m) {
   py::class_<FunctionHandle>(m, "PackagedFunction")
@@ -169,7 +218,18 @@ void bindExecutablePackages(py::module_ &m) {
            py::arg("threads") = 0,
            "Runs the code on C-contiguous arrays; writes `outputs`. "
            "Intermediates come from `pool` when given; `threads` > 0 sets "
-           "the OpenMP threads for this call.");
+           "the OpenMP threads for this call.")
+      .def("enqueue", &enqueueCall, py::arg("inputs"), py::arg("outputs"),
+           py::arg("pool") = nullptr, py::arg("threads") = 0,
+           "Starts a call as __call__ does and returns a QueuedCall: GPU code "
+           "has taken a copy of the inputs and queued its work on its "
+           "stream; `outputs` are written by QueuedCall.wait(). Code for the "
+           "CPU runs now.");
+
+  py::class_<QueuedFunctionCall>(m, "QueuedCall")
+      .def("wait", &QueuedFunctionCall::wait,
+           "Blocks until the call is done and its outputs are written; "
+           "raises what the call would raise.");
 
   py::class_<MemoryPool>(m, "MemoryPool")
       .def(py::init([](size_t bytes, const std::string &growth) {

@@ -68,3 +68,53 @@ def test_profile_has_gpu_lanes_attributed_to_ir_ops():
     # Attributed to the user's line through the launch's IR op.
     assert any(s.location for s in gpu), [(s.name, s.location) for s in gpu]
     assert all(s.total_ms > 0 for s in gpu)
+
+
+def _bf16(x: np.ndarray) -> np.ndarray:
+    """``x`` rounded to bfloat16 (nearest, ties to even), as float64."""
+    bits = np.ascontiguousarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return bits.astype(np.uint32).view(np.float32).astype(np.float64)
+
+
+@pytest.mark.parametrize("m, k, n", [(64, 64, 64), (50, 96, 40), (517, 333, 129), (1, 1000, 3)])
+def test_tensor_core_gemms_match_the_rounded_product(m, k, n):
+    """precision="bf16": the MMAs' float32 sums of bf16 products equal the float64
+    product of the rounded operands to float32 accuracy (any size: edges guarded)."""
+    from cuvil.frontend import build_ir
+
+    rng = np.random.default_rng(m + k + n)
+    w = rng.standard_normal((k, n), dtype=np.float32)
+    x = rng.standard_normal((m, k), dtype=np.float32)
+
+    def gemm(x):
+        return np.maximum(x @ w, 0.0)
+
+    compiled = build_ir(gemm, {"x": (m, k)}).optimize(precision="bf16").compile(target="cuda")
+    assert "mma.sync" in compiled.inspect("ptx")
+    expected = np.maximum(_bf16(x) @ _bf16(w), 0.0)
+    np.testing.assert_allclose(np.asarray(compiled(x)), expected, rtol=1e-4, atol=1e-4 * k)
+
+
+def test_async_calls_on_the_stream_match_synchronous_ones(tmp_path):
+    """Runtime(enable_async=True) on cuda:0: calls queued back to back on the stream give
+    what calls one at a time give, each with its own inputs (changed after queueing)."""
+    from cuvil.frontend import build_ir
+
+    w = np.random.default_rng(5).standard_normal((256, 128), dtype=np.float32)
+    path = tmp_path / "mlp.cuvil"
+
+    def mlp(x):
+        return np.tanh(x @ w)
+
+    build_ir(mlp, {"x": (64, 256)}).compile(target="cuda").export(path)
+    rt = cuvil.runtime.Runtime(device="cuda:0", enable_async=True)
+    f = rt.load_executable(path).get_function("mlp")
+    x = np.random.default_rng(6).standard_normal((64, 256), dtype=np.float32)
+    futures, expected = [], []
+    for i in range(8):
+        x[:] = i
+        futures.append(f.call_async(x))
+        expected.append(np.tanh(x.astype(np.float64) @ w))
+    for future, reference in zip(futures, expected):
+        assert_close(future.result().numpy(), reference)

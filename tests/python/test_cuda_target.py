@@ -322,6 +322,35 @@ def test_ir_modules_compile_for_cuda_and_dynamic_shapes_are_refused():
         dynamic.compile(target="cuda")
 
 
+@pytest.mark.parametrize("precision, ptx_type", [("bf16", "bf16"), ("fp16", "f16")])
+def test_reduced_precision_matmuls_run_on_tensor_cores(precision, ptx_type):
+    """A model's matmuls under precision="bf16"/"fp16" become tensor-core kernels
+    (ldmatrix + mma.sync m16n8k16 with float32 sums) that ptxas assembles for sm_90; the
+    float32 model's stay FMA kernels."""
+    from cuvil.frontend import build_ir
+
+    rng = np.random.default_rng(0)
+    w1 = rng.standard_normal((96, 128), dtype=np.float32)
+    w2 = rng.standard_normal((128, 40), dtype=np.float32)
+
+    def mlp(x):
+        return np.maximum(x @ w1, 0.0) @ w2
+
+    module = build_ir(mlp, {"x": (50, 96)})
+    narrow = module.optimize(precision=precision).compile(target="cuda")
+    ptx = narrow.inspect("ptx")
+    mma = f"mma.sync.aligned.m16n8k16.row.col.f32.{ptx_type}.{ptx_type}.f32"
+    assert ptx.count(mma) == 2 * 16, ptx_type  # two GEMMs, 16 MMAs a slice
+    assert "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16" in ptx
+    assert ".maxntid 32, 4, 1" in ptx
+    assert "mma.sync" not in module.compile(target="cuda").inspect("ptx")
+    if _runs_here():
+        x = rng.standard_normal((50, 96), dtype=np.float32)
+        reference = mlp(x)
+        result = np.asarray(narrow(x))
+        assert np.abs(result - reference).max() <= 0.05 * np.abs(reference).max()
+
+
 _DEVICE_CHILD = """
 import json, numpy as np, cuvil
 x = np.arange(16 * 32, dtype=np.float32).reshape(16, 32)
@@ -409,3 +438,67 @@ def test_runtime_runs_packages_compiled_for_cuda(fake_driver, tmp_path):
     assert out["shape"] == [16, 32], out
     assert out["launches"] >= 1 and out["h2d"] == 2, out
     assert "runs code for the CPU and CUDA GPUs" in out["refused"]
+
+
+_ASYNC_CHILD = """
+import ctypes, json, os, sys, numpy as np, cuvil
+from cuvil.frontend import build_ir
+fake = ctypes.CDLL(os.environ["CUVIL_CUDA_DRIVER"])
+fake.fake_cuda_counter.restype = ctypes.c_long
+count = lambda name: fake.fake_cuda_counter(name.encode())
+
+def mlp(x, w):
+    return np.tanh(x @ w)
+
+path = sys.argv[1]
+build_ir(mlp, {"x": (16, 64), "w": (64, 32)}).compile(target="cuda").export(path)
+rt = cuvil.runtime.Runtime(device="cuda:0", enable_async=True)
+f = rt.load_executable(path).get_function("mlp")
+x, w = np.ones((16, 64), np.float32), np.ones((64, 32), np.float32)
+f(x, w)  # loads the code; one synchronous call
+out = {"sync_call": {k: count(k) for k in ("launches", "event_syncs", "stream_syncs")}}
+# Three calls queued on the stream, none waited for yet.
+outputs = [np.empty((16, 32), np.float32) for _ in range(3)]
+queued = [f._handle.enqueue([x, w], [o]) for o in outputs]
+out["queued"] = {k: count(k) for k in ("launches", "event_records", "event_syncs",
+                                        "stream_syncs", "device_to_host")}
+queued[0].wait()
+out["after_first_wait"] = count("event_syncs")
+for q in queued[1:]:
+    q.wait()
+try:
+    queued[0].wait()
+except ValueError as error:
+    out["second_wait"] = str(error)
+# The Python API: futures resolved in order by the runtime's stream thread.
+futures = [f.call_async(x, w) for _ in range(4)]
+out["shapes"] = [list(fut.result().numpy().shape) for fut in futures]
+rt.synchronize()
+# A queued call dropped without waiting still gives its memory back.
+f._handle.enqueue([x, w], [np.empty((16, 32), np.float32)])
+out["end"] = {k: count(k) for k in ("live_events", "live_pinned", "event_syncs")}
+print(json.dumps(out))
+"""
+
+
+def test_async_calls_queue_on_the_gpu_stream_without_waiting(fake_driver, tmp_path):
+    """Runtime(device="cuda:0", enable_async=True): a call is queued on the device's
+    stream (copies in, launches, copies out, an event) and returns without waiting;
+    waiting for it synchronizes on its event, not the stream; staging memory and events
+    are given back, also for a call dropped unwaited."""
+    out = _run_with_fake_driver(fake_driver, _ASYNC_CHILD, tmp_path / "mlp.cuvil")
+    kernels = out["sync_call"]["launches"]
+    assert kernels >= 1 and out["sync_call"]["event_syncs"] == 1, out
+    stream_syncs = out["sync_call"]["stream_syncs"]
+    queued = out["queued"]
+    assert queued["launches"] == 4 * kernels, out
+    assert queued["event_records"] == 4 and queued["device_to_host"] == 4, out
+    # Nothing waited for while queueing.
+    assert queued["event_syncs"] == 1 and queued["stream_syncs"] == stream_syncs, out
+    assert out["after_first_wait"] == 2, out
+    assert "already waited for" in out["second_wait"], out
+    assert out["shapes"] == [[16, 32]] * 4, out
+    assert out["end"]["live_events"] == 0, out
+    assert out["end"]["event_syncs"] == 1 + 3 + 4 + 1, out
+    # At most the executable's spare staging buffers stay pinned.
+    assert 1 <= out["end"]["live_pinned"] <= 4, out

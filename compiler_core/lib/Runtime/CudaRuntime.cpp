@@ -18,6 +18,9 @@
 #include "cuvil/Runtime/CudaRuntimeAbi.h"
 #include "cuvil/Runtime/MemRefCall.h"
 
+#include "llvm/ADT/STLExtras.h"
+
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -45,9 +48,10 @@ struct ExecutableState {
   /// profiling hooks; -1 when it has none.
   std::map<CUfunction, int32_t> kernelNumbers;
   std::map<const void *, CUdeviceptr> constants;
-  /// Pinned staging memory for host copies, grown as needed.
-  void *staging = nullptr;
-  size_t stagingBytes = 0;
+  /// Pinned staging memory for host copies that no call holds now: a call
+  /// takes a buffer and gives it back once its copies are done (a queued
+  /// call holds its own until it is waited for).
+  std::vector<std::pair<void *, size_t>> spareStaging;
   CopyStats stats;
 };
 
@@ -405,8 +409,8 @@ CudaExecutable::~CudaExecutable() {
     s.driver->cuMemFree(device);
   for (auto &[data, module] : s.modules)
     s.driver->cuModuleUnload(module);
-  if (s.staging)
-    s.driver->cuMemFreeHost(s.staging);
+  for (auto [data, bytes] : s.spareStaging)
+    s.driver->cuMemFreeHost(data);
   if (s.stream)
     s.driver->cuStreamDestroy(s.stream);
 }
@@ -440,10 +444,12 @@ private:
 
 /// Runs `body` as one call of `exe`'s code on this thread (its device
 /// current, the runtime's functions answered from `exe`, `hooks` told of
-/// each launch), waits for the stream and reports the call's first failure.
-/// The caller holds `exe.mutex`. True when nothing failed.
+/// each launch), waits for the stream unless told not to and reports the
+/// call's first failure. The caller holds `exe.mutex`. True when nothing
+/// failed.
 template <typename Body>
-bool runCall(ExecutableState &exe, const KernelHooks *hooks, Body body) {
+bool runCall(ExecutableState &exe, const KernelHooks *hooks, Body body,
+             bool wait = true) {
   std::string error;
   if (!exe.driver->makeCurrent(exe.device, error)) {
     reportCallFailure(error);
@@ -453,35 +459,116 @@ bool runCall(ExecutableState &exe, const KernelHooks *hooks, Body body) {
   CallState *call = &active.call;
   call->hooks = hooks;
   body(call);
-  check(call, exe.driver->cuStreamSynchronize(exe.stream),
-        "running the kernels (cuStreamSynchronize)");
+  if (wait || call->failed())
+    check(call, exe.driver->cuStreamSynchronize(exe.stream),
+          "running the kernels (cuStreamSynchronize)");
   exe.stats.calls += 1;
   if (call->failed())
     reportCallFailure(call->error);
   return !call->failed();
 }
 
-/// Pinned staging memory of at least `bytes` for `exe`'s copies.
-char *stagingFor(CallState *call, size_t bytes) {
+/// Pinned staging memory of at least `bytes` for one call's copies: a
+/// spare buffer that is large enough, else a new one (the smallest spare
+/// is freed for it). The caller holds the executable's mutex.
+std::pair<void *, size_t> takeStaging(CallState *call, size_t bytes) {
   ExecutableState &s = *call->exe;
-  if (s.stagingBytes < bytes) {
-    if (s.staging)
-      s.driver->cuMemFreeHost(s.staging);
-    s.staging = nullptr;
-    s.stagingBytes = 0;
-    if (!check(call, s.driver->cuMemHostAlloc(&s.staging, bytes, 0),
-               "allocating pinned host memory (cuMemHostAlloc)"))
-      return nullptr;
-    s.stagingBytes = bytes;
+  auto &spare = s.spareStaging;
+  auto fits = llvm::find_if(spare, [&](auto &b) { return b.second >= bytes; });
+  if (fits != spare.end()) {
+    auto buffer = *fits;
+    spare.erase(fits);
+    return buffer;
   }
-  return static_cast<char *>(s.staging);
+  if (!spare.empty()) {
+    auto smallest = llvm::min_element(
+        spare, [](auto &x, auto &y) { return x.second < y.second; });
+    s.driver->cuMemFreeHost(smallest->first);
+    spare.erase(smallest);
+  }
+  void *data = nullptr;
+  if (!check(call,
+             s.driver->cuMemHostAlloc(&data, std::max<size_t>(bytes, 1), 0),
+             "allocating pinned host memory (cuMemHostAlloc)"))
+    return {nullptr, 0};
+  return {data, std::max<size_t>(bytes, 1)};
 }
+
+/// Spare staging buffers an executable keeps for its next calls.
+constexpr size_t kSpareStaging = 4;
+
+void giveBackStaging(ExecutableState &s, std::pair<void *, size_t> buffer) {
+  if (!buffer.first)
+    return;
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (s.spareStaging.size() < kSpareStaging)
+    s.spareStaging.push_back(buffer);
+  else
+    s.driver->cuMemFreeHost(buffer.first);
+}
+
+/// A call queued by CudaExecutable::enqueue.
+class QueuedCall : public PendingCall {
+public:
+  explicit QueuedCall(ExecutableState &exe) : exe(exe) {}
+  ~QueuedCall() override { finish(/*copyResults=*/false); }
+
+  void wait() override { finish(/*copyResults=*/true); }
+
+  std::pair<void *, size_t> staging{nullptr, 0};
+  CUevent done = nullptr;
+  struct Result {
+    void *target;
+    size_t offset, bytes;
+  };
+  std::vector<Result> results;
+
+private:
+  /// Waits for the call's event, copies the results out of the staging
+  /// memory (unless dropped unwaited) and gives the memory back.
+  void finish(bool copyResults) {
+    if (finished)
+      return;
+    finished = true;
+    std::string error;
+    if (done) {
+      if (!exe.driver->makeCurrent(exe.device, error)) {
+        // No context here: the staging memory cannot be known free.
+        if (copyResults)
+          reportCallFailure(error);
+        return;
+      }
+      CUresult status = exe.driver->cuEventSynchronize(done);
+      exe.driver->cuEventDestroy(done);
+      if (status != CUDA_SUCCESS)
+        error = exe.driver->describe(
+            status, "running the kernels (cuEventSynchronize)");
+    }
+    if (copyResults && error.empty())
+      for (const Result &r : results)
+        std::memcpy(r.target, static_cast<char *>(staging.first) + r.offset,
+                    r.bytes);
+    giveBackStaging(exe, staging);
+    if (copyResults && !error.empty())
+      reportCallFailure(error);
+  }
+
+  ExecutableState &exe;
+  bool finished = false;
+};
 } // namespace
 
 void CudaExecutable::call(void *const *in, void *const *out,
                           const KernelHooks *hooks,
                           const Shapes *shapes) const {
+  enqueue(in, out, hooks, shapes)->wait();
+}
+
+std::unique_ptr<PendingCall>
+CudaExecutable::enqueue(void *const *in, void *const *out,
+                        const KernelHooks *hooks, const Shapes *shapes) const {
   ExecutableState &s = *state;
+  auto queued = std::make_unique<QueuedCall>(s);
   std::lock_guard<std::mutex> lock(s.mutex);
   // Arguments (inputs then outputs) side by side in the staging memory.
   size_t count = inputs.size() + outputs.size(), total = 0;
@@ -491,47 +578,67 @@ void CudaExecutable::call(void *const *in, void *const *out,
     offsets[i] = total;
     total += bytes[i];
   }
-  char *staging = nullptr;
-  bool ok = runCall(s, hooks, [&](CallState *call) {
-    // Pinned staging: the copies in and out run asynchronously from it.
-    if (!(staging = stagingFor(call, total)))
-      return;
-    std::vector<void *> device(count, nullptr);
-    for (size_t i = 0; i < count && !call->failed(); ++i) {
-      device[i] = mgpuMemAlloc(bytes[i], s.stream, false);
-      if (i >= inputs.size() || !bytes[i])
-        continue;
-      std::memcpy(staging + offsets[i], in[i], bytes[i]);
-      check(
-          call,
-          s.driver->cuMemcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(device[i]),
-                                      staging + offsets[i], bytes[i], s.stream),
-          "copying an input to the device (cuMemcpyHtoDAsync)");
-      s.stats.hostToDevice += 1;
-      s.stats.hostToDeviceBytes += bytes[i];
-    }
-    if (!call->failed())
-      host->call(device.data(), device.data() + inputs.size(), nullptr, shapes);
-    for (size_t i = inputs.size(); i < count && !call->failed(); ++i) {
-      if (!bytes[i])
-        continue;
-      check(call,
-            s.driver->cuMemcpyDtoHAsync(
-                staging + offsets[i], reinterpret_cast<CUdeviceptr>(device[i]),
-                bytes[i], s.stream),
-            "copying a result to the host (cuMemcpyDtoHAsync)");
-      s.stats.deviceToHost += 1;
-      s.stats.deviceToHostBytes += bytes[i];
-    }
-    for (void *pointer : device)
-      if (pointer)
-        s.driver->cuMemFreeAsync(reinterpret_cast<CUdeviceptr>(pointer),
-                                 s.stream);
-  });
-  if (!ok)
-    return;
-  for (size_t i = inputs.size(); i < count; ++i)
-    std::memcpy(out[i - inputs.size()], staging + offsets[i], bytes[i]);
+  bool ok = runCall(
+      s, hooks,
+      [&](CallState *call) {
+        // Pinned staging: the copies in and out run asynchronously from it.
+        queued->staging = takeStaging(call, total);
+        char *staging = static_cast<char *>(queued->staging.first);
+        if (!staging)
+          return;
+        std::vector<void *> device(count, nullptr);
+        for (size_t i = 0; i < count && !call->failed(); ++i) {
+          device[i] = mgpuMemAlloc(bytes[i], s.stream, false);
+          if (i >= inputs.size() || !bytes[i])
+            continue;
+          std::memcpy(staging + offsets[i], in[i], bytes[i]);
+          check(call,
+                s.driver->cuMemcpyHtoDAsync(
+                    reinterpret_cast<CUdeviceptr>(device[i]),
+                    staging + offsets[i], bytes[i], s.stream),
+                "copying an input to the device (cuMemcpyHtoDAsync)");
+          s.stats.hostToDevice += 1;
+          s.stats.hostToDeviceBytes += bytes[i];
+        }
+        if (!call->failed())
+          host->call(device.data(), device.data() + inputs.size(), nullptr,
+                     shapes);
+        for (size_t i = inputs.size(); i < count && !call->failed(); ++i) {
+          if (!bytes[i])
+            continue;
+          check(call,
+                s.driver->cuMemcpyDtoHAsync(
+                    staging + offsets[i],
+                    reinterpret_cast<CUdeviceptr>(device[i]), bytes[i],
+                    s.stream),
+                "copying a result to the host (cuMemcpyDtoHAsync)");
+          s.stats.deviceToHost += 1;
+          s.stats.deviceToHostBytes += bytes[i];
+        }
+        for (void *pointer : device)
+          if (pointer)
+            s.driver->cuMemFreeAsync(reinterpret_cast<CUdeviceptr>(pointer),
+                                     s.stream);
+        if (call->failed())
+          return;
+        // Recorded after the copies out: when it is reached, the results
+        // are in the staging memory.
+        CUevent event = nullptr;
+        if (check(call,
+                  s.driver->cuEventCreate(&event, CU_EVENT_DISABLE_TIMING),
+                  "creating an event (cuEventCreate)")) {
+          queued->done = event;
+          check(call, s.driver->cuEventRecord(event, s.stream),
+                "queueing the call's end (cuEventRecord)");
+        }
+      },
+      /*wait=*/false);
+  if (ok)
+    for (size_t i = inputs.size(); i < count; ++i)
+      queued->results.push_back({out[i - inputs.size()], offsets[i], bytes[i]});
+  else
+    queued->results.clear(); // reported: wait() only gives the memory back
+  return queued;
 }
 
 bool CudaExecutable::callOnDevice(void *const *in, void *const *out,
@@ -647,6 +754,11 @@ CudaExecutable::create(std::unique_ptr<Executable>, int,
 CudaExecutable::~CudaExecutable() = default;
 void CudaExecutable::call(void *const *, void *const *, const KernelHooks *,
                           const Shapes *) const {}
+std::unique_ptr<PendingCall>
+CudaExecutable::enqueue(void *const *in, void *const *out,
+                        const KernelHooks *hooks, const Shapes *shapes) const {
+  return Executable::enqueue(in, out, hooks, shapes);
+}
 bool CudaExecutable::callOnDevice(void *const *, void *const *,
                                   const KernelHooks *) const {
   return false;

@@ -42,8 +42,8 @@
 // PTX: .target sm_90
 // PTX-SAME: .entry mlp_k0(
 // PTX-SAME: .maxntid 16, 16, 1
-// PTX-SAME: .shared .align 4 .b8 __wg_mlp_k0_0[4352];
-// PTX-SAME: .shared .align 4 .b8 __wg_mlp_k0_1[4160];
+// PTX-SAME: .shared .align 16 .b8 __wg_mlp_k0_0[4352];
+// PTX-SAME: .shared .align 16 .b8 __wg_mlp_k0_1[4160];
 // PTX-SAME: st.shared.f32
 // PTX-SAME: bar.sync
 // PTX-SAME: ld.shared.f32

@@ -21,7 +21,8 @@ enum {
 };
 
 static long launches, moduleLoads, moduleUnloads, liveAllocations, hostToDevice,
-    deviceToHost, badLaunches, memsets;
+    deviceToHost, badLaunches, memsets, streamSyncs, eventRecords, eventSyncs,
+    liveEvents, livePinned;
 
 long fake_cuda_counter(const char *name) {
   if (!strcmp(name, "launches"))
@@ -40,6 +41,16 @@ long fake_cuda_counter(const char *name) {
     return badLaunches;
   if (!strcmp(name, "memsets"))
     return memsets;
+  if (!strcmp(name, "stream_syncs"))
+    return streamSyncs;
+  if (!strcmp(name, "event_records"))
+    return eventRecords;
+  if (!strcmp(name, "event_syncs"))
+    return eventSyncs;
+  if (!strcmp(name, "live_events"))
+    return liveEvents;
+  if (!strcmp(name, "live_pinned"))
+    return livePinned;
   return -1;
 }
 
@@ -130,20 +141,31 @@ CUresult cuStreamDestroy_v2(void *s) {
   free(s);
   return kSuccess;
 }
-CUresult cuStreamSynchronize(void *s) { return kSuccess; }
+CUresult cuStreamSynchronize(void *s) {
+  ++streamSyncs;
+  return kSuccess;
+}
 CUresult cuStreamWaitEvent(void *s, void *e, unsigned flags) {
   return kSuccess;
 }
 CUresult cuEventCreate(void **e, unsigned flags) {
   *e = malloc(1);
+  ++liveEvents;
   return kSuccess;
 }
 CUresult cuEventDestroy_v2(void *e) {
   free(e);
+  --liveEvents;
   return kSuccess;
 }
-CUresult cuEventRecord(void *e, void *s) { return kSuccess; }
-CUresult cuEventSynchronize(void *e) { return kSuccess; }
+CUresult cuEventRecord(void *e, void *s) {
+  ++eventRecords;
+  return kSuccess;
+}
+CUresult cuEventSynchronize(void *e) {
+  ++eventSyncs;
+  return kSuccess;
+}
 
 static CUresult allocate(CUdeviceptr *p, size_t bytes) {
   void *memory = calloc(1, bytes ? bytes : 1);
@@ -206,9 +228,12 @@ CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, void *s) {
 }
 CUresult cuMemHostAlloc(void **p, size_t bytes, unsigned flags) {
   *p = malloc(bytes ? bytes : 1);
+  if (*p)
+    ++livePinned;
   return *p ? kSuccess : kInvalidValue;
 }
 CUresult cuMemFreeHost(void *p) {
   free(p);
+  --livePinned;
   return kSuccess;
 }

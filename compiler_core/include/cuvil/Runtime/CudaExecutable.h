@@ -8,7 +8,9 @@
 // (the driver's stream-ordered allocator, keeping up to the pool size
 // cached between calls). A call with host buffers copies the inputs in
 // through pinned staging memory, runs, and copies the outputs back, and
-// counts both; a call with device buffers copies nothing.
+// counts both; a call with device buffers copies nothing. A call can also
+// be queued without waiting for it (enqueue): calls queued one after the
+// other keep the GPU busy while the host prepares the next.
 //
 //===----------------------------------------------------------------------===//
 #ifndef CUVIL_RUNTIME_CUDAEXECUTABLE_H
@@ -45,9 +47,17 @@ public:
          std::vector<size_t> elementBytes, std::string &error);
   ~CudaExecutable() override;
 
-  /// Host buffers in and out: copies around the call.
+  /// Host buffers in and out: copies around the call (enqueue, then wait).
   void call(void *const *inputs, void *const *outputs, const KernelHooks *hooks,
             const Shapes *shapes = nullptr) const override;
+  /// The inputs copied into pinned staging memory of the call's own, the
+  /// copies in, the launches and the copies out queued on the stream
+  /// behind the calls before, and an event after them; wait() waits for
+  /// the event and copies the results out of the staging memory.
+  std::unique_ptr<PendingCall> enqueue(void *const *inputs,
+                                       void *const *outputs,
+                                       const KernelHooks *hooks,
+                                       const Shapes *shapes) const override;
   /// Device buffers in and out (pointers of this executable's device): no
   /// copies; returns once the results are written.
   bool callOnDevice(void *const *inputs, void *const *outputs,

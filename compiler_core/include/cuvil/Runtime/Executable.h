@@ -11,6 +11,7 @@
 #define CUVIL_RUNTIME_EXECUTABLE_H
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -59,6 +60,15 @@ struct KernelHooks {
   void *context;
 };
 
+/// A call an Executable started without waiting for it (enqueue).
+class PendingCall {
+public:
+  virtual ~PendingCall() = default;
+  /// Blocks until the call is done and has written its outputs; a failure
+  /// is reported as a call's is (reportCallFailure, on this thread).
+  virtual void wait() = 0;
+};
+
 /// Loaded code of one compiled function.
 class Executable {
 public:
@@ -80,6 +90,22 @@ public:
   virtual bool callOnDevice(void *const *inputs, void *const *outputs,
                             const KernelHooks *hooks) const {
     return false;
+  }
+
+  /// Starts a call that may still be running when this returns. Code on a
+  /// device with a queue of its own (a CUDA stream) takes a copy of the
+  /// inputs, queues its copies and launches behind the calls queued before
+  /// and returns; the outputs are written by the pending call's wait(), so
+  /// they must outlive it. Elsewhere the call runs now and wait() has
+  /// nothing left to do.
+  virtual std::unique_ptr<PendingCall>
+  enqueue(void *const *inputs, void *const *outputs, const KernelHooks *hooks,
+          const Shapes *shapes = nullptr) const {
+    struct Done : PendingCall {
+      void wait() override {}
+    };
+    call(inputs, outputs, hooks, shapes);
+    return std::make_unique<Done>();
   }
 
   /// Named counters of the calls so far (a GPU's host<->device copies and

@@ -182,6 +182,16 @@ private:
       exe->call(inputs, outputs, hooks, shapes);
     }
 
+    std::unique_ptr<::cuvil::PendingCall>
+    enqueue(void *const *inputs, void *const *outputs,
+            const ::cuvil::KernelHooks *hooks,
+            const ::cuvil::Shapes *shapes) const override {
+      const ::cuvil::cuda::CudaExecutable *exe = get();
+      if (!exe)
+        return Executable::enqueue(inputs, outputs, hooks, shapes);
+      return exe->enqueue(inputs, outputs, hooks, shapes);
+    }
+
     bool callOnDevice(void *const *inputs, void *const *outputs,
                       const ::cuvil::KernelHooks *hooks) const override {
       const ::cuvil::cuda::CudaExecutable *exe = get();
@@ -262,6 +272,9 @@ void CudaTarget::buildPhases(const TargetOptions &o, PipelineBuilder &p) const {
        {"convert-scf-to-cf", "expand-strided-metadata", "lower-affine"})
     p.add(Phase::Lower, pass);
   p.add(Phase::Lower, "nvvm-attach-target", target);
+  // Tensor-core fragments (ldmatrix) first: the memrefs they read are
+  // still memrefs.
+  p.add(Phase::Lower, "convert-nvgpu-to-nvvm", "", "gpu.module");
   p.add(Phase::Lower, "convert-gpu-to-nvvm", "", "gpu.module");
   p.add(Phase::Lower, "reconcile-unrealized-casts", "", "gpu.module");
   for (StringRef pass :

@@ -2,7 +2,8 @@
 //
 // cuvil-cuda-merge-kernel-modules: gpu-kernel-outlining makes a gpu.module
 // per kernel; this moves every kernel into one module, `cuvil_kernels`,
-// renamed after the module it came from, and repoints the launches.
+// renamed after the module it came from, and repoints the launches; its
+// shared memory is aligned to 16 bytes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,6 +48,16 @@ void recordKernelTable(func::FuncOp func) {
   if (!table.empty())
     func->setAttr(mlir::cuvil::CuvilDialect::KernelsAttrHelper::getNameStr(),
                   ArrayAttr::get(ctx, table));
+}
+
+/// Shared memory 16-byte aligned: vector accesses and ldmatrix (each row
+/// address 16-byte aligned) need it, an array's own alignment is its
+/// element's.
+void alignSharedMemory(gpu::GPUFuncOp func) {
+  Builder b(func.getContext());
+  for (unsigned i = 0, e = func.getNumWorkgroupAttributions(); i < e; ++i)
+    func.setWorkgroupAttributionAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
+                                     b.getI64IntegerAttr(16));
 }
 
 struct CudaMergeKernelModulesPass
@@ -98,6 +109,8 @@ struct CudaMergeKernelModulesPass
                         cast<gpu::GPUFuncOp>(op).isKernel() && names.count(key);
         if (isKernel)
           symbol.setName(names[key]);
+        if (auto func = dyn_cast<gpu::GPUFuncOp>(op))
+          alignSharedMemory(func);
         op.moveBefore(merged.getBody()->getTerminator());
         StringAttr newName = mergedSymbols.insert(&op);
         if (isKernel)

@@ -1,18 +1,22 @@
 //===- TileMatmul.cpp - GEMMs through shared memory with register tiles ---===//
 //
-// cuvil-cuda-tile-matmul: a float32 contraction on buffers (linalg.matmul,
+// cuvil-cuda-tile-matmul: a contraction on buffers (linalg.matmul,
 // batch_matmul, a matmul-like generic; either operand may be transposed)
-// becomes one gpu.launch: each block computes a kBM x kBN tile of the
-// result, staging kBK-deep slices of both operands in shared memory (rows
-// padded by one element against bank conflicts), each of its 16 x 16
-// threads accumulating a 4 x 4 register tile strided by 16 (neighbouring
-// threads touch neighbouring columns: coalesced stores, conflict-free shared
-// reads). Loads of the operands are coalesced along whichever dimension is
-// contiguous in memory; edges are guarded, so any size works. Batches run on
-// the grid's z. The fill before the contraction and the elementwise op after
-// it (bias, activation) are computed in the kernel's epilogue.
+// becomes one gpu.launch. bf16/f16 operands with float32 sums go to tensor
+// cores (MmaMatmul.cpp). For float32 (here) each block computes a kBM x kBN
+// tile of the result, staging kBK-deep slices of both operands in shared
+// memory (rows padded by one element against bank conflicts), each of its
+// 16 x 16 threads accumulating a 4 x 4 register tile strided by 16
+// (neighbouring threads touch neighbouring columns: coalesced stores,
+// conflict-free shared reads). Loads of the operands are coalesced along
+// whichever dimension is contiguous in memory; edges are guarded, so any
+// size works. Batches run on the grid's z. The fill before the contraction
+// and the elementwise op after it (bias, activation) are computed in the
+// kernel's epilogue.
 //
 //===----------------------------------------------------------------------===//
+
+#include "GemmKernel.h"
 
 #include "cuvil/Target/CUDA/Passes.h"
 
@@ -29,6 +33,7 @@ namespace mlir::cuvil {
 } // namespace mlir::cuvil
 
 using namespace mlir;
+using namespace mlir::cuvil::cuda;
 
 namespace {
 
@@ -37,50 +42,6 @@ constexpr int64_t kTileM = 4, kTileN = 4; // per thread
 constexpr int64_t kBM = kThreadsY * kTileM, kBN = kThreadsX * kTileN;
 constexpr int64_t kBK = 16;
 constexpr int64_t kThreads = kThreadsX * kThreadsY;
-
-/// The loop dimensions of a contraction Cuvil tiles: one each of m, n, k
-/// and at most one batch dimension.
-struct Dims {
-  std::optional<unsigned> batch;
-  unsigned m, n, k;
-};
-
-std::optional<Dims> tileableDims(linalg::LinalgOp op) {
-  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
-      op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
-    return std::nullopt;
-  for (OpOperand &operand : op->getOpOperands()) {
-    auto type = dyn_cast<MemRefType>(operand.get().getType());
-    if (!type || !type.getElementType().isF32())
-      return std::nullopt;
-  }
-  // The body must be the plain multiply-add (no casts, no other math).
-  Block &body = op->getRegion(0).front();
-  if (body.getOperations().size() != 3)
-    return std::nullopt;
-  FailureOr<linalg::ContractionDimensions> dims =
-      linalg::inferContractionDims(op);
-  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
-      dims->k.size() != 1 || dims->batch.size() > 1)
-    return std::nullopt;
-  for (AffineMap map : op.getIndexingMapsArray())
-    if (!map.isProjectedPermutation())
-      return std::nullopt;
-  Dims result{std::nullopt, dims->m[0], dims->n[0], dims->k[0]};
-  if (!dims->batch.empty())
-    result.batch = dims->batch[0];
-  return result;
-}
-
-/// What a GEMM kernel absorbs around its contraction: the fill giving the
-/// output its initial value, and the elementwise op reading the output
-/// right after (bias, activation), computed on the sums in registers.
-struct Fused {
-  linalg::FillOp fill;        ///< null: the output's values are loaded
-  linalg::GenericOp epilogue; ///< null: the sums are stored as they are
-  unsigned epilogueInput = 0; ///< the epilogue's input reading the output
-  bool storeOutput = true;    ///< the output is still read after all this
-};
 
 /// The ops next to `op` in its block, skipping those without effects.
 Operation *neighbour(Operation *op, bool after) {
@@ -105,8 +66,125 @@ Value rootOf(Value buffer) {
   return buffer;
 }
 
-Fused findFused(linalg::LinalgOp op) {
-  Fused fused;
+/// The arith.extf whose result `generic` yields, if it yields one.
+arith::ExtFOp yieldedWidening(linalg::GenericOp generic) {
+  Operation *yield = generic.getRegion().front().getTerminator();
+  return yield->getOperand(0).getDefiningOp<arith::ExtFOp>();
+}
+
+/// The op that last wrote the buffer `value` that `op` reads, if it did so
+/// right before (nothing else touched it since) and its values are widened
+/// from `narrow` (arith.extf): they narrow back exactly.
+linalg::GenericOp widenedBy(linalg::LinalgOp op, Value value, Type narrow) {
+  auto uses = [](Operation *o, Value v) {
+    return llvm::is_contained(o->getOperands(), v);
+  };
+  for (Operation *o = op->getPrevNode(); o; o = o->getPrevNode()) {
+    if (!uses(o, value))
+      continue;
+    auto writer = dyn_cast<linalg::GenericOp>(o);
+    // (It may read the buffer too: an activation applied in place.)
+    if (!writer || writer.getNumDpsInits() != 1 ||
+        writer.getDpsInits()[0] != value)
+      return nullptr;
+    arith::ExtFOp ext = yieldedWidening(writer);
+    return ext && ext.getIn().getType() == narrow ? writer : nullptr;
+  }
+  return nullptr;
+}
+
+/// `writer` if all it does is widen one input read at the output's indices
+/// and nothing between it and `op` writes that input: `op` can read the
+/// input instead.
+linalg::GenericOp plainWidening(linalg::LinalgOp op, linalg::GenericOp writer) {
+  if (!writer || writer.getNumDpsInputs() != 1 ||
+      writer.getRegion().front().getOperations().size() != 2 ||
+      !llvm::all_of(writer.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }))
+    return nullptr;
+  arith::ExtFOp ext = yieldedWidening(writer);
+  if (!ext || ext.getIn() != writer.getRegion().front().getArgument(0))
+    return nullptr;
+  Value input = writer.getDpsInputs()[0];
+  for (Operation *o = writer->getNextNode(); o && o != op; o = o->getNextNode())
+    if (!isMemoryEffectFree(o) && llvm::is_contained(o->getOperands(), input))
+      return nullptr;
+  return writer;
+}
+
+/// How the body of a contraction whose operands have element types `a`,
+/// `b` and result `c` multiplies, if one of the kernels takes it: the plain
+/// float32 multiply-add, or 16-bit floats widened to a float32 sum (both
+/// narrow, or the left one already widened); `narrow` is set to the 16-bit
+/// type.
+std::optional<GemmKind> gemmKind(linalg::LinalgOp op, Type a, Type b, Type c,
+                                 GemmDims &dims) {
+  Block &body = op->getRegion(0).front();
+  auto ops = body.without_terminator();
+  size_t count = std::distance(ops.begin(), ops.end());
+  if (a.isF32() && b.isF32() && c.isF32())
+    return count == 2 ? std::optional(GemmKind::F32) : std::nullopt;
+  // Tensor cores: the right operand bf16 or f16, the left one the same or
+  // float32 holding widened values; each narrow operand widened once.
+  if (!(b.isBF16() || b.isF16()) || !c.isF32())
+    return std::nullopt;
+  if (a != b) {
+    linalg::GenericOp writer =
+        a.isF32() && count == 3 ? widenedBy(op, op->getOperand(0), b) : nullptr;
+    if (!writer)
+      return std::nullopt;
+    dims.widening = plainWidening(op, writer);
+  } else if (count != 4) {
+    return std::nullopt;
+  }
+  for (Operation &inner : ops)
+    if (auto ext = dyn_cast<arith::ExtFOp>(inner)) {
+      if (!isa<BlockArgument>(ext.getIn()))
+        return std::nullopt;
+    } else if (!isa<arith::MulFOp, arith::AddFOp>(inner)) {
+      return std::nullopt;
+    }
+  dims.narrow = b;
+  return GemmKind::TensorCore;
+}
+
+} // namespace
+
+std::optional<GemmDims> mlir::cuvil::cuda::tileableDims(linalg::LinalgOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
+    return std::nullopt;
+  SmallVector<Type, 3> elements;
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = dyn_cast<MemRefType>(operand.get().getType());
+    if (!type)
+      return std::nullopt;
+    elements.push_back(type.getElementType());
+  }
+  GemmDims result;
+  std::optional<GemmKind> kind =
+      gemmKind(op, elements[0], elements[1], elements[2], result);
+  if (!kind)
+    return std::nullopt;
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
+      dims->k.size() != 1 || dims->batch.size() > 1)
+    return std::nullopt;
+  for (AffineMap map : op.getIndexingMapsArray())
+    if (!map.isProjectedPermutation())
+      return std::nullopt;
+  result.m = dims->m[0];
+  result.n = dims->n[0];
+  result.k = dims->k[0];
+  result.kind = *kind;
+  if (!dims->batch.empty())
+    result.batch = dims->batch[0];
+  return result;
+}
+
+FusedOps mlir::cuvil::cuda::findFused(linalg::LinalgOp op) {
+  FusedOps fused;
   Value out = op.getDpsInits()[0];
   if (auto fill = dyn_cast_or_null<linalg::FillOp>(neighbour(op, false)))
     if (fill.getDpsInits()[0] == out)
@@ -157,52 +235,58 @@ Fused findFused(linalg::LinalgOp op) {
   return fused;
 }
 
-/// Builds the kernel of one contraction.
-class KernelBuilder {
-public:
-  KernelBuilder(linalg::LinalgOp op, Dims dims, Fused fused)
-      : op(op), dims(dims), fused(fused) {}
+SmallVector<Value> GemmKernelBuilder::indicesOf(OpOperand &operand,
+                                                ArrayRef<Value> ivs) {
+  SmallVector<Value> indices;
+  for (AffineExpr expr : op.getMatchingIndexingMap(&operand).getResults())
+    indices.push_back(ivs[cast<AffineDimExpr>(expr).getPosition()]);
+  return indices;
+}
 
-  void build(RewriterBase &rewriter);
+GemmKernelBuilder::Extents GemmKernelBuilder::extents(OpBuilder &b) {
+  SmallVector<Range> ranges = op.createLoopRanges(b, loc());
+  auto size = [&](unsigned dim) {
+    return getValueOrCreateConstantIndexOp(b, loc(), ranges[dim].size);
+  };
+  return {size(dims.m), size(dims.n), size(dims.k),
+          dims.batch ? size(*dims.batch) : index(b, 1)};
+}
 
-private:
-  Value index(OpBuilder &b, int64_t value) {
-    return b.create<arith::ConstantIndexOp>(op.getLoc(), value);
-  }
-  /// The indices of `operand` at loop position `ivs` (one per loop).
-  SmallVector<Value> indicesOf(OpOperand &operand, ArrayRef<Value> ivs) {
-    SmallVector<Value> indices;
-    for (AffineExpr expr : op.getMatchingIndexingMap(&operand).getResults())
-      indices.push_back(ivs[cast<AffineDimExpr>(expr).getPosition()]);
-    return indices;
-  }
-  /// True when loop dimension `dim` is the operand's innermost dimension.
-  bool contiguousIn(OpOperand &operand, unsigned dim) {
-    AffineMap map = op.getMatchingIndexingMap(&operand);
-    return cast<AffineDimExpr>(map.getResults().back()).getPosition() == dim;
-  }
-  /// Copies a `rows x cols` slice of `operand` (rows along loop dim
-  /// `rowDim` from `row0`, columns along `colDim` from `col0`) into `tile`,
-  /// every thread `tid` taking `rows * cols / kThreads` elements, with
-  /// zeros past the edges.
-  void stage(OpBuilder &b, OpOperand &operand, Value tile, unsigned rowDim,
-             Value row0, Value rowSize, unsigned colDim, Value col0,
-             Value colSize, int64_t rows, int64_t cols, Value tid,
-             Value batchIv);
+GemmKernelBuilder::Launch GemmKernelBuilder::launchOverTiles(
+    OpBuilder &b, const Extents &e, int64_t rows, int64_t cols,
+    int64_t threadsX, int64_t threadsY, Type element,
+    ArrayRef<std::pair<int64_t, int64_t>> tiles) {
+  Location l = loc();
+  auto ceilDiv = [&](Value v, int64_t d) {
+    return b.create<arith::CeilDivUIOp>(l, v, index(b, d)).getResult();
+  };
+  Attribute workgroup =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  SmallVector<Type> shared;
+  for (auto [r, c] : tiles)
+    shared.push_back(MemRefType::get({r, c}, element, AffineMap(), workgroup));
+  auto launch = b.create<gpu::LaunchOp>(
+      l, ceilDiv(e.N, cols), ceilDiv(e.M, rows), e.batch, index(b, threadsX),
+      index(b, threadsY), index(b, 1), /*dynamicSharedMemorySize=*/nullptr,
+      /*asyncTokenType=*/nullptr, /*asyncDependencies=*/ValueRange(),
+      /*workgroupAttributions=*/shared);
+  b.setInsertionPointToStart(&launch.getBody().front());
+  Value tx = launch.getThreadIds().x, ty = launch.getThreadIds().y;
+  return {launch,
+          b.create<arith::MulIOp>(l, launch.getBlockIds().y, index(b, rows)),
+          b.create<arith::MulIOp>(l, launch.getBlockIds().x, index(b, cols)),
+          launch.getBlockIds().z,
+          b.create<arith::AddIOp>(
+              l, b.create<arith::MulIOp>(l, ty, index(b, threadsX)), tx)};
+}
 
-  /// Stores the result of element `at` of the output, whose sum over the
-  /// contraction is `sum`: through the fill's value or the output's, the
-  /// epilogue, into the output and/or the epilogue's result.
-  void storeResult(OpBuilder &b, Location l, Value sum, ArrayRef<Value> at);
+bool GemmKernelBuilder::contiguousIn(OpOperand &operand, unsigned dim) {
+  AffineMap map = op.getMatchingIndexingMap(&operand);
+  return cast<AffineDimExpr>(map.getResults().back()).getPosition() == dim;
+}
 
-  linalg::LinalgOp op;
-  Dims dims;
-  Fused fused;
-  Location loc() { return op.getLoc(); }
-};
-
-void KernelBuilder::storeResult(OpBuilder &b, Location l, Value sum,
-                                ArrayRef<Value> at) {
+void GemmKernelBuilder::storeResult(OpBuilder &b, Location l, Value sum,
+                                    ArrayRef<Value> at) {
   OpOperand &out = op->getOpOperand(2);
   Value initial = fused.fill ? fused.fill.getInputs()[0]
                              : b.create<memref::LoadOp>(l, out.get(), at);
@@ -237,96 +321,135 @@ void KernelBuilder::storeResult(OpBuilder &b, Location l, Value sum,
   b.create<memref::StoreOp>(l, result, epilogue.getDpsInits()[0], at);
 }
 
-void KernelBuilder::stage(OpBuilder &b, OpOperand &operand, Value tile,
-                          unsigned rowDim, Value row0, Value rowSize,
-                          unsigned colDim, Value col0, Value colSize,
-                          int64_t rows, int64_t cols, Value tid,
-                          Value batchIv) {
+void GemmKernelBuilder::storeIfInside(OpBuilder &b, Value sum, Value m, Value n,
+                                      Value M, Value N, Value batchIv) {
   Location l = loc();
-  // Neighbouring threads take neighbouring elements along the operand's
-  // contiguous dimension.
-  bool alongCols = contiguousIn(operand, colDim);
-  Value zero =
-      b.create<arith::ConstantFloatOp>(l, APFloat(0.0f), b.getF32Type());
-  for (int64_t q = 0; q < rows * cols / kThreads; ++q) {
-    Value e = b.create<arith::AddIOp>(l, tid, index(b, q * kThreads));
-    Value r, c;
-    if (alongCols) {
-      r = b.create<arith::DivUIOp>(l, e, index(b, cols));
-      c = b.create<arith::RemUIOp>(l, e, index(b, cols));
-    } else {
-      r = b.create<arith::RemUIOp>(l, e, index(b, rows));
-      c = b.create<arith::DivUIOp>(l, e, index(b, rows));
-    }
+  Value inside = b.create<arith::AndIOp>(
+      l, b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, m, M),
+      b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, n, N));
+  b.create<scf::IfOp>(l, inside, [&](OpBuilder &t, Location tl) {
+    SmallVector<Value> ivs(op.getNumLoops(), Value());
+    ivs[dims.m] = m;
+    ivs[dims.n] = n;
+    if (dims.batch)
+      ivs[*dims.batch] = batchIv;
+    storeResult(t, tl, sum, indicesOf(op->getOpOperand(2), ivs));
+    t.create<scf::YieldOp>(tl);
+  });
+}
+
+std::pair<Value, Value> GemmKernelBuilder::slicePosition(OpBuilder &b,
+                                                         const Slice &slice,
+                                                         Value tid, int64_t q) {
+  Location l = loc();
+  Value e = b.create<arith::AddIOp>(l, tid, index(b, q * slice.threads));
+  if (contiguousIn(*slice.operand, slice.colDim))
+    return {b.create<arith::DivUIOp>(l, e, index(b, slice.cols)),
+            b.create<arith::RemUIOp>(l, e, index(b, slice.cols))};
+  return {b.create<arith::RemUIOp>(l, e, index(b, slice.rows)),
+          b.create<arith::DivUIOp>(l, e, index(b, slice.rows))};
+}
+
+SmallVector<Value> GemmKernelBuilder::loadSlice(OpBuilder &b,
+                                                const Slice &slice, Value row0,
+                                                Value col0, Value tid,
+                                                Value batchIv) {
+  Location l = loc();
+  Value source = slice.source ? slice.source : slice.operand->get();
+  auto element =
+      cast<FloatType>(cast<MemRefType>(source.getType()).getElementType());
+  Value zero = b.create<arith::ConstantFloatOp>(
+      l, APFloat::getZero(element.getFloatSemantics()), element);
+  SmallVector<Value> values;
+  for (int64_t q = 0; q < slice.rows * slice.cols / slice.threads; ++q) {
+    auto [r, c] = slicePosition(b, slice, tid, q);
     Value gr = b.create<arith::AddIOp>(l, row0, r);
     Value gc = b.create<arith::AddIOp>(l, col0, c);
     Value inside = b.create<arith::AndIOp>(
-        l, b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, gr, rowSize),
-        b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, gc, colSize));
+        l,
+        b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, gr,
+                                slice.rowSize),
+        b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, gc,
+                                slice.colSize));
     auto load = b.create<scf::IfOp>(
         l, inside,
         [&](OpBuilder &t, Location tl) {
           SmallVector<Value> ivs(op.getNumLoops(), Value());
-          ivs[rowDim] = gr;
-          ivs[colDim] = gc;
+          ivs[slice.rowDim] = gr;
+          ivs[slice.colDim] = gc;
           if (dims.batch)
             ivs[*dims.batch] = batchIv;
-          Value v = t.create<memref::LoadOp>(tl, operand.get(),
-                                             indicesOf(operand, ivs));
+          Value v = t.create<memref::LoadOp>(tl, source,
+                                             indicesOf(*slice.operand, ivs));
           t.create<scf::YieldOp>(tl, v);
         },
-        [&](OpBuilder &e2, Location el) { e2.create<scf::YieldOp>(el, zero); });
-    b.create<memref::StoreOp>(l, load.getResult(0), tile, ValueRange{r, c});
+        [&](OpBuilder &e, Location el) { e.create<scf::YieldOp>(el, zero); });
+    values.push_back(load.getResult(0));
+  }
+  return values;
+}
+
+void GemmKernelBuilder::storeSlice(OpBuilder &b, const Slice &slice, Value tile,
+                                   Value tid, ArrayRef<Value> values) {
+  for (auto [q, value] : llvm::enumerate(values)) {
+    auto [r, c] = slicePosition(b, slice, tid, q);
+    b.create<memref::StoreOp>(loc(), value, tile, ValueRange{r, c});
   }
 }
 
-void KernelBuilder::build(RewriterBase &rewriter) {
+void GemmKernelBuilder::eraseAbsorbed(RewriterBase &rewriter) {
+  Value widened = op->getOperand(0);
+  rewriter.eraseOp(op);
+  if (fused.fill)
+    rewriter.eraseOp(fused.fill);
+  if (fused.epilogue)
+    rewriter.eraseOp(fused.epilogue);
+  // A widened copy of the left operand nothing else reads, and its buffer.
+  if (!dims.widening)
+    return;
+  auto isDealloc = [](Operation *user) {
+    return isa<memref::DeallocOp, gpu::DeallocOp>(user);
+  };
+  for (Operation *user : widened.getUsers())
+    if (user != dims.widening && !isDealloc(user))
+      return;
+  rewriter.eraseOp(dims.widening);
+  Operation *alloc = widened.getDefiningOp();
+  if (!isa_and_nonnull<memref::AllocOp, gpu::AllocOp>(alloc) ||
+      !alloc->hasOneUse() || !isDealloc(*alloc->user_begin()) ||
+      !alloc->user_begin()->use_empty())
+    return;
+  rewriter.eraseOp(*alloc->user_begin());
+  rewriter.eraseOp(alloc);
+}
+
+void GemmKernelBuilder::buildF32(RewriterBase &rewriter) {
   Location l = loc();
   OpBuilder &b = rewriter;
   b.setInsertionPoint(op);
-  SmallVector<Range> ranges = op.createLoopRanges(b, l);
-  auto size = [&](unsigned dim) {
-    return getValueOrCreateConstantIndexOp(b, l, ranges[dim].size);
-  };
-  Value M = size(dims.m), N = size(dims.n), K = size(dims.k);
-  Value batch = dims.batch ? size(*dims.batch) : index(b, 1);
-  auto ceilDiv = [&](Value v, int64_t d) {
-    return b.create<arith::CeilDivUIOp>(l, v, index(b, d)).getResult();
-  };
-  Attribute workgroup =
-      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  Extents e = extents(b);
+  auto [M, N, K, batch] = e;
   FloatType f32 = b.getF32Type();
   // Rows padded by one element: the column-wise writes of a transposed
   // operand do not all hit one bank.
-  auto aTile = MemRefType::get({kBM, kBK + 1}, f32, AffineMap(), workgroup);
-  auto bTile = MemRefType::get({kBK, kBN + 1}, f32, AffineMap(), workgroup);
-  auto launch = b.create<gpu::LaunchOp>(
-      l, ceilDiv(N, kBN), ceilDiv(M, kBM), batch, index(b, kThreadsX),
-      index(b, kThreadsY), index(b, 1), /*dynamicSharedMemorySize=*/nullptr,
-      /*asyncTokenType=*/nullptr, /*asyncDependencies=*/ValueRange(),
-      /*workgroupAttributions=*/TypeRange{aTile, bTile});
-  Block &body = launch.getBody().front();
-  b.setInsertionPointToStart(&body);
+  auto [launch, m0, n0, batchIv, tid] =
+      launchOverTiles(b, e, kBM, kBN, kThreadsX, kThreadsY, f32,
+                      {{kBM, kBK + 1}, {kBK, kBN + 1}});
   Value tx = launch.getThreadIds().x, ty = launch.getThreadIds().y;
-  Value m0 = b.create<arith::MulIOp>(l, launch.getBlockIds().y, index(b, kBM));
-  Value n0 = b.create<arith::MulIOp>(l, launch.getBlockIds().x, index(b, kBN));
-  Value batchIv = launch.getBlockIds().z;
-  Value tid = b.create<arith::AddIOp>(
-      l, b.create<arith::MulIOp>(l, ty, index(b, kThreadsX)), tx);
   Value as = launch.getWorkgroupAttributions()[0];
   Value bs = launch.getWorkgroupAttributions()[1];
-  OpOperand &lhs = op->getOpOperand(0), &rhs = op->getOpOperand(1);
-  OpOperand &out = op->getOpOperand(2);
+  Slice aSlice{&op->getOpOperand(0), dims.m, dims.k, M, K, kBM, kBK, kThreads};
+  Slice bSlice{&op->getOpOperand(1), dims.k, dims.n, K, N, kBK, kBN, kThreads};
 
   Value zero = b.create<arith::ConstantFloatOp>(l, APFloat(0.0f), f32);
   SmallVector<Value> init(kTileM * kTileN, zero);
   auto kLoop = b.create<scf::ForOp>(
       l, index(b, 0), K, index(b, kBK), init,
       [&](OpBuilder &lb, Location ll, Value k0, ValueRange acc) {
-        stage(lb, lhs, as, dims.m, m0, M, dims.k, k0, K, kBM, kBK, tid,
-              batchIv);
-        stage(lb, rhs, bs, dims.k, k0, K, dims.n, n0, N, kBK, kBN, tid,
-              batchIv);
+        storeSlice(lb, aSlice, as, tid,
+                   loadSlice(lb, aSlice, m0, k0, tid, batchIv));
+        storeSlice(lb, bSlice, bs, tid,
+                   loadSlice(lb, bSlice, k0, n0, tid, batchIv));
         lb.create<gpu::BarrierOp>(ll);
         // The slice's 16 steps unrolled: 16 x (8 shared loads, 16 FMAs).
         SmallVector<Value> sums(acc.begin(), acc.end());
@@ -362,39 +485,25 @@ void KernelBuilder::build(RewriterBase &rewriter) {
           l, m0, b.create<arith::AddIOp>(l, ty, index(b, r * kThreadsY)));
       Value n = b.create<arith::AddIOp>(
           l, n0, b.create<arith::AddIOp>(l, tx, index(b, c * kThreadsX)));
-      Value inside = b.create<arith::AndIOp>(
-          l, b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, m, M),
-          b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, n, N));
-      Value sum = kLoop.getResult(r * kTileN + c);
-      b.create<scf::IfOp>(l, inside, [&](OpBuilder &t, Location tl) {
-        SmallVector<Value> ivs(op.getNumLoops(), Value());
-        ivs[dims.m] = m;
-        ivs[dims.n] = n;
-        if (dims.batch)
-          ivs[*dims.batch] = batchIv;
-        storeResult(t, tl, sum, indicesOf(out, ivs));
-        t.create<scf::YieldOp>(tl);
-      });
+      storeIfInside(b, kLoop.getResult(r * kTileN + c), m, n, M, N, batchIv);
     }
   b.create<gpu::TerminatorOp>(l);
-  rewriter.eraseOp(op);
-  if (fused.fill)
-    rewriter.eraseOp(fused.fill);
-  if (fused.epilogue)
-    rewriter.eraseOp(fused.epilogue);
+  eraseAbsorbed(rewriter);
 }
+
+namespace {
 
 struct CudaTileMatmulPass
     : mlir::cuvil::impl::CudaTileMatmulBase<CudaTileMatmulPass> {
   using CudaTileMatmulBase::CudaTileMatmulBase;
 
   void runOnOperation() override {
-    SmallVector<std::pair<linalg::LinalgOp, Dims>> work;
+    SmallVector<std::pair<linalg::LinalgOp, GemmDims>> work;
     getOperation().walk([&](linalg::LinalgOp op) {
       // Only host-level ops: not inside a loop or kernel already.
       if (op->getParentOp() != getOperation().getOperation())
         return;
-      if (std::optional<Dims> dims = tileableDims(op))
+      if (std::optional<GemmDims> dims = tileableDims(op))
         work.push_back({op, *dims});
     });
     IRRewriter rewriter(&getContext());
@@ -404,12 +513,16 @@ struct CudaTileMatmulPass
     for (auto [op, dims] : work) {
       if (absorbed.contains(op))
         continue;
-      Fused fused = fuseEpilogues ? findFused(op) : Fused();
+      FusedOps fused = fuseEpilogues ? findFused(op) : FusedOps();
       if (fused.fill)
         absorbed.insert(fused.fill);
       if (fused.epilogue)
         absorbed.insert(fused.epilogue);
-      KernelBuilder(op, dims, fused).build(rewriter);
+      GemmKernelBuilder builder(op, dims, fused);
+      if (dims.kind == GemmKind::TensorCore)
+        builder.buildTensorCore(rewriter);
+      else
+        builder.buildF32(rewriter);
     }
   }
 };

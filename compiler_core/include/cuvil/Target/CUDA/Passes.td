@@ -41,6 +41,15 @@ def CudaTileMatmul : Pass<"cuvil-cuda-tile-matmul", "func::FuncOp"> {
     (any size), batches on the grid's z. The result is accumulated into the
     output, as linalg's semantics say. Other contractions stay loops.
 
+    A contraction of bf16 or f16 operands summed in float32 (the matmuls of
+    a model under `precision="bf16"`/`"fp16"`) runs on tensor cores
+    instead: 4 warps a block, a 64 x 64 tile of the result, each warp a
+    32 x 32 quarter as 2 x 4 `mma.sync.m16n8k16` tiles with float32
+    accumulators; 32-deep slices in shared memory with rows padded by 16
+    bytes, fragments loaded by `nvgpu.ldmatrix` (`transpose` for the right
+    operand), the next slice loaded into registers while the current one
+    is multiplied.
+
     With `fuse-epilogues` (the default) the kernel also absorbs the
     `linalg.fill` that gives the output its initial value (the sums start
     from that value instead of a load) and the elementwise `linalg.generic`
@@ -73,7 +82,8 @@ def CudaTileMatmul : Pass<"cuvil-cuda-tile-matmul", "func::FuncOp"> {
   ];
   let dependentDialects = ["gpu::GPUDialect", "scf::SCFDialect",
                            "math::MathDialect", "arith::ArithDialect",
-                           "memref::MemRefDialect"];
+                           "memref::MemRefDialect", "nvgpu::NVGPUDialect",
+                           "vector::VectorDialect", "LLVM::LLVMDialect"];
 }
 
 def CudaWarpReductions : Pass<"cuvil-cuda-warp-reductions",
