@@ -48,12 +48,16 @@ class Runtime:
     Args:
         device: ``"cpu"``, or ``"cuda:N"``: the GPU that functions compiled for
             ``target="cuda"`` run on (NumPy in and out, copied to the GPU and
-            back; the memory pool is the CPU's).
+            back).
         memory_pool_size_mb: a pool reserved once and reused by every call of this
             runtime's functions for their intermediates (the planned arena and any
             other buffer), so a call allocates nothing in the steady state; ``0``
             turns it off (every call allocates). Calls made at the same time from
-            several threads: one uses the pool, the others allocate.
+            several threads: one uses the pool, the others allocate. On a GPU it
+            is the device's memory pool (the driver's stream-ordered pool that
+            every call's device buffers come from): that much device memory is
+            reserved when the runtime is made and kept between calls (without a
+            usable GPU nothing is reserved, and calls say why they cannot run).
         arena_extend_strategy: ``"grow"`` (a call that needs more takes the rest from
             the heap and the pool grows once to fit the next one) or ``"fixed"`` (such
             a call fails with a ``MemoryError`` naming the function and the size).
@@ -105,10 +109,27 @@ class Runtime:
         self.num_threads = num_threads
         self.arena_extend_strategy = arena_extend_strategy
         size = int(memory_pool_size_mb * (1 << 20))
-        self._pool = _packages().MemoryPool(size, arena_extend_strategy) if size else None
+        self._pool = None
+        if target == "cuda":
+            self._reserve_device_pool(int(index or 0), size)
+        elif size:
+            self._pool = _packages().MemoryPool(size, arena_extend_strategy)
         self.enable_async = bool(enable_async)
         self._stream: concurrent.futures.ThreadPoolExecutor | None = None
         self._stream_lock = threading.Lock()
+
+    def _reserve_device_pool(self, index: int, size: int) -> None:
+        from . import _targets
+
+        if _targets.unavailable_reason("cuda", index) is not None:
+            return  # the calls say why nothing runs here
+        try:
+            _native.load().cuda.reserve_pool(index, size)
+        except RuntimeError as error:
+            raise MemoryError(
+                f"{_API}: memory_pool_size_mb={size >> 20}: {error}; fix: a smaller pool "
+                "(0 reserves nothing)"
+            ) from None
 
     def _check_async(self, label: str) -> None:
         if not self.enable_async:
@@ -137,7 +158,8 @@ class Runtime:
     @property
     def memory_pool(self) -> dict | None:
         """The pool's ``capacity``, ``peak_bytes`` (the most one call needed), ``calls``,
-        ``overflows`` (calls that needed more) and ``grows``; ``None`` without a pool."""
+        ``overflows`` (calls that needed more) and ``grows``; ``None`` without a pool
+        (and on a GPU, whose pool is the driver's)."""
         pool = self._pool
         if pool is None:
             return None

@@ -164,6 +164,23 @@ void cuvil::python::bindDevices(py::module_ &m) {
           py::arg("target"), "Copies the buffer into a C-contiguous array");
 
   cuda.def(
+      "reserve_pool",
+      [](int device, uint64_t bytes) {
+        std::string error;
+        bool ok;
+        {
+          py::gil_scoped_release release;
+          ok = cuvil::cuda::reservePool(device, bytes, error);
+        }
+        if (!ok)
+          throw std::runtime_error("cuda:" + std::to_string(device) + ": " +
+                                   error);
+      },
+      py::arg("device"), py::arg("bytes"),
+      "Makes the device's memory pool keep `bytes` between calls and "
+      "reserves them now");
+
+  cuda.def(
       "to_dlpack",
       [](py::object owner, uintptr_t pointer, int device,
          const std::vector<int64_t> &shape, const std::string &dtype) {

@@ -452,11 +452,13 @@ def mlp(x, w):
 
 path = sys.argv[1]
 build_ir(mlp, {"x": (16, 64), "w": (64, 32)}).compile(target="cuda").export(path)
-rt = cuvil.runtime.Runtime(device="cuda:0", enable_async=True)
+rt = cuvil.runtime.Runtime(device="cuda:0", enable_async=True, memory_pool_size_mb=64)
+out = {"pool_keep_mb": count("pool_keep_mb"), "pool_allocations": count("live_allocations")}
 f = rt.load_executable(path).get_function("mlp")
 x, w = np.ones((16, 64), np.float32), np.ones((64, 32), np.float32)
 f(x, w)  # loads the code; one synchronous call
-out = {"sync_call": {k: count(k) for k in ("launches", "event_syncs", "stream_syncs")}}
+out["sync_call"] = {k: count(k) for k in ("launches", "event_syncs", "stream_syncs")}
+out["pool_keep_mb_after_load"] = count("pool_keep_mb")
 # Three calls queued on the stream, none waited for yet.
 outputs = [np.empty((16, 32), np.float32) for _ in range(3)]
 queued = [f._handle.enqueue([x, w], [o]) for o in outputs]
@@ -482,11 +484,15 @@ print(json.dumps(out))
 
 
 def test_async_calls_queue_on_the_gpu_stream_without_waiting(fake_driver, tmp_path):
-    """Runtime(device="cuda:0", enable_async=True): a call is queued on the device's
-    stream (copies in, launches, copies out, an event) and returns without waiting;
-    waiting for it synchronizes on its event, not the stream; staging memory and events
-    are given back, also for a call dropped unwaited."""
+    """Runtime(device="cuda:0", enable_async=True, memory_pool_size_mb=64): the device's
+    pool keeps 64 MiB (reserved, then given back to the pool; executables loaded later
+    keep the size); a call is queued on the device's stream (copies in, launches,
+    copies out, an event) and returns without waiting; waiting for it synchronizes on
+    its event, not the stream; staging memory and events are given back, also for a
+    call dropped unwaited."""
     out = _run_with_fake_driver(fake_driver, _ASYNC_CHILD, tmp_path / "mlp.cuvil")
+    assert out["pool_keep_mb"] == 64 and out["pool_keep_mb_after_load"] == 64, out
+    assert out["pool_allocations"] == 0, out
     kernels = out["sync_call"]["launches"]
     assert kernels >= 1 and out["sync_call"]["event_syncs"] == 1, out
     stream_syncs = out["sync_call"]["stream_syncs"]

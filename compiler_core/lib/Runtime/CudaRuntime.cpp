@@ -60,12 +60,20 @@ struct ExecutableState {
 namespace {
 
 /// Bytes the device's pool keeps cached between calls: 2 GiB, or
-/// CUVIL_CUDA_POOL_MB.
-const uint64_t poolBytes = [] {
+/// CUVIL_CUDA_POOL_MB, or what a runtime reserved (reservePool).
+const uint64_t defaultPoolBytes = [] {
   const char *mb = std::getenv("CUVIL_CUDA_POOL_MB");
   uint64_t value = mb ? std::strtoull(mb, nullptr, 10) : 2048;
   return value << 20;
 }();
+std::mutex poolMutex;
+std::map<int, uint64_t> reservedPoolBytes; ///< by device
+
+uint64_t poolBytes(int device) {
+  std::lock_guard<std::mutex> lock(poolMutex);
+  auto it = reservedPoolBytes.find(device);
+  return it == reservedPoolBytes.end() ? defaultPoolBytes : it->second;
+}
 
 /// The host call in progress on this thread.
 struct CallState {
@@ -391,10 +399,49 @@ CudaExecutable::create(std::unique_ptr<Executable> host, int device,
             " (the device has no stream-ordered memory pool)";
     return nullptr;
   }
-  cuuint64_t keep = poolBytes;
+  cuuint64_t keep = poolBytes(device);
   driver->cuMemPoolSetAttribute(s.pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
                                 &keep);
   return exe;
+}
+
+bool cuda::reservePool(int device, uint64_t bytes, std::string &error) {
+  const Driver *driver = Driver::get(error);
+  if (!driver || !driver->makeCurrent(device, error))
+    return false;
+  CUdevice handle;
+  CUmemoryPool pool = nullptr;
+  CUresult status = driver->cuDeviceGet(&handle, device);
+  if (status == CUDA_SUCCESS)
+    status = driver->cuDeviceGetDefaultMemPool(&pool, handle);
+  cuuint64_t keep = bytes;
+  if (status == CUDA_SUCCESS)
+    status = driver->cuMemPoolSetAttribute(
+        pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep);
+  if (status != CUDA_SUCCESS) {
+    error = driver->describe(status, "setting up the device's memory pool");
+    return false;
+  }
+  {
+    std::lock_guard<std::mutex> lock(poolMutex);
+    reservedPoolBytes[device] = bytes;
+  }
+  if (!bytes)
+    return true;
+  // Taken once and given back: the pool keeps it (up to the threshold).
+  CUdeviceptr block = 0;
+  status = driver->cuMemAllocFromPoolAsync(&block, bytes, pool, nullptr);
+  if (status == CUDA_SUCCESS) {
+    driver->cuMemFreeAsync(block, nullptr);
+    status = driver->cuStreamSynchronize(nullptr);
+  }
+  if (status != CUDA_SUCCESS) {
+    std::string what =
+        "reserving " + std::to_string(bytes >> 20) + " MiB of device memory";
+    error = driver->describe(status, what.c_str());
+    return false;
+  }
+  return true;
 }
 
 CudaExecutable::~CudaExecutable() {
@@ -774,6 +821,10 @@ bool DeviceBuffer::copyFromHost(const void *, size_t, std::string &error) {
   return false;
 }
 bool DeviceBuffer::copyToHost(void *, size_t, std::string &error) const {
+  availableDevices(error);
+  return false;
+}
+bool cuda::reservePool(int, uint64_t, std::string &error) {
   availableDevices(error);
   return false;
 }

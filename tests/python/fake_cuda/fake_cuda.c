@@ -22,7 +22,7 @@ enum {
 
 static long launches, moduleLoads, moduleUnloads, liveAllocations, hostToDevice,
     deviceToHost, badLaunches, memsets, streamSyncs, eventRecords, eventSyncs,
-    liveEvents, livePinned;
+    liveEvents, livePinned, poolKeepMb;
 
 long fake_cuda_counter(const char *name) {
   if (!strcmp(name, "launches"))
@@ -51,6 +51,8 @@ long fake_cuda_counter(const char *name) {
     return liveEvents;
   if (!strcmp(name, "live_pinned"))
     return livePinned;
+  if (!strcmp(name, "pool_keep_mb"))
+    return poolKeepMb;
   return -1;
 }
 
@@ -196,6 +198,8 @@ CUresult cuDeviceGetDefaultMemPool(void **pool, CUdevice d) {
   return kSuccess;
 }
 CUresult cuMemPoolSetAttribute(void *pool, int attribute, void *value) {
+  if (attribute == 4) /* CU_MEMPOOL_ATTR_RELEASE_THRESHOLD */
+    poolKeepMb = (long)(*(unsigned long long *)value >> 20);
   return kSuccess;
 }
 CUresult cuMemPoolTrimTo(void *pool, size_t keep) { return kSuccess; }

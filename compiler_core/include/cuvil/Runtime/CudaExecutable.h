@@ -83,6 +83,13 @@ private:
   std::unique_ptr<ExecutableState> state;
 };
 
+/// Makes device `device`'s memory pool (the driver's stream-ordered pool
+/// every call allocates from) keep `bytes` between calls, and reserves
+/// them now: the steady state allocates nothing from the device. False
+/// with `error` without a driver or device, or when the memory is not
+/// there. Executables created later keep the same size.
+bool reservePool(int device, uint64_t bytes, std::string &error);
+
 /// Copies `count` bytes of device memory at `source` (device `device`, any
 /// owner: another library's DLPack tensor) to `target`, synchronously.
 bool copyDeviceToHost(int device, const void *source, void *target,
