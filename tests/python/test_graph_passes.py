@@ -1,5 +1,7 @@
 """Graph-level passes seen through the Python API: results and the IR after each pass."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -153,21 +155,23 @@ def test_gemms_no_tile_divides_are_scheduled_and_exact(snapshots, m, k, n, epilo
 
 
 @pytest.mark.parametrize(
-    "m,k,n,dtype,copied",
+    "m,k,n,dtype,packed",
     [
-        (256, 64, 1024, np.float32, True),  # rows 4 KiB apart
+        (256, 64, 1024, np.float32, True),  # rows 4 KiB apart (aliasing in L1)
         (300, 96, 2048, np.float32, True),  # 8 KiB, M no tile divides
         (256, 128, 512, np.float64, True),  # float64 rows 4 KiB apart
-        (64, 512, 1024, np.float32, False),  # too few rows reuse the copy
-        (256, 64, 1000, np.float32, False),  # rows not 4 KiB apart
+        (256, 64, 1000, np.float32, True),  # unaligned rows, a remainder tile
+        (64, 200, 1001, np.float32, True),  # odd width, K blocks of two sizes
+        (8, 512, 1024, np.float32, False),  # too few result rows repay the copy
     ],
 )
 @pytest.mark.parametrize("epilogue", [False, True], ids=["plain", "bias-gelu"])
-def test_gemm_right_operands_with_aliasing_rows_are_copied_and_exact(
-    snapshots, m, k, n, dtype, copied, epilogue
+def test_gemm_right_operands_are_packed_into_panels_and_exact(
+    snapshots, m, k, n, dtype, packed, epilogue
 ):
-    """cuvil-cpu-unalias-gemm-rows copies B into rows a cache line longer when its rows are
-    a multiple of 4 KiB apart and enough result rows reuse it; results are unchanged."""
+    """cuvil-cpu-pack-gemm-panels copies each K block of B into panels of the register
+    tile's width (on each thread's stack) when enough result rows read them; results are
+    unchanged, with or without a remainder tile and an epilogue."""
 
     def plain(a, b, bias):
         return a @ b
@@ -185,9 +189,12 @@ def test_gemm_right_operands_with_aliasing_rows_are_copied_and_exact(
     assert cuvil.last_fallback_reason(f) is None
     tolerance = 1e-4 if dtype == np.float32 else 1e-10
     np.testing.assert_allclose(result, reference, rtol=tolerance, atol=tolerance * np.sqrt(k))
-    unaliased = _ir_after(f, "cuvil-cpu-unalias-gemm-rows")
-    padded = f"tensor<{k}x{n + 64 // np.dtype(dtype).itemsize}x"
-    assert (padded in unaliased) is copied, unaliased[:2000]
+    after = _ir_after(f, "cuvil-cpu-pack-gemm-panels")
+    element = "f32" if dtype == np.float32 else "f64"
+    panels = re.search(
+        rf"memref\.alloca\(\) {{alignment = 64 : i64}} : memref<\d+x\d+x\d+x{element}>", after
+    )
+    assert (panels is not None) is packed, after[:3000]
 
 
 @pytest.mark.parametrize(

@@ -449,6 +449,7 @@ def test_optional_passes_are_the_graph_level_ones():
         "fusion:cse",
         "schedule:cuvil-tag-kernels",
         "bufferize:cuvil-plan-memory",
+        "bufferize:cuvil-cpu-pack-gemm-panels",
         "bufferize:cuvil-instrument-kernels",
         "llvm:cuvil-approximate-math",
     ]

@@ -88,13 +88,19 @@ public:
 void CpuTarget::buildPhases(const TargetOptions &o, PipelineBuilder &p) const {
   using Need = PipelineBuilder::Need;
   addCpuSchedule(p, o.vectorLanes > 0 ? o.vectorLanes : hostVectorLanes(),
-                 o.enableFusion, /*registerRows=*/8, /*unaliasRows=*/true);
+                 o.enableFusion, /*registerRows=*/8,
+                 /*unaliasRows=*/!o.parallel);
   p.addBufferization();
   p.add(Phase::Bufferize, "cuvil-plan-memory", "", "func.func", Need::Optional);
   p.add(Phase::Bufferize, "convert-linalg-to-loops");
   p.add(Phase::Bufferize, "cuvil-serial-foralls", "", "func.func");
   p.add(Phase::Bufferize, "scf-forall-to-parallel");
   p.add(Phase::Bufferize, "canonicalize");
+  // Its stack buffers are per thread: convert-scf-to-openmp puts them at
+  // the start of each thread's region (the parallel loops are final here).
+  if (o.parallel)
+    p.add(Phase::Bufferize, "cuvil-cpu-pack-gemm-panels", "", "func.func",
+          Need::Optional);
   p.add(Phase::Bufferize, "cuvil-instrument-kernels", "", "func.func",
         Need::Optional);
   // Last, so its checks are not kernels of their own (a profile times them

@@ -112,6 +112,56 @@ def CpuUnaliasGemmRows : Pass<"cuvil-cpu-unalias-gemm-rows", "func::FuncOp"> {
   ];
 }
 
+def CpuPackGemmPanels : Pass<"cuvil-cpu-pack-gemm-panels", "func::FuncOp"> {
+  let summary = "Copy each K block of a GEMM's right operand into packed panels";
+  let description = [{
+    After the schedule and bufferization, a GEMM's K-block loop reads its
+    right operand's block (`memref.subview %b[%k0, 0] [kc, n]`) one row of
+    a register tile's width at a time (`subview [%k, %j] [1, w]`, `%j` a
+    multiple of the width `nr`): a register tile walks `kc` rows that are
+    a whole row of the operand apart, rows that may be unaligned (odd
+    widths), alias in L1 (widths of 1024 floats) or each touch a page of
+    their own. This pass copies the block, once per K step of each thread's
+    tile, into panels `nr` wide laid end to end (`[n / nr][kc][nr]`, on the
+    stack, 64-byte aligned: what OpenBLAS, XLA and IREE's data tiling call
+    packing), and points the register tiles' reads at them: `kc` consecutive
+    aligned rows of `nr` floats. The buffer is made at the start of the
+    enclosing `scf.parallel` body (once per thread after
+    convert-scf-to-openmp) or of the function. Only where a panel is read by at least
+    `min-rows` rows of the result (the copy is repaid) and the panels fit
+    `max-bytes`.
+
+    Before:
+    ```mlir
+    scf.for %k0 = %c0 to %c512 step %c128 {
+      %bk = memref.subview %b[%k0, 0] [128, 256] [1, 1]
+      ... scf.for %m ... scf.for %j step 32 ... scf.for %k ...
+            %row = memref.subview %bk[%k, %j] [1, 32] [1, 1]
+            vector.transfer_read %row[...]
+    ```
+    After:
+    ```mlir
+    scf.parallel (...) {
+      %p = memref.alloca() {alignment = 64 : i64} : memref<8x128x32xf32>
+      ...
+      scf.for %k0 = %c0 to %c512 step %c128 {
+        %bk = memref.subview %b[%k0, 0] [128, 256] [1, 1]
+        ... copy %bk into %p, panel by panel, row by row ...
+        ... %row = memref.subview %p[%j floordiv 32, %k, 0] [1, 1, 32] [1, 1, 1]
+    ```
+  }];
+  let options = [
+    Option<"minRows", "min-rows", "int64_t", /*default=*/"32",
+           "Result rows that must read a panel for it to be packed">,
+    Option<"maxBytes", "max-bytes", "int64_t", /*default=*/"262144",
+           "Largest packed block, in bytes (it lives on the stack)">
+  ];
+  let dependentDialects = [
+    "arith::ArithDialect", "memref::MemRefDialect", "scf::SCFDialect",
+    "vector::VectorDialect"
+  ];
+}
+
 def SerialSingleTask : Pass<"cuvil-serial-single-task", "func::FuncOp"> {
   let summary = "Run an OpenMP region whose loop has one iteration on the caller";
   let description = [{

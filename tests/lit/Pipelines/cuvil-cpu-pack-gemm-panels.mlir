@@ -1,0 +1,159 @@
+// RUN: %cuvil_opt %s --split-input-file --cuvil-cpu-pack-gemm-panels | FileCheck %s
+
+// A GEMM as the schedule leaves it (K blocks of 128, register tiles of 8 x 32
+// walking the K block's rows, a remainder tile of the last 4 columns): each
+// K block of the right operand (100 floats wide: rows unaligned) is copied
+// into 4 panels of 128 x 32 floats on the stack (made at the function's
+// entry, outside every loop), and every tile row read becomes a row of a
+// panel.
+// CHECK-LABEL: func.func @gemm
+// CHECK-NEXT: %[[P:.*]] = memref.alloca() {alignment = 64 : i64} : memref<4x128x32xf32>
+// CHECK: scf.for %[[K0:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK: %[[BK:.*]] = memref.subview %{{.*}}[%[[K0]], 0] [128, 100] [1, 1]
+// CHECK: scf.for %[[PANEL:.*]] =
+// CHECK: scf.for %[[K:.*]] =
+// CHECK: %[[ROW:.*]] = vector.transfer_read %[[BK]][%[[K]], %{{.*}}], %{{.*}} : memref<128x100xf32, strided<[100, 1], offset: ?>>, vector<32xf32>
+// CHECK: vector.transfer_write %[[ROW]], %[[P]][%[[PANEL]], %[[K]], %{{.*}}] {in_bounds = [true]}
+// CHECK: memref.subview %[[P]][%{{.*}}, %{{.*}}, 0] [1, 1, 32] [1, 1, 1] : memref<4x128x32xf32> to memref<1x32xf32, strided<[{{[0-9]+}}, 1], offset: ?>>
+// CHECK: memref.subview %[[P]][%{{.*}}, %{{.*}}, 0] [1, 1, %{{.*}}] [1, 1, 1] : memref<4x128x32xf32> to memref<1x?xf32, strided<[{{[0-9]+}}, 1], offset: ?>>
+// CHECK-NOT: memref.subview %[[BK]]
+#rest = affine_map<(d0) -> (-d0 + 100, 32)>
+func.func @gemm(%a: memref<64x256xf32>, %b: memref<256x100xf32>, %c: memref<64x100xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %c96 = arith.constant 96 : index
+  %c100 = arith.constant 100 : index
+  %c128 = arith.constant 128 : index
+  %c256 = arith.constant 256 : index
+  %f0 = arith.constant 0.0 : f32
+  scf.for %k0 = %c0 to %c256 step %c128 {
+    %bk = memref.subview %b[%k0, 0] [128, 100] [1, 1] : memref<256x100xf32> to memref<128x100xf32, strided<[100, 1], offset: ?>>
+    scf.for %m = %c0 to %c64 step %c8 {
+      scf.for %j = %c0 to %c96 step %c32 {
+        %zero = arith.constant dense<0.0> : vector<1x32xf32>
+        %acc = scf.for %k = %c0 to %c128 step %c1 iter_args(%s = %zero) -> (vector<1x32xf32>) {
+          %row = memref.subview %bk[%k, %j] [1, 32] [1, 1] : memref<128x100xf32, strided<[100, 1], offset: ?>> to memref<1x32xf32, strided<[100, 1], offset: ?>>
+          %v = vector.transfer_read %row[%c0, %c0], %f0 {in_bounds = [true, true]} : memref<1x32xf32, strided<[100, 1], offset: ?>>, vector<1x32xf32>
+          %n = arith.addf %s, %v : vector<1x32xf32>
+          scf.yield %n : vector<1x32xf32>
+        }
+        vector.transfer_write %acc, %c[%m, %j] {in_bounds = [true, true]} : vector<1x32xf32>, memref<64x100xf32>
+      }
+      scf.for %j = %c96 to %c100 step %c32 {
+        %w = affine.min #rest(%j)
+        scf.for %k = %c0 to %c128 step %c1 {
+          %row = memref.subview %bk[%k, %j] [1, %w] [1, 1] : memref<128x100xf32, strided<[100, 1], offset: ?>> to memref<1x?xf32, strided<[100, 1], offset: ?>>
+          %v = vector.transfer_read %row[%c0, %c0], %f0 : memref<1x?xf32, strided<[100, 1], offset: ?>>, vector<1x32xf32>
+          vector.transfer_write %v, %c[%m, %j] : vector<1x32xf32>, memref<64x100xf32>
+        }
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// One row of the result (a GEMV): each panel would be read once, the copy
+// not repaid; the reads stay on the operand.
+// CHECK-LABEL: func.func @single_row
+// CHECK-NOT: memref.alloca
+// CHECK: memref.subview %{{.*}}[%{{.*}}, %{{.*}}] [1, 32] [1, 1] : memref<128x96xf32
+func.func @single_row(%b: memref<256x96xf32>, %c: memref<1x96xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c96 = arith.constant 96 : index
+  %c128 = arith.constant 128 : index
+  %c256 = arith.constant 256 : index
+  %f0 = arith.constant 0.0 : f32
+  scf.for %k0 = %c0 to %c256 step %c128 {
+    %bk = memref.subview %b[%k0, 0] [128, 96] [1, 1] : memref<256x96xf32> to memref<128x96xf32, strided<[96, 1], offset: ?>>
+    scf.for %m = %c0 to %c1 step %c1 {
+      scf.for %j = %c0 to %c96 step %c32 {
+        %zero = arith.constant dense<0.0> : vector<1x32xf32>
+        %acc = scf.for %k = %c0 to %c128 step %c1 iter_args(%s = %zero) -> (vector<1x32xf32>) {
+          %row = memref.subview %bk[%k, %j] [1, 32] [1, 1] : memref<128x96xf32, strided<[96, 1], offset: ?>> to memref<1x32xf32, strided<[96, 1], offset: ?>>
+          %v = vector.transfer_read %row[%c0, %c0], %f0 {in_bounds = [true, true]} : memref<1x32xf32, strided<[96, 1], offset: ?>>, vector<1x32xf32>
+          %n = arith.addf %s, %v : vector<1x32xf32>
+          scf.yield %n : vector<1x32xf32>
+        }
+        vector.transfer_write %acc, %c[%m, %j] {in_bounds = [true, true]} : vector<1x32xf32>, memref<1x96xf32>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// A read written through (not only read), or starting off a panel: left.
+// CHECK-LABEL: func.func @written
+// CHECK-NOT: memref.alloca
+func.func @written(%b: memref<256x96xf32>, %c: memref<64x96xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  %c96 = arith.constant 96 : index
+  %c128 = arith.constant 128 : index
+  %c256 = arith.constant 256 : index
+  %f0 = arith.constant 0.0 : f32
+  scf.for %k0 = %c0 to %c256 step %c128 {
+    %bk = memref.subview %b[%k0, 0] [128, 96] [1, 1] : memref<256x96xf32> to memref<128x96xf32, strided<[96, 1], offset: ?>>
+    scf.for %m = %c0 to %c64 step %c8 {
+      scf.for %j = %c0 to %c96 step %c16 {
+        scf.for %k = %c0 to %c128 step %c1 {
+          %row = memref.subview %bk[%k, %j] [1, 32] [1, 1] : memref<128x96xf32, strided<[96, 1], offset: ?>> to memref<1x32xf32, strided<[96, 1], offset: ?>>
+          %v = vector.transfer_read %row[%c0, %c0], %f0 {in_bounds = [true, true]} : memref<1x32xf32, strided<[96, 1], offset: ?>>, vector<1x32xf32>
+          vector.transfer_write %v, %row[%c0, %c0] {in_bounds = [true, true]} : vector<1x32xf32>, memref<1x32xf32, strided<[96, 1], offset: ?>>
+        }
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// Under a parallel loop, the buffer is made at the start of its body (one
+// per thread once the loop is OpenMP's).
+// CHECK-LABEL: func.func @per_thread
+// CHECK: scf.parallel
+// CHECK-NEXT: memref.alloca() {alignment = 64 : i64} : memref<3x128x32xf32>
+// CHECK: scf.for
+func.func @per_thread(%b: memref<256x96xf32>, %c: memref<128x96xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %c96 = arith.constant 96 : index
+  %c128 = arith.constant 128 : index
+  %c256 = arith.constant 256 : index
+  %f0 = arith.constant 0.0 : f32
+  scf.parallel (%t) = (%c0) to (%c2) step (%c1) {
+    scf.for %k0 = %c0 to %c256 step %c128 {
+      %bk = memref.subview %b[%k0, 0] [128, 96] [1, 1] : memref<256x96xf32> to memref<128x96xf32, strided<[96, 1], offset: ?>>
+      scf.for %m = %c0 to %c64 step %c8 {
+        scf.for %j = %c0 to %c96 step %c32 {
+          %zero = arith.constant dense<0.0> : vector<1x32xf32>
+          %acc = scf.for %k = %c0 to %c128 step %c1 iter_args(%s = %zero) -> (vector<1x32xf32>) {
+            %row = memref.subview %bk[%k, %j] [1, 32] [1, 1] : memref<128x96xf32, strided<[96, 1], offset: ?>> to memref<1x32xf32, strided<[96, 1], offset: ?>>
+            %v = vector.transfer_read %row[%c0, %c0], %f0 {in_bounds = [true, true]} : memref<1x32xf32, strided<[96, 1], offset: ?>>, vector<1x32xf32>
+            %n = arith.addf %s, %v : vector<1x32xf32>
+            scf.yield %n : vector<1x32xf32>
+          }
+          vector.transfer_write %acc, %c[%m, %j] {in_bounds = [true, true]} : vector<1x32xf32>, memref<128x96xf32>
+        }
+      }
+    }
+    scf.reduce
+  }
+  return
+}
