@@ -197,6 +197,24 @@ def test_gemm_right_operands_are_packed_into_panels_and_exact(
     assert (panels is not None) is packed, after[:3000]
 
 
+@pytest.mark.parametrize("n,k", [(4096, 512), (1000, 999), (512, 1024), (128, 64)])
+def test_gemv_register_tiles_are_one_row_sweeping_the_right_operand(snapshots, n, k):
+    """A one-row GEMM (batch-1 inference) gets a register tile of one row by eight
+    vector registers, so each row of the right operand is read as one run; results
+    are exact, also for widths no tile divides."""
+    f = cuvil.jit(lambda a, b: a @ b)
+    rng = np.random.default_rng(n + k)
+    a = rng.standard_normal((1, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    result = f(a, b)
+    assert cuvil.last_fallback_reason(f) is None
+    reference = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(result, reference, rtol=1e-4, atol=1e-4 * np.sqrt(k))
+    scheduled = _ir_after(f, "cuvil-cpu-schedule")
+    # Eight registers of 16 (AVX-512) or 8 (AVX2) lanes.
+    assert re.search(r"vector<1x(128|64)xf32>", scheduled), scheduled[:3000]
+
+
 @pytest.mark.parametrize(
     "n,c,hw,f,kernel,strides,padding,dilations",
     [

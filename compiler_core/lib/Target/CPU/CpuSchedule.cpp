@@ -498,8 +498,27 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
       return;
     GemmRemainders rest;
     rest.batch = batched && out.isDynamicDim(0);
-    GemmTiles tiles = chooseTiles(m, n, lhs.getDimSize(rank - 1), registerRows,
-                                  registerCols, rest);
+    // One row (a GEMV, batch-1 inference): a register tile one row by eight
+    // registers sweeps each row of the right operand's block contiguously,
+    // the other operand's element broadcast once per row.
+    int64_t rows = registerRows, cols = registerCols;
+    if (m == 1 && !ShapedType::isDynamic(n) && n >= 4 * registerCols) {
+      rows = 1;
+      cols = 4 * registerCols;
+    }
+    GemmTiles tiles =
+        chooseTiles(m, n, lhs.getDimSize(rank - 1), rows, cols, rest);
+    // The GEMV's threads split the columns: the widest tile that still
+    // leaves four (two per thread on two cores), down to one register tile.
+    if (rows == 1) {
+      int64_t widest = cols;
+      for (int64_t c : {8 * cols, 4 * cols, 2 * cols})
+        if (n % c == 0 && n / c >= 4) {
+          widest = c;
+          break;
+        }
+      tiles.blockN = cacheTile(n, cols, {widest, cols}, rest.cols);
+    }
     auto tag = IntegerAttr::get(IntegerType::get(module.getContext(), 64), id);
     op->setAttr(mlir::cuvil::CuvilDialect::GemmIdAttrHelper::getNameStr(), tag);
     linalg::GenericOp epilogue =
@@ -514,8 +533,7 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
       epilogue->setAttr(
           mlir::cuvil::CuvilDialect::EpilogueIdAttrHelper::getNameStr(), tag);
     body += gemmBlock(op->getName().getStringRef(), id, batched, (bool)epilogue,
-                      isSmallWork(op), tiles, registerRows, registerCols, rest,
-                      deferred);
+                      isSmallWork(op), tiles, rows, cols, rest, deferred);
     ++id;
   });
   module.walk([&](linalg::GenericOp gemm) {
