@@ -205,11 +205,6 @@ WORKLOADS = [
     _gemm("matmul_small", 64, 64, 64),
     _gemm("matmul_1024", 1024, 512, 256),
     _gemm("matmul_2048", 2048, 2048, 2048),
-    _gemm("matmul_odd", 1000, 999, 1001),
-    _gemm("matmul_skinny", 4096, 4096, 64),
-    _gemm("gemv_4096", 1, 4096, 4096),
-    # Attention's scores: 8 heads of q (256×64) · kᵀ (64×256), both activations.
-    _gemm("matmul_batched", 256, 64, 256, batch=(8,), b_is_weight=False),
     _mlp("mlp_example", 64, 256, 512, 128),
     _mlp("mlp_1024", 1024, 512, 2048, 512),
     _block("block_example", 64, 128, 4, 512),
