@@ -3,13 +3,14 @@
 // A GEMM as the schedule leaves it (K blocks of 128, register tiles of 8 x 32
 // walking the K block's rows, a remainder tile of the last 4 columns): each
 // K block of the right operand (100 floats wide: rows unaligned) is copied
-// into 4 panels of 128 x 32 floats on the stack (made at the function's
-// entry, outside every loop), and every tile row read becomes a row of a
-// panel.
+// into 4 panels of 128 x 32 floats on the stack (bytes made at the
+// function's entry, outside every loop, viewed as the panels), and every
+// tile row read becomes a row of a panel.
 // CHECK-LABEL: func.func @gemm
-// CHECK-NEXT: %[[P:.*]] = memref.alloca() {alignment = 64 : i64} : memref<4x128x32xf32>
+// CHECK-NEXT: %[[BYTES:.*]] = memref.alloca() {alignment = 64 : i64} : memref<65536xi8>
 // CHECK: scf.for %[[K0:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK: %[[BK:.*]] = memref.subview %{{.*}}[%[[K0]], 0] [128, 100] [1, 1]
+// CHECK: %[[P:.*]] = memref.view %[[BYTES]][%{{.*}}][] : memref<65536xi8> to memref<4x128x32xf32>
 // CHECK: scf.for %[[PANEL:.*]] =
 // CHECK: scf.for %[[K:.*]] =
 // CHECK: %[[ROW:.*]] = vector.transfer_read %[[BK]][%[[K]], %{{.*}}], %{{.*}} : memref<128x100xf32, strided<[100, 1], offset: ?>>, vector<32xf32>
@@ -124,7 +125,7 @@ func.func @written(%b: memref<256x96xf32>, %c: memref<64x96xf32>) {
 // per thread once the loop is OpenMP's).
 // CHECK-LABEL: func.func @per_thread
 // CHECK: scf.parallel
-// CHECK-NEXT: memref.alloca() {alignment = 64 : i64} : memref<3x128x32xf32>
+// CHECK-NEXT: memref.alloca() {alignment = 64 : i64} : memref<49152xi8>
 // CHECK: scf.for
 func.func @per_thread(%b: memref<256x96xf32>, %c: memref<128x96xf32>) {
   %c0 = arith.constant 0 : index
@@ -154,6 +155,51 @@ func.func @per_thread(%b: memref<256x96xf32>, %c: memref<128x96xf32>) {
       }
     }
     scf.reduce
+  }
+  return
+}
+
+// -----
+
+// Two GEMMs one after the other share one buffer, as large as the larger.
+// CHECK-LABEL: func.func @two_gemms
+// CHECK-COUNT-1: memref.alloca() {alignment = 64 : i64} : memref<49152xi8>
+// CHECK-NOT: memref.alloca
+// CHECK: memref.view {{.*}} to memref<3x128x32xf32>
+// CHECK: memref.view {{.*}} to memref<2x128x32xf32>
+func.func @two_gemms(%b: memref<128x96xf32>, %d: memref<128x64xf32>, %c: memref<64x96xf32>, %e: memref<64x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %c96 = arith.constant 96 : index
+  %c128 = arith.constant 128 : index
+  %f0 = arith.constant 0.0 : f32
+  %zero = arith.constant dense<0.0> : vector<1x32xf32>
+  %bk = memref.subview %b[0, 0] [128, 96] [1, 1] : memref<128x96xf32> to memref<128x96xf32, strided<[96, 1]>>
+  scf.for %m = %c0 to %c64 step %c8 {
+    scf.for %j = %c0 to %c96 step %c32 {
+      %acc = scf.for %k = %c0 to %c128 step %c1 iter_args(%s = %zero) -> (vector<1x32xf32>) {
+        %row = memref.subview %bk[%k, %j] [1, 32] [1, 1] : memref<128x96xf32, strided<[96, 1]>> to memref<1x32xf32, strided<[96, 1], offset: ?>>
+        %v = vector.transfer_read %row[%c0, %c0], %f0 {in_bounds = [true, true]} : memref<1x32xf32, strided<[96, 1], offset: ?>>, vector<1x32xf32>
+        %n = arith.addf %s, %v : vector<1x32xf32>
+        scf.yield %n : vector<1x32xf32>
+      }
+      vector.transfer_write %acc, %c[%m, %j] {in_bounds = [true, true]} : vector<1x32xf32>, memref<64x96xf32>
+    }
+  }
+  %dk = memref.subview %d[0, 0] [128, 64] [1, 1] : memref<128x64xf32> to memref<128x64xf32, strided<[64, 1]>>
+  scf.for %m = %c0 to %c64 step %c8 {
+    scf.for %j = %c0 to %c64 step %c32 {
+      %acc = scf.for %k = %c0 to %c128 step %c1 iter_args(%s = %zero) -> (vector<1x32xf32>) {
+        %row = memref.subview %dk[%k, %j] [1, 32] [1, 1] : memref<128x64xf32, strided<[64, 1]>> to memref<1x32xf32, strided<[64, 1], offset: ?>>
+        %v = vector.transfer_read %row[%c0, %c0], %f0 {in_bounds = [true, true]} : memref<1x32xf32, strided<[64, 1], offset: ?>>, vector<1x32xf32>
+        %n = arith.addf %s, %v : vector<1x32xf32>
+        scf.yield %n : vector<1x32xf32>
+      }
+      vector.transfer_write %acc, %e[%m, %j] {in_bounds = [true, true]} : vector<1x32xf32>, memref<64x64xf32>
+    }
   }
   return
 }

@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Interfaces/ValueBoundsOpInterface.h"
+#include "llvm/ADT/MapVector.h"
 
 namespace mlir::cuvil {
 #define GEN_PASS_DEF_CPUPACKGEMMPANELS
@@ -170,26 +171,39 @@ void retarget(RewriterBase &rewriter, Value view, Value packed) {
   }
 }
 
-/// Copies the block into panels at the start of each K step (in a stack
-/// buffer made once, before the K-block loop) and retargets the reads.
-void pack(RewriterBase &rewriter, KBlock &b) {
+/// Where `b`'s stack buffer is made: the start of the parallel loop's body
+/// (convert-scf-to-openmp puts it at the start of each thread's region),
+/// or the function's entry.
+Operation *scopeOf(KBlock &b) {
+  if (auto parallel = b.block->getParentOfType<scf::ParallelOp>())
+    return parallel;
+  return b.block->getParentOfType<FunctionOpInterface>();
+}
+
+MemRefType packedTypeOf(KBlock &b) {
+  int64_t panels = llvm::divideCeil(b.maxCols, b.width);
+  return MemRefType::get({panels, b.maxDepth, b.width},
+                         b.block.getType().getElementType());
+}
+
+int64_t bytesOf(MemRefType type) {
+  return type.getNumElements() * type.getElementTypeBitWidth() / 8;
+}
+
+/// Copies the block into panels at the start of each K step, in `buffer`
+/// (bytes on the stack, shared by the blocks of one scope: they run one
+/// after the other), and retargets the reads.
+void pack(RewriterBase &rewriter, KBlock &b, Value buffer) {
   Location loc = b.block.getLoc();
   auto element = cast<FloatType>(b.block.getType().getElementType());
-  int64_t panels = llvm::divideCeil(b.maxCols, b.width);
-  auto packedType = MemRefType::get({panels, b.maxDepth, b.width}, element);
-  // The stack buffer: made once per thread at the start of the parallel
-  // loop's body (convert-scf-to-openmp puts it at the start of each
-  // thread's region), or once per call at the function's entry.
-  Operation *scope = b.block->getParentOfType<scf::ParallelOp>();
-  if (!scope)
-    scope = b.block->getParentOfType<FunctionOpInterface>();
-  rewriter.setInsertionPointToStart(&scope->getRegion(0).front());
-  Value packed = rewriter.create<memref::AllocaOp>(
-      loc, packedType, rewriter.getI64IntegerAttr(64));
+  MemRefType packedType = packedTypeOf(b);
+  rewriter.setInsertionPointAfter(b.block);
+  Value packed = rewriter.create<memref::ViewOp>(
+      loc, packedType, buffer, rewriter.create<arith::ConstantIndexOp>(loc, 0),
+      ValueRange());
 
   // The copy: row k of panel p is the block's row k, columns p*w .. +w
   // (masked past the block's width).
-  rewriter.setInsertionPointAfter(b.block);
   auto index = [&](int64_t v) {
     return rewriter.create<arith::ConstantIndexOp>(loc, v);
   };
@@ -256,9 +270,21 @@ struct CpuPackGemmPanelsPass
       if (std::optional<KBlock> b = packable(view, minRows, maxBytes))
         blocks.push_back(std::move(*b));
     });
-    IRRewriter rewriter(&getContext());
+    // One buffer per scope, as large as its largest block.
+    llvm::MapVector<Operation *, int64_t> scopes;
     for (KBlock &b : blocks)
-      pack(rewriter, b);
+      scopes[scopeOf(b)] =
+          std::max(scopes.lookup(scopeOf(b)), bytesOf(packedTypeOf(b)));
+    IRRewriter rewriter(&getContext());
+    llvm::DenseMap<Operation *, Value> buffers;
+    for (auto [scope, bytes] : scopes) {
+      rewriter.setInsertionPointToStart(&scope->getRegion(0).front());
+      buffers[scope] = rewriter.create<memref::AllocaOp>(
+          scope->getLoc(), MemRefType::get({bytes}, rewriter.getI8Type()),
+          rewriter.getI64IntegerAttr(64));
+    }
+    for (KBlock &b : blocks)
+      pack(rewriter, b, buffers[scopeOf(b)]);
   }
 };
 

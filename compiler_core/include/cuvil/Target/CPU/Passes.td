@@ -125,27 +125,31 @@ def CpuPackGemmPanels : Pass<"cuvil-cpu-pack-gemm-panels", "func::FuncOp"> {
     tile, into panels `nr` wide laid end to end (`[n / nr][kc][nr]`, on the
     stack, 64-byte aligned: what OpenBLAS, XLA and IREE's data tiling call
     packing), and points the register tiles' reads at them: `kc` consecutive
-    aligned rows of `nr` floats. The buffer is made at the start of the
-    enclosing `scf.parallel` body (once per thread after
-    convert-scf-to-openmp) or of the function. Only where a panel is read by at least
-    `min-rows` rows of the result (the copy is repaid) and the panels fit
+    aligned rows of `nr` floats. The buffer, bytes 64-byte aligned viewed as
+    the panels, is made at the start of the enclosing `scf.parallel` body
+    (once per thread after convert-scf-to-openmp) or of the function, one per
+    such scope, shared by its GEMMs (they run one after the other) and as
+    large as the largest. Only where a register tile reads the rows (a loop
+    carrying vector sums walks them), at least `min-rows` rows of the result
+    read each panel (the copy is repaid: a GEMV's is not) and the panels fit
     `max-bytes`.
 
     Before:
     ```mlir
     scf.for %k0 = %c0 to %c512 step %c128 {
       %bk = memref.subview %b[%k0, 0] [128, 256] [1, 1]
-      ... scf.for %m ... scf.for %j step 32 ... scf.for %k ...
+      ... scf.for %m ... scf.for %j step 32 ... scf.for %k iter_args(...)
             %row = memref.subview %bk[%k, %j] [1, 32] [1, 1]
             vector.transfer_read %row[...]
     ```
     After:
     ```mlir
     scf.parallel (...) {
-      %p = memref.alloca() {alignment = 64 : i64} : memref<8x128x32xf32>
+      %bytes = memref.alloca() {alignment = 64 : i64} : memref<131072xi8>
       ...
       scf.for %k0 = %c0 to %c512 step %c128 {
         %bk = memref.subview %b[%k0, 0] [128, 256] [1, 1]
+        %p = memref.view %bytes[%c0][] : memref<131072xi8> to memref<8x128x32xf32>
         ... copy %bk into %p, panel by panel, row by row ...
         ... %row = memref.subview %p[%j floordiv 32, %k, 0] [1, 1, 32] [1, 1, 1]
     ```
