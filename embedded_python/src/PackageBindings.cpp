@@ -131,16 +131,7 @@ struct FunctionHandle {
   }
 
   void call(const std::vector<py::array> &in, const std::vector<py::array> &out,
-            MemoryPool *pool, int threads) const {
-    Prepared p = prepare(in, out);
-    {
-      py::gil_scoped_release release;
-      MemoryPool::Scope scope(pool);
-      ScopedThreadCount threadCount(threads);
-      p.executable->call(p.in.data(), p.out.data(), nullptr, &p.shapes);
-    }
-    python::checkCall(function->name);
-  }
+            MemoryPool *pool, int threads) const;
 };
 
 /// A call started by PackagedFunction.enqueue: holds the code and the
@@ -179,6 +170,14 @@ QueuedFunctionCall enqueueCall(const FunctionHandle &f,
   }
   python::checkCall(f.function->name);
   return queued;
+}
+
+/// A call runs as a queued one waited for at once (on the CPU, enqueue
+/// runs it; a GPU's call is the same pair).
+void FunctionHandle::call(const std::vector<py::array> &in,
+                          const std::vector<py::array> &out, MemoryPool *pool,
+                          int threads) const {
+  enqueueCall(*this, in, out, pool, threads).wait();
 }
 
 void bindExecutablePackages(py::module_ &m) {

@@ -534,11 +534,11 @@ std::pair<void *, size_t> takeStaging(CallState *call, size_t bytes) {
     spare.erase(smallest);
   }
   void *data = nullptr;
-  if (!check(call,
-             s.driver->cuMemHostAlloc(&data, std::max<size_t>(bytes, 1), 0),
+  bytes = std::max<size_t>(bytes, 1);
+  if (!check(call, s.driver->cuMemHostAlloc(&data, bytes, 0),
              "allocating pinned host memory (cuMemHostAlloc)"))
     return {nullptr, 0};
-  return {data, std::max<size_t>(bytes, 1)};
+  return {data, bytes};
 }
 
 /// Spare staging buffers an executable keeps for its next calls.

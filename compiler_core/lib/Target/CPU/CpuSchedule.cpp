@@ -98,8 +98,19 @@ GemmTiles chooseTiles(int64_t m, int64_t n, int64_t k, int64_t registerRows,
   // reload the other operand's panel for every few rows: a partial last tile
   // of the full size is cheaper.
   tiles.blockM = cacheTile(m, registerRows, {64, 32}, rest.rows);
-  tiles.blockN = cacheTile(n, registerCols,
-                           {8 * registerCols, 4 * registerCols}, rest.cols);
+  SmallVector<int64_t, 2> colTiles = {8 * registerCols, 4 * registerCols};
+  // A GEMV's (one-row tiles') threads split the columns: the widest tile
+  // that still leaves four (two per thread on two cores), down to one
+  // register tile.
+  if (registerRows == 1 && !ShapedType::isDynamic(n)) {
+    colTiles = {registerCols, registerCols};
+    for (int64_t c : {8 * registerCols, 4 * registerCols, 2 * registerCols})
+      if (n % c == 0 && n / c >= 4) {
+        colTiles.front() = c;
+        break;
+      }
+  }
+  tiles.blockN = cacheTile(n, registerCols, colTiles, rest.cols);
   if (ShapedType::isDynamic(k))
     tiles.blockK = 128;
   else if (int64_t divisor = largestDivisor(k, {128, 64, 32}))
@@ -508,17 +519,6 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
     }
     GemmTiles tiles =
         chooseTiles(m, n, lhs.getDimSize(rank - 1), rows, cols, rest);
-    // The GEMV's threads split the columns: the widest tile that still
-    // leaves four (two per thread on two cores), down to one register tile.
-    if (rows == 1) {
-      int64_t widest = cols;
-      for (int64_t c : {8 * cols, 4 * cols, 2 * cols})
-        if (n % c == 0 && n / c >= 4) {
-          widest = c;
-          break;
-        }
-      tiles.blockN = cacheTile(n, cols, {widest, cols}, rest.cols);
-    }
     auto tag = IntegerAttr::get(IntegerType::get(module.getContext(), 64), id);
     op->setAttr(mlir::cuvil::CuvilDialect::GemmIdAttrHelper::getNameStr(), tag);
     linalg::GenericOp epilogue =

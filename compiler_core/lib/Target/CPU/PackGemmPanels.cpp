@@ -37,7 +37,7 @@ std::optional<int64_t> upperBound(OpFoldResult v) {
 
 /// Whether index `v` is always a multiple of `factor`: a constant, an
 /// affine.apply whose expression is one, or the induction variable of a
-/// loop starting at one and stepping by one.
+/// loop that starts at one and steps by one.
 bool isMultipleOf(OpFoldResult v, int64_t factor) {
   if (std::optional<int64_t> c = getConstantIntValue(v))
     return *c % factor == 0;
@@ -73,7 +73,7 @@ struct KBlock {
 };
 
 /// The most result rows one read of `block` serves: the largest extent of
-/// the loops between the K-block loop and a read that walk neither the
+/// the loops between the block's home and a read that walk neither the
 /// read's row (k) nor its column.
 int64_t resultRows(const KBlock &b) {
   int64_t rows = 0;

@@ -78,21 +78,21 @@ private:
   Location loc() { return op.getLoc(); }
   /// The indices of `operand` at loop position `ivs` (one per loop).
   SmallVector<Value> indicesOf(OpOperand &operand, ArrayRef<Value> ivs);
-  /// The contraction's sizes along m, n, k and its batch (1 without one).
+  /// The contraction's sizes along m, n and k.
   struct Extents {
-    Value M, N, K, batch;
+    Value M, N, K;
   };
-  Extents extents(OpBuilder &b);
-  /// A launch of `threadsX x threadsY` threads per `rows x cols` tile of
-  /// the result (batches on z) with shared `rows x cols` memrefs `tiles`
-  /// ({rows, cols} each, of `element`); the builder is left inside it.
+  /// A launch, in place of the contraction, of `threadsX x threadsY`
+  /// threads per `rows x cols` tile of the result (batches on z) with
+  /// shared memrefs `tiles` ({rows, cols} each, of `element`); the builder
+  /// is left inside it.
   struct Launch {
     gpu::LaunchOp op;
+    Extents size;
     Value m0, n0, batchIv, tid; ///< the block's tile, the thread's number
   };
-  Launch launchOverTiles(OpBuilder &b, const Extents &e, int64_t rows,
-                         int64_t cols, int64_t threadsX, int64_t threadsY,
-                         Type element,
+  Launch launchOverTiles(OpBuilder &b, int64_t rows, int64_t cols,
+                         int64_t threadsX, int64_t threadsY, Type element,
                          ArrayRef<std::pair<int64_t, int64_t>> tiles);
   /// True when loop dimension `dim` is the operand's innermost dimension.
   bool contiguousIn(OpOperand &operand, unsigned dim);

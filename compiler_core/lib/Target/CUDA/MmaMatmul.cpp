@@ -87,14 +87,12 @@ Value pairOf(OpBuilder &b, Location l, Value fragment, int64_t i) {
 void GemmKernelBuilder::buildTensorCore(RewriterBase &rewriter) {
   Location l = loc();
   OpBuilder &b = rewriter;
-  b.setInsertionPoint(op);
-  Extents e = extents(b);
-  auto [M, N, K, batch] = e;
   Type element = dims.narrow;
   // The left operand's slice m-major, the right one's k-major.
-  auto [launch, m0, n0, batchIv, tid] =
-      launchOverTiles(b, e, kBM, kBN, kLanes, kWarpsM * kWarpsN, element,
+  auto [launch, size, m0, n0, batchIv, tid] =
+      launchOverTiles(b, kBM, kBN, kLanes, kWarpsM * kWarpsN, element,
                       {{kBM, kBK + kPad}, {kBK, kBN + kPad}});
+  auto [M, N, K] = size;
   Value lane = launch.getThreadIds().x, warp = launch.getThreadIds().y;
   // The warp's quarter of the block's tile.
   Value wm = b.create<arith::MulIOp>(

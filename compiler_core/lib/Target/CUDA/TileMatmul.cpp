@@ -243,20 +243,18 @@ SmallVector<Value> GemmKernelBuilder::indicesOf(OpOperand &operand,
   return indices;
 }
 
-GemmKernelBuilder::Extents GemmKernelBuilder::extents(OpBuilder &b) {
-  SmallVector<Range> ranges = op.createLoopRanges(b, loc());
-  auto size = [&](unsigned dim) {
-    return getValueOrCreateConstantIndexOp(b, loc(), ranges[dim].size);
-  };
-  return {size(dims.m), size(dims.n), size(dims.k),
-          dims.batch ? size(*dims.batch) : index(b, 1)};
-}
-
 GemmKernelBuilder::Launch GemmKernelBuilder::launchOverTiles(
-    OpBuilder &b, const Extents &e, int64_t rows, int64_t cols,
-    int64_t threadsX, int64_t threadsY, Type element,
+    OpBuilder &b, int64_t rows, int64_t cols, int64_t threadsX,
+    int64_t threadsY, Type element,
     ArrayRef<std::pair<int64_t, int64_t>> tiles) {
   Location l = loc();
+  b.setInsertionPoint(op);
+  SmallVector<Range> ranges = op.createLoopRanges(b, l);
+  auto size = [&](unsigned dim) {
+    return getValueOrCreateConstantIndexOp(b, l, ranges[dim].size);
+  };
+  Extents e{size(dims.m), size(dims.n), size(dims.k)};
+  Value batch = dims.batch ? size(*dims.batch) : index(b, 1);
   auto ceilDiv = [&](Value v, int64_t d) {
     return b.create<arith::CeilDivUIOp>(l, v, index(b, d)).getResult();
   };
@@ -266,13 +264,14 @@ GemmKernelBuilder::Launch GemmKernelBuilder::launchOverTiles(
   for (auto [r, c] : tiles)
     shared.push_back(MemRefType::get({r, c}, element, AffineMap(), workgroup));
   auto launch = b.create<gpu::LaunchOp>(
-      l, ceilDiv(e.N, cols), ceilDiv(e.M, rows), e.batch, index(b, threadsX),
+      l, ceilDiv(e.N, cols), ceilDiv(e.M, rows), batch, index(b, threadsX),
       index(b, threadsY), index(b, 1), /*dynamicSharedMemorySize=*/nullptr,
       /*asyncTokenType=*/nullptr, /*asyncDependencies=*/ValueRange(),
       /*workgroupAttributions=*/shared);
   b.setInsertionPointToStart(&launch.getBody().front());
   Value tx = launch.getThreadIds().x, ty = launch.getThreadIds().y;
   return {launch,
+          e,
           b.create<arith::MulIOp>(l, launch.getBlockIds().y, index(b, rows)),
           b.create<arith::MulIOp>(l, launch.getBlockIds().x, index(b, cols)),
           launch.getBlockIds().z,
@@ -426,15 +425,12 @@ void GemmKernelBuilder::eraseAbsorbed(RewriterBase &rewriter) {
 void GemmKernelBuilder::buildF32(RewriterBase &rewriter) {
   Location l = loc();
   OpBuilder &b = rewriter;
-  b.setInsertionPoint(op);
-  Extents e = extents(b);
-  auto [M, N, K, batch] = e;
   FloatType f32 = b.getF32Type();
   // Rows padded by one element: the column-wise writes of a transposed
   // operand do not all hit one bank.
-  auto [launch, m0, n0, batchIv, tid] =
-      launchOverTiles(b, e, kBM, kBN, kThreadsX, kThreadsY, f32,
-                      {{kBM, kBK + 1}, {kBK, kBN + 1}});
+  auto [launch, size, m0, n0, batchIv, tid] = launchOverTiles(
+      b, kBM, kBN, kThreadsX, kThreadsY, f32, {{kBM, kBK + 1}, {kBK, kBN + 1}});
+  auto [M, N, K] = size;
   Value tx = launch.getThreadIds().x, ty = launch.getThreadIds().y;
   Value as = launch.getWorkgroupAttributions()[0];
   Value bs = launch.getWorkgroupAttributions()[1];
