@@ -85,6 +85,38 @@ void PassExplorerPage::selectIrLine(int line) {
   linking = false;
 }
 
+void PassExplorerPage::selectLaunch(int row) {
+  const std::vector<graph::KernelLaunch> &all = launches.launches();
+  if (row < 0 || row >= static_cast<int>(all.size()) || linking)
+    return;
+  const graph::KernelLaunch &launch = all[row];
+  // The launch is a node of the graph when it is in the graphed function.
+  int id = ops.nodeForIrLine(launch.irLine);
+  if (id >= 0 && ops.graph().nodes[id].irLine == launch.irLine) {
+    selectNode(id);
+  } else {
+    markIrLine(launch.irLine);
+    QString file = QString::fromStdString(launch.loc.file);
+    if (launch.loc.valid() &&
+        QFileInfo(file).fileName() == QFileInfo(context.file()).fileName()) {
+      linking = true;
+      source->markLine(launch.loc.line);
+      linking = false;
+    }
+  }
+  auto text = [&](int column) {
+    return launches.index(row, column).data().toString();
+  };
+  context.status(
+      tr("%1: grid %2 x block %3, %4 shared memory per block%5")
+          .arg(text(KernelLaunchModel::Kernel), text(KernelLaunchModel::Grid),
+               text(KernelLaunchModel::Block),
+               text(KernelLaunchModel::SharedMemory),
+               launch.ops.empty()
+                   ? QString()
+                   : tr(", runs %1").arg(QString::fromStdString(launch.ops))));
+}
+
 void PassExplorerPage::selectSourceLine(int line) {
   if (linking)
     return;

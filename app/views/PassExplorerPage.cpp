@@ -253,7 +253,41 @@ void PassExplorerPage::buildDocks() {
   auto *diffDock = dock(tr("Diff with previous step"), "diffDock", diffTable,
                         Qt::BottomDockWidgetArea);
   area->tabifyDockWidget(irDock, diffDock);
+  buildKernelDock(irDock);
   irDock->raise();
+}
+
+void PassExplorerPage::buildKernelDock(QDockWidget *irDock) {
+  // The step's kernel launches: grid, block, shared memory, what each runs.
+  auto *panel = new QWidget(area);
+  auto *layout = new QVBoxLayout(panel);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(2);
+  kernelSummary = new QLabel(panel);
+  kernelSummary->setObjectName("kernelSummary");
+  kernelSummary->setContentsMargins(4, 2, 4, 0);
+  kernelSummary->setWordWrap(true);
+  kernelSummary->setText(launches.summary());
+  layout->addWidget(kernelSummary);
+  kernelTable = makeTable(&launches, panel);
+  kernelTable->setObjectName("kernelTable");
+  // Few rows: every column fits its contents, the ops take what is left.
+  kernelTable->horizontalHeader()->setSectionResizeMode(
+      QHeaderView::ResizeToContents);
+  kernelTable->horizontalHeader()->setSectionResizeMode(KernelLaunchModel::Ops,
+                                                        QHeaderView::Stretch);
+  kernelTable->horizontalHeader()->setStretchLastSection(false);
+  layout->addWidget(kernelTable, 1);
+  kernelDock =
+      dock(tr("Kernels"), "kernelDock", panel, Qt::BottomDockWidgetArea);
+  kernelDock->setToolTip(tr("The GPU kernels this step launches: grid, "
+                            "block, shared memory and the ops each runs"));
+  area->tabifyDockWidget(irDock, kernelDock);
+  kernelDock->hide();
+  connect(kernelTable, &QTableView::clicked, this,
+          [this](const QModelIndex &index) { selectLaunch(index.row()); });
+  connect(&launches, &QAbstractItemModel::modelReset, this,
+          [this] { kernelSummary->setText(launches.summary()); });
 }
 
 void PassExplorerPage::connectContext() {
@@ -295,6 +329,7 @@ void PassExplorerPage::clearRun(const QString &text) {
   steps.setSteps({});
   ops.setGraph({});
   diff.setTexts({}, {});
+  launches.setLaunches({});
   irText->clear();
   graph->clearGraph();
   compilation = -1;
@@ -309,6 +344,8 @@ void PassExplorerPage::showHeader(const CompilationRecord *record) {
     return;
   }
   header->setText(headerText());
+  // The kernel table is the GPU targets' ("cuda", "cuda:1").
+  kernelDock->setVisible(record->target.startsWith("cuda"));
   // Graph pictures and the step's MLIR never depend on the target.
   for (auto it = exportActions.begin(); it != exportActions.end(); ++it)
     if (it.key() != "dot" && it.key() != "svg" && it.key() != "png" &&

@@ -12,6 +12,7 @@
 #include "DiffModel.h"
 #include "GraphLayout.h"
 #include "IrOpModel.h"
+#include "KernelLaunchModel.h"
 #include "PassStepModel.h"
 #include "Prediction.h"
 #include "WorkbenchPage.h"
@@ -122,10 +123,17 @@ public:
   void selectNode(int id);
   void selectIrLine(int line);
   void selectSourceLine(int line);
+  /// Selects launch `row` of the kernel table: its op in the graph and the
+  /// IR, its Python line.
+  void selectLaunch(int row);
 
   PassStepModel &stepModel() { return steps; }
   IrOpModel &opModel() { return ops; }
   DiffModel &diffModel() { return diff; }
+  /// The shown step's GPU kernel launches, in the "Kernels" dock (shown for
+  /// compilations for the cuda target).
+  KernelLaunchModel &launchModel() { return launches; }
+  QTableView *kernelTableView() const { return kernelTable; }
   GraphView *graphView() const { return graph; }
   /// The graph before the pass, shown side by side (hidden otherwise).
   GraphView *beforeGraphView() const { return beforeGraph; }
@@ -150,6 +158,7 @@ private:
   // PassExplorerPage.cpp: widgets, the context's and worker's events.
   void buildGraphPanel();
   void buildDocks();
+  void buildKernelDock(QDockWidget *irDock);
   void connectContext();
   void clearRun(const QString &source);
   void showHeader(const CompilationRecord *record);
@@ -189,6 +198,7 @@ private:
   IrOpModel ops;
   QSortFilterProxyModel *opFilter = nullptr;
   DiffModel diff;
+  KernelLaunchModel launches;
 
   QMainWindow *area = nullptr; ///< hosts the page's docks
   QLabel *header = nullptr;
@@ -222,6 +232,9 @@ private:
   QTableView *stepTable = nullptr;
   QTableView *opTable = nullptr;
   QTableView *diffTable = nullptr;
+  QTableView *kernelTable = nullptr;
+  QLabel *kernelSummary = nullptr;
+  QDockWidget *kernelDock = nullptr;
   QCheckBox *hideUnchangedBox = nullptr;
   QCheckBox *collapseBox = nullptr;
   QCheckBox *beforeBox = nullptr;

@@ -255,6 +255,7 @@ void PassExplorerPage::graphReady() {
   }
   shownGraph = job;
   ops.setGraph(job.stepGraph.graph);
+  launches.setLaunches(job.stepGraph.graph.launches);
   showBeforeSide(job);
   if (!job.error.isEmpty()) {
     graph->clearGraph(tr("No graph for this step: %1").arg(job.error));

@@ -9,6 +9,7 @@
 #include "DiffModel.h"
 #include "GraphLayout.h"
 #include "IrOpModel.h"
+#include "KernelLaunchModel.h"
 #include "Lesson.h"
 #include "PassDocs.h"
 #include "PassStepModel.h"
@@ -69,6 +70,7 @@ private slots:
   void lessonsAreCheckedWhenRead();
   void irOpModelOfTheFusedStep();
   void irOpModelShowsNodeNames();
+  void kernelLaunchModelOfAGpuStep();
   void graphToolFailuresAreExplained();
   void diffModelOfTheFusionPass();
   void diffLinesEditScripts();
@@ -339,6 +341,60 @@ void ModelsTest::irOpModelShowsNodeNames() {
       names << node.locName;
     }
   QCOMPARE(names, QStringList{"features.conv1/convolution"});
+}
+
+void ModelsTest::kernelLaunchModelOfAGpuStep() {
+  // A step after kernel outlining: a tiled GEMM with shared memory, a
+  // reduction whose grid a dynamic shape decides, and what cuvil-graph
+  // reads off them for the kernel table.
+  QString ir = R"(module attributes {gpu.container_module} {
+  func.func @f(%a: memref<?xf32>, %n: index) attributes {cuvil.kernel_names = [[loc("/m.py":6:37), "linalg.fill + linalg.matmul"]]} {
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c16 = arith.constant 16 : index
+    %c32 = arith.constant 32 : index
+    gpu.launch_func @k::@gemm blocks in (%c2, %c2, %c1) threads in (%c16, %c16, %c1) args(%a : memref<?xf32>) loc("/m.py":6:37)
+    gpu.launch_func @k::@sum blocks in (%n, %c1, %c1) threads in (%c32, %c1, %c1) args(%a : memref<?xf32>) loc("/m.py":7:12)
+    return
+  }
+  gpu.module @k {
+    gpu.func @gemm(%arg0: memref<?xf32>) workgroup(%t : memref<64x17xf32, #gpu.address_space<workgroup>>, %u : memref<16x65xf32, #gpu.address_space<workgroup>>) kernel {
+      gpu.return
+    }
+    gpu.func @sum(%arg0: memref<?xf32>) kernel {
+      gpu.return
+    }
+  }
+}
+)";
+  StepGraph step = buildStepGraph(ir, {}, {});
+  QVERIFY2(step.error.isEmpty(), qPrintable(step.error));
+  KernelLaunchModel model;
+  QAbstractItemModelTester tester(
+      &model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+  QVERIFY(model.summary().contains("No GPU kernel launches"));
+  model.setLaunches(step.graph.launches);
+  QCOMPARE(dump(model, KernelLaunchModel::SourceLineRole),
+           QString("Kernel | Grid | Block | Threads/block | Shared memory | "
+                   "Runs | IR line | Source\n"
+                   "gemm | (2, 2, 1) | (16, 16, 1) | 256 | 8.3 KiB | "
+                   "linalg.fill + linalg.matmul | 7 | m.py:6 [6]\n"
+                   "sum | (?, 1, 1) | (32, 1, 1) | 32 | 0 B |  | 8 | "
+                   "m.py:7 [7]\n"));
+  QCOMPARE(model.summary(),
+           QString("2 kernel launches, 1 with shared memory (8.3 KiB per "
+                   "block at most), some extents decided at run time"));
+  QVERIFY(model.index(0, KernelLaunchModel::SharedMemory)
+              .data(Qt::ToolTipRole)
+              .toString()
+              .contains("8.3 KiB of static shared memory"));
+  QCOMPARE(model.index(1, 0).data(KernelLaunchModel::IrLineRole).toInt(), 8);
+  // The launch is a node of the host function's graph, on the same line.
+  IrOpModel ops;
+  ops.setGraph(step.graph);
+  int node = ops.nodeForIrLine(7);
+  QCOMPARE(QString::fromStdString(step.graph.nodes[node].opName),
+           QString("gpu.launch_func"));
 }
 
 void ModelsTest::graphToolFailuresAreExplained() {

@@ -14,6 +14,7 @@
 #include "DiffModel.h"
 #include "GraphView.h"
 #include "InterviewPanel.h"
+#include "KernelLaunchModel.h"
 #include "LessonsPage.h"
 #include "MainWindow.h"
 #include "PassDocs.h"
@@ -31,6 +32,7 @@
 #include <QPlainTextEdit>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QTextBlock>
 #include <QTextBrowser>
@@ -49,6 +51,7 @@ private slots:
   void opensStepsLinksRunsAndExports();
   void showsTheCOfACTargetCompilation();
   void showsTheTextOfAWasmModule();
+  void showsTheKernelsOfACudaCompilation();
   void comparesAPassSideBySide();
   void predictsWhatAPassWillDo();
   void walksALesson();
@@ -388,6 +391,59 @@ void WorkbenchSmokeTest::showsTheTextOfAWasmModule() {
   // big enough for vectors in test_wasm_target.py).
   QVERIFY(code->source().contains("(export \"cuvil_scale_shift\""));
   QVERIFY(!explorer->findChild<QDockWidget *>("targetCodeDock")->isHidden());
+}
+
+void WorkbenchSmokeTest::showsTheKernelsOfACudaCompilation() {
+  // The target box set to cuda: no GPU is needed to compile; the call runs
+  // as Python and says why.
+  MainWindow window;
+  window.resize(1400, 900);
+  window.show();
+  window.setRunTarget("cuda");
+  auto *explorer = window.page<PassExplorerPage>();
+  QSignalSpy finished(&window, &MainWindow::runFinished);
+  QSignalSpy shown(explorer, &PassExplorerPage::stepShown);
+  window.openFile(testData("fixtures/tiny_model.py"));
+  QVERIFY2(finished.wait(60000),
+           qPrintable(window.consoleView()->toPlainText()));
+  QCOMPARE(finished.first().at(0).toBool(), true);
+  QVERIFY2(explorer->headerText().contains("for target <b>cuda</b>"),
+           qPrintable(explorer->headerText()));
+  checkEveryPassIsDocumented(explorer);
+  // The PTX, in the "Target code" dock.
+  SourceEditor *code = explorer->targetCodeView();
+  QTRY_VERIFY_WITH_TIMEOUT(code->source().contains(".entry "), 30000);
+  QCOMPARE(code->language(), SourceEditor::Language::PTX);
+  // The kernel table: none before the loops are mapped onto the GPU...
+  auto *kernels = explorer->findChild<QDockWidget *>("kernelDock");
+  QVERIFY(!kernels->isHidden());
+  explorer->selectStep(0);
+  QVERIFY(waitForStep(shown, 0) >= 0);
+  QCOMPARE(explorer->launchModel().rowCount(), 0);
+  // ... and after outlining each launch with its grid, block and shared
+  // memory; the tiled GEMM's tiles are in shared memory.
+  int outlined = -1;
+  const QVector<PassStep> &steps = explorer->stepModel().steps();
+  for (int i = 0; i < steps.size() && outlined < 0; ++i)
+    if (steps[i].name == "gpu-kernel-outlining")
+      outlined = i;
+  QVERIFY(outlined > 0);
+  explorer->selectStep(outlined);
+  QVERIFY(waitForStep(shown, outlined) > 0);
+  KernelLaunchModel &launches = explorer->launchModel();
+  QVERIFY(launches.rowCount() >= 1);
+  const cuvil::graph::KernelLaunch &gemm = launches.launches().front();
+  QVERIFY2(QString::fromStdString(gemm.ops).contains("linalg.matmul"),
+           gemm.ops.c_str());
+  QVERIFY(gemm.staticSharedBytes > 0);
+  for (int i = 0; i < 3; ++i)
+    QVERIFY(gemm.grid[i] > 0 && gemm.block[i] > 0);
+  // A launch selects its op in the graph and its line of the IR.
+  explorer->kernelTableView()->selectRow(0);
+  explorer->selectLaunch(0);
+  QCOMPARE(explorer->irView()->textCursor().blockNumber() + 1, gemm.irLine);
+  QVERIFY(explorer->irView()->textCursor().block().text().contains(
+      "gpu.launch_func"));
 }
 
 /// Runs the bundled example in `window`; the step of its fusion pass.

@@ -445,6 +445,8 @@ bool buildGraph(MLIRContext &context, const std::string &irText,
         options.function != function.plainName)
       continue;
     FunctionGrapher(ir, options, graph).build(function);
+    collectKernelLaunches(
+        ir.top, [&](Operation *op) { return ir.lineOf(op); }, graph.launches);
     return true;
   }
   if (functions.empty())

@@ -7,8 +7,10 @@
 #include "mlir/IR/Location.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/TypeRange.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <string>
+#include <vector>
 
 namespace cuvil::graph {
 
@@ -38,6 +40,13 @@ std::string opFingerprint(mlir::Operation *op);
 /// The same for a block of a function body: its argument types and, when
 /// it stands for its ops (`withOps`), their names.
 std::string blockFingerprint(mlir::Block &block, bool withOps);
+
+/// Every GPU kernel launch (gpu.launch, gpu.launch_func) under the ops of
+/// `top`, in IR order, with its launch configuration; `lineOf` gives an
+/// op's line in the IR text (KernelLaunches.cpp).
+void collectKernelLaunches(mlir::Block &top,
+                           llvm::function_ref<int(mlir::Operation *)> lineOf,
+                           std::vector<KernelLaunch> &launches);
 
 /// A hex digest of `text`.
 std::string hashText(const std::string &text);

@@ -5,6 +5,8 @@
 // the Workbench reads (it runs this tool as a child process, so that the GUI
 // does not link MLIR). With --before, nodes that differ from the earlier IR
 // are marked changed. --from-json reads such JSON back and prints its DOT.
+// --launches prints the module's GPU kernel launches instead: grid, block,
+// shared memory and the fused ops each runs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,6 +38,10 @@ static cl::opt<bool> listFunctionsFlag("list-functions",
                                        cl::desc("Print the function names"));
 static cl::opt<bool> json("json",
                           cl::desc("Print the graph as JSON instead of DOT"));
+static cl::opt<bool> launches(
+    "launches",
+    cl::desc("Print the module's GPU kernel launches (grid, block, shared "
+             "memory, fused ops) instead of the graph"));
 static cl::opt<bool>
     fromJson("from-json",
              cl::desc("Read a graph printed with --json and print its DOT"));
@@ -82,7 +88,8 @@ int main(int argc, char **argv) {
       errs() << inputFile << ": " << error << "\n";
       return 1;
     }
-    outs() << cuvil::graph::toDot(graph);
+    outs() << (launches ? cuvil::graph::launchesText(graph)
+                        : cuvil::graph::toDot(graph));
     return 0;
   }
 
@@ -109,6 +116,8 @@ int main(int argc, char **argv) {
   }
   if (!beforeFile.empty())
     markChangedSince(context, options, graph);
-  outs() << (json ? cuvil::graph::toJson(graph) : cuvil::graph::toDot(graph));
+  outs() << (launches ? cuvil::graph::launchesText(graph)
+             : json   ? cuvil::graph::toJson(graph)
+                      : cuvil::graph::toDot(graph));
   return 0;
 }

@@ -83,6 +83,28 @@ struct Cluster {
   std::string label;
 };
 
+/// One GPU kernel launch in the module: `gpu.launch` (before outlining) or
+/// `gpu.launch_func`, with its launch configuration as the IR states it.
+struct KernelLaunch {
+  int irLine = 0;     ///< 1-based line of the launch op
+  std::string kernel; ///< "cuvil_kernels::f_k0"; "gpu.launch" when inline
+  /// What it runs: the fused ops named for its location by
+  /// cuvil-tag-kernels ("linalg.fill + linalg.matmul"); empty when untagged.
+  std::string ops;
+  SourceLoc loc; ///< the launch's source location
+  /// Grid (blocks) and block (threads) extents x, y, z; -1 where the
+  /// extent is not a constant (a dynamic shape).
+  int grid[3] = {-1, -1, -1};
+  int block[3] = {-1, -1, -1};
+  /// Shared memory per block in bytes: the kernel's static buffers
+  /// (workgroup attributions, or address space 3 globals once lowered to
+  /// LLVM), -1 when the kernel's body is not in the IR (a gpu.binary) or a
+  /// buffer has a dynamic size; and the launch's dynamic shared memory, -1
+  /// when not a constant.
+  int staticSharedBytes = 0;
+  int dynamicSharedBytes = 0;
+};
+
 struct IRGraph {
   std::string function; ///< symbol name of the graphed function
   int functionLine = 0; ///< 1-based line of its header
@@ -91,6 +113,9 @@ struct IRGraph {
   std::vector<Cluster> clusters;
   int changedCount = 0; ///< nodes marked changed
   int removedCount = 0; ///< ops of the previous graph with no counterpart
+  /// Every kernel launch of the module (not only of the graphed function),
+  /// in IR order.
+  std::vector<KernelLaunch> launches;
 };
 
 struct GraphOptions {
@@ -127,6 +152,15 @@ struct DotOptions {
 /// `loc` (file:line), `locname` and `changed` attributes so that a viewer
 /// can link a drawn node back to the IR and the Python source.
 std::string toDot(const IRGraph &graph, const DotOptions &options = {});
+
+/// "(2, 2, 1)": grid or block extents, "?" for one that is not a constant.
+std::string extentsText(const int (&extents)[3]);
+/// Blocks in a grid or threads in a block; -1 when an extent is unknown.
+long long extentProduct(const int (&extents)[3]);
+/// One line per kernel launch: "line 40: cuvil_kernels::f_k0 grid (2, 2, 1)
+/// block (16, 16, 1) shared 8512 B + dynamic 0 B: linalg.matmul at
+/// m.py:6:37".
+std::string launchesText(const IRGraph &graph);
 
 /// The graph as one JSON object (the format cuvil-graph --json prints).
 std::string toJson(const IRGraph &graph);

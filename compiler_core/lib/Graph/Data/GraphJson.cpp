@@ -24,6 +24,7 @@ constexpr int kVersion = 1;
 constexpr size_t kMaxNodes = 1000000;
 constexpr size_t kMaxEdges = 4000000;
 constexpr size_t kMaxClusters = 1000000;
+constexpr size_t kMaxLaunches = 100000;
 constexpr size_t kMaxString = 65536;
 /// Deeper nesting than any real loop nest; bounds the DOT writer's recursion.
 constexpr int kMaxClusterDepth = 256;
@@ -44,6 +45,19 @@ json nodeJson(const Node &node) {
           {"collapsedOps", node.collapsedOps},
           {"changed", node.changed},
           {"fingerprint", node.fingerprint}};
+}
+
+json launchJson(const KernelLaunch &launch) {
+  return {{"irLine", launch.irLine},
+          {"kernel", launch.kernel},
+          {"ops", launch.ops},
+          {"file", launch.loc.file},
+          {"line", launch.loc.line},
+          {"column", launch.loc.column},
+          {"grid", {launch.grid[0], launch.grid[1], launch.grid[2]}},
+          {"block", {launch.block[0], launch.block[1], launch.block[2]}},
+          {"staticSharedBytes", launch.staticSharedBytes},
+          {"dynamicSharedBytes", launch.dynamicSharedBytes}};
 }
 
 /// Reads fields of one JSON object, remembering the first problem together
@@ -76,20 +90,25 @@ public:
 
   /// An integer in [low, high].
   void integer(const char *key, int &out, long long low, long long high) {
+    if (const json *value = find(key))
+      checkInteger(*value, key, out, low, high);
+  }
+
+  /// Three integers in [low, high] ("grid": [x, y, z]).
+  void triple(const char *key, int (&out)[3], long long low, long long high) {
     const json *value = find(key);
     if (!value)
       return;
-    if (!value->is_number_integer())
-      return fail(key, "is not an integer");
-    long long v = value->is_number_unsigned()
-                      ? static_cast<long long>(std::min<unsigned long long>(
-                            value->get<unsigned long long>(), LLONG_MAX))
-                      : value->get<long long>();
-    if (v < low || v > high)
-      return fail(key, std::to_string(v) + " is outside [" +
-                           std::to_string(low) + ", " + std::to_string(high) +
-                           "]");
-    out = static_cast<int>(v);
+    if (!value->is_array() || value->size() != 3)
+      return fail(key, "is not an array of three integers");
+    for (size_t i = 0; i < 3; ++i)
+      checkInteger((*value)[i], key + ("[" + std::to_string(i) + "]"), out[i],
+                   low, high);
+  }
+
+  /// Whether the object has `key`: for fields later versions added.
+  bool has(const char *key) const {
+    return ok() && object.find(key) != object.end();
   }
 
   void boolean(const char *key, bool &out) {
@@ -129,6 +148,23 @@ public:
   }
 
 private:
+  void checkInteger(const json &value, const std::string &key, int &out,
+                    long long low, long long high) {
+    if (!ok())
+      return;
+    if (!value.is_number_integer())
+      return fail(key, "is not an integer");
+    long long v = value.is_number_unsigned()
+                      ? static_cast<long long>(std::min<unsigned long long>(
+                            value.get<unsigned long long>(), LLONG_MAX))
+                      : value.get<long long>();
+    if (v < low || v > high)
+      return fail(key, std::to_string(v) + " is outside [" +
+                           std::to_string(low) + ", " + std::to_string(high) +
+                           "]");
+    out = static_cast<int>(v);
+  }
+
   const json *find(const char *key) {
     if (!ok())
       return nullptr;
@@ -191,6 +227,21 @@ void readCluster(const json &value, size_t index, size_t nodeCount,
   r.string("label", cluster.label);
 }
 
+void readLaunch(const json &value, size_t index, KernelLaunch &launch,
+                std::string &error) {
+  FieldReader r(value, "launches[" + std::to_string(index) + "]", error);
+  r.integer("irLine", launch.irLine, 0, kMaxInt);
+  r.string("kernel", launch.kernel);
+  r.string("ops", launch.ops);
+  r.string("file", launch.loc.file);
+  r.integer("line", launch.loc.line, 0, kMaxInt);
+  r.integer("column", launch.loc.column, 0, kMaxInt);
+  r.triple("grid", launch.grid, -1, kMaxInt);
+  r.triple("block", launch.block, -1, kMaxInt);
+  r.integer("staticSharedBytes", launch.staticSharedBytes, -1, kMaxInt);
+  r.integer("dynamicSharedBytes", launch.dynamicSharedBytes, -1, kMaxInt);
+}
+
 bool readGraph(const json &document, IRGraph &graph, std::string &error) {
   FieldReader r(document, "", error);
   std::string format;
@@ -206,6 +257,9 @@ bool readGraph(const json &document, IRGraph &graph, std::string &error) {
   const json *nodes = r.array("nodes", kMaxNodes);
   const json *edges = r.array("edges", kMaxEdges);
   const json *clusters = r.array("clusters", kMaxClusters);
+  // Documents written before launches were recorded have none.
+  const json *launches =
+      r.has("launches") ? r.array("launches", kMaxLaunches) : nullptr;
   if (!r.ok())
     return false;
 
@@ -227,6 +281,11 @@ bool readGraph(const json &document, IRGraph &graph, std::string &error) {
   graph.edges.resize(edges->size());
   for (size_t i = 0; i < edges->size() && error.empty(); ++i)
     readEdge((*edges)[i], i, nodes->size(), graph.edges[i], error);
+  if (launches) {
+    graph.launches.resize(launches->size());
+    for (size_t i = 0; i < launches->size() && error.empty(); ++i)
+      readLaunch((*launches)[i], i, graph.launches[i], error);
+  }
   return error.empty();
 }
 
@@ -246,6 +305,9 @@ std::string toJson(const IRGraph &graph) {
                         {"parent", cluster.parent},
                         {"owner", cluster.owner},
                         {"label", cluster.label}});
+  json launches = json::array();
+  for (const KernelLaunch &launch : graph.launches)
+    launches.push_back(launchJson(launch));
   json document = {{"format", kFormat},
                    {"version", kVersion},
                    {"function", graph.function},
@@ -254,7 +316,8 @@ std::string toJson(const IRGraph &graph) {
                    {"removedCount", graph.removedCount},
                    {"nodes", std::move(nodes)},
                    {"edges", std::move(edges)},
-                   {"clusters", std::move(clusters)}};
+                   {"clusters", std::move(clusters)},
+                   {"launches", std::move(launches)}};
   // File names in locations are not guaranteed to be UTF-8.
   return document.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
 }
