@@ -21,7 +21,7 @@ from ._dtypes import by_mlir
 from ._logging import logger
 from ._symbolic import fits
 
-PRECISIONS = ("fp32", "bf16", "fp16")
+PRECISIONS = ("fp32", "bf16", "fp16", "tf32")
 QUANTIZATIONS = (None, "int8", "int4")
 CALIBRATIONS = ("kl", "percentile")
 #: Samples a calibration or an accuracy report reads at most.

@@ -107,7 +107,9 @@ def _build_parser() -> argparse.ArgumentParser:
         "--precision",
         choices=PRECISIONS,
         default="fp32",
-        help="a model's matmuls on bf16/fp16 operands with float32 accumulation",
+        help="a model's matmuls on bf16/fp16 operands with float32 accumulation; tf32: "
+        "its float32 matmuls may read TF32 operands where a target has TF32 tensor cores "
+        "(cuda)",
     )
     compile_parser.add_argument(
         "--quantization",

@@ -572,7 +572,10 @@ class IRModule:
                 each buffer on its own.
             precision: ``"fp32"``, or ``"bf16"``/``"fp16"``: matmuls read their
                 operands in that type (constant weights converted once) and
-                accumulate in float32; the rest stays float32.
+                accumulate in float32; the rest stays float32. ``"tf32"``
+                changes no type: it allows the float32 matmuls to read their
+                operands rounded to TF32 (10-bit mantissa) where a target has
+                TF32 tensor cores (cuda); the CPU keeps them float32.
             quantization: ``None``; ``"int4"``: constant matmul weights become
                 signed 4-bit codes, two per byte, with one scale per
                 ``group_size`` rows and column, decoded inside the GEMM kernel;

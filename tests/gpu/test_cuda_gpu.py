@@ -96,6 +96,32 @@ def test_tensor_core_gemms_match_the_rounded_product(m, k, n):
     np.testing.assert_allclose(np.asarray(compiled(x)), expected, rtol=1e-4, atol=1e-4 * k)
 
 
+def _tf32(x: np.ndarray) -> np.ndarray:
+    """``x`` rounded to TF32 (10-bit mantissa; nearest, ties away), as float64."""
+    bits = np.ascontiguousarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    bits = (bits + 0x1000) & 0xFFFFE000
+    return bits.astype(np.uint32).view(np.float32).astype(np.float64)
+
+
+@pytest.mark.parametrize("m, k, n", [(64, 64, 64), (50, 96, 40), (517, 333, 129)])
+def test_tf32_gemms_match_the_rounded_product(m, k, n):
+    """precision="tf32": float32 operands rounded to TF32 (cvt.rna), float32 sums of
+    their products: the float64 product of the rounded operands to float32 accuracy."""
+    from cuvil.frontend import build_ir
+
+    rng = np.random.default_rng(m * k + n)
+    w = rng.standard_normal((k, n), dtype=np.float32)
+    x = rng.standard_normal((m, k), dtype=np.float32)
+
+    def gemm(x):
+        return x @ w
+
+    compiled = build_ir(gemm, {"x": (m, k)}).optimize(precision="tf32").compile(target="cuda")
+    assert "m16n8k8.row.col.f32.tf32" in compiled.inspect("ptx")
+    expected = _tf32(x) @ _tf32(w)
+    np.testing.assert_allclose(np.asarray(compiled(x)), expected, rtol=1e-4, atol=1e-4 * k)
+
+
 def test_async_calls_on_the_stream_match_synchronous_ones(tmp_path):
     """Runtime(enable_async=True) on cuda:0: calls queued back to back on the stream give
     what calls one at a time give, each with its own inputs (changed after queueing)."""

@@ -322,21 +322,26 @@ def test_ir_modules_compile_for_cuda_and_dynamic_shapes_are_refused():
         dynamic.compile(target="cuda")
 
 
-@pytest.mark.parametrize("precision, ptx_type", [("bf16", "bf16"), ("fp16", "f16")])
-def test_reduced_precision_matmuls_run_on_tensor_cores(precision, ptx_type):
-    """A model's matmuls under precision="bf16"/"fp16" become tensor-core kernels
-    (ldmatrix + mma.sync m16n8k16 with float32 sums) that ptxas assembles for sm_90; the
-    float32 model's stay FMA kernels."""
+def _two_gemm_mlp(rng):
+    """A 50x96 -> 128 -> 40 MLP with random weights, and its IR module."""
     from cuvil.frontend import build_ir
 
-    rng = np.random.default_rng(0)
     w1 = rng.standard_normal((96, 128), dtype=np.float32)
     w2 = rng.standard_normal((128, 40), dtype=np.float32)
 
     def mlp(x):
         return np.maximum(x @ w1, 0.0) @ w2
 
-    module = build_ir(mlp, {"x": (50, 96)})
+    return mlp, build_ir(mlp, {"x": (50, 96)})
+
+
+@pytest.mark.parametrize("precision, ptx_type", [("bf16", "bf16"), ("fp16", "f16")])
+def test_reduced_precision_matmuls_run_on_tensor_cores(precision, ptx_type):
+    """A model's matmuls under precision="bf16"/"fp16" become tensor-core kernels
+    (ldmatrix + mma.sync m16n8k16 with float32 sums) that ptxas assembles for sm_90; the
+    float32 model's stay FMA kernels."""
+    rng = np.random.default_rng(0)
+    mlp, module = _two_gemm_mlp(rng)
     narrow = module.optimize(precision=precision).compile(target="cuda")
     ptx = narrow.inspect("ptx")
     mma = f"mma.sync.aligned.m16n8k16.row.col.f32.{ptx_type}.{ptx_type}.f32"
@@ -349,6 +354,25 @@ def test_reduced_precision_matmuls_run_on_tensor_cores(precision, ptx_type):
         reference = mlp(x)
         result = np.asarray(narrow(x))
         assert np.abs(result - reference).max() <= 0.05 * np.abs(reference).max()
+
+
+def test_tf32_matmuls_run_on_tensor_cores_where_allowed():
+    """precision="tf32" lets the float32 matmuls read TF32 operands: the cuda target
+    rounds them on their way to shared memory (cvt.rna) and multiplies with
+    mma.sync m16n8k8, float32 sums; ptxas assembles it for sm_90."""
+    rng = np.random.default_rng(1)
+    mlp, module = _two_gemm_mlp(rng)
+    tf32 = module.optimize(precision="tf32").compile(target="cuda")
+    ptx = tf32.inspect("ptx")
+    assert ptx.count("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32") == 2 * 32
+    assert "cvt.rna.tf32.f32" in ptx and "ldmatrix" not in ptx
+    assert ".maxntid 32, 4, 1" in ptx
+    if _runs_here():
+        x = rng.standard_normal((50, 96), dtype=np.float32)
+        reference = mlp(x)
+        result = np.asarray(tf32(x))
+        # Operands carry 11 significant bits: about 1e-3 relative per product.
+        assert np.abs(result - reference).max() <= 1e-2 * np.abs(reference).max()
 
 
 _DEVICE_CHILD = """

@@ -96,6 +96,21 @@ def test_narrow_matmuls_match_a_model_of_their_rounding(module, precision):
     assert 0 < accuracy["relative_l2_error"] < bound
 
 
+def test_tf32_is_a_permission_the_cpu_leaves_unused(module):
+    """precision="tf32" changes no type: the IR records that the float32 matmuls may
+    read TF32 operands (cuda's tensor cores), and the CPU still computes them in
+    float32, bit for bit."""
+    reduced = module.optimize(precision="tf32", calibrate_dataset=_data())
+    report = reduced.precision_report
+    assert report["precision"] == "tf32"
+    assert report["weight_bytes"] == report["quantized_weight_bytes"]
+    assert "cuvil.tf32_matmuls" in reduced.text and "bf16" not in reduced.text
+    assert reduced.fingerprint != module.fingerprint
+    x = _data(count=1, seed=3)[0]
+    assert np.array_equal(reduced.compile()(x), module.compile()(x))
+    assert report["accuracy"]["max_abs_error"] == 0.0
+
+
 def test_int4_weights_match_group_wise_dequantization(module):
     reduced = module.optimize(quantization="int4", group_size=64)
     report = reduced.precision_report

@@ -25,6 +25,7 @@ namespace mlir::cuvil::cuda {
 enum class GemmKind {
   F32,        ///< float32 operands: FMAs on register tiles
   TensorCore, ///< bf16 or f16 operands, float32 sums: mma.sync
+  TF32,       ///< float32 operands read as TF32 (allowed): mma.sync
 };
 
 /// The loop dimensions of a contraction Cuvil tiles: one each of m, n, k
@@ -68,7 +69,7 @@ public:
 
   /// FMAs on 4 x 4 register tiles (float32).
   void buildF32(RewriterBase &rewriter);
-  /// Warp-level mma.sync (bf16/f16 operands, float32 sums).
+  /// Warp-level mma.sync (bf16/f16 operands, or TF32; float32 sums).
   void buildTensorCore(RewriterBase &rewriter);
 
 private:

@@ -3,21 +3,22 @@
 // cuvil-cuda-tile-matmul: a contraction on buffers (linalg.matmul,
 // batch_matmul, a matmul-like generic; either operand may be transposed)
 // becomes one gpu.launch. bf16/f16 operands with float32 sums go to tensor
-// cores (MmaMatmul.cpp). For float32 (here) each block computes a kBM x kBN
-// tile of the result, staging kBK-deep slices of both operands in shared
-// memory (rows padded by one element against bank conflicts), each of its
-// 16 x 16 threads accumulating a 4 x 4 register tile strided by 16
-// (neighbouring threads touch neighbouring columns: coalesced stores,
-// conflict-free shared reads). Loads of the operands are coalesced along
-// whichever dimension is contiguous in memory; edges are guarded, so any
-// size works. Batches run on the grid's z. The fill before the contraction
-// and the elementwise op after it (bias, activation) are computed in the
-// kernel's epilogue.
+// cores (MmaMatmul.cpp), as do float32 ones where TF32 is allowed. For float32
+// (here) each block computes a kBM x kBN tile of the result, staging kBK-deep
+// slices of both operands in shared memory (rows padded by one element against
+// bank conflicts), each of its 16 x 16 threads accumulating a 4 x 4 register
+// tile strided by 16 (neighbouring threads touch neighbouring columns:
+// coalesced stores, conflict-free shared reads). Loads of the operands are
+// coalesced along whichever dimension is contiguous in memory; edges are
+// guarded, so any size works. Batches run on the grid's z. The fill before the
+// contraction and the elementwise op after it (bias, activation) are computed
+// in the kernel's epilogue.
 //
 //===----------------------------------------------------------------------===//
 
 #include "GemmKernel.h"
 
+#include "cuvil/Dialect/Cuvil/IR/CuvilDialect.h"
 #include "cuvil/Target/CUDA/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -495,12 +496,19 @@ struct CudaTileMatmulPass
 
   void runOnOperation() override {
     SmallVector<std::pair<linalg::LinalgOp, GemmDims>> work;
+    // cuvil-reduce-precision{precision=tf32} allowed TF32 for the function's
+    // float32 matmuls.
+    bool tf32 = getOperation()->hasAttr(
+        mlir::cuvil::CuvilDialect::Tf32MatmulsAttrHelper::getNameStr());
     getOperation().walk([&](linalg::LinalgOp op) {
       // Only host-level ops: not inside a loop or kernel already.
       if (op->getParentOp() != getOperation().getOperation())
         return;
-      if (std::optional<GemmDims> dims = tileableDims(op))
+      if (std::optional<GemmDims> dims = tileableDims(op)) {
+        if (dims->kind == GemmKind::F32 && tf32)
+          dims->kind = GemmKind::TF32;
         work.push_back({op, *dims});
+      }
     });
     IRRewriter rewriter(&getContext());
     // Each GEMM absorbs its neighbours before the next one looks at its own
@@ -515,7 +523,7 @@ struct CudaTileMatmulPass
       if (fused.epilogue)
         absorbed.insert(fused.epilogue);
       GemmKernelBuilder builder(op, dims, fused);
-      if (dims.kind == GemmKind::TensorCore)
+      if (dims.kind != GemmKind::F32)
         builder.buildTensorCore(rewriter);
       else
         builder.buildF32(rewriter);

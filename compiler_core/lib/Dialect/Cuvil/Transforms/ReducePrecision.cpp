@@ -2,7 +2,8 @@
 //
 // Mixed precision for matmuls: bf16 or fp16 operands, f32 accumulation and
 // result. Constant weights are converted here, once; other operands get one
-// cast per value, shared by every matmul that reads it.
+// cast per value, shared by every matmul that reads it. TF32 only marks the
+// function: its operands are float32 rounded where they are read.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,6 +40,8 @@ struct ReducePrecisionPass
 
   void runOnOperation() override {
     MLIRContext *context = &getContext();
+    if (precision == "tf32")
+      return allowTf32();
     FloatType narrow;
     if (precision == "bf16")
       narrow = FloatType::getBF16(context);
@@ -46,7 +49,7 @@ struct ReducePrecisionPass
       narrow = FloatType::getF16(context);
     else {
       getOperation().emitError("cuvil-reduce-precision: precision '")
-          << precision << "' is not one of bf16, fp16";
+          << precision << "' is not one of bf16, fp16, tf32";
       return signalPassFailure();
     }
     FloatType f32 = FloatType::getF32(context);
@@ -92,6 +95,21 @@ struct ReducePrecisionPass
         constant.erase();
     if (!changed)
       markAllAnalysesPreserved();
+  }
+
+  /// TF32 changes no type: the function is marked, and a target with TF32
+  /// tensor cores reads its float32 matmuls' operands as TF32.
+  void allowTf32() {
+    func::FuncOp func = getOperation();
+    bool any = false;
+    func.walk([&](MatmulOp matmul) {
+      any |= matmul.getType().getElementType().isF32() &&
+             matmul.getLhs().getType().getElementType().isF32();
+    });
+    StringRef name = CuvilDialect::Tf32MatmulsAttrHelper::getNameStr();
+    if (!any || func->hasAttr(name))
+      return markAllAnalysesPreserved();
+    func->setAttr(name, UnitAttr::get(&getContext()));
   }
 };
 } // namespace

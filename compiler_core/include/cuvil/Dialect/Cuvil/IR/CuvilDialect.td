@@ -41,6 +41,10 @@ def Cuvil_Dialect : Dialect {
     // weight operand is produced by its dequantization; the CPU schedule
     // fuses that into the GEMM's K loop (elementwise fusion leaves it).
     "::mlir::UnitAttr":$dequantized_gemm,
+    // cuvil-reduce-precision{precision=tf32}, on a function: its float32
+    // matmuls may read their operands as TF32 where a target has TF32
+    // tensor cores (cuda); elsewhere they stay float32.
+    "::mlir::UnitAttr":$tf32_matmuls,
     // cuvil-cpu-schedule: which transform block schedules an op.
     "::mlir::IntegerAttr":$gemm_id,
     "::mlir::IntegerAttr":$epilogue_id,

@@ -164,7 +164,7 @@ def WidenF16 : Pass<"cuvil-widen-f16", "func::FuncOp"> {
 }
 
 def ReducePrecision : Pass<"cuvil-reduce-precision", "func::FuncOp"> {
-  let summary = "Run float32 matmuls on bf16 or fp16 operands, f32 accumulation";
+  let summary = "Run float32 matmuls on bf16, fp16 or TF32 operands, f32 accumulation";
   let description = [{
     Each float32 `cuvil.matmul` reads its operands in `precision` (`bf16` or
     `fp16`) and accumulates in float32 (an f32 result): constant
@@ -184,10 +184,15 @@ def ReducePrecision : Pass<"cuvil-reduce-precision", "func::FuncOp"> {
     %x16 = cuvil.cast %x : (tensor<64x128xf32>) -> tensor<64x128xbf16>
     %y = cuvil.matmul %x16, %w : (tensor<64x128xbf16>, tensor<128x128xbf16>) -> tensor<64x128xf32>
     ```
+
+    `tf32` changes no type: the function gets `cuvil.tf32_matmuls`, which
+    allows a target with TF32 tensor cores (cuda) to read its float32
+    matmuls' operands rounded to TF32 (10-bit mantissa), summing in float32;
+    the CPU keeps them float32.
   }];
   let options = [
     Option<"precision", "precision", "std::string", /*default=*/"\"bf16\"",
-           "Operand type of the matmuls: bf16 or fp16">
+           "Operand type of the matmuls: bf16, fp16 or tf32">
   ];
 }
 
