@@ -47,5 +47,5 @@ fi
 tail -25 "$out/tests.txt"
 
 env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE PYTHONPATH=embedded_python \
-  $python benchmarks/bench_gpu.py --json "$out/bench_gpu.json" 2>&1 | tee "$out/bench_gpu.txt"
+  $python benchmarks/bench_gpu.py --tf32 --json "$out/bench_gpu.json" 2>&1 | tee "$out/bench_gpu.txt"
 exit $status
