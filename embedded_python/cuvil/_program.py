@@ -6,6 +6,7 @@ import dataclasses
 import functools
 import inspect
 import random
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -258,12 +259,30 @@ def _random_states() -> tuple:
 
     NumPy's Mersenne Twister refills its 624-word key only every 624 draws, so
     the position in the key (and a cached Gaussian) is part of the state: a
-    few draws move only the position.
+    few draws move only the position. NumPy imports ``numpy.random`` on first
+    use (15 ms): until something has, nothing can have drawn from it, and its
+    state is None rather than an import on every trace.
     """
-    state = np.random.get_state(legacy=False)
+    module = sys.modules.get("numpy.random")
+    if module is None:
+        return None, random.getstate()
+    state = module.get_state(legacy=False)
     mt = state["state"]
     numpy_state = (mt["key"].tobytes(), mt["pos"], state["has_gauss"], state["gauss"])
     return numpy_state, random.getstate()
+
+
+def _drew_since(before: tuple, after: tuple) -> bool:
+    """Whether ``after`` differs from ``before`` by draws from a generator."""
+    if before[1] != after[1]:
+        return True
+    if before[0] is None and after[0] is not None:
+        # numpy.random was first imported while tracing: a generator freshly
+        # seeded from entropy is at its fresh position, without a cached
+        # Gaussian, until something draws from it.
+        fresh_pos = np.random.RandomState().get_state(legacy=False)["state"]["pos"]
+        return after[0][1] != fresh_pos or bool(after[0][2])
+    return before[0] != after[0]
 
 
 def _check_no_random_draws(before: tuple, fn) -> None:
@@ -272,7 +291,7 @@ def _check_no_random_draws(before: tuple, fn) -> None:
     The numbers drawn while tracing would be frozen into the compiled code as
     constants, so every call would return the same "random" values.
     """
-    if _random_states() == before:
+    if not _drew_since(before, _random_states()):
         return
     raise UnsupportedConstructError(
         f"{_python_name(fn)} draws random numbers (np.random or random) while it is traced; "

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -218,6 +220,31 @@ def test_random_draws_while_tracing_fall_back_with_the_reason(drawn_before):
     reason = cuvil.last_fallback_reason(noisy)
     assert reason is not None and "draws random numbers" in reason
     assert "Pass the random values in as arguments" in reason
+
+
+_FIRST_IMPORT_CHILD = """
+import sys, numpy as np, cuvil
+quiet = cuvil.jit(lambda x: x * 2.0)
+quiet(np.zeros(8, np.float32))
+untouched = "numpy.random" not in sys.modules
+noisy = cuvil.jit(lambda x: x + np.random.rand(*x.shape).astype(np.float32))
+noisy(np.zeros(8, np.float32))
+print(untouched, cuvil.last_fallback_reason(quiet), cuvil.last_fallback_reason(noisy))
+"""
+
+
+def test_tracing_leaves_numpy_random_unimported_and_still_sees_first_draws():
+    """NumPy imports numpy.random on first use (~15 ms): a trace that does not use it
+    does not import it; a function whose trace imports it and draws is still refused."""
+    out = subprocess.run(
+        [sys.executable, "-c", _FIRST_IMPORT_CHILD],
+        check=True,
+        timeout=120,
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert out.startswith("True None "), out
+    assert "draws random numbers" in out
 
 
 @pytest.mark.parametrize(
