@@ -12,9 +12,14 @@
 
 #include "cuvil/Pipelines/Pipelines.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Transform/Transforms/TransformInterpreterUtils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/TargetParser/Host.h"
@@ -607,6 +612,57 @@ module attributes {transform.with_named_sequence} {
 )mlir";
 }
 
+/// Whether `loop` runs at least once (constant bounds).
+static bool runsAtLeastOnce(scf::ForOp loop) {
+  std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
+  std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
+  return lb && ub && *lb < *ub;
+}
+
+/// Moves what the schedule's loops compute from values they do not change out
+/// of them, reads of such tensors included. LICM leaves a
+/// vector.transfer_read of a tensor in place (MLIR 19 does not count it as
+/// speculatable), and with it everything computed from the value read: a
+/// layer norm's per-row sqrt(variance + eps) was read, broadcast and
+/// recomputed for every vector of its row. A read moves only out of a loop
+/// that runs (the indices it reads at are valid where it executes).
+static void hoistInvariantTensorReads(ModuleOp module) {
+  module.walk([](scf::ForOp loop) { // inner loops first
+    bool runs = runsAtLeastOnce(loop);
+    moveLoopInvariantCode(
+        loop.getLoopRegions(),
+        [&](Value value, Region *) {
+          return loop.isDefinedOutsideOfLoop(value);
+        },
+        [&](Operation *op, Region *) {
+          if (auto read = dyn_cast<vector::TransferReadOp>(op))
+            return runs && !read.getMask() &&
+                   isa<RankedTensorType>(read.getSource().getType()) &&
+                   llvm::all_of(read.getInBoundsValues(),
+                                [](bool in) { return in; });
+          return isMemoryEffectFree(op) && isSpeculatable(op);
+        },
+        [&](Operation *op, Region *) { loop.moveOutOfLoop(op); });
+  });
+}
+
+/// Float sums and products of a vector as a tree instead of in order. A
+/// `vector.reduction` without `reassoc` becomes LLVM's ordered reduction: one
+/// scalar add after the other, 128 dependent adds for a row of 128 (a layer
+/// norm's mean and variance, a softmax's sum). A tree is a few vector adds
+/// and its rounding error grows with log n instead of n (NumPy sums pairwise
+/// for the same reason).
+static void reduceAsTrees(ModuleOp module) {
+  module.walk([](vector::ReductionOp reduction) {
+    if (!isa<FloatType>(reduction.getType()) ||
+        (reduction.getKind() != vector::CombiningKind::ADD &&
+         reduction.getKind() != vector::CombiningKind::MUL))
+      return;
+    reduction.setFastmath(reduction.getFastmath() |
+                          arith::FastMathFlags::reassoc);
+  });
+}
+
 namespace {
 struct CpuSchedulePass
     : public mlir::cuvil::impl::CpuScheduleBase<CpuSchedulePass> {
@@ -650,6 +706,8 @@ struct CpuSchedulePass
         failed(transform::applyTransformNamedSequence(
             module, entry, *scheduleModule, transform::TransformOptions())))
       return signalPassFailure();
+    hoistInvariantTensorReads(module);
+    reduceAsTrees(module);
     // The tags only link schedule and payload; drop them afterwards.
     module.walk([](Operation *op) {
       op->removeAttr(mlir::cuvil::CuvilDialect::GemmIdAttrHelper::getNameStr());
