@@ -14,12 +14,7 @@ namespace {
 /// "m.py:12"; with a NameLoc (an imported model's node) "node_7 (m.py:12)",
 /// or the name alone.
 QString sourceText(const graph::Node &node) {
-  QString where;
-  if (node.loc.valid())
-    where =
-        QString("%1:%2")
-            .arg(QFileInfo(QString::fromStdString(node.loc.file)).fileName())
-            .arg(node.loc.line);
+  QString where = shortLocation(node.loc);
   if (node.locName.empty())
     return where;
   QString name = QString::fromStdString(node.locName);
@@ -27,6 +22,14 @@ QString sourceText(const graph::Node &node) {
 }
 
 } // namespace
+
+QString shortLocation(const graph::SourceLoc &loc) {
+  if (!loc.valid())
+    return {};
+  return QString("%1:%2")
+      .arg(QFileInfo(QString::fromStdString(loc.file)).fileName())
+      .arg(loc.line);
+}
 
 StepGraph buildStepGraph(const QString &ir, const QString &previousIr,
                          const graph::GraphOptions &options) {

@@ -23,6 +23,9 @@ struct StepGraph {
 StepGraph buildStepGraph(const QString &ir, const QString &previousIr,
                          const graph::GraphOptions &options);
 
+/// "m.py:12": the file name and line of `loc`; empty when it has no file.
+QString shortLocation(const graph::SourceLoc &loc);
+
 /// One row per graph node: op, kind, results, type, IR line, source
 /// location (with the NameLoc's name, "node_7 (m.py:12)"), changed. Rows
 /// are in IR order, so a node's id is its row.

@@ -2,7 +2,8 @@
 
 #include "KernelLaunchModel.h"
 
-#include <QFileInfo>
+#include "IrOpModel.h"
+
 #include <QLocale>
 
 namespace cuvil::workbench {
@@ -98,11 +99,7 @@ QVariant KernelLaunchModel::display(const graph::KernelLaunch &launch,
   case IrLine:
     return launch.irLine;
   case Source:
-    if (!launch.loc.valid())
-      return QString();
-    return QString("%1:%2")
-        .arg(QFileInfo(QString::fromStdString(launch.loc.file)).fileName())
-        .arg(launch.loc.line);
+    return shortLocation(launch.loc);
   }
   return {};
 }

@@ -36,6 +36,18 @@ void PassExplorerPage::markIrLine(int line) {
   irText->setExtraSelections(selections);
 }
 
+void PassExplorerPage::markSourceLine(const graph::SourceLoc &loc) {
+  // The IR may name the file by another absolute path.
+  const QString &file = context.file();
+  QString locFile = QString::fromStdString(loc.file);
+  if (!loc.valid() || (locFile != file && QFileInfo(locFile).fileName() !=
+                                              QFileInfo(file).fileName()))
+    return;
+  linking = true;
+  source->markLine(loc.line);
+  linking = false;
+}
+
 void PassExplorerPage::selectNode(int id) {
   const graph::IRGraph &g = ops.graph();
   if (id < 0 || id >= static_cast<int>(g.nodes.size()) || linking)
@@ -48,20 +60,9 @@ void PassExplorerPage::selectNode(int id) {
   if (row.isValid())
     opTable->setCurrentIndex(row);
   markIrLine(node.irLine);
-  const QString &file = context.file();
-  QString nodeFile = QString::fromStdString(node.loc.file);
-  if (node.loc.valid() &&
-      (nodeFile == file ||
-       QFileInfo(nodeFile).fileName() == QFileInfo(file).fileName())) {
-    linking = true;
-    source->markLine(node.loc.line);
-    linking = false;
-  }
+  markSourceLine(node.loc);
   // An imported model's op names its node ("node_7") besides its file.
-  QString where =
-      node.loc.valid()
-          ? tr(", %1:%2").arg(QFileInfo(nodeFile).fileName()).arg(node.loc.line)
-          : QString();
+  QString where = node.loc.valid() ? ", " + shortLocation(node.loc) : QString();
   if (!node.locName.empty())
     where += tr(", node %1").arg(QString::fromStdString(node.locName));
   // One arg() call: a result name such as "%1" is not a placeholder.
@@ -96,13 +97,7 @@ void PassExplorerPage::selectLaunch(int row) {
     selectNode(id);
   } else {
     markIrLine(launch.irLine);
-    QString file = QString::fromStdString(launch.loc.file);
-    if (launch.loc.valid() &&
-        QFileInfo(file).fileName() == QFileInfo(context.file()).fileName()) {
-      linking = true;
-      source->markLine(launch.loc.line);
-      linking = false;
-    }
+    markSourceLine(launch.loc);
   }
   auto text = [&](int column) {
     return launches.index(row, column).data().toString();

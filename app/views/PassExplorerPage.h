@@ -184,6 +184,8 @@ private:
   void selectCounterparts(GraphView *from, int id);
   // PassExplorerLinks.cpp: cross-links, exports.
   void markIrLine(int line);
+  /// Marks the Python line of `loc` when it is in the shown file.
+  void markSourceLine(const graph::SourceLoc &loc);
   void showLocation(const QString &loc);
   void exportDialog(const QString &kind);
   void writeFile(const QString &kind, const QString &path,

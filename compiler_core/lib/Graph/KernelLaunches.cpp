@@ -96,22 +96,15 @@ int kernelSharedBytes(gpu::LaunchFuncOp launch) {
 }
 
 /// The fused ops cuvil-tag-kernels named for `loc` in the function holding
-/// `op` (its `cuvil.kernel_names`, [[loc, name], ...]).
+/// `op` (the nearest ancestor with a `cuvil.kernel_names`).
 std::string taggedOps(Operation *op, Location loc) {
   StringRef attrName =
       mlir::cuvil::CuvilDialect::KernelNamesAttrHelper::getNameStr();
-  for (Operation *p = op->getParentOp(); p; p = p->getParentOp()) {
-    auto names = p->getAttrOfType<ArrayAttr>(attrName);
-    if (!names)
-      continue;
-    for (Attribute entry : names) {
-      auto pair = dyn_cast<ArrayAttr>(entry);
-      if (pair && pair.size() == 2 && pair[0] == Attribute(loc))
-        if (auto name = dyn_cast<StringAttr>(pair[1]))
-          return name.str();
+  for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
+    if (p->hasAttr(attrName)) {
+      StringAttr name = mlir::cuvil::taggedKernelNames(p).lookup(loc);
+      return name ? name.str() : "";
     }
-    return "";
-  }
   return "";
 }
 

@@ -59,13 +59,7 @@ struct InstrumentKernelsPass
 
     // Names recorded by cuvil-tag-kernels, by location; the attribute has
     // served its purpose whether or not this function is instrumented.
-    DenseMap<Location, StringAttr> names;
-    if (auto table = func->getAttrOfType<ArrayAttr>(
-            mlir::cuvil::CuvilDialect::KernelNamesAttrHelper::getNameStr()))
-      for (Attribute entry : table) {
-        auto pair = cast<ArrayAttr>(entry);
-        names[cast<LocationAttr>(pair[0])] = cast<StringAttr>(pair[1]);
-      }
+    DenseMap<Location, StringAttr> names = mlir::cuvil::taggedKernelNames(func);
     func->removeAttr(
         mlir::cuvil::CuvilDialect::KernelNamesAttrHelper::getNameStr());
     if (func.isDeclaration() || !func->hasAttr("llvm.emit_c_interface") ||

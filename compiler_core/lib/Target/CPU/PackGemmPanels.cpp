@@ -104,6 +104,17 @@ bool readByRegisterTile(memref::SubViewOp row) {
          });
 }
 
+/// The panels of `b`: [n / w][kc][w].
+MemRefType packedTypeOf(KBlock &b) {
+  int64_t panels = llvm::divideCeil(b.maxCols, b.width);
+  return MemRefType::get({panels, b.maxDepth, b.width},
+                         b.block.getType().getElementType());
+}
+
+int64_t bytesOf(MemRefType type) {
+  return type.getNumElements() * type.getElementTypeBitWidth() / 8;
+}
+
 /// `block` as a K block worth packing, or nothing: a 2-D view of rows
 /// contiguous in memory, read only as rows of whole panels, at least one
 /// by a register tile's loop.
@@ -142,10 +153,7 @@ std::optional<KBlock> packable(memref::SubViewOp block, int64_t minRows,
         return !isMultipleOf(row.getMixedOffsets()[1], b.width);
       }))
     return std::nullopt;
-  int64_t panels = llvm::divideCeil(b.maxCols, b.width);
-  int64_t bytes = type.getElementTypeBitWidth() / 8;
-  if (panels * b.maxDepth * b.width * bytes > maxBytes ||
-      resultRows(b) < minRows)
+  if (bytesOf(packedTypeOf(b)) > maxBytes || resultRows(b) < minRows)
     return std::nullopt;
   return b;
 }
@@ -178,16 +186,6 @@ Operation *scopeOf(KBlock &b) {
   if (auto parallel = b.block->getParentOfType<scf::ParallelOp>())
     return parallel;
   return b.block->getParentOfType<FunctionOpInterface>();
-}
-
-MemRefType packedTypeOf(KBlock &b) {
-  int64_t panels = llvm::divideCeil(b.maxCols, b.width);
-  return MemRefType::get({panels, b.maxDepth, b.width},
-                         b.block.getType().getElementType());
-}
-
-int64_t bytesOf(MemRefType type) {
-  return type.getNumElements() * type.getElementTypeBitWidth() / 8;
 }
 
 /// Copies the block into panels at the start of each K step, in `buffer`
@@ -272,9 +270,10 @@ struct CpuPackGemmPanelsPass
     });
     // One buffer per scope, as large as its largest block.
     llvm::MapVector<Operation *, int64_t> scopes;
-    for (KBlock &b : blocks)
-      scopes[scopeOf(b)] =
-          std::max(scopes.lookup(scopeOf(b)), bytesOf(packedTypeOf(b)));
+    for (KBlock &b : blocks) {
+      int64_t &bytes = scopes[scopeOf(b)];
+      bytes = std::max(bytes, bytesOf(packedTypeOf(b)));
+    }
     IRRewriter rewriter(&getContext());
     llvm::DenseMap<Operation *, Value> buffers;
     for (auto [scope, bytes] : scopes) {

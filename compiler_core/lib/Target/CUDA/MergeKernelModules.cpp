@@ -30,16 +30,11 @@ constexpr llvm::StringLiteral kMergedName = "cuvil_kernels";
 /// the launch's location.
 void recordKernelTable(func::FuncOp func) {
   MLIRContext *ctx = func.getContext();
-  llvm::DenseMap<Attribute, StringAttr> tagged;
-  if (auto names = func->getAttrOfType<ArrayAttr>(
-          mlir::cuvil::CuvilDialect::KernelNamesAttrHelper::getNameStr()))
-    for (Attribute entry : names) {
-      auto pair = cast<ArrayAttr>(entry);
-      tagged[pair[0]] = cast<StringAttr>(pair[1]);
-    }
+  llvm::DenseMap<Location, StringAttr> tagged =
+      mlir::cuvil::taggedKernelNames(func);
   SmallVector<Attribute> table;
   func.walk([&](gpu::LaunchFuncOp launch) {
-    Attribute loc = launch.getLoc();
+    Location loc = launch.getLoc();
     StringAttr name = tagged.lookup(loc);
     if (!name)
       name = StringAttr::get(ctx, "gpu kernel");

@@ -21,6 +21,25 @@ using namespace mlir::cuvil;
 #include "cuvil/Dialect/Cuvil/IR/CuvilOpsDialect.cpp.inc"
 #include "cuvil/Dialect/Cuvil/IR/CuvilOpsEnums.cpp.inc"
 
+llvm::DenseMap<Location, StringAttr>
+mlir::cuvil::taggedKernelNames(Operation *op) {
+  llvm::DenseMap<Location, StringAttr> names;
+  auto table = op->getAttrOfType<ArrayAttr>(
+      CuvilDialect::KernelNamesAttrHelper::getNameStr());
+  if (!table)
+    return names;
+  for (Attribute entry : table) {
+    auto pair = dyn_cast<ArrayAttr>(entry);
+    if (!pair || pair.size() != 2)
+      continue;
+    auto loc = dyn_cast<LocationAttr>(pair[0]);
+    auto name = dyn_cast<StringAttr>(pair[1]);
+    if (loc && name)
+      names[loc] = name;
+  }
+  return names;
+}
+
 void CuvilDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
