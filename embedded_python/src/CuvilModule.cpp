@@ -233,7 +233,10 @@ PYBIND11_MODULE(_cuvil, m) {
                                  d["name"] = s.name;
                                  d["stage"] = cuvil::phaseName(s.phase);
                                  d["wall_ms"] = s.wallMs;
-                                 d["changed"] = s.changed;
+                                 d["changed"] =
+                                     s.changeKnown
+                                         ? py::object(py::bool_(s.changed))
+                                         : py::object(py::none());
                                  d["ir"] = s.ir;
                                  list.append(d);
                                }

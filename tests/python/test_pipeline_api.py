@@ -165,6 +165,31 @@ def test_rewrite_replaces_ops_and_keeps_the_users_location(snapshots):
     assert [s["changed"] for s in _snapshots(f) if s["name"] == "mul-to-add"] == [True]
 
 
+def test_pass_times_are_kept_without_capture_and_changes_only_with_it():
+    """Without snapshot capture every pass still reports its time, but whether it
+    changed the IR is unknown (None): finding out hashes the IR twice per pass."""
+
+    @cuvil.jit
+    def f(x, y):
+        return x * y - 1.0
+
+    x = np.full(5, 3.0, np.float32)
+    f(x, x)
+    plain = _snapshots(f)
+    assert plain and all(s["changed"] is None and s["ir"] == "" for s in plain)
+    assert all(s["wall_ms"] >= 0 for s in plain)
+    cuvil.set_snapshot_capture(True)
+    try:
+        g = cuvil.jit(lambda x, y: x * y - 1.0)
+        g(x, x)
+        captured = _snapshots(g)
+    finally:
+        cuvil.set_snapshot_capture(False)
+    assert [s["name"] for s in captured] == [s["name"] for s in plain]
+    assert all(isinstance(s["changed"], bool) for s in captured)
+    assert any(s["changed"] for s in captured) and not all(s["changed"] for s in captured)
+
+
 class Tagger(cuvil.Pass):
     def __init__(self):
         super().__init__("tag-matmuls", level="op", op_name="cuvil.matmul")

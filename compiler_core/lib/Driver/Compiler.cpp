@@ -228,8 +228,12 @@ cuvil::CompiledFunction::Impl::runStep(const PipelineStep &step,
     return lowered->emitError("pass '")
            << step.name
            << "' left invalid IR (see the errors above); fix its rewrite";
-  PassSnapshot snapshot{step.name, step.phase, ms,
-                        !(mlir::OperationFingerPrint(root) == before), ""};
+  PassSnapshot snapshot{step.name,
+                        step.phase,
+                        ms,
+                        !(mlir::OperationFingerPrint(root) == before),
+                        /*changeKnown=*/true,
+                        ""};
   if (options.captureSnapshots)
     snapshot.ir = printOp(root);
   recorded.push_back(std::move(snapshot));

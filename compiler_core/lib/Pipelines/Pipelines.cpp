@@ -16,6 +16,7 @@
 #include "cuvil/Target/TargetBackend.h"
 
 #include "mlir/IR/OperationSupport.h"
+
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
@@ -24,6 +25,7 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Tools/Plugins/PassPlugin.h"
 #include "llvm/ADT/StringSet.h"
+#include <optional>
 
 #include <chrono>
 #include <mutex>
@@ -66,6 +68,9 @@ bool isAdaptor(Pass *pass) {
 
 /// Records one snapshot per pass instance. A pass nested on functions runs
 /// once per function; its times add up and any change marks it changed.
+/// Whether a pass changed the IR is known only when the IR is captured: the
+/// fingerprint hashes the whole function twice per pass, a tenth of the
+/// passes' time, which a plain compilation does not pay for.
 class SnapshotInstrumentation : public PassInstrumentation {
 public:
   SnapshotInstrumentation(ModuleOp root, Phase phase, bool captureIR,
@@ -75,7 +80,10 @@ public:
   void runBeforePass(Pass *pass, Operation *op) override {
     if (isAdaptor(pass))
       return;
-    pending.push_back({pass, Clock::now(), OperationFingerPrint(op)});
+    std::optional<OperationFingerPrint> before;
+    if (captureIR)
+      before.emplace(op);
+    pending.push_back({pass, Clock::now(), std::move(before)});
   }
 
   void runAfterPass(Pass *pass, Operation *op) override { finish(pass, op); }
@@ -87,7 +95,7 @@ private:
   struct Pending {
     Pass *pass;
     Clock::time_point start;
-    OperationFingerPrint before;
+    std::optional<OperationFingerPrint> before;
   };
 
   void finish(Pass *pass, Operation *op) {
@@ -98,12 +106,13 @@ private:
     double ms =
         std::chrono::duration<double, std::milli>(Clock::now() - p.start)
             .count();
-    bool changed = !(OperationFingerPrint(op) == p.before);
+    bool changed = p.before && !(OperationFingerPrint(op) == *p.before);
     PassSnapshot *snap = nullptr;
     if (!out.empty() && lastPass == pass)
       snap = &out.back();
     if (!snap) {
-      out.push_back({pass->getArgument().str(), phase, 0, false, ""});
+      out.push_back(
+          {pass->getArgument().str(), phase, 0, false, captureIR, ""});
       if (out.back().name.empty())
         out.back().name = pass->getName().str();
       snap = &out.back();

@@ -13,8 +13,9 @@ struct PassSnapshot {
   std::string name;           ///< pass argument, e.g. "convert-cuvil-to-linalg"
   Phase phase = Phase::Graph; ///< pipeline phase the pass belongs to
   double wallMs = 0;          ///< wall time of the pass
-  bool changed = false;
-  std::string ir; ///< IR after the pass (empty unless captured)
+  bool changed = false;       ///< meaningful only when changeKnown
+  bool changeKnown = false;   ///< tracked only while the IR is captured
+  std::string ir;             ///< IR after the pass (empty unless captured)
 };
 
 } // namespace cuvil
