@@ -260,3 +260,22 @@ def test_every_snapshot_is_valid_mlir_with_the_users_locations(snapshots):
     for step in steps:
         ext.verify(step["ir"])  # raises CompileError when it does not parse
         assert 'mlp.py":14:' in step["ir"], step["name"]
+
+
+@pytest.mark.parametrize("m,k,n", [(64, 512, 128), (64, 128, 512)])
+def test_gemm_accumulator_fills_stay_vector_stores_and_small_gemms_share_threads(
+    snapshots, m, k, n
+):
+    """The fill of a GEMM's accumulator tile stays vector stores (LLVM would call memset
+    once per tile row), and a GEMM whose one cache tile holds 2^22 multiply-adds is cut
+    in two thread tiles; results are exact."""
+    f = cuvil.jit(lambda a, b: a @ b)
+    rng = np.random.default_rng(m * k + n)
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    np.testing.assert_allclose(
+        f(a, b), a.astype(np.float64) @ b.astype(np.float64), rtol=1e-4, atol=1e-4 * np.sqrt(k)
+    )
+    assert not re.search(r"call .*memset", cuvil.inspect_ir(f, "llvm"))
+    scheduled = _ir_after(f, "cuvil-cpu-schedule")
+    assert re.search(r"scf\.forall \(.*\) in \((2|1, 2|2, 1)\)", scheduled), scheduled[:2000]

@@ -33,6 +33,38 @@ func.func @threads_for_large_work(%a: tensor<256x32xf32>, %b: tensor<32x256xf32>
 
 // -----
 
+// One cache tile would cover the whole GEMM (M = 64, N = 64 fit the 64-row
+// and 64-column blocks): with 2^22 multiply-adds the second core is worth
+// having, so the columns are cut in two (32 each, two register tiles).
+// CHECK-LABEL: func.func @lone_tile_shared
+// CHECK: scf.forall (%{{.*}}) in (2)
+// CHECK-NOT: cuvil.serial
+// CHECK: return
+func.func @lone_tile_shared(%a: tensor<64x1024xf32>, %b: tensor<1024x64xf32>) -> tensor<64x64xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x64xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<64x1024xf32>, tensor<1024x64xf32>) outs(%f : tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %r : tensor<64x64xf32>
+}
+
+// -----
+
+// Half that work (2^21) stays one tile, run by the calling thread.
+// CHECK-LABEL: func.func @lone_tile_kept
+// CHECK-NOT: scf.forall
+// CHECK: scf.for {{.*}} step %c128
+// CHECK: return
+func.func @lone_tile_kept(%a: tensor<64x512xf32>, %b: tensor<512x64xf32>) -> tensor<64x64xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x64xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<64x512xf32>, tensor<512x64xf32>) outs(%f : tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %r : tensor<64x64xf32>
+}
+
+// -----
+
 // A GEMM smaller than one register tile both ways is left alone (scalar
 // loops later): vectors would gain nothing.
 // CHECK-LABEL: func.func @tiny_untouched

@@ -186,6 +186,22 @@ std::string vectorizeTagged(llvm::StringRef handle, llvm::StringRef opName,
 /// epilogue is tiled across threads and the GEMM and its fill are fused
 /// into each tile, so the epilogue reads the accumulator tile while it is
 /// still in cache: one kernel, no intermediate GEMM result.
+/// One cache tile covering a whole static GEMM runs on one thread while
+/// the others wait at the join (an FFN's 64x512 by 512x128 on two cores):
+/// halves it along N, or else M, where each half still holds whole
+/// register tiles, so two threads share the work.
+void splitLoneTile(int64_t m, int64_t n, int64_t registerRows,
+                   int64_t registerCols, const GemmRemainders &rest,
+                   GemmTiles &tiles) {
+  if (ShapedType::isDynamic(m) || ShapedType::isDynamic(n) || rest.rows ||
+      rest.cols || tiles.blockM < m || tiles.blockN < n)
+    return;
+  if (tiles.blockN % (2 * registerCols) == 0)
+    tiles.blockN /= 2;
+  else if (tiles.blockM % (2 * registerRows) == 0)
+    tiles.blockM /= 2;
+}
+
 std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
                       bool epilogue, bool serial, const GemmTiles &tiles,
                       int64_t registerRows, int64_t registerCols,
@@ -324,21 +340,37 @@ std::string dequantGemmBlock(int64_t id, bool serial, const GemmTiles &tiles,
   return block;
 }
 
-/// Whether a GEMM does too little work to split across threads: waking the
-/// OpenMP team and joining it costs more than half of it. Static sizes only
-/// (a dynamic GEMM may be large).
-bool isSmallWork(linalg::LinalgOp gemm) {
-  // Multiply-adds; a few microseconds on one core.
-  constexpr int64_t kSerialWork = int64_t(1) << 20;
-  int64_t work = 1;
+/// Whether a GEMM's multiply-adds are known to be fewer than `work`
+/// (static sizes only: a dynamic GEMM may be large).
+bool hasLessWorkThan(linalg::LinalgOp gemm, int64_t work) {
+  int64_t product = 1;
   for (int64_t size : gemm.getStaticLoopRanges()) {
     if (ShapedType::isDynamic(size))
       return false;
-    work *= size;
-    if (work >= kSerialWork)
+    product *= size;
+    if (product >= work)
       return false;
   }
   return true;
+}
+
+/// Multiply-adds of a GEMM worth threads at all: a few microseconds on one
+/// core.
+constexpr int64_t kSerialWork = int64_t(1) << 20;
+
+/// Whether a GEMM does too little work to split across threads: waking the
+/// OpenMP team and joining it costs more than half of it.
+bool isSmallWork(linalg::LinalgOp gemm) {
+  return hasLessWorkThan(gemm, kSerialWork);
+}
+
+/// Whether a GEMM is worth cutting into more cache tiles than its sizes ask
+/// for, so that two threads share it. Measured on two cores: a 64x512 by
+/// 512x128 product (4M multiply-adds) runs in about two thirds of its
+/// one-thread time as two 64x64 tiles, a 64x128 by 128x128 one (1M) is no
+/// faster split (the join and the second thread's cold caches eat the gain).
+bool isWorthSharing(linalg::LinalgOp gemm) {
+  return !hasLessWorkThan(gemm, 4 * kSerialWork);
 }
 
 /// The elementwise op that is the only user of a 2-D GEMM and computes on
@@ -524,6 +556,8 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
     }
     GemmTiles tiles =
         chooseTiles(m, n, lhs.getDimSize(rank - 1), rows, cols, rest);
+    if ((!batched || out.getDimSize(0) == 1) && isWorthSharing(op))
+      splitLoneTile(m, n, rows, cols, rest, tiles);
     auto tag = IntegerAttr::get(IntegerType::get(module.getContext(), 64), id);
     op->setAttr(mlir::cuvil::CuvilDialect::GemmIdAttrHelper::getNameStr(), tag);
     linalg::GenericOp epilogue =
