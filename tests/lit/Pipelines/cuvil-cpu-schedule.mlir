@@ -143,6 +143,33 @@ func.func @epilogue(%a: tensor<128x32xf32>, %b: tensor<32x48xf32>, %bias: tensor
 
 // -----
 
+// A batched GEMM's epilogue (attention's scale) is fused the same way, under
+// the batch tile of 1: the scores are scaled while they are in registers.
+// CHECK-LABEL: func.func @batched_epilogue
+// CHECK: scf.forall (%{{.*}}) in (4)
+// CHECK: linalg.fill
+// CHECK: vector.fma
+// CHECK: arith.mulf {{.*}} : vector<1x8x16xf32>
+// CHECK: scf.forall.in_parallel
+// CHECK-NOT: linalg.generic
+func.func @batched_epilogue(%a: tensor<4x64x32xf32>, %b: tensor<4x32x48xf32>) -> tensor<4x64x48xf32> {
+  %cst = arith.constant 0.0 : f32
+  %scale = arith.constant 0.125 : f32
+  %e = tensor.empty() : tensor<4x64x48xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<4x64x48xf32>) -> tensor<4x64x48xf32>
+  %r = linalg.batch_matmul ins(%a, %b : tensor<4x64x32xf32>, tensor<4x32x48xf32>) outs(%f : tensor<4x64x48xf32>) -> tensor<4x64x48xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>],
+                       iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%r : tensor<4x64x48xf32>) outs(%e : tensor<4x64x48xf32>) {
+  ^bb0(%x: f32, %out: f32):
+    %s = arith.mulf %x, %scale : f32
+    linalg.yield %s : f32
+  } -> tensor<4x64x48xf32>
+  return %o : tensor<4x64x48xf32>
+}
+
+// -----
+
 // Must not fuse: the GEMM result is also returned, so it must be stored.
 // The ReLU is then a kernel of its own (vectorized by rows).
 // CHECK-LABEL: func.func @no_epilogue_with_two_users

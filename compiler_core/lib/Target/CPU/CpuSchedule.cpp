@@ -231,13 +231,13 @@ std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
   if (epilogue)
     block += R"mlir(
     %epi@ID@ = transform.structured.match ops{["linalg.generic"]} attributes{@EPILOGUE_ATTR@ = @ID@ : i64} in %root : (!transform.any_op) -> !transform.any_op
-    %et@ID@, %forall@ID@ = transform.structured.tile_using_forall %epi@ID@ tile_sizes [@BM@, @BN@] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %et@ID@, %forall@ID@ = transform.structured.tile_using_forall %epi@ID@ tile_sizes [@B1@@BM@, @BN@] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %a@ID@, %fm@ID@ = transform.structured.fuse_into_containing_op %mm@ID@ into %forall@ID@ : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
     %f@ID@, %fl@ID@ = transform.structured.fuse_into_containing_op %fill@ID@ into %fm@ID@ : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %ev@ID@, %el@ID@:2 = transform.structured.tile_using_for %et@ID@ tile_sizes [@RR@, @RC@] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %ev@ID@, %el@ID@:2 = transform.structured.tile_using_for %et@ID@ tile_sizes [@B0@@RR@, @RC@] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
 )mlir";
   if (epilogue && dynamic) {
-    block += peeled("el", "linalg.generic", 2);
+    block += peeled("el", "linalg.generic", b0 + 2);
     deferred += vectorizeTagged(
         "epiv" + std::to_string(id), "linalg.generic",
         CuvilDialect::EpilogueIdAttrHelper::getNameStr(), id, false);
@@ -373,14 +373,16 @@ bool isWorthSharing(linalg::LinalgOp gemm) {
   return !hasLessWorkThan(gemm, 4 * kSerialWork);
 }
 
-/// The elementwise op that is the only user of a 2-D GEMM and computes on
-/// its result element by element (identity access), if any.
+/// The elementwise op that is the only user of a GEMM (plain or batched) and
+/// computes on its result element by element (identity access), if any.
 linalg::GenericOp epilogueOf(linalg::LinalgOp gemm) {
   Value result = gemm->getResult(0);
   if (!result.hasOneUse())
     return {};
   auto generic = dyn_cast<linalg::GenericOp>(*result.getUsers().begin());
-  if (!generic || generic.getNumResults() != 1 || generic.getNumLoops() != 2 ||
+  auto type = cast<ShapedType>(result.getType());
+  if (!generic || generic.getNumResults() != 1 ||
+      generic.getNumLoops() != type.getRank() ||
       generic.getNumParallelLoops() != generic.getNumLoops() ||
       generic.getResult(0).getType() != result.getType())
     return {};
@@ -560,8 +562,11 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
       splitLoneTile(m, n, rows, cols, rest, tiles);
     auto tag = IntegerAttr::get(IntegerType::get(module.getContext(), 64), id);
     op->setAttr(mlir::cuvil::CuvilDialect::GemmIdAttrHelper::getNameStr(), tag);
+    // A batched GEMM's epilogue (attention's scale) is fused like a plain
+    // one's, under the batch tile of 1; not where the batch is dynamic (the
+    // epilogue's tile would keep a dynamic size).
     linalg::GenericOp epilogue =
-        batched || !fuseEpilogues ? nullptr : epilogueOf(op);
+        rest.batch || !fuseEpilogues ? nullptr : epilogueOf(op);
     // An elementwise op combining two GEMMs (`min(a @ b, c @ d)`) is the
     // epilogue of the first only: the second GEMM is tiled on its own.
     if (epilogue &&
