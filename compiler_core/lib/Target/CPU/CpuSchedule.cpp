@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RowKernels.h"
+
 #include "cuvil/Dialect/Cuvil/IR/CuvilDialect.h"
 #include "cuvil/Target/CPU/Passes.h"
 
@@ -598,6 +600,11 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
                              registerCols, rest.rows, deferred);
     ++id;
   });
+  // Row-wise kernels: each tagged op gets its vector schedule; chains of
+  // them are first fused into row-blocked loops (see RowKernels.cpp), whose
+  // fused copies those vector schedules then match.
+  std::string vectorBody;
+  llvm::DenseMap<int64_t, int64_t> innerTiles;
   module.walk([&](linalg::GenericOp generic) {
     if (generic->hasAttr(CuvilDialect::GemmIdAttrHelper::getNameStr()))
       return;
@@ -612,10 +619,12 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
     int64_t inner = generic.getStaticLoopRanges().back();
     bool dynamicInner = ShapedType::isDynamic(inner);
     int64_t innerExtent = tiles.back() ? tiles.back() : inner;
-    body +=
+    innerTiles[id] = tiles.back();
+    vectorBody +=
         vectorBlock(id, tiles, extracts, innerExtent, dynamicInner, deferred);
     ++id;
   });
+  body += cpu::rowGroupSchedule(module, vectorLanes, innerTiles) + vectorBody;
   // Kernels with dynamic extents are vectorized last, once canonicalization
   // has made the peeled loops' full tiles static.
   if (!deferred.empty())
@@ -649,57 +658,6 @@ module attributes {transform.with_named_sequence} {
   }
 }
 )mlir";
-}
-
-/// Whether `loop` runs at least once (constant bounds).
-static bool runsAtLeastOnce(scf::ForOp loop) {
-  std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
-  std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
-  return lb && ub && *lb < *ub;
-}
-
-/// Moves what the schedule's loops compute from values they do not change out
-/// of them, reads of such tensors included. LICM leaves a
-/// vector.transfer_read of a tensor in place (MLIR 19 does not count it as
-/// speculatable), and with it everything computed from the value read: a
-/// layer norm's per-row sqrt(variance + eps) was read, broadcast and
-/// recomputed for every vector of its row. A read moves only out of a loop
-/// that runs (the indices it reads at are valid where it executes).
-static void hoistInvariantTensorReads(ModuleOp module) {
-  module.walk([](scf::ForOp loop) { // inner loops first
-    bool runs = runsAtLeastOnce(loop);
-    moveLoopInvariantCode(
-        loop.getLoopRegions(),
-        [&](Value value, Region *) {
-          return loop.isDefinedOutsideOfLoop(value);
-        },
-        [&](Operation *op, Region *) {
-          if (auto read = dyn_cast<vector::TransferReadOp>(op))
-            return runs && !read.getMask() &&
-                   isa<RankedTensorType>(read.getSource().getType()) &&
-                   llvm::all_of(read.getInBoundsValues(),
-                                [](bool in) { return in; });
-          return isMemoryEffectFree(op) && isSpeculatable(op);
-        },
-        [&](Operation *op, Region *) { loop.moveOutOfLoop(op); });
-  });
-}
-
-/// Float sums and products of a vector as a tree instead of in order. A
-/// `vector.reduction` without `reassoc` becomes LLVM's ordered reduction: one
-/// scalar add after the other, 128 dependent adds for a row of 128 (a layer
-/// norm's mean and variance, a softmax's sum). A tree is a few vector adds
-/// and its rounding error grows with log n instead of n (NumPy sums pairwise
-/// for the same reason).
-static void reduceAsTrees(ModuleOp module) {
-  module.walk([](vector::ReductionOp reduction) {
-    if (!isa<FloatType>(reduction.getType()) ||
-        (reduction.getKind() != vector::CombiningKind::ADD &&
-         reduction.getKind() != vector::CombiningKind::MUL))
-      return;
-    reduction.setFastmath(reduction.getFastmath() |
-                          arith::FastMathFlags::reassoc);
-  });
 }
 
 namespace {
@@ -745,8 +703,8 @@ struct CpuSchedulePass
         failed(transform::applyTransformNamedSequence(
             module, entry, *scheduleModule, transform::TransformOptions())))
       return signalPassFailure();
-    hoistInvariantTensorReads(module);
-    reduceAsTrees(module);
+    cpu::hoistInvariantTensorReads(module);
+    cpu::reduceAsTrees(module);
     // The tags only link schedule and payload; drop them afterwards.
     module.walk([](Operation *op) {
       op->removeAttr(mlir::cuvil::CuvilDialect::GemmIdAttrHelper::getNameStr());

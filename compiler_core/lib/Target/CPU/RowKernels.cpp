@@ -1,0 +1,448 @@
+//===- RowKernels.cpp - Row-wise kernels of the CPU schedule --------------===//
+//
+// A softmax is four kernels when each op is scheduled on its own: the row
+// maximum, the exponentials, their row sum and the division, each a pass
+// over the whole tensor (8 x 256 x 256 scores are 2 MiB, out of L2) and
+// each on one thread. A row group fuses such a chain into one loop over
+// blocks of rows: the block's maximum, exponentials, sum and quotients are
+// computed one after the other while its rows are in L1, and the blocks are
+// shared between threads when the chain is large. Layer norms (mean,
+// centred values, variance, normalization) form the same kind of chain.
+//
+// Ops join a group when every op in it runs over the same static iteration
+// space (rows, innermost dimension last), each is either elementwise
+// (identity output) or a reduction over the innermost dimension, and each
+// value passed between them is read row for row (a reduced value broadcast
+// along its row). An op whose result is also used outside the group stays
+// out of it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RowKernels.h"
+
+#include "cuvil/Dialect/Cuvil/IR/CuvilDialect.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
+#include "llvm/ADT/SetVector.h"
+
+using namespace mlir;
+using namespace mlir::cuvil;
+
+//===----------------------------------------------------------------------===//
+// Unit expansions
+//===----------------------------------------------------------------------===//
+
+/// For each dimension of `expand`'s result, the source dimension it is, or
+/// -1 for a unit dimension the expansion adds. Empty unless the expansion
+/// only adds unit dimensions (static shapes).
+static SmallVector<int64_t> unitExpansionSources(tensor::ExpandShapeOp expand) {
+  RankedTensorType result = expand.getResultType();
+  if (!result.hasStaticShape() || !expand.getSrcType().hasStaticShape())
+    return {};
+  SmallVector<int64_t> sources(result.getRank(), -1);
+  for (auto [srcDim, group] :
+       llvm::enumerate(expand.getReassociationIndices())) {
+    // The one dimension of the group that is the source's; the rest are 1.
+    std::optional<int64_t> kept;
+    for (int64_t d : group)
+      if (result.getDimSize(d) != 1) {
+        if (kept)
+          return {};
+        kept = d;
+      }
+    sources[kept.value_or(group.front())] = srcDim;
+  }
+  return sources;
+}
+
+/// The map `generic` would read `operand` with if it read the source of the
+/// unit expansion defining it, or nothing when no such expansion defines it.
+static std::optional<AffineMap> mapThroughExpansion(linalg::GenericOp generic,
+                                                    OpOperand &operand) {
+  auto expand = operand.get().getDefiningOp<tensor::ExpandShapeOp>();
+  if (!expand)
+    return std::nullopt;
+  SmallVector<int64_t> sources = unitExpansionSources(expand);
+  if (sources.empty())
+    return std::nullopt;
+  // The unit dimensions are read at 0 whatever the map says: drop them.
+  AffineMap map = generic.getMatchingIndexingMap(&operand);
+  SmallVector<AffineExpr> kept;
+  for (auto [d, source] : llvm::enumerate(sources))
+    if (source >= 0)
+      kept.push_back(map.getResult(d));
+  return AffineMap::get(map.getNumDims(), map.getNumSymbols(), kept,
+                        generic.getContext());
+}
+
+/// Makes `generic` read the source of the unit expansion defining
+/// `operand` (see mapThroughExpansion); a dead expansion is erased.
+static void readThroughExpansion(linalg::GenericOp generic,
+                                 OpOperand &operand) {
+  std::optional<AffineMap> map = mapThroughExpansion(generic, operand);
+  if (!map)
+    return;
+  auto expand = operand.get().getDefiningOp<tensor::ExpandShapeOp>();
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  maps[operand.getOperandNumber()] = *map;
+  operand.set(expand.getSrc());
+  generic.setIndexingMapsAttr(
+      Builder(generic.getContext()).getAffineMapArrayAttr(maps));
+  if (expand->use_empty())
+    expand->erase();
+}
+
+//===----------------------------------------------------------------------===//
+// Row groups
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Chains smaller than this many elements run on the calling thread: the
+/// whole chain takes a few microseconds, about what waking the team costs.
+constexpr int64_t kSerialElements = int64_t(1) << 15;
+
+/// Bytes of one block of rows of a tensor in the chain: the block's
+/// intermediates stay in L1 between the chain's ops.
+constexpr int64_t kBlockBytes = 16 * 1024;
+
+/// The vector id of an op tagged for the vector schedule, or -1.
+int64_t vectorId(Operation *op) {
+  auto id = op->getAttrOfType<IntegerAttr>(
+      CuvilDialect::VectorIdAttrHelper::getNameStr());
+  return id ? id.getInt() : -1;
+}
+
+/// Whether `generic` is a row op: tagged, one result, static iteration
+/// space whose loops are all parallel except perhaps the innermost (a row
+/// reduction), no gathers; an elementwise op writes its result with the
+/// identity map, a reduction with the innermost dimension dropped.
+bool isRowOp(linalg::GenericOp generic) {
+  if (vectorId(generic) < 0 || generic.getNumResults() != 1 ||
+      !generic.getBody()->getOps<tensor::ExtractOp>().empty())
+    return false;
+  if (llvm::any_of(generic.getStaticLoopRanges(), ShapedType::isDynamic))
+    return false;
+  unsigned loops = generic.getNumLoops();
+  AffineMap out = generic.getIndexingMapMatchingResult(generic->getResult(0));
+  if (generic.getNumReductionLoops() == 0)
+    return out.isIdentity();
+  return generic.getNumReductionLoops() == 1 &&
+         generic.getIteratorTypesArray()[loops - 1] ==
+             utils::IteratorType::reduction &&
+         out == AffineMap::getMultiDimIdentityMap(loops, generic.getContext())
+                    .getMajorSubMap(loops - 1);
+}
+
+/// The loops a group runs over: its last op's, and its blocks of rows.
+struct GroupSpace {
+  SmallVector<int64_t> ranges; ///< the sink's loops, rows innermost but one
+  int64_t rows;                ///< rows per block
+  /// The innermost vector tile of each tagged op (0: the whole extent).
+  const llvm::DenseMap<int64_t, int64_t> &innerTiles;
+};
+
+/// A chain fused into one row-blocked loop: the last op and the producers
+/// fused into it, consumers before their producers.
+struct RowGroup {
+  linalg::GenericOp sink;
+  SmallVector<linalg::GenericOp> producers;
+  int64_t rows;
+};
+
+/// The row op `consumer` reads row for row through `use`, if any. Ops of a
+/// group run over its loops (full ops: elementwise or a row reduction) or
+/// over its rows alone (per-row values, elementwise: a mean's division by
+/// the row length). A full elementwise op's result is read with the identity
+/// map by a full op; a per-row result (a reduction's or a per-row op's) with
+/// the row of the loops by a full op, the identity by a per-row op (seeing
+/// through a unit expansion, see mapThroughExpansion). A per-row op joins
+/// only if its vector tile divides the block's rows.
+linalg::GenericOp rowProducer(linalg::GenericOp consumer, OpOperand &use,
+                              const GroupSpace &space) {
+  if (!consumer.isDpsInput(&use))
+    return {};
+  Value value = use.get();
+  AffineMap read = consumer.getMatchingIndexingMap(&use);
+  if (std::optional<AffineMap> through = mapThroughExpansion(consumer, use)) {
+    value = value.getDefiningOp<tensor::ExpandShapeOp>().getSrc();
+    read = *through;
+  }
+  auto producer = value.getDefiningOp<linalg::GenericOp>();
+  if (!producer || producer->getBlock() != consumer->getBlock() ||
+      !isRowOp(producer))
+    return {};
+  ArrayRef<int64_t> full = space.ranges;
+  auto perRow = [&](linalg::GenericOp op) {
+    return ArrayRef<int64_t>(op.getStaticLoopRanges()) == full.drop_back();
+  };
+  auto isFull = [&](linalg::GenericOp op) {
+    return ArrayRef<int64_t>(op.getStaticLoopRanges()) == full;
+  };
+  if (!isFull(consumer) && !perRow(consumer))
+    return {};
+  if (perRow(producer)) {
+    int64_t tile = space.innerTiles.lookup(vectorId(producer));
+    if (producer.getNumReductionLoops() != 0 ||
+        (tile != 0 && space.rows % tile != 0))
+      return {};
+  } else if (!isFull(producer)) {
+    return {};
+  }
+  unsigned rank = full.size();
+  AffineMap identity =
+      AffineMap::getMultiDimIdentityMap(rank, consumer.getContext());
+  AffineMap want;
+  if (isFull(producer) && producer.getNumReductionLoops() == 0) {
+    if (!isFull(consumer))
+      return {};
+    want = identity;
+  } else {
+    want = isFull(consumer) ? identity.getMajorSubMap(rank - 1)
+                            : AffineMap::getMultiDimIdentityMap(
+                                  rank - 1, consumer.getContext());
+  }
+  return read == want ? producer : linalg::GenericOp();
+}
+
+/// Whether `value` is used only by ops in `members`, unit expansions of it
+/// looked through.
+bool usedOnlyBy(Value value, const llvm::SetVector<Operation *> &members) {
+  return llvm::all_of(value.getUsers(), [&](Operation *user) {
+    if (auto expand = dyn_cast<tensor::ExpandShapeOp>(user))
+      return usedOnlyBy(expand.getResult(), members);
+    return members.contains(user);
+  });
+}
+
+/// The group ending at `sink`: its row-for-row producers, transitively,
+/// without those whose result is also used outside the group. The group's
+/// ops then read each other's results directly (unit expansions between
+/// them folded into their maps), which fusion needs.
+RowGroup collectGroup(linalg::GenericOp sink, const GroupSpace &space,
+                      const llvm::DenseSet<Operation *> &taken) {
+  llvm::SetVector<Operation *> members;
+  members.insert(sink);
+  for (size_t i = 0; i < members.size(); ++i) {
+    auto consumer = cast<linalg::GenericOp>(members[i]);
+    for (OpOperand *use : consumer.getDpsInputOperands())
+      if (linalg::GenericOp producer = rowProducer(consumer, *use, space))
+        if (!taken.contains(producer))
+          members.insert(producer);
+  }
+  // Drop members used outside the group, until none is.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (Operation *op : members.getArrayRef().drop_front())
+      if (!usedOnlyBy(op->getResult(0), members)) {
+        members.remove(op);
+        changed = true;
+        break;
+      }
+  }
+  RowGroup group{sink, {}, space.rows};
+  for (Operation *op : members.getArrayRef().drop_front())
+    group.producers.push_back(cast<linalg::GenericOp>(op));
+  if (group.producers.empty())
+    return group;
+  for (Operation *op : members)
+    for (OpOperand *use : cast<linalg::GenericOp>(op).getDpsInputOperands())
+      if (linalg::GenericOp producer =
+              rowProducer(cast<linalg::GenericOp>(op), *use, space))
+        if (members.contains(producer))
+          readThroughExpansion(cast<linalg::GenericOp>(op), *use);
+  // Consumers before their producers: fusion pulls each producer into the
+  // loop that its (already fused) consumers are in.
+  llvm::sort(group.producers, [](linalg::GenericOp a, linalg::GenericOp b) {
+    return b->isBeforeInBlock(a);
+  });
+  return group;
+}
+
+/// Rows per block: the most rows of the innermost extent that fit
+/// kBlockBytes (at least `lanes`, so that a per-row value's vectors fill
+/// whole registers) and divide the row count, so every block is static; a
+/// multiple of `lanes` where one divides the rows.
+int64_t rowsPerBlock(ArrayRef<int64_t> ranges, int64_t elementBytes,
+                     int64_t lanes) {
+  int64_t inner = ranges.back(), rows = ranges[ranges.size() - 2];
+  int64_t target = std::max<int64_t>(1, kBlockBytes / (inner * elementBytes));
+  for (int64_t r = std::min(std::max(target, lanes), rows); r >= lanes; --r)
+    if (rows % r == 0 && r % lanes == 0)
+      return r;
+  for (int64_t r = std::min(target, rows); r > 1; --r)
+    if (rows % r == 0)
+      return r;
+  return 1;
+}
+
+/// The reduction init of `generic` when a linalg.fill makes it, else -1.
+int64_t filledInit(linalg::GenericOp generic) {
+  if (generic.getNumReductionLoops() == 0)
+    return -1;
+  OpOperand *init = generic.getDpsInitOperand(0);
+  return init->get().getDefiningOp<linalg::FillOp>()
+             ? (int64_t)init->getOperandNumber()
+             : -1;
+}
+
+std::string groupBlock(RowGroup group, int64_t index) {
+  SmallVector<int64_t> ranges = group.sink.getStaticLoopRanges();
+  std::string tiles;
+  for (size_t d = 0; d + 2 < ranges.size(); ++d)
+    tiles += "1, ";
+  tiles += std::to_string(group.rows) + ", 0";
+  std::string g = "g" + std::to_string(index);
+  auto match = [&](const std::string &name, int64_t id) {
+    return "    %" + name +
+           " = transform.structured.match ops{[\"linalg.generic\"]} "
+           "attributes{" +
+           CuvilDialect::VectorIdAttrHelper::getNameStr().str() + " = " +
+           std::to_string(id) +
+           " : i64} in %root : (!transform.any_op) -> !transform.any_op\n";
+  };
+  std::string text = match(g + "s", vectorId(group.sink));
+  text += "    %" + g + "t, %" + g +
+          "f0 = transform.structured.tile_using_forall %" + g +
+          "s tile_sizes [" + tiles +
+          "] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)\n";
+  text += "    %" + g + "fn = transform.get_parent_op %" + g +
+          "f0 {op_name = \"func.func\"} : (!transform.any_op) -> "
+          "!transform.any_op\n";
+  int64_t step = 0;
+  auto fuse = [&](const std::string &producer) {
+    std::string from = g + "f" + std::to_string(step++);
+    std::string into = g + "f" + std::to_string(step);
+    text += "    %" + producer + "x, %" + into +
+            " = transform.structured.fuse_into_containing_op %" + producer +
+            " into %" + from +
+            " : (!transform.any_op, !transform.any_op) -> (!transform.any_op, "
+            "!transform.any_op)\n";
+  };
+  for (auto [i, producer] : llvm::enumerate(group.producers)) {
+    std::string p = g + "p" + std::to_string(i);
+    // Two ops of the block reading the same producer read the same slice of
+    // it: CSE makes that one slice, so the producer is fused (and computed)
+    // once, not once per reader.
+    text += "    transform.apply_cse to %" + g + "fn : !transform.any_op\n";
+    text += match(p, vectorId(producer));
+    int64_t init = filledInit(producer);
+    if (init >= 0)
+      text += "    %" + p + "i = transform.get_producer_of_operand %" + p +
+              "[" + std::to_string(init) +
+              "] : (!transform.any_op) -> !transform.any_op\n";
+    fuse(p);
+    if (init >= 0)
+      fuse(p + "i");
+  }
+  int64_t elements = 1;
+  for (int64_t r : ranges)
+    elements *= r;
+  if (elements < kSerialElements)
+    text += "    transform.annotate %" + g + "f" + std::to_string(step) +
+            " \"" + CuvilDialect::SerialAttrHelper::getNameStr().str() +
+            "\" : !transform.any_op\n";
+  return text;
+}
+
+} // namespace
+
+std::string
+cpu::rowGroupSchedule(ModuleOp module, int64_t lanes,
+                      const llvm::DenseMap<int64_t, int64_t> &innerTiles) {
+  SmallVector<linalg::GenericOp> sinks;
+  module.walk([&](linalg::GenericOp generic) {
+    if (isRowOp(generic) && generic.getNumLoops() >= 2 &&
+        generic.getNumReductionLoops() == 0)
+      sinks.push_back(generic);
+  });
+  llvm::DenseSet<Operation *> taken;
+  std::string text;
+  int64_t index = 0;
+  // Last ops first: a chain's sink is never fused into an earlier chain.
+  for (linalg::GenericOp sink : llvm::reverse(sinks)) {
+    if (taken.contains(sink))
+      continue;
+    Type element = getElementTypeOrSelf(sink->getResult(0).getType());
+    int64_t bytes = std::max<int64_t>(1, element.getIntOrFloatBitWidth() / 8);
+    GroupSpace space{sink.getStaticLoopRanges(), 0, innerTiles};
+    space.rows = rowsPerBlock(space.ranges, bytes, lanes);
+    RowGroup group = collectGroup(sink, space, taken);
+    taken.insert(sink);
+    for (linalg::GenericOp p : group.producers)
+      taken.insert(p);
+    // A lone op gains threads only when large; small ones keep their plain
+    // vector schedule.
+    int64_t elements = 1;
+    for (int64_t r : sink.getStaticLoopRanges())
+      elements *= r;
+    if (group.producers.empty() && elements < kSerialElements)
+      continue;
+    text += groupBlock(group, index++);
+  }
+  if (!text.empty())
+    text += R"mlir(
+    %rgfuncs = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_dce to %rgfuncs : !transform.any_op
+)mlir";
+  return text;
+}
+
+//===----------------------------------------------------------------------===//
+// After vectorization
+//===----------------------------------------------------------------------===//
+
+/// Whether `loop` runs at least once (constant bounds).
+static bool runsAtLeastOnce(scf::ForOp loop) {
+  std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
+  std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
+  return lb && ub && *lb < *ub;
+}
+
+/// LICM leaves a vector.transfer_read of a tensor in place (MLIR 19 does not
+/// count it as speculatable), and with it everything computed from the
+/// value read: a layer norm's per-row sqrt(variance + eps) was read,
+/// broadcast and recomputed for every vector of its row. A read moves only
+/// out of a loop that runs (the indices it reads at are valid where it
+/// executes).
+void cpu::hoistInvariantTensorReads(ModuleOp module) {
+  module.walk([](scf::ForOp loop) { // inner loops first
+    bool runs = runsAtLeastOnce(loop);
+    moveLoopInvariantCode(
+        loop.getLoopRegions(),
+        [&](Value value, Region *) {
+          return loop.isDefinedOutsideOfLoop(value);
+        },
+        [&](Operation *op, Region *) {
+          if (auto read = dyn_cast<vector::TransferReadOp>(op))
+            return runs && !read.getMask() &&
+                   isa<RankedTensorType>(read.getSource().getType()) &&
+                   llvm::all_of(read.getInBoundsValues(),
+                                [](bool in) { return in; });
+          return isMemoryEffectFree(op) && isSpeculatable(op);
+        },
+        [&](Operation *op, Region *) { loop.moveOutOfLoop(op); });
+  });
+}
+
+/// A `vector.reduction` without `reassoc` becomes LLVM's ordered reduction:
+/// one scalar add after the other, 128 dependent adds for a row of 128 (a
+/// layer norm's mean and variance, a softmax's sum). A tree is a few vector
+/// adds and its rounding error grows with log n instead of n (NumPy sums
+/// pairwise for the same reason).
+void cpu::reduceAsTrees(ModuleOp module) {
+  module.walk([](vector::ReductionOp reduction) {
+    if (!isa<FloatType>(reduction.getType()) ||
+        (reduction.getKind() != vector::CombiningKind::ADD &&
+         reduction.getKind() != vector::CombiningKind::MUL))
+      return;
+    reduction.setFastmath(reduction.getFastmath() |
+                          arith::FastMathFlags::reassoc);
+  });
+}

@@ -1,0 +1,95 @@
+// Row groups: a softmax's four row kernels (maximum, exponentials, sum,
+// quotients) become one loop over blocks of rows, each op computed for the
+// block while its rows are in L1, the exponentials once (both the sum and
+// the division read them). Large chains are shared between threads; small
+// ones run on the calling thread.
+// RUN: %cuvil_opt %s --split-input-file --cuvil-cpu-pipeline=up-to=schedule | FileCheck %s
+
+// 8 x 256 x 256 scores: 16 rows of 1 KiB per block, 128 blocks, threads.
+// CHECK-LABEL: func.func @softmax
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (8, 16)
+// CHECK: vector.reduction <maximumf>
+// CHECK: math.exp {{.*}} : vector<1x1x16xf32>
+// CHECK-NOT: math.exp
+// CHECK: vector.reduction <add>
+// CHECK: arith.divf {{.*}} : vector<1x1x16xf32>
+// CHECK: scf.forall.in_parallel
+// CHECK-NOT: cuvil.serial
+// CHECK-NOT: scf.forall
+// CHECK: return
+func.func @softmax(%x: tensor<8x256x256xf32>) -> tensor<8x256x256xf32> {
+  %m = cuvil.reduce_max %x {axes = array<i64: 2>, keepdims = true} : (tensor<8x256x256xf32>) -> tensor<8x256x1xf32>
+  %d = cuvil.sub %x, %m : (tensor<8x256x256xf32>, tensor<8x256x1xf32>) -> tensor<8x256x256xf32>
+  %e = cuvil.exp %d : tensor<8x256x256xf32>
+  %s = cuvil.reduce_sum %e {axes = array<i64: 2>, keepdims = true} : (tensor<8x256x256xf32>) -> tensor<8x256x1xf32>
+  %y = cuvil.div %e, %s : (tensor<8x256x256xf32>, tensor<8x256x1xf32>) -> tensor<8x256x256xf32>
+  return %y : tensor<8x256x256xf32>
+}
+
+// -----
+
+// 64 x 64: one block of all 64 rows (its loop folded away), on the calling
+// thread.
+// CHECK-LABEL: func.func @small_softmax
+// CHECK-NOT: scf.forall
+// CHECK: math.exp
+// CHECK-NOT: math.exp
+// CHECK: arith.divf
+// CHECK: return
+func.func @small_softmax(%x: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %m = cuvil.reduce_max %x {axes = array<i64: 1>, keepdims = true} : (tensor<64x64xf32>) -> tensor<64x1xf32>
+  %d = cuvil.sub %x, %m : (tensor<64x64xf32>, tensor<64x1xf32>) -> tensor<64x64xf32>
+  %e = cuvil.exp %d : tensor<64x64xf32>
+  %s = cuvil.reduce_sum %e {axes = array<i64: 1>, keepdims = true} : (tensor<64x64xf32>) -> tensor<64x1xf32>
+  %y = cuvil.div %e, %s : (tensor<64x64xf32>, tensor<64x1xf32>) -> tensor<64x64xf32>
+  return %y : tensor<64x64xf32>
+}
+
+// -----
+
+// The exponentials are also returned: they must be stored whole, so they
+// stay a kernel of their own (threaded: it is large) and the group is the
+// sum and the division.
+// CHECK-LABEL: func.func @shared_exponentials
+// CHECK: math.exp
+// CHECK: scf.forall
+// CHECK-NOT: math.exp
+// CHECK: vector.reduction <add>
+// CHECK: arith.divf
+// CHECK: return
+func.func @shared_exponentials(%x: tensor<8x256x256xf32>) -> (tensor<8x256x256xf32>, tensor<8x256x256xf32>) {
+  %e = cuvil.exp %x : tensor<8x256x256xf32>
+  %s = cuvil.reduce_sum %e {axes = array<i64: 2>, keepdims = true} : (tensor<8x256x256xf32>) -> tensor<8x256x1xf32>
+  %y = cuvil.div %e, %s : (tensor<8x256x256xf32>, tensor<8x256x1xf32>) -> tensor<8x256x256xf32>
+  return %y, %e : tensor<8x256x256xf32>, tensor<8x256x256xf32>
+}
+
+// -----
+
+// A layer norm: the mean and the variance are per-row values (a row sum,
+// then its division by the row length, computed for the block's rows), the
+// centred values are read by the variance and the normalization. One loop
+// over blocks of 16 rows of 512, across threads.
+// CHECK-LABEL: func.func @layer_norm
+// CHECK: scf.forall (%{{.*}}) in (16)
+// CHECK: vector.reduction <add>
+// CHECK: arith.divf {{.*}} : vector<16xf32>
+// CHECK: arith.subf
+// CHECK: vector.reduction <add>
+// CHECK: arith.divf {{.*}} : vector<16xf32>
+// CHECK: math.sqrt
+// CHECK: arith.divf
+// CHECK: scf.forall.in_parallel
+// CHECK-NOT: scf.forall
+// CHECK: return
+func.func @layer_norm(%x: tensor<256x512xf32>) -> tensor<256x512xf32> {
+  %m = cuvil.reduce_mean %x {axes = array<i64: 1>, keepdims = true} : (tensor<256x512xf32>) -> tensor<256x1xf32>
+  %d = cuvil.sub %x, %m : (tensor<256x512xf32>, tensor<256x1xf32>) -> tensor<256x512xf32>
+  %s = cuvil.mul %d, %d : (tensor<256x512xf32>, tensor<256x512xf32>) -> tensor<256x512xf32>
+  %v = cuvil.reduce_mean %s {axes = array<i64: 1>, keepdims = true} : (tensor<256x512xf32>) -> tensor<256x1xf32>
+  %e = cuvil.constant dense<1.0e-05> : tensor<f32>
+  %ve = cuvil.add %v, %e : (tensor<256x1xf32>, tensor<f32>) -> tensor<256x1xf32>
+  %r = cuvil.sqrt %ve : tensor<256x1xf32>
+  %y = cuvil.div %d, %r : (tensor<256x512xf32>, tensor<256x1xf32>) -> tensor<256x512xf32>
+  return %y : tensor<256x512xf32>
+}
