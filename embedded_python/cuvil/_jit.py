@@ -241,6 +241,23 @@ class _Fallback:
     reason: str
 
 
+def _plain_key(names, args) -> tuple | None:
+    """The in-memory cache key of ``args`` when each is what compiled code takes as it
+    is (see :func:`_argument_problem`'s common case), else ``None``. One pass over the
+    arguments: a 13-argument call spent 10 µs checking them and building the key."""
+    dtypes = traceable_dtypes()
+    key = []
+    for name, value in zip(names, args):
+        if type(value) is not np.ndarray:
+            return None
+        dtype = value.dtype
+        flags = value.flags
+        if dtype not in dtypes or not (flags.c_contiguous and flags.aligned and value.size):
+            return None
+        key.append((name, dtype, value.shape))
+    return tuple(key)
+
+
 def _argument_problem(name: str, value) -> tuple[str, str] | None:
     """``(problem, fix)`` when an argument forces the fallback path, else ``None``."""
     # The common case, checked first on every call: a contiguous, aligned,
@@ -328,6 +345,19 @@ class JitFunction:
 
     # ----- calling ------------------------------------------------------------
     def __call__(self, *args, **kwargs):
+        # The common call: plain arrays by position, code already built. Every
+        # other case (tracers, device arrays, arguments that need converting,
+        # a first call, captured globals to recheck) takes the full path below.
+        names = self._simple_names
+        if names is not None and not kwargs and len(args) == len(names):
+            key = _plain_key(names, args)
+            entry = self._cache.get(key) if key is not None else None
+            if type(entry) is CompiledProgram and not entry.program.captured:
+                if logger.isEnabledFor(logging.DEBUG):
+                    logger.debug(
+                        "%s: in-memory cache hit for %s", self.__qualname__, _describe(key)
+                    )
+                return self._run(entry, list(args))
         fn = self.__cuvil_function__
         if any(isinstance(a, Tracer) for a in args) or any(
             isinstance(v, Tracer) for v in kwargs.values()
