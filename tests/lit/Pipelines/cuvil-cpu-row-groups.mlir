@@ -1,8 +1,8 @@
 // Row groups: a softmax's four row kernels (maximum, exponentials, sum,
 // quotients) become one loop over blocks of rows, each op computed for the
 // block while its rows are in L1, the exponentials once (both the sum and
-// the division read them). Large chains are shared between threads; small
-// ones run on the calling thread.
+// the division read them), the blocks shared between threads. Chains under
+// 2^15 elements keep a kernel per op.
 // RUN: %cuvil_opt %s --split-input-file --cuvil-cpu-pipeline=up-to=schedule | FileCheck %s
 
 // 8 x 256 x 256 scores: 16 rows of 1 KiB per block, 128 blocks, threads.
@@ -28,12 +28,16 @@ func.func @softmax(%x: tensor<8x256x256xf32>) -> tensor<8x256x256xf32> {
 
 // -----
 
-// 64 x 64: one block of all 64 rows (its loop folded away), on the calling
-// thread.
+// 64 x 64 (under 2^15 elements): not grouped, four kernels of their own
+// (their tensors stay in L2; fused, they were no faster).
 // CHECK-LABEL: func.func @small_softmax
 // CHECK-NOT: scf.forall
+// CHECK: vector.reduction <maximumf>
+// CHECK: scf.for
 // CHECK: math.exp
-// CHECK-NOT: math.exp
+// CHECK: scf.for
+// CHECK: vector.reduction <add>
+// CHECK: scf.for
 // CHECK: arith.divf
 // CHECK: return
 func.func @small_softmax(%x: tensor<64x64xf32>) -> tensor<64x64xf32> {

@@ -1,20 +1,17 @@
 // Row kernels on the CPU: a layer norm's reductions sum each row as a tree
 // (`reassoc`: LLVM's in-order reduction is one dependent scalar add per
 // element), and the per-row sqrt(variance + eps) is computed once per row,
-// outside the loop over the row's vectors, not once per vector. The whole
-// layer norm is one row group (blocks of 32 rows, see
-// cuvil-cpu-row-groups.mlir).
+// outside the loop over the row's vectors, not once per vector.
 // RUN: %cuvil_opt %s --cuvil-cpu-pipeline=up-to=schedule | FileCheck %s
 // RUN: %cuvil_opt %s --cuvil-cpu-pipeline | FileCheck %s --check-prefix=LLVM
 
 // CHECK-LABEL: func.func @layer_norm
-// CHECK: scf.forall (%{{.*}}) in (2)
 // CHECK: vector.reduction <add>, {{.*}} fastmath<reassoc> : vector<128xf32> into f32
 // CHECK: vector.reduction <add>, {{.*}} fastmath<reassoc> : vector<128xf32> into f32
-// CHECK: vector.broadcast {{.*}} : vector<1xf32> to vector<16x1xf32>
+// CHECK: scf.for %[[ROW:.*]] = %c0 to %c64 step %c1
+// CHECK: vector.transfer_read {{.*}} permutation_map
 // CHECK-NEXT: arith.addf
 // CHECK-NEXT: math.sqrt
-// CHECK-NEXT: vector.transpose
 // CHECK-NEXT: scf.for %{{.*}} = %c0 to %c128 step %c16
 // CHECK-NOT: math.sqrt
 // CHECK: arith.divf
