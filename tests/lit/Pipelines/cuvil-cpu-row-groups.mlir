@@ -97,3 +97,20 @@ func.func @layer_norm(%x: tensor<256x512xf32>) -> tensor<256x512xf32> {
   %y = cuvil.div %d, %r : (tensor<256x512xf32>, tensor<256x1xf32>) -> tensor<256x512xf32>
   return %y : tensor<256x512xf32>
 }
+
+// -----
+
+// A large transpose (attention's k transposed, 2^17 elements) runs as 8
+// tasks across threads; a small one (2^12) stays one loop nest.
+// CHECK-LABEL: func.func @transposes
+// CHECK: scf.forall (%{{.*}}) in (8)
+// CHECK: linalg.transpose {{.*}} permutation = [0, 2, 1]
+// CHECK: scf.forall.in_parallel
+// CHECK-NOT: scf.forall
+// CHECK: linalg.transpose
+// CHECK: return
+func.func @transposes(%k: tensor<8x256x64xf32>, %s: tensor<4x32x32xf32>) -> (tensor<8x64x256xf32>, tensor<4x32x32xf32>) {
+  %t = cuvil.transpose %k {permutation = array<i64: 0, 2, 1>} : (tensor<8x256x64xf32>) -> tensor<8x64x256xf32>
+  %u = cuvil.transpose %s {permutation = array<i64: 0, 2, 1>} : (tensor<4x32x32xf32>) -> tensor<4x32x32xf32>
+  return %t, %u : tensor<8x64x256xf32>, tensor<4x32x32xf32>
+}

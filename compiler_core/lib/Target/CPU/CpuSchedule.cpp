@@ -624,7 +624,8 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
         vectorBlock(id, tiles, extracts, innerExtent, dynamicInner, deferred);
     ++id;
   });
-  body += cpu::rowGroupSchedule(module, vectorLanes, innerTiles) + vectorBody;
+  body += cpu::rowGroupSchedule(module, vectorLanes, innerTiles) +
+          cpu::threadedTransposes(module, id) + vectorBody;
   // Kernels with dynamic extents are vectorized last, once canonicalization
   // has made the peeled loops' full tiles static.
   if (!deferred.empty())

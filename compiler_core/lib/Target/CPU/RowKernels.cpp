@@ -387,6 +387,51 @@ cpu::rowGroupSchedule(ModuleOp module, int64_t lanes,
   return text;
 }
 
+std::string cpu::threadedTransposes(ModuleOp module, int64_t &nextId) {
+  std::string text;
+  module.walk([&](linalg::TransposeOp transpose) {
+    auto type = dyn_cast<RankedTensorType>(transpose.getInit().getType());
+    if (!type || !type.hasStaticShape() ||
+        type.getNumElements() < kSerialElements)
+      return;
+    // Tasks along the first dimension that splits into 8, 4 or 2 equal
+    // parts (the dimensions after it whole).
+    SmallVector<int64_t> tiles(type.getRank(), 0);
+    for (auto [d, extent] : llvm::enumerate(type.getShape())) {
+      if (extent == 1)
+        continue;
+      for (int64_t parts : {8, 4, 2})
+        if (extent % parts == 0) {
+          tiles[d] = extent / parts;
+          break;
+        }
+      break; // the first dimension that is not 1 decides (odd: serial)
+    }
+    if (llvm::all_of(tiles, [](int64_t t) { return t == 0; }))
+      return;
+    int64_t id = nextId++;
+    transpose->setAttr(
+        CuvilDialect::VectorIdAttrHelper::getNameStr(),
+        IntegerAttr::get(IntegerType::get(module.getContext(), 64), id));
+    std::string sizes;
+    for (int64_t t : tiles)
+      sizes += (sizes.empty() ? "" : ", ") + std::to_string(t);
+    std::string name = "tr" + std::to_string(id);
+    text += "    %" + name +
+            " = transform.structured.match ops{[\"linalg.transpose\"]} "
+            "attributes{" +
+            CuvilDialect::VectorIdAttrHelper::getNameStr().str() + " = " +
+            std::to_string(id) +
+            " : i64} in %root : (!transform.any_op) -> !transform.any_op\n";
+    text +=
+        "    %" + name + "t, %" + name +
+        "f = transform.structured.tile_using_forall %" + name +
+        " tile_sizes [" + sizes +
+        "] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)\n";
+  });
+  return text;
+}
+
 //===----------------------------------------------------------------------===//
 // After vectorization
 //===----------------------------------------------------------------------===//

@@ -31,6 +31,12 @@ std::string
 rowGroupSchedule(ModuleOp module, int64_t lanes,
                  const llvm::DenseMap<int64_t, int64_t> &innerTiles);
 
+/// Transform-dialect text running each large static linalg.transpose (from
+/// 2^15 elements; attention's k transposed) as equal tasks across threads,
+/// along its first dimension that splits into 8, 4 or 2; tags each with a
+/// fresh vector id from `nextId`. Transposes stay scalar loops inside.
+std::string threadedTransposes(ModuleOp module, int64_t &nextId);
+
 /// Moves what the schedule's loops compute from values they do not change
 /// out of them, reads of such tensors included.
 void hoistInvariantTensorReads(ModuleOp module);
