@@ -16,7 +16,6 @@
 #include "cuvil/Target/TargetBackend.h"
 
 #include "mlir/IR/OperationSupport.h"
-
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
@@ -25,10 +24,10 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Tools/Plugins/PassPlugin.h"
 #include "llvm/ADT/StringSet.h"
-#include <optional>
 
 #include <chrono>
 #include <mutex>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::cuvil;

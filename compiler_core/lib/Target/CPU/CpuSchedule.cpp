@@ -14,14 +14,9 @@
 
 #include "cuvil/Pipelines/Pipelines.h"
 
-#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Transform/Transforms/TransformInterpreterUtils.h"
-#include "mlir/Dialect/Utils/StaticValueUtils.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Parser/Parser.h"
-#include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/TargetParser/Host.h"
@@ -182,12 +177,6 @@ std::string vectorizeTagged(llvm::StringRef handle, llvm::StringRef opName,
   return block;
 }
 
-/// The schedule of one tagged GEMM. Batched GEMMs get a leading batch
-/// tile of 1 in the thread-level tiling and 0 (untiled) below it. With an
-/// epilogue (the elementwise op consuming the GEMM, e.g. bias + GELU), the
-/// epilogue is tiled across threads and the GEMM and its fill are fused
-/// into each tile, so the epilogue reads the accumulator tile while it is
-/// still in cache: one kernel, no intermediate GEMM result.
 /// One cache tile covering a whole static GEMM runs on one thread while
 /// the others wait at the join (an FFN's 64x512 by 512x128 on two cores):
 /// halves it along N, or else M, where each half still holds whole
@@ -204,6 +193,12 @@ void splitLoneTile(int64_t m, int64_t n, int64_t registerRows,
     tiles.blockM /= 2;
 }
 
+/// The schedule of one tagged GEMM. Batched GEMMs get a leading batch
+/// tile of 1 in the thread-level tiling and 0 (untiled) below it. With an
+/// epilogue (the elementwise op consuming the GEMM, e.g. bias + GELU), the
+/// epilogue is tiled across threads and the GEMM and its fill are fused
+/// into each tile, so the epilogue reads the accumulator tile while it is
+/// still in cache: one kernel, no intermediate GEMM result.
 std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
                       bool epilogue, bool serial, const GemmTiles &tiles,
                       int64_t registerRows, int64_t registerCols,

@@ -156,6 +156,19 @@ struct RowGroup {
   int64_t rows;
 };
 
+/// Which loops of a group an op runs over: all of them, its rows alone, or
+/// neither (the op cannot join).
+enum class Extent { Full, PerRow, Other };
+
+Extent extentOf(linalg::GenericOp op, ArrayRef<int64_t> full) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (ArrayRef<int64_t>(ranges) == full)
+    return Extent::Full;
+  if (ArrayRef<int64_t>(ranges) == full.drop_back())
+    return Extent::PerRow;
+  return Extent::Other;
+}
+
 /// The row op `consumer` reads row for row through `use`, if any. Ops of a
 /// group run over its loops (full ops: elementwise or a row reduction) or
 /// over its rows alone (per-row values, elementwise: a mean's division by
@@ -179,34 +192,28 @@ linalg::GenericOp rowProducer(linalg::GenericOp consumer, OpOperand &use,
       !isRowOp(producer))
     return {};
   ArrayRef<int64_t> full = space.ranges;
-  auto perRow = [&](linalg::GenericOp op) {
-    return ArrayRef<int64_t>(op.getStaticLoopRanges()) == full.drop_back();
-  };
-  auto isFull = [&](linalg::GenericOp op) {
-    return ArrayRef<int64_t>(op.getStaticLoopRanges()) == full;
-  };
-  if (!isFull(consumer) && !perRow(consumer))
+  Extent consumerExtent = extentOf(consumer, full);
+  Extent producerExtent = extentOf(producer, full);
+  bool elementwise = producer.getNumReductionLoops() == 0;
+  if (consumerExtent == Extent::Other || producerExtent == Extent::Other)
     return {};
-  if (perRow(producer)) {
+  if (producerExtent == Extent::PerRow) {
     int64_t tile = space.innerTiles.lookup(vectorId(producer));
-    if (producer.getNumReductionLoops() != 0 ||
-        (tile != 0 && space.rows % tile != 0))
+    if (!elementwise || (tile != 0 && space.rows % tile != 0))
       return {};
-  } else if (!isFull(producer)) {
-    return {};
   }
   unsigned rank = full.size();
-  AffineMap identity =
-      AffineMap::getMultiDimIdentityMap(rank, consumer.getContext());
+  MLIRContext *context = consumer.getContext();
   AffineMap want;
-  if (isFull(producer) && producer.getNumReductionLoops() == 0) {
-    if (!isFull(consumer))
+  if (producerExtent == Extent::Full && elementwise) {
+    if (consumerExtent != Extent::Full)
       return {};
-    want = identity;
+    want = AffineMap::getMultiDimIdentityMap(rank, context);
   } else {
-    want = isFull(consumer) ? identity.getMajorSubMap(rank - 1)
-                            : AffineMap::getMultiDimIdentityMap(
-                                  rank - 1, consumer.getContext());
+    want = consumerExtent == Extent::Full
+               ? AffineMap::getMultiDimIdentityMap(rank, context)
+                     .getMajorSubMap(rank - 1)
+               : AffineMap::getMultiDimIdentityMap(rank - 1, context);
   }
   return read == want ? producer : linalg::GenericOp();
 }
@@ -229,12 +236,17 @@ RowGroup collectGroup(linalg::GenericOp sink, const GroupSpace &space,
                       const llvm::DenseSet<Operation *> &taken) {
   llvm::SetVector<Operation *> members;
   members.insert(sink);
+  // Each read of one candidate by another, to fold once the group is known.
+  SmallVector<std::tuple<linalg::GenericOp, OpOperand *, Operation *>> reads;
   for (size_t i = 0; i < members.size(); ++i) {
     auto consumer = cast<linalg::GenericOp>(members[i]);
-    for (OpOperand *use : consumer.getDpsInputOperands())
-      if (linalg::GenericOp producer = rowProducer(consumer, *use, space))
-        if (!taken.contains(producer))
-          members.insert(producer);
+    for (OpOperand *use : consumer.getDpsInputOperands()) {
+      linalg::GenericOp producer = rowProducer(consumer, *use, space);
+      if (!producer || taken.contains(producer))
+        continue;
+      members.insert(producer);
+      reads.push_back({consumer, use, producer});
+    }
   }
   // Drop members used outside the group, until none is.
   for (bool changed = true; changed;) {
@@ -251,12 +263,9 @@ RowGroup collectGroup(linalg::GenericOp sink, const GroupSpace &space,
     group.producers.push_back(cast<linalg::GenericOp>(op));
   if (group.producers.empty())
     return group;
-  for (Operation *op : members)
-    for (OpOperand *use : cast<linalg::GenericOp>(op).getDpsInputOperands())
-      if (linalg::GenericOp producer =
-              rowProducer(cast<linalg::GenericOp>(op), *use, space))
-        if (members.contains(producer))
-          readThroughExpansion(cast<linalg::GenericOp>(op), *use);
+  for (auto [consumer, use, producer] : reads)
+    if (members.contains(consumer) && members.contains(producer))
+      readThroughExpansion(consumer, *use);
   // Consumers before their producers: fusion pulls each producer into the
   // loop that its (already fused) consumers are in.
   llvm::sort(group.producers, [](linalg::GenericOp a, linalg::GenericOp b) {
@@ -292,25 +301,37 @@ int64_t filledInit(linalg::GenericOp generic) {
              : -1;
 }
 
+/// Sizes as a transform op's `tile_sizes` list: "1, 16, 0".
+std::string joinSizes(ArrayRef<int64_t> sizes) {
+  std::string text;
+  for (int64_t size : sizes)
+    text += (text.empty() ? "" : ", ") + std::to_string(size);
+  return text;
+}
+
+/// Binds %`name` to the `opName` op tagged with vector id `id`.
+std::string matchTagged(const std::string &name, llvm::StringRef opName,
+                        int64_t id) {
+  return "    %" + name + " = transform.structured.match ops{[\"" +
+         opName.str() + "\"]} attributes{" +
+         CuvilDialect::VectorIdAttrHelper::getNameStr().str() + " = " +
+         std::to_string(id) +
+         " : i64} in %root : (!transform.any_op) -> !transform.any_op\n";
+}
+
 std::string groupBlock(RowGroup group, int64_t index) {
-  SmallVector<int64_t> ranges = group.sink.getStaticLoopRanges();
-  std::string tiles;
-  for (size_t d = 0; d + 2 < ranges.size(); ++d)
-    tiles += "1, ";
-  tiles += std::to_string(group.rows) + ", 0";
+  // The sink's tiles: one along each outer dimension, a block of rows, the
+  // rows whole.
+  SmallVector<int64_t> tiles(group.sink.getNumLoops() - 2, 1);
+  tiles.append({group.rows, 0});
   std::string g = "g" + std::to_string(index);
-  auto match = [&](const std::string &name, int64_t id) {
-    return "    %" + name +
-           " = transform.structured.match ops{[\"linalg.generic\"]} "
-           "attributes{" +
-           CuvilDialect::VectorIdAttrHelper::getNameStr().str() + " = " +
-           std::to_string(id) +
-           " : i64} in %root : (!transform.any_op) -> !transform.any_op\n";
+  auto match = [](const std::string &name, linalg::GenericOp op) {
+    return matchTagged(name, "linalg.generic", vectorId(op));
   };
-  std::string text = match(g + "s", vectorId(group.sink));
+  std::string text = match(g + "s", group.sink);
   text += "    %" + g + "t, %" + g +
           "f0 = transform.structured.tile_using_forall %" + g +
-          "s tile_sizes [" + tiles +
+          "s tile_sizes [" + joinSizes(tiles) +
           "] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)\n";
   text += "    %" + g + "fn = transform.get_parent_op %" + g +
           "f0 {op_name = \"func.func\"} : (!transform.any_op) -> "
@@ -331,7 +352,7 @@ std::string groupBlock(RowGroup group, int64_t index) {
     // it: CSE makes that one slice, so the producer is fused (and computed)
     // once, not once per reader.
     text += "    transform.apply_cse to %" + g + "fn : !transform.any_op\n";
-    text += match(p, vectorId(producer));
+    text += match(p, producer);
     int64_t init = filledInit(producer);
     if (init >= 0)
       text += "    %" + p + "i = transform.get_producer_of_operand %" + p +
@@ -413,20 +434,12 @@ std::string cpu::threadedTransposes(ModuleOp module, int64_t &nextId) {
     transpose->setAttr(
         CuvilDialect::VectorIdAttrHelper::getNameStr(),
         IntegerAttr::get(IntegerType::get(module.getContext(), 64), id));
-    std::string sizes;
-    for (int64_t t : tiles)
-      sizes += (sizes.empty() ? "" : ", ") + std::to_string(t);
     std::string name = "tr" + std::to_string(id);
-    text += "    %" + name +
-            " = transform.structured.match ops{[\"linalg.transpose\"]} "
-            "attributes{" +
-            CuvilDialect::VectorIdAttrHelper::getNameStr().str() + " = " +
-            std::to_string(id) +
-            " : i64} in %root : (!transform.any_op) -> !transform.any_op\n";
+    text += matchTagged(name, "linalg.transpose", id);
     text +=
         "    %" + name + "t, %" + name +
         "f = transform.structured.tile_using_forall %" + name +
-        " tile_sizes [" + sizes +
+        " tile_sizes [" + joinSizes(tiles) +
         "] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)\n";
   });
   return text;
