@@ -30,6 +30,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 using namespace mlir;
 using namespace mlir::cuvil;
@@ -111,6 +112,21 @@ constexpr int64_t kSerialElements = int64_t(1) << 15;
 /// Bytes of one block of rows of a tensor in the chain: the block's
 /// intermediates stay in L1 between the chain's ops.
 constexpr int64_t kBlockBytes = 16 * 1024;
+
+/// The number of elements of static loop ranges, or nothing when one is
+/// dynamic or the product overflows (a model declaring a dimension of 2^62:
+/// it cannot run, and its sizes must not wrap around into a division).
+std::optional<int64_t> elementsOf(ArrayRef<int64_t> ranges) {
+  int64_t elements = 1;
+  for (int64_t r : ranges) {
+    std::optional<int64_t> product =
+        ShapedType::isDynamic(r) ? std::nullopt : llvm::checkedMul(elements, r);
+    if (!product || *product > (int64_t(1) << 48))
+      return std::nullopt;
+    elements = *product;
+  }
+  return elements;
+}
 
 /// The vector id of an op tagged for the vector schedule, or -1.
 int64_t vectorId(Operation *op) {
@@ -385,10 +401,8 @@ cpu::rowGroupSchedule(ModuleOp module, int64_t lanes,
     // anyway, and measured on two cores they ran no faster fused (a 64 x 128
     // layer norm 8.0 us as five kernels, 11.9 us as one group on one
     // thread: the group's block buffers are allocated per block).
-    int64_t elements = 1;
-    for (int64_t r : sink.getStaticLoopRanges())
-      elements *= r;
-    if (taken.contains(sink) || elements < kSerialElements)
+    std::optional<int64_t> elements = elementsOf(sink.getStaticLoopRanges());
+    if (taken.contains(sink) || !elements || *elements < kSerialElements)
       continue;
     Type element = getElementTypeOrSelf(sink->getResult(0).getType());
     int64_t bytes = std::max<int64_t>(1, element.getIntOrFloatBitWidth() / 8);
@@ -412,8 +426,9 @@ std::string cpu::threadedTransposes(ModuleOp module, int64_t &nextId) {
   std::string text;
   module.walk([&](linalg::TransposeOp transpose) {
     auto type = dyn_cast<RankedTensorType>(transpose.getInit().getType());
-    if (!type || !type.hasStaticShape() ||
-        type.getNumElements() < kSerialElements)
+    std::optional<int64_t> elements =
+        type ? elementsOf(type.getShape()) : std::nullopt;
+    if (!elements || *elements < kSerialElements)
       return;
     // Tasks along the first dimension that splits into 8, 4 or 2 equal
     // parts (the dimensions after it whole).
