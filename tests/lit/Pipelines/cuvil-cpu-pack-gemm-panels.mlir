@@ -203,3 +203,83 @@ func.func @two_gemms(%b: memref<128x96xf32>, %d: memref<128x64xf32>, %c: memref<
   }
   return
 }
+
+// -----
+
+// A constant right operand (a weight) is packed once, at compile time: a
+// global of its panels [ceil(12 / 8)][2][8], zeros past column 12, replaces
+// it, and each block (here a thread's columns 8 apart, through a subview)
+// is a view of the panels: no copy, no stack buffer, although four result
+// rows would not repay a copy. The original global goes: nothing reads it.
+// CHECK-NOT: memref.global "private" constant @w :
+// CHECK-LABEL: memref.global "private" constant @w_panels : memref<2x2x8xf32> =
+// CHECK-SAME: dense<{{\[}}{{\[}}[0.000000e+00, 1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00, 5.000000e+00, 6.000000e+00, 7.000000e+00], [1.200000e+01, {{.*}}, 1.900000e+01]],
+// CHECK-SAME: {{\[}}[8.000000e+00, 9.000000e+00, 1.000000e+01, 1.100000e+01, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00], [2.000000e+01, 2.100000e+01, 2.200000e+01, 2.300000e+01, 0.000000e+00, {{.*}}]]]>
+// CHECK-SAME: {alignment = 64 : i64}
+// CHECK-LABEL: func.func @constant_gemm
+// CHECK-NOT: memref.alloca
+// CHECK: scf.parallel (%[[T:.*]]) =
+// CHECK: %[[PANELS:.*]] = memref.get_global @w_panels : memref<2x2x8xf32>
+// CHECK: %[[BLOCK:.*]] = memref.subview %[[PANELS]][%[[T]], 0, 0] [1, 2, 8] [1, 1, 1]
+// CHECK: memref.subview %[[BLOCK]][%{{.*}}, %{{.*}}, 0] [1, 1, 8] [1, 1, 1]
+// CHECK-NOT: memref.get_global @w :
+memref.global "private" constant @w : memref<2x12xf32> = dense<[[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0], [12.0, 13.0, 14.0, 15.0, 16.0, 17.0, 18.0, 19.0, 20.0, 21.0, 22.0, 23.0]]> {alignment = 64 : i64}
+#cols = affine_map<(d0) -> (d0 * 8)>
+#rest = affine_map<(d0) -> (-d0 + 12, 8)>
+func.func @constant_gemm(%a: memref<4x2xf32>, %c: memref<4x12xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %f0 = arith.constant 0.0 : f32
+  %zero = arith.constant dense<0.0> : vector<1x8xf32>
+  %w = memref.get_global @w : memref<2x12xf32>
+  scf.parallel (%t) = (%c0) to (%c2) step (%c1) {
+    %n0 = affine.apply #cols(%t)
+    %wt = memref.subview %w[0, %n0] [2, 8] [1, 1] : memref<2x12xf32> to memref<2x8xf32, strided<[12, 1], offset: ?>>
+    %bk = memref.subview %wt[0, 0] [2, 8] [1, 1] : memref<2x8xf32, strided<[12, 1], offset: ?>> to memref<2x8xf32, strided<[12, 1], offset: ?>>
+    scf.for %m = %c0 to %c4 step %c1 {
+      %acc = scf.for %k = %c0 to %c2 step %c1 iter_args(%s = %zero) -> (vector<1x8xf32>) {
+        %row = memref.subview %bk[%k, 0] [1, 8] [1, 1] : memref<2x8xf32, strided<[12, 1], offset: ?>> to memref<1x8xf32, strided<[12, 1], offset: ?>>
+        %v = vector.transfer_read %row[%c0, %c0], %f0 : memref<1x8xf32, strided<[12, 1], offset: ?>>, vector<1x8xf32>
+        %n = arith.addf %s, %v : vector<1x8xf32>
+        scf.yield %n : vector<1x8xf32>
+      }
+      vector.transfer_write %acc, %c[%m, %n0] : vector<1x8xf32>, memref<4x12xf32>
+    }
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// A constant read elsewhere too keeps its global beside the panels; a splat
+// is packed as well (here without padding: a splat again).
+// CHECK: memref.global "private" constant @kept_panels : memref<1x2x8xf32> = dense<1.500000e+00>
+// CHECK: memref.global "private" constant @kept : memref<2x8xf32>
+// CHECK-LABEL: func.func @constant_kept
+// CHECK-NOT: memref.alloca
+// CHECK: memref.copy %{{.*}}, %{{.*}} : memref<2x8xf32> to memref<2x8xf32>
+memref.global "private" constant @kept : memref<2x8xf32> = dense<1.5> {alignment = 64 : i64}
+func.func @constant_kept(%c: memref<4x8xf32>, %d: memref<2x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %f0 = arith.constant 0.0 : f32
+  %zero = arith.constant dense<0.0> : vector<1x8xf32>
+  %w = memref.get_global @kept : memref<2x8xf32>
+  memref.copy %w, %d : memref<2x8xf32> to memref<2x8xf32>
+  %bk = memref.subview %w[0, 0] [2, 8] [1, 1] : memref<2x8xf32> to memref<2x8xf32, strided<[8, 1]>>
+  scf.for %m = %c0 to %c4 step %c1 {
+    %acc = scf.for %k = %c0 to %c2 step %c1 iter_args(%s = %zero) -> (vector<1x8xf32>) {
+      %row = memref.subview %bk[%k, 0] [1, 8] [1, 1] : memref<2x8xf32, strided<[8, 1]>> to memref<1x8xf32, strided<[8, 1], offset: ?>>
+      %v = vector.transfer_read %row[%c0, %c0], %f0 : memref<1x8xf32, strided<[8, 1], offset: ?>>, vector<1x8xf32>
+      %n = arith.addf %s, %v : vector<1x8xf32>
+      scf.yield %n : vector<1x8xf32>
+    }
+    vector.transfer_write %acc, %c[%m, %c0] : vector<1x8xf32>, memref<4x8xf32>
+  }
+  return
+}

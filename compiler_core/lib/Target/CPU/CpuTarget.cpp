@@ -99,7 +99,7 @@ void CpuTarget::buildPhases(const TargetOptions &o, PipelineBuilder &p) const {
   // Its stack buffers are per thread: convert-scf-to-openmp puts them at
   // the start of each thread's region (the parallel loops are final here).
   if (o.parallel)
-    p.add(Phase::Bufferize, "cuvil-cpu-pack-gemm-panels", "", "func.func",
+    p.add(Phase::Bufferize, "cuvil-cpu-pack-gemm-panels", "", "",
           Need::Optional);
   p.add(Phase::Bufferize, "cuvil-instrument-kernels", "", "func.func",
         Need::Optional);

@@ -5,16 +5,22 @@
 // pass copies the block into panels of that width laid end to end on the
 // stack, once per K step, and points the tiles' reads at them: consecutive,
 // aligned rows, whatever the operand's width (unaligned odd widths, widths
-// whose rows alias in L1, pages).
+// whose rows alias in L1, pages). A constant operand (a model's weights) is
+// packed once, at compile time, into a global of its panels.
 //
 //===----------------------------------------------------------------------===//
 
 #include "cuvil/Target/CPU/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/ValueBoundsOpInterface.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 namespace mlir::cuvil {
 #define GEN_PASS_DEF_CPUPACKGEMMPANELS
@@ -115,11 +121,10 @@ int64_t bytesOf(MemRefType type) {
   return type.getNumElements() * type.getElementTypeBitWidth() / 8;
 }
 
-/// `block` as a K block worth packing, or nothing: a 2-D view of rows
+/// `block` as a K block that can be packed, or nothing: a 2-D view of rows
 /// contiguous in memory, read only as rows of whole panels, at least one
 /// by a register tile's loop.
-std::optional<KBlock> packable(memref::SubViewOp block, int64_t minRows,
-                               int64_t maxBytes) {
+std::optional<KBlock> kBlockOf(memref::SubViewOp block) {
   auto type = cast<MemRefType>(block.getSource().getType());
   SmallVector<int64_t> strides;
   int64_t offset;
@@ -153,9 +158,117 @@ std::optional<KBlock> packable(memref::SubViewOp block, int64_t minRows,
         return !isMultipleOf(row.getMixedOffsets()[1], b.width);
       }))
     return std::nullopt;
-  if (bytesOf(packedTypeOf(b)) > maxBytes || resultRows(b) < minRows)
-    return std::nullopt;
   return b;
+}
+
+/// Whether copying `b` at run time pays: enough result rows read each panel
+/// and the panels fit the stack buffer.
+bool worthCopying(KBlock &b, int64_t minRows, int64_t maxBytes) {
+  return bytesOf(packedTypeOf(b)) <= maxBytes && resultRows(b) >= minRows;
+}
+
+/// The largest constant packed at compile time (larger ones are copied per
+/// K block at run time, as operands that are not constants are).
+constexpr int64_t kMaxPanelBytes = int64_t(1) << 30;
+
+/// A K block read from a constant: the global and the block's place in it
+/// (the sums of the offsets of the subviews between them).
+struct ConstantOrigin {
+  memref::GlobalOp global;
+  SmallVector<OpFoldResult> rows, cols;
+};
+
+/// The bytes of a dense value, when it holds them in row-major order (one
+/// element for a splat): a dense elements attribute or a resource blob.
+std::optional<ArrayRef<char>> rawBytes(Attribute value) {
+  if (auto dense = dyn_cast<DenseElementsAttr>(value))
+    return dense.getRawData();
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value))
+    if (AsmResourceBlob *blob = resource.getRawHandle().getBlob())
+      return blob->getData();
+  return std::nullopt;
+}
+
+/// Where `b`'s block comes from, when it is a view of a constant global of
+/// known values whose panel columns start at multiples of the width.
+std::optional<ConstantOrigin> constantOrigin(KBlock &b, SymbolTable &symbols) {
+  ConstantOrigin origin;
+  memref::SubViewOp view = b.block;
+  while (true) {
+    origin.rows.push_back(view.getMixedOffsets()[0]);
+    origin.cols.push_back(view.getMixedOffsets()[1]);
+    Value source = view.getSource();
+    auto inner = source.getDefiningOp<memref::SubViewOp>();
+    if (!inner) {
+      auto get = source.getDefiningOp<memref::GetGlobalOp>();
+      origin.global =
+          get ? symbols.lookup<memref::GlobalOp>(get.getName()) : nullptr;
+      break;
+    }
+    if (!inner.hasUnitStride() || inner.getType().getRank() != 2 ||
+        inner.getSourceType().getRank() != 2)
+      return std::nullopt;
+    view = inner;
+  }
+  memref::GlobalOp global = origin.global;
+  if (!global || !global.getConstant() || !global.getInitialValue() ||
+      !global.getType().getLayout().isIdentity() ||
+      !global.getType().hasStaticShape() ||
+      global.getType().getElementTypeBitWidth() % 8 != 0)
+    return std::nullopt;
+  std::optional<ArrayRef<char>> bytes = rawBytes(*global.getInitialValue());
+  MemRefType type = global.getType();
+  int64_t size = bytes ? bytes->size() : 0,
+          element = type.getElementTypeBitWidth() / 8;
+  // The panels' size, checked: a splat's shape can be anything a model
+  // declares, and they are built in memory here.
+  std::optional<int64_t> packed = llvm::checkedMul<int64_t>(
+      llvm::divideCeil(type.getDimSize(1), b.width) * b.width, element);
+  packed = packed ? llvm::checkedMul(*packed, type.getDimSize(0)) : packed;
+  if (!packed || *packed > kMaxPanelBytes ||
+      (size != element && size != type.getNumElements() * element))
+    return std::nullopt;
+  if (!llvm::all_of(origin.cols,
+                    [&](OpFoldResult c) { return isMultipleOf(c, b.width); }))
+    return std::nullopt;
+  return origin;
+}
+
+/// A constant global holding `global`'s [k][n] values as panels
+/// [ceil(n / width)][k][width], zeros past the last column.
+memref::GlobalOp panelsOf(memref::GlobalOp global, int64_t width,
+                          SymbolTable &symbols) {
+  MemRefType type = global.getType();
+  int64_t depth = type.getDimSize(0), cols = type.getDimSize(1);
+  int64_t panels = llvm::divideCeil(cols, width);
+  size_t bytes = type.getElementTypeBitWidth() / 8;
+  ArrayRef<char> from = *rawBytes(*global.getInitialValue());
+  bool splat = from.size() == bytes;
+  std::vector<char> to(panels * depth * width * bytes, 0);
+  for (int64_t p = 0; p < panels; ++p) {
+    int64_t count = std::min(width, cols - p * width);
+    for (int64_t k = 0; k < depth; ++k) {
+      char *row = to.data() + ((p * depth + k) * width) * bytes;
+      if (!splat) {
+        std::memcpy(row, from.data() + (k * cols + p * width) * bytes,
+                    count * bytes);
+        continue;
+      }
+      for (int64_t j = 0; j < count; ++j)
+        std::memcpy(row + j * bytes, from.data(), bytes);
+    }
+  }
+  auto packedType =
+      MemRefType::get({panels, depth, width}, type.getElementType());
+  auto value = DenseElementsAttr::getFromRawBuffer(
+      RankedTensorType::get(packedType.getShape(), type.getElementType()), to);
+  OpBuilder builder(global);
+  auto packed = builder.create<memref::GlobalOp>(
+      global.getLoc(), (global.getSymName() + "_panels").str(),
+      builder.getStringAttr("private"), packedType, value, /*constant=*/true,
+      builder.getI64IntegerAttr(64));
+  symbols.insert(packed); // renamed if the name is taken
+  return packed;
 }
 
 /// Points the reads of `view` at `packed`, a view of the same shape.
@@ -186,6 +299,73 @@ Operation *scopeOf(KBlock &b) {
   if (auto parallel = b.block->getParentOfType<scf::ParallelOp>())
     return parallel;
   return b.block->getParentOfType<FunctionOpInterface>();
+}
+
+/// Points the block's row reads at `packed`, its panels [n / w][kc][w]:
+/// row k, columns j .. j+w of the block is row k of panel j / w.
+void readPanels(RewriterBase &rewriter, KBlock &b, Value packed) {
+  auto packedType = cast<MemRefType>(packed.getType());
+  Value width =
+      rewriter.create<arith::ConstantIndexOp>(b.block.getLoc(), b.width);
+  for (memref::SubViewOp row : b.rows) {
+    rewriter.setInsertionPoint(row);
+    Value j = getValueOrCreateConstantIndexOp(rewriter, row.getLoc(),
+                                              row.getMixedOffsets()[1]);
+    Value panel = rewriter.create<arith::DivUIOp>(row.getLoc(), j, width);
+    SmallVector<OpFoldResult> offsets = {panel, row.getMixedOffsets()[0],
+                                         rewriter.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes = {rewriter.getIndexAttr(1),
+                                       rewriter.getIndexAttr(1),
+                                       row.getMixedSizes()[1]};
+    SmallVector<OpFoldResult> strides(3, rewriter.getIndexAttr(1));
+    auto type = memref::SubViewOp::inferRankReducedResultType(
+        row.getType().getShape(), packedType, offsets, sizes, strides);
+    Value view = rewriter.create<memref::SubViewOp>(
+        row.getLoc(), cast<MemRefType>(type), packed, offsets, sizes, strides);
+    retarget(rewriter, row.getResult(), view);
+    rewriter.eraseOp(row);
+  }
+}
+
+/// Reads `b` from `panels`, the whole constant packed at compile time: the
+/// block is the view [c0 / w, r0, 0] [ceil(n / w), kc, w] of them.
+void readConstantPanels(RewriterBase &rewriter, KBlock &b,
+                        const ConstantOrigin &origin, memref::GlobalOp panels) {
+  Location loc = b.block.getLoc();
+  rewriter.setInsertionPointAfter(b.block);
+  Value all = rewriter.create<memref::GetGlobalOp>(loc, panels.getType(),
+                                                   panels.getSymName());
+  // The sum of `parts` divided by `divisor` (rounded up if `up`).
+  auto folded = [&](ArrayRef<OpFoldResult> parts, int64_t divisor, bool up) {
+    AffineExpr sum = getAffineConstantExpr(0, rewriter.getContext());
+    for (size_t i = 0; i < parts.size(); ++i)
+      sum = sum + getAffineSymbolExpr(i, rewriter.getContext());
+    AffineExpr expr = up ? sum.ceilDiv(divisor) : sum.floorDiv(divisor);
+    return affine::makeComposedFoldedAffineApply(
+        rewriter, loc, AffineMap::get(0, parts.size(), expr), parts);
+  };
+  SmallVector<OpFoldResult> offsets = {folded(origin.cols, b.width, false),
+                                       folded(origin.rows, 1, false),
+                                       rewriter.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes = {
+      folded(b.block.getMixedSizes()[1], b.width, true),
+      b.block.getMixedSizes()[0], rewriter.getIndexAttr(b.width)};
+  SmallVector<OpFoldResult> strides(3, rewriter.getIndexAttr(1));
+  Value view =
+      rewriter.create<memref::SubViewOp>(loc, all, offsets, sizes, strides);
+  readPanels(rewriter, b, view);
+}
+
+/// Erases `view` and the views and global read it came from once nothing
+/// uses them.
+void eraseUnusedChain(RewriterBase &rewriter, Operation *view) {
+  while (view && view->use_empty() &&
+         isa<memref::SubViewOp, memref::GetGlobalOp>(view)) {
+    Operation *source =
+        view->getNumOperands() ? view->getOperand(0).getDefiningOp() : nullptr;
+    rewriter.eraseOp(view);
+    view = source;
+  }
 }
 
 /// Copies the block into panels at the start of each K step, in `buffer`
@@ -237,25 +417,7 @@ void pack(RewriterBase &rewriter, KBlock &b, Value buffer) {
         pb.create<scf::YieldOp>(pl);
       });
 
-  // Row k, columns j .. j+w of the block: row k of panel j / w.
-  for (memref::SubViewOp row : b.rows) {
-    rewriter.setInsertionPoint(row);
-    Value j = getValueOrCreateConstantIndexOp(rewriter, row.getLoc(),
-                                              row.getMixedOffsets()[1]);
-    Value panel = rewriter.create<arith::DivUIOp>(row.getLoc(), j, width);
-    SmallVector<OpFoldResult> offsets = {panel, row.getMixedOffsets()[0],
-                                         rewriter.getIndexAttr(0)};
-    SmallVector<OpFoldResult> sizes = {rewriter.getIndexAttr(1),
-                                       rewriter.getIndexAttr(1),
-                                       row.getMixedSizes()[1]};
-    SmallVector<OpFoldResult> strides(3, rewriter.getIndexAttr(1));
-    auto type = memref::SubViewOp::inferRankReducedResultType(
-        row.getType().getShape(), packedType, offsets, sizes, strides);
-    Value view = rewriter.create<memref::SubViewOp>(
-        row.getLoc(), cast<MemRefType>(type), packed, offsets, sizes, strides);
-    retarget(rewriter, row.getResult(), view);
-    rewriter.eraseOp(row);
-  }
+  readPanels(rewriter, b, packed);
 }
 
 struct CpuPackGemmPanelsPass
@@ -263,18 +425,29 @@ struct CpuPackGemmPanelsPass
   using CpuPackGemmPanelsBase::CpuPackGemmPanelsBase;
 
   void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    IRRewriter rewriter(&getContext());
+    // Constants first, packed at compile time; the rest if a copy pays.
     SmallVector<KBlock> blocks;
-    getOperation().walk([&](memref::SubViewOp view) {
-      if (std::optional<KBlock> b = packable(view, minRows, maxBytes))
+    SmallVector<std::pair<KBlock, ConstantOrigin>> constants;
+    module.walk([&](memref::SubViewOp view) {
+      std::optional<KBlock> b = kBlockOf(view);
+      if (!b)
+        return;
+      if (std::optional<ConstantOrigin> origin = constantOrigin(*b, symbols))
+        constants.emplace_back(std::move(*b), std::move(*origin));
+      else if (worthCopying(*b, minRows, maxBytes))
         blocks.push_back(std::move(*b));
     });
+    packConstants(rewriter, constants, symbols);
+
     // One buffer per scope, as large as its largest block.
     llvm::MapVector<Operation *, int64_t> scopes;
     for (KBlock &b : blocks) {
       int64_t &bytes = scopes[scopeOf(b)];
       bytes = std::max(bytes, bytesOf(packedTypeOf(b)));
     }
-    IRRewriter rewriter(&getContext());
     llvm::DenseMap<Operation *, Value> buffers;
     for (auto [scope, bytes] : scopes) {
       rewriter.setInsertionPointToStart(&scope->getRegion(0).front());
@@ -284,6 +457,26 @@ struct CpuPackGemmPanelsPass
     }
     for (KBlock &b : blocks)
       pack(rewriter, b, buffers[scopeOf(b)]);
+  }
+
+  /// Packs each constant once per panel width and points its blocks at the
+  /// panels; a global nothing reads any more goes.
+  void packConstants(IRRewriter &rewriter,
+                     MutableArrayRef<std::pair<KBlock, ConstantOrigin>> blocks,
+                     SymbolTable &symbols) {
+    llvm::DenseMap<std::pair<Operation *, int64_t>, memref::GlobalOp> panels;
+    llvm::SetVector<Operation *> replaced;
+    for (auto &[b, origin] : blocks) {
+      memref::GlobalOp &packed = panels[{origin.global, b.width}];
+      if (!packed)
+        packed = panelsOf(origin.global, b.width, symbols);
+      readConstantPanels(rewriter, b, origin, packed);
+      eraseUnusedChain(rewriter, b.block);
+      replaced.insert(origin.global);
+    }
+    for (Operation *global : replaced)
+      if (SymbolTable::symbolKnownUseEmpty(global, getOperation()))
+        symbols.erase(global);
   }
 };
 

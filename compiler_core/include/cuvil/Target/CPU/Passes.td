@@ -112,7 +112,7 @@ def CpuUnaliasGemmRows : Pass<"cuvil-cpu-unalias-gemm-rows", "func::FuncOp"> {
   ];
 }
 
-def CpuPackGemmPanels : Pass<"cuvil-cpu-pack-gemm-panels", "func::FuncOp"> {
+def CpuPackGemmPanels : Pass<"cuvil-cpu-pack-gemm-panels", "ModuleOp"> {
   let summary = "Copy each K block of a GEMM's right operand into packed panels";
   let description = [{
     After the schedule and bufferization, a GEMM's K-block loop reads its
@@ -133,6 +133,14 @@ def CpuPackGemmPanels : Pass<"cuvil-cpu-pack-gemm-panels", "func::FuncOp"> {
     carrying vector sums walks them), at least `min-rows` rows of the result
     read each panel (the copy is repaid: a GEMV's is not) and the panels fit
     `max-bytes`.
+
+    A right operand that is a constant (`memref.get_global` of a constant
+    global, through subviews: a model's weights) is packed once, here, at
+    compile time: a global of its panels `[ceil(n / nr)][k][nr]` (zeros past
+    the last column) replaces the copy, and each block becomes a view of it,
+    whatever the number of result rows and the size (nothing is copied at run
+    time). Blocks of one constant read with one width share its panels; the
+    original global goes once nothing reads it.
 
     Before:
     ```mlir
