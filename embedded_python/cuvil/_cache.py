@@ -66,6 +66,11 @@ class SignatureCache:
         with self._lock:
             self._entries[key] = entry
 
+    def pop(self, key: Hashable) -> None:
+        """Forget the entry for ``key``, if any."""
+        with self._lock:
+            self._entries.pop(key, None)
+
     def __len__(self) -> int:
         return len(self._entries)
 

@@ -19,6 +19,7 @@ from ._cache import SignatureCache, disk_cache_dir
 from ._captured import changed as captured_changed
 from ._dtypes import dtype_from_name, is_traceable, traceable_dtypes
 from ._errors import CompileError, UnsupportedConstructError
+from ._jit_constants import ConstantSets, constant_key, constant_names, constant_problem
 from ._logging import logger
 from ._mlir import tensor_type
 from ._program import (
@@ -241,15 +242,23 @@ class _Fallback:
     reason: str
 
 
-def _plain_key(names, args) -> tuple | None:
+def _plain_key(names, args, constants=frozenset()) -> tuple | None:
     """The in-memory cache key of ``args`` when each is what compiled code takes as it
     is: a contiguous, aligned, non-empty ndarray of a dtype the tracer follows; else
     ``None`` (:func:`_argument_problem` then says which argument and why). One pass over
     the arguments, on every call: a 13-argument call spent 10 µs checking them and
-    building the key separately."""
+    building the key separately. An argument named in ``constants`` is keyed by
+    identity (an ndarray: ``(name, dtype, shape, id)``) or by value (``(name, None,
+    value)``, a hashable Python value)."""
     dtypes = traceable_dtypes()
     key = []
     for name, value in zip(names, args):
+        if constants and name in constants:
+            item = constant_key(name, value)
+            if item is None:
+                return None
+            key.append(item)
+            continue
         if type(value) is not np.ndarray:
             return None
         dtype = value.dtype
@@ -260,9 +269,11 @@ def _plain_key(names, args) -> tuple | None:
     return tuple(key)
 
 
-def _argument_problem(name: str, value) -> tuple[str, str] | None:
+def _argument_problem(name: str, value, constants=frozenset()) -> tuple[str, str] | None:
     """``(problem, fix)`` when an argument forces the fallback path (one that
     :func:`_plain_key` refuses), else ``None``."""
+    if name in constants:
+        return constant_problem(name, value)
     array_fix = f"pass a C-contiguous NumPy array, e.g. np.ascontiguousarray({name})"
     if not isinstance(value, np.ndarray):
         return f"argument '{name}' is a {type(value).__name__}, not a numpy.ndarray", array_fix
@@ -300,6 +311,7 @@ class JitFunction:
         enable_fusion: bool = True,
         pipeline=None,
         fallback_target: str | None = None,
+        constants=None,
     ):
         from ._targets import resolve_target
 
@@ -319,6 +331,8 @@ class JitFunction:
         self.pipeline = pipeline
         self.enable_fusion = bool(pipeline.enable_fusion if pipeline else enable_fusion)
         self._signature = signature_of(fn)
+        self._constants = constant_names(constants, self._signature, fn)
+        self._constant_sets = ConstantSets()
         self._cache = SignatureCache()
         self._last_compiled: Compilation | None = None
         self._last_fallback_reason: str | None = None
@@ -346,15 +360,16 @@ class JitFunction:
         # other case (tracers, device arrays, arguments that need converting,
         # a first call, captured globals to recheck) takes the full path below.
         names = self._simple_names
+        constants = self._constants
         if names is not None and not kwargs and len(args) == len(names):
-            key = _plain_key(names, args)
+            key = _plain_key(names, args, constants)
             entry = self._cache.get(key) if key is not None else None
             if type(entry) is CompiledProgram and not entry.program.captured:
                 if logger.isEnabledFor(logging.DEBUG):
                     logger.debug(
                         "%s: in-memory cache hit for %s", self.__qualname__, _describe(key)
                     )
-                return self._run(entry, list(args))
+                return self._run(entry, list(args), names)
         fn = self.__cuvil_function__
         if any(isinstance(a, Tracer) for a in args) or any(
             isinstance(v, Tracer) for v in kwargs.values()
@@ -368,10 +383,13 @@ class JitFunction:
             arguments = bind_arguments(fn, self._signature, args, kwargs)
         if self.target == "cuda" and any(map(nd.is_cuda_tensor, arguments.values)):
             return self._call_on_device(arguments)
-        key = _plain_key(arguments.names, arguments.values)
+        key = _plain_key(arguments.names, arguments.values, constants)
         if key is None:
             # Some argument is not plain: the first one, named.
-            problems = map(_argument_problem, arguments.names, arguments.values)
+            problems = (
+                _argument_problem(n, v, constants)
+                for n, v in zip(arguments.names, arguments.values)
+            )
             what, fix = next(p for p in problems if p is not None)
             reason = f"{what} (called at {user_location()}); fix: {fix}"
             return self._fall_back(reason, args, kwargs)
@@ -389,14 +407,30 @@ class JitFunction:
             entry = self._retrace(arguments, key, stale)
             if isinstance(entry, _Fallback):
                 return self._fall_back(entry.reason, args, kwargs)
-        return self._run(entry, arguments.values)
+        return self._run(entry, arguments.values, arguments.names)
 
     def _call_on_device(self, arguments: ArgumentList):
         """Arrays already on the GPU (``cuvil.nd`` arrays, DLPack tensors of PyTorch or
         CuPy): no copies, results as ``cuvil.nd`` arrays on the same device."""
-        arrays = [nd.from_dlpack(v) for v in arguments.values]
+        constants = self._constants
+        named = [
+            (n, nd.from_dlpack(v))
+            for n, v in zip(arguments.names, arguments.values)
+            if n not in constants
+        ]
+        arrays = [a for _, a in named]
         device = next(a.device for a in arrays if a.is_cuda)
-        for name, a in zip(arguments.names, arrays):
+        constant_key = []
+        for name, value in zip(arguments.names, arguments.values):
+            if name in constants and (item := constant_key(name, value)) is None:
+                raise TypeError(
+                    f"{self.__qualname__}: constant argument '{name}' is a "
+                    f"{type(value).__name__}; constants are compiled in from host values: "
+                    f"pass a NumPy array (or a hashable value) as {name}"
+                )
+            if name in constants:
+                constant_key.append(item)
+        for name, a in named:
             if a.device != device:
                 raise TypeError(
                     f"{self.__qualname__}: argument '{name}' is on {a.device} while others "
@@ -405,16 +439,23 @@ class JitFunction:
                 )
             if not is_traceable(a.dtype):
                 raise TypeError(f"{self.__qualname__}: argument '{name}' has dtype {a.dtype}")
-        key = ("device", device) + tuple(
-            (n, a.dtype, a.shape) for n, a in zip(arguments.names, arrays)
+        key = (
+            ("device", device),
+            *((n, a.dtype, a.shape) for n, a in named),
+            *constant_key,
         )
         entry = self._cache.get(key)
         if entry is None:
             with self._cache.build_lock:
                 entry = self._cache.get(key)
                 if entry is None:
-                    # Traced on empty host arrays: tracing reads shapes and dtypes only.
-                    placeholders = [np.empty(a.shape, a.dtype) for a in arrays]
+                    # Traced on empty host arrays: tracing reads shapes and dtypes only
+                    # (constants, compiled in, are traced with their values).
+                    empty = iter([np.empty(a.shape, a.dtype) for a in arrays])
+                    placeholders = [
+                        v if n in constants else next(empty)
+                        for n, v in zip(arguments.names, arguments.values)
+                    ]
                     entry = self._build(
                         ArgumentList(arguments.names, placeholders, arguments._rebuild), key
                     )
@@ -449,8 +490,10 @@ class JitFunction:
             return self._build(arguments, key)
 
     def _build(self, arguments: ArgumentList, key):
+        if self._constants:
+            self._constant_sets.adopt(self, arguments, key)
         try:
-            program = trace_function(self.__cuvil_function__, arguments)
+            program = trace_function(self.__cuvil_function__, arguments, constants=self._constants)
         except UnsupportedConstructError as error:
             entry = _Fallback(error.reason)
         else:
@@ -500,7 +543,9 @@ class JitFunction:
             return _Fallback(f"it was compiled for {where}, which cannot run here: {reason}")
         return entry
 
-    def _run(self, entry: CompiledProgram, inputs: list):
+    def _run(self, entry: CompiledProgram, inputs: list, names=()):
+        if self._constants:
+            inputs = [v for n, v in zip(names, inputs) if n not in self._constants]
         result = entry.run(inputs)
         self._last_compiled = entry.record
         self._last_fallback_reason = None
@@ -518,7 +563,14 @@ class JitFunction:
 
 
 def _describe(key) -> str:
-    return ", ".join(f"{name}: {dtype.name}{list(shape)}" for name, dtype, shape in key)
+    def one(item):
+        if len(item) == 4:
+            return f"{item[0]}: constant {item[1].name}{list(item[2])}"
+        if len(item) == 2 or item[1] is None:
+            return f"{item[0]}={item[-1]!r}"
+        return f"{item[0]}: {item[1].name}{list(item[2])}"
+
+    return ", ".join(map(one, key))
 
 
 def jit(
@@ -528,6 +580,7 @@ def jit(
     enable_fusion: bool = True,
     pipeline=None,
     fallback_target: str | None = None,
+    constants=None,
 ):
     """Compile a NumPy function with Cuvil; usable as ``@cuvil.jit`` or ``@cuvil.jit(...)``.
 
@@ -545,6 +598,15 @@ def jit(
             The function is still compiled for ``target`` (its IR, PTX and
             artifacts are there) and then for the fallback, and a warning says
             why. ``None``: calls raise a ``RuntimeError`` with the reason.
+        constants: parameter names (one or a sequence) whose values are compiled
+            into the code, as a model's weights are: folded where they meet other
+            constants, and laid out for the kernels that read them (a GEMM's
+            right operand in the register tile's panels). An array is taken by
+            identity and made read-only (``flags.writeable`` cleared, so that a
+            change in place raises instead of going unseen); passing another
+            array compiles again and forgets the old one. A hashable Python
+            value (a number, a tuple) is keyed by its value, as JAX's static
+            arguments are, and may steer Python control flow.
 
     The first call for each combination of argument shapes and dtypes traces
     the function and compiles it; later calls run the machine code directly.
@@ -554,6 +616,7 @@ def jit(
         enable_fusion=enable_fusion,
         pipeline=pipeline,
         fallback_target=fallback_target,
+        constants=constants,
     )
     if fn is None:
         return lambda f: JitFunction(f, **options)

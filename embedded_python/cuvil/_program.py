@@ -185,16 +185,29 @@ def _collect_outputs(ctx: TraceContext, result) -> tuple[list[Tracer], str]:
     return outputs, structure
 
 
-def trace_function(fn, arguments: ArgumentList, func_name: str | None = None) -> TracedProgram:
+def trace_function(
+    fn, arguments: ArgumentList, func_name: str | None = None, constants=frozenset()
+) -> TracedProgram:
     """Run ``fn`` once on tracers shaped like ``arguments.values`` and record its IR.
 
     ``arguments.values`` must be arrays (or objects with ``shape`` and ``dtype``)
-    of supported dtypes. Raises :class:`UnsupportedConstructError` for
-    constructs Cuvil cannot compile and :class:`TraceError` for invalid programs.
+    of supported dtypes, except those named in ``constants``: compiled in (an
+    array as a constant, another value passed to ``fn`` as it is) rather than
+    arguments of the traced function. Raises :class:`UnsupportedConstructError`
+    for constructs Cuvil cannot compile and :class:`TraceError` for invalid programs.
     """
     name = func_name or sanitize_symbol(_python_name(fn))
     ctx = TraceContext(name, function_location(fn))
-    tracers = [ctx.new_argument(v.shape, v.dtype) for v in arguments.values]
+    kept = [(n, v) for n, v in zip(arguments.names, arguments.values) if n not in constants]
+
+    def traced(name, value):
+        if name not in constants:
+            return ctx.new_argument(value.shape, value.dtype)
+        if isinstance(value, np.ndarray):
+            return ctx.constant(value, loc=ctx.func_loc)
+        return value
+
+    tracers = [traced(n, v) for n, v in zip(arguments.names, arguments.values)]
     random_state = _random_states()
     with ctx.active():
         try:
@@ -215,10 +228,10 @@ def trace_function(fn, arguments: ArgumentList, func_name: str | None = None) ->
     program = TracedProgram(
         func_name=name,
         mlir=mlir,
-        inputs=[(np.dtype(v.dtype), tuple(v.shape)) for v in arguments.values],
+        inputs=[(np.dtype(v.dtype), tuple(v.shape)) for _, v in kept],
         outputs=[(t.dtype, t.shape) for t in outputs],
         structure=structure,
-        input_names=list(arguments.names),
+        input_names=[n for n, _ in kept],
         captured=ctx.captured,
         symbol_ranges=dict(ctx.builder.symbol_ranges),
     )

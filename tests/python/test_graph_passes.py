@@ -195,6 +195,47 @@ def test_gemm_right_operands_are_packed_into_panels_and_exact(
     assert (panels is not None) is packed, after[:3000]
 
 
+@pytest.mark.parametrize(
+    "m,k,n",
+    [
+        (64, 128, 512),  # a Transformer block's FFN: each thread's columns
+        (8, 512, 1024),  # too few rows to repay a copy, packed all the same
+        (256, 512, 2048),  # K blocks and M tiles: each reads the panels in place
+        (64, 200, 1001),  # odd width: the last panel padded with zeros
+    ],
+)
+@pytest.mark.parametrize("epilogue", [False, True], ids=["plain", "bias-gelu"])
+def test_constant_right_operands_are_packed_once_at_compile_time(snapshots, m, k, n, epilogue):
+    """A weight compiled in (``constants=``) is packed into panels of the register
+    tile's width when compiled: a constant global of panels replaces the weight's, the
+    blocks read it in place (no copy on the stack), and results are unchanged."""
+
+    def plain(a, b, bias):
+        return a @ b
+
+    def fused(a, b, bias):
+        return cuvil.gelu(a @ b + bias)
+
+    f = cuvil.jit(fused if epilogue else plain, constants=("b", "bias"))
+    rng = np.random.default_rng(m + k + n)
+    a, b, bias = (rng.standard_normal(s).astype(np.float32) for s in ((m, k), (k, n), (n,)))
+    reference = a.astype(np.float64) @ b.astype(np.float64)
+    if epilogue:
+        reference = cuvil.gelu(reference + bias)  # in float64, outside tracing
+    result = f(a, b, bias)
+    assert cuvil.last_fallback_reason(f) is None
+    np.testing.assert_allclose(result, reference, rtol=1e-4, atol=1e-4 * np.sqrt(k))
+    after = _ir_after(f, "cuvil-cpu-pack-gemm-panels")
+    panels = re.search(
+        rf'memref\.global "private" constant @\w+_panels : memref<(\d+)x{k}x(\d+)xf32>', after
+    )
+    assert panels is not None, after[:3000]
+    count, width = int(panels.group(1)), int(panels.group(2))
+    assert count == -(-n // width)
+    assert not re.search(rf"memref\.global .* : memref<{k}x{n}xf32>", after), "weight kept"
+    assert "memref.view" not in after, "a constant is not copied at run time"
+
+
 @pytest.mark.parametrize("n,k", [(4096, 512), (1000, 999), (512, 1024), (128, 64)])
 def test_gemv_register_tiles_are_one_row_sweeping_the_right_operand(snapshots, n, k):
     """A one-row GEMM (batch-1 inference) gets a register tile of one row by eight

@@ -1,0 +1,104 @@
+"""``cuvil.jit(constants=...)``: arguments compiled into the code, as a model's weights are."""
+
+import re
+
+import numpy as np
+import pytest
+
+import cuvil
+
+
+def _compiled_count(fn) -> int:
+    return sum(1 for c in cuvil.compilations() if c.function == fn.__qualname__)
+
+
+def _mlp(x, w1, b1, w2):
+    return cuvil.gelu(x @ w1 + b1) @ w2
+
+
+def _weights(seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((16, 32)).astype(np.float32)
+    w1 = rng.standard_normal((32, 64)).astype(np.float32)
+    b1 = rng.standard_normal(64).astype(np.float32)
+    w2 = rng.standard_normal((64, 24)).astype(np.float32)
+    return x, w1, b1, w2
+
+
+def test_constant_arrays_are_compiled_in_and_calls_reuse_the_code():
+    x, w1, b1, w2 = _weights()
+
+    def mlp(x, w1, b1, w2):
+        return _mlp(x, w1, b1, w2)
+
+    plain = cuvil.jit(_mlp)
+    f = cuvil.jit(mlp, constants=("w1", "b1", "w2"))
+    expected = plain(x, w1, b1, w2)
+    np.testing.assert_allclose(f(x, w1, b1, w2), expected, rtol=1e-5, atol=1e-5)
+    assert cuvil.last_fallback_reason(f) is None
+    # The traced function takes the activation only; the weights are constants.
+    traced = cuvil.inspect_ir(f, "input")
+    signature = re.search(r"func\.func @\w+\((.*?)\) ->", traced).group(1)
+    assert signature.count("%arg") == 1, signature
+    assert traced.count("cuvil.constant") >= 3
+    for _ in range(5):
+        np.testing.assert_allclose(f(x * 2, w1, b1, w2), plain(x * 2, w1, b1, w2), rtol=1e-5)
+    np.testing.assert_allclose(f(x, w1=w1, b1=b1, w2=w2), expected, rtol=1e-5, atol=1e-5)
+    assert _compiled_count(f) == 1
+
+
+def test_constant_arrays_become_read_only():
+    x, w1, b1, w2 = _weights()
+    f = cuvil.jit(_mlp, constants="w1")
+    f(x, w1, b1, w2)
+    assert not w1.flags.writeable
+    assert b1.flags.writeable, "only the constants are frozen"
+    with pytest.raises(ValueError, match="read-only"):
+        w1[0, 0] = 1.0
+
+
+def test_another_array_compiles_again_and_replaces_the_old_code(caplog):
+    x, w1, b1, w2 = _weights()
+
+    def mlp(x, w1, b1, w2):
+        return _mlp(x, w1, b1, w2)
+
+    f = cuvil.jit(mlp, constants=("w1", "w2"))
+    f(x, w1, b1, w2)
+    new_w1 = w1 * 0.5
+    np.testing.assert_allclose(
+        f(x, new_w1, b1, w2), cuvil.jit(_mlp)(x, new_w1, b1, w2), rtol=1e-5, atol=1e-5
+    )
+    assert "mlp: compiling again: constant argument 'w1' is not the array" in caplog.text
+    assert _compiled_count(f) == 2
+    assert len(f._cache) == 1, "the code of the replaced weights is dropped"
+
+
+def test_hashable_constants_are_keyed_by_value_and_steer_python():
+    def scaled(x, scale, mode):
+        return x * scale if mode == "mul" else x + scale
+
+    f = cuvil.jit(scaled, constants=("scale", "mode"))
+    x = np.arange(6, dtype=np.float32)
+    np.testing.assert_array_equal(f(x, 2.0, "mul"), x * 2.0)
+    np.testing.assert_array_equal(f(x, 2.0, "add"), x + 2.0)
+    np.testing.assert_array_equal(f(x, 3.0, "mul"), x * 3.0)
+    np.testing.assert_array_equal(f(x, 2.0, "mul"), x * 2.0)
+    assert cuvil.last_fallback_reason(f) is None
+    assert _compiled_count(f) == 3
+
+
+def test_bad_constants_are_named():
+    with pytest.raises(TypeError, match=r"'w3', which is not a named parameter .* x, w1, b1, w2"):
+        cuvil.jit(_mlp, constants=("w1", "w3"))
+    with pytest.raises(TypeError, match="parameter names"):
+        cuvil.jit(_mlp, constants=(1,))
+
+    def gather(x, index):
+        return x * 2.0
+
+    f = cuvil.jit(gather, constants="index")
+    x = np.ones(4, np.float32)
+    np.testing.assert_array_equal(f(x, [1, 2]), x * 2.0)
+    reason = cuvil.last_fallback_reason(f)
+    assert "constant argument 'index' is a list" in reason and "hashable" in reason, reason
