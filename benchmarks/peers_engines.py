@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import inspect
 import pathlib
 import warnings
 
@@ -76,7 +77,10 @@ def _cuvil(ctx: Context):
     if ctx.spec.numpy_fn is None:
         compiled = cuvil.load_onnx(ctx.onnx_path()).compile()
         return lambda: compiled(*ctx.spec.activations)
-    jitted = cuvil.jit(ctx.spec.numpy_fn)
+    # The weights compiled in, as ONNX Runtime's initializers and IREE's and
+    # XLA's constants are: folded and packed for the kernels when compiled.
+    parameters = list(inspect.signature(ctx.spec.numpy_fn).parameters)
+    jitted = cuvil.jit(ctx.spec.numpy_fn, constants=parameters[ctx.spec.weights_from :])
     jitted(*inputs)
     reason = cuvil.last_fallback_reason(jitted)
     if reason:
