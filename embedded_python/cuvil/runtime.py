@@ -61,8 +61,9 @@ class Runtime:
         arena_extend_strategy: ``"grow"`` (a call that needs more takes the rest from
             the heap and the pool grows once to fit the next one) or ``"fixed"`` (such
             a call fails with a ``MemoryError`` naming the function and the size).
-        num_threads: OpenMP threads a call may use (``None``: ``OMP_NUM_THREADS`` or
-            every core); set on the calling thread for the call only.
+        num_threads: threads a call's parallel regions may use (``None``:
+            ``OMP_NUM_THREADS`` or every core); set on the calling thread for the call
+            only.
         enable_async: ``True`` gives the runtime a stream: a worker thread that runs
             :meth:`Function.call_async` calls one after another in the order they were
             made, while the caller goes on (preparing the next input, say); each call

@@ -320,3 +320,21 @@ def test_gemm_accumulator_fills_stay_vector_stores_and_small_gemms_share_threads
     assert not re.search(r"call .*memset", cuvil.inspect_ir(f, "llvm"))
     scheduled = _ir_after(f, "cuvil-cpu-schedule")
     assert re.search(r"scf\.forall \(.*\) in \((2|1, 2|2, 1)\)", scheduled), scheduled[:2000]
+
+
+def test_parallel_regions_call_cuvils_thread_pool_through_slots():
+    """A GEMM split across threads forks through the slot the loader fills with
+    Cuvil's thread pool (no OpenMP runtime is linked: the variadic __kmpc_fork_call
+    is gone, its loop shares still come from __kmpc_for_static_init); exact results."""
+    f = cuvil.jit(lambda a, b: a @ b)
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((256, 512)).astype(np.float32)
+    b = rng.standard_normal((512, 1024)).astype(np.float32)
+    result = f(a, b)
+    assert cuvil.last_fallback_reason(f) is None
+    np.testing.assert_allclose(result, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-3)
+    llvm = cuvil.inspect_ir(f, "llvm")
+    assert "@cuvil_slot_cuvil_fork_call" in llvm, llvm[:2000]
+    assert "@__kmpc_fork_call(" not in llvm
+    assert "@cuvil_slot___kmpc_for_static_init_8u" in llvm
+    assert "__kmpc_barrier(" not in llvm, "a region's loop ends it without a barrier"

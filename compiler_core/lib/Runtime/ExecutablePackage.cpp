@@ -3,6 +3,7 @@
 #include "cuvil/Runtime/ExecutablePackage.h"
 #include "cuvil/Runtime/CudaExecutable.h"
 #include "cuvil/Runtime/SharedLibrary.h"
+#include "cuvil/Runtime/ThreadPool.h"
 #include "cuvil/Serialization/Package.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -352,44 +353,12 @@ std::shared_ptr<Executable> ExecutablePackage::load(const PackagedFunction &fn,
   return shared;
 }
 
-namespace {
-/// omp_get_max_threads / omp_set_num_threads of the pinned libomp, or null
-/// before any code was loaded.
-struct OpenMPControl {
-  int (*getMax)() = nullptr;
-  void (*set)(int) = nullptr;
-  OpenMPControl() {
-    // The libomp the code's loading pinned (first of the list).
-    std::string path = codeRuntimeLibraries().front();
-    if (void *omp = ::dlopen(path.c_str(), RTLD_NOLOAD | RTLD_LAZY)) {
-      getMax = reinterpret_cast<int (*)()>(::dlsym(omp, "omp_get_max_threads"));
-      set =
-          reinterpret_cast<void (*)(int)>(::dlsym(omp, "omp_set_num_threads"));
-      ::dlclose(omp); // the runtime keeps it loaded (RTLD_NODELETE)
-    }
-  }
-};
-
-/// The control, looked up again until libomp has been loaded.
-const OpenMPControl &openmp() {
-  static std::mutex mutex;
-  static OpenMPControl control;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (!control.set || !control.getMax)
-    control = OpenMPControl();
-  return control;
-}
-} // namespace
-
 ScopedThreadCount::ScopedThreadCount(int threads) {
   if (threads <= 0)
     return;
-  const OpenMPControl &control = openmp();
-  if (!control.set || !control.getMax)
-    return;
-  previous = control.getMax();
-  restore = control.set;
-  control.set(threads);
+  previous = threads::callerThreads();
+  restore = &threads::setCallerThreads;
+  threads::setCallerThreads(threads);
 }
 
 ScopedThreadCount::~ScopedThreadCount() {

@@ -1,6 +1,7 @@
 //===- MemRefCall.cpp - Memref descriptors around the caller's buffers ----===//
 
 #include "cuvil/Runtime/MemRefCall.h"
+#include "cuvil/Runtime/ThreadPool.h"
 
 #include "llvm/ADT/SmallVector.h"
 
@@ -152,6 +153,7 @@ void MemRefCallExecutable::call(void *const *inputs, void *const *outputs,
   if (sigsetjmp(env, 0)) {
     activeCall = previous;
     activeInputs = previousInputs;
+    threads::abandonRegions();
     return;
   }
   activeCall = &env;

@@ -3,6 +3,7 @@
 #include "cuvil/Runtime/SharedLibrary.h"
 #include "cuvil/Runtime/CudaRuntimeAbi.h"
 #include "cuvil/Runtime/MemoryPool.h"
+#include "cuvil/Runtime/ThreadPool.h"
 #include "cuvil/Serialization/Package.h"
 
 #include <algorithm>
@@ -29,7 +30,6 @@ std::vector<std::string> cuvil::codeRuntimeLibraries() {
     return dir + "/" + *(names.end() - 1);
   };
   return {
-      first({"libomp.so.5", "libomp.so"}),
       first({"libmlir_c_runner_utils.so.19.1", "libmlir_c_runner_utils.so"})};
 }
 
@@ -125,8 +125,12 @@ LibraryExecutable::load(const std::string &path, const std::string &symbol,
   if (void *handler = library->symbol(kSizeMismatchHandlerSymbol))
     *static_cast<void **>(handler) =
         reinterpret_cast<void *>(&cuvilResultSizeMismatch);
-  // CUDA host code calls the runtime through slots (CudaRuntimeAbi.h).
+  // CUDA host code calls the runtime through slots (CudaRuntimeAbi.h), as
+  // parallel regions call the thread pool (ThreadPool.h).
   for (const cuda::RuntimeFunction &function : cuda::runtimeFunctions())
+    if (void *slot = library->symbol(cuda::slotName(function.name)))
+      *static_cast<void **>(slot) = function.address;
+  for (const threads::RuntimeFunction &function : threads::runtimeFunctions())
     if (void *slot = library->symbol(cuda::slotName(function.name)))
       *static_cast<void **>(slot) = function.address;
   return std::make_unique<LibraryExecutable>(

@@ -99,9 +99,9 @@ private:
   std::unique_ptr<Impl> impl;
 };
 
-/// Sets the OpenMP thread count compiled code uses on this thread for the
-/// object's life (0: leave it), restoring the previous one after. Code is
-/// parallelized with the private libomp the runtime pins; this reaches it.
+/// Sets the thread count compiled code's parallel regions use on this
+/// thread for the object's life (0: leave it), restoring the previous one
+/// after (Cuvil's thread pool, cuvil/Runtime/ThreadPool.h).
 class ScopedThreadCount {
 public:
   explicit ScopedThreadCount(int threads);
@@ -111,7 +111,7 @@ public:
 
 private:
   int previous = 0;
-  void (*restore)(int) = nullptr; ///< omp_set_num_threads, when set
+  void (*restore)(int) = nullptr; ///< threads::setCallerThreads, when set
 };
 
 /// Evaluates an output size expression ("N * 2", "((h + -1) // 2) + 1":

@@ -21,10 +21,11 @@
 
 namespace cuvil {
 
-/// The libraries compiled CPU code calls into (OpenMP, then MLIR's C runner
-/// utilities), to pin before loading it: the runtime packages' sonames
-/// (libomp5-19, libmlir-19) where they are installed, else the development
-/// symlinks. The one list the CPU target and executable packages use.
+/// The libraries compiled CPU code calls into (MLIR's C runner utilities),
+/// to pin before loading it: the runtime package's soname (libmlir-19)
+/// where it is installed, else the development symlink. The one list the
+/// CPU target and executable packages use. (Parallel regions call Cuvil's
+/// thread pool through slots, not a library: ThreadPool.h.)
 std::vector<std::string> codeRuntimeLibraries();
 
 /// One dlopen'ed library; dlclose'd on destruction.

@@ -147,7 +147,6 @@ CpuTarget::load(ModuleOp lowered, const LoadRequest &request,
       error);
   if (!bytes)
     return failure();
-  cpu::configureThreadRuntime();
   std::unique_ptr<::cuvil::Executable> executable =
       ::cuvil::LibraryExecutable::loadFromMemory(
           bytes->getBuffer(), compiledSymbol(request), compiledSymbol(request),
@@ -161,7 +160,6 @@ CpuTarget::load(ModuleOp lowered, const LoadRequest &request,
 FailureOr<std::unique_ptr<::cuvil::Executable>>
 CpuTarget::loadFromCache(StringRef path, const LoadRequest &request,
                          std::string &error) const {
-  cpu::configureThreadRuntime();
   std::unique_ptr<::cuvil::Executable> executable =
       ::cuvil::LibraryExecutable::load(
           path.str(), compiledSymbol(request), ::cuvil::codeRuntimeLibraries(),

@@ -1,7 +1,8 @@
 //===- SerialSingleTask.cpp - Small parallel work runs on the caller ------===//
 //
 // cuvil-serial-single-task: an OpenMP region over a run-time extent forks
-// only when its loop has more than one iteration. cuvil-serial-foralls: a
+// only when its loop has more than one iteration; every loop ends its region
+// without a barrier. cuvil-serial-foralls: a
 // thread-level loop the schedule found too small to split becomes a plain
 // loop nest.
 //
@@ -51,6 +52,10 @@ Value severalIterations(OpBuilder &b, Location loc, omp::LoopNestOp nest) {
 struct SerialSingleTaskPass
     : public cuvil::impl::SerialSingleTaskBase<SerialSingleTaskPass> {
   void runOnOperation() override {
+    // Each loop ends its region: the region's end joins its threads, and a
+    // barrier after the loop would need them all running at once (Cuvil's
+    // thread pool runs a region's late shares on the threads that are).
+    getOperation().walk([](omp::WsloopOp loop) { loop.setNowait(true); });
     getOperation().walk([](omp::ParallelOp parallel) {
       omp::LoopNestOp nest = distributedLoop(parallel);
       if (parallel.getIfExpr() || !nest)

@@ -168,25 +168,10 @@ void defineRuntimeCalls(llvm::Module &module) {
                                  llvm::GlobalValue::ExternalLinkage,
                                  llvm::ConstantPointerNull::get(ptrType),
                                  ::cuvil::cuda::slotName(fn.getName().str()));
-    fn.setLinkage(llvm::GlobalValue::InternalLinkage);
-    auto *entry = llvm::BasicBlock::Create(ctx, "entry", &fn);
-    auto *call = llvm::BasicBlock::Create(ctx, "call", &fn);
-    auto *stop = llvm::BasicBlock::Create(ctx, "stop", &fn);
-    llvm::IRBuilder<> b(entry);
-    llvm::Value *target = b.CreateLoad(ptrType, slot);
-    b.CreateCondBr(b.CreateIsNull(target), stop, call);
-    b.SetInsertPoint(stop);
-    b.CreateCall(abort);
-    b.CreateUnreachable();
-    b.SetInsertPoint(call);
-    SmallVector<llvm::Value *> args;
-    for (llvm::Argument &arg : fn.args())
-      args.push_back(&arg);
-    llvm::Value *result = b.CreateCall(fn.getFunctionType(), target, args);
-    if (fn.getReturnType()->isVoidTy())
-      b.CreateRetVoid();
-    else
-      b.CreateRet(result);
+    cpu::defineThroughSlot(fn, slot, [&](llvm::IRBuilder<> &b) {
+      b.CreateCall(abort);
+      b.CreateUnreachable();
+    });
   }
 }
 

@@ -4,6 +4,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Target/TargetMachine.h"
 
@@ -25,9 +26,16 @@ createHostTargetMachine(bool positionIndependent = false);
 /// A short description of the host target, e.g. "x86_64 znver4 +avx512f".
 std::string hostDescription();
 
-/// Sets the OpenMP runtime's defaults for inference calls (workers sleep
-/// between calls) before it is loaded; call before loading compiled code.
-void configureThreadRuntime();
+/// Sends the OpenMP calls of parallel regions (`__kmpc_fork_call`, static
+/// loop shares) to Cuvil's thread pool through slots the loader fills
+/// (cuvil/Runtime/ThreadPool.h); unfilled, the regions run serially.
+void defineThreadCalls(llvm::Module &module);
+
+/// Gives declared function `fn` a body calling through pointer global
+/// `slot` (a runtime function the loader provides) when the slot is set;
+/// `unset` ends the body for an empty slot (the builder at its block).
+void defineThroughSlot(llvm::Function &fn, llvm::GlobalVariable *slot,
+                       llvm::function_ref<void(llvm::IRBuilder<> &)> unset);
 
 enum class Artifact { LLVMIR, Assembly, Object };
 

@@ -183,7 +183,10 @@ def SerialSingleTask : Pass<"cuvil-serial-single-task", "func::FuncOp"> {
     whose loop bounds are not all constants an `if` clause that is true only
     when the loop has more than one iteration, so a single task runs on the
     calling thread (as a static single-task loop does, which has no parallel
-    region at all).
+    region at all). It also marks every `omp.wsloop` `nowait`: the loop is
+    the whole region, whose end joins the threads, and Cuvil's thread pool
+    (Runtime/ThreadPool.h) runs shares no awake thread has claimed on the
+    threads that are, which a barrier inside the region would deadlock.
 
     Before:
     ```mlir
