@@ -9,8 +9,8 @@ while), the same product in NumPy, 1 ms and 20 ms asleep, and 0.2 ms of
 Python work. Each configuration runs in a fresh process, because the
 settings it varies are read once when their library starts: the defaults,
 OPENBLAS_THREAD_TIMEOUT=4 (OpenBLAS's workers sleep at once instead of
-spinning for about 2^28 cycles), KMP_BLOCKTIME=200 (the OpenMP default;
-Cuvil sets 1 ms) and one OpenMP thread. Unset OPENBLAS_CORETYPE and
+spinning for about 2^28 cycles) and one thread for Cuvil's parallel regions
+(OMP_NUM_THREADS=1). Unset OPENBLAS_CORETYPE and
 OPENBLAS_L2_SIZE when running it (``make bench`` does).
 """
 
@@ -28,7 +28,6 @@ HERE = pathlib.Path(__file__).resolve().parent
 CONFIGURATIONS = {
     "default": {},
     "OPENBLAS_THREAD_TIMEOUT=4": {"OPENBLAS_THREAD_TIMEOUT": "4"},
-    "KMP_BLOCKTIME=200": {"KMP_BLOCKTIME": "200"},
     "OMP_NUM_THREADS=1": {"OMP_NUM_THREADS": "1"},
 }
 PATTERNS = (
