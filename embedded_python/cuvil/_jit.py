@@ -332,8 +332,8 @@ class JitFunction:
         self.enable_fusion = bool(pipeline.enable_fusion if pipeline else enable_fusion)
         self._signature = signature_of(fn)
         self._constants = constant_names(constants, self._signature, fn)
-        self._constant_sets = ConstantSets()
         self._cache = SignatureCache()
+        self._constant_sets = ConstantSets(self._constants, self._cache)
         self._last_compiled: Compilation | None = None
         self._last_fallback_reason: str | None = None
         self._warned: set[str] = set()
@@ -420,16 +420,15 @@ class JitFunction:
         ]
         arrays = [a for _, a in named]
         device = next(a.device for a in arrays if a.is_cuda)
-        constant_key = []
+        constant_items = []
         for name, value in zip(arguments.names, arguments.values):
-            if name in constants and (item := constant_key(name, value)) is None:
-                raise TypeError(
-                    f"{self.__qualname__}: constant argument '{name}' is a "
-                    f"{type(value).__name__}; constants are compiled in from host values: "
-                    f"pass a NumPy array (or a hashable value) as {name}"
-                )
-            if name in constants:
-                constant_key.append(item)
+            if name not in constants:
+                continue
+            item = constant_key(name, value)
+            if item is None:  # constants are compiled in from host values
+                what, fix = constant_problem(name, value)
+                raise TypeError(f"{self.__qualname__}: {what}; fix: {fix}")
+            constant_items.append(item)
         for name, a in named:
             if a.device != device:
                 raise TypeError(
@@ -442,7 +441,7 @@ class JitFunction:
         key = (
             ("device", device),
             *((n, a.dtype, a.shape) for n, a in named),
-            *constant_key,
+            *constant_items,
         )
         entry = self._cache.get(key)
         if entry is None:
@@ -451,9 +450,9 @@ class JitFunction:
                 if entry is None:
                     # Traced on empty host arrays: tracing reads shapes and dtypes only
                     # (constants, compiled in, are traced with their values).
-                    empty = iter([np.empty(a.shape, a.dtype) for a in arrays])
+                    shapes = dict(named)
                     placeholders = [
-                        v if n in constants else next(empty)
+                        v if n in constants else np.empty(shapes[n].shape, shapes[n].dtype)
                         for n, v in zip(arguments.names, arguments.values)
                     ]
                     entry = self._build(
@@ -491,7 +490,7 @@ class JitFunction:
 
     def _build(self, arguments: ArgumentList, key):
         if self._constants:
-            self._constant_sets.adopt(self, arguments, key)
+            self._constant_sets.adopt(arguments, key, self.__qualname__)
         try:
             program = trace_function(self.__cuvil_function__, arguments, constants=self._constants)
         except UnsupportedConstructError as error:

@@ -85,28 +85,31 @@ class ConstantSets:
     """The constant arrays each signature's code was compiled with, kept alive (so
     that the id in a cache key is never another array's)."""
 
-    def __init__(self):
+    def __init__(self, names: frozenset, cache):
+        self.names = names  # the constant parameters
+        self._cache = cache  # the jit function's SignatureCache
         # Key without the arrays' ids -> (the full cache key, the arrays).
         self._sets: dict[tuple, tuple] = {}
 
-    def adopt(self, jitted, arguments, key) -> None:
+    def adopt(self, arguments, key, function: str) -> None:
         """Make the constant arrays about to be compiled in read-only and keep them;
-        drop ``jitted``'s code for the same signature with other arrays, if any."""
+        drop the code of ``function`` for the same signature with other arrays, if
+        any."""
         base = tuple(item[:3] if len(item) == 4 else item for item in key)
         arrays = []
         for name, value in zip(arguments.names, arguments.values):
-            if name in jitted._constants and isinstance(value, np.ndarray):
+            if name in self.names and isinstance(value, np.ndarray):
                 value.flags.writeable = False  # a change in place would go unseen
                 arrays.append(value)
         previous = self._sets.get(base)
         if previous is not None and previous[0] != key:
-            jitted._cache.pop(previous[0])
+            self._cache.pop(previous[0])
             changed = [old[0] for old, new in zip(previous[0], key) if len(old) == 4 and old != new]
             several = len(changed) > 1
             logger.warning(
                 "%s: compiling again: constant argument%s %s %s not the array%s compiled "
                 "in before (pass the same arrays on every call; new ones compile anew)",
-                jitted.__qualname__,
+                function,
                 "s" if several else "",
                 ", ".join(f"'{n}'" for n in changed),
                 "are" if several else "is",

@@ -14,8 +14,10 @@
 #include <csetjmp>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <mutex>
 #include <set>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -24,7 +26,7 @@ using namespace cuvil;
 namespace {
 
 template <typename F> F entry(const char *name) {
-  for (const threads::RuntimeFunction &fn : threads::runtimeFunctions())
+  for (const RuntimeFunction &fn : threads::runtimeFunctions())
     if (std::strcmp(fn.name, name) == 0)
       return reinterpret_cast<F>(fn.address);
   ADD_FAILURE() << "no entry point " << name;
@@ -67,16 +69,28 @@ void body(int32_t *gtid, int32_t * /*btid*/, void *arg) {
     loop->hits[i].fetch_add(1);
 }
 
-void runRegion(Loop &loop) {
+using Body = void (*)(int32_t *, int32_t *, void *);
+
+void runRegion(Loop &loop, Body region = &body) {
   static Fork fork = entry<Fork>(threads::kForkFunction);
   void *args[1] = {&loop};
-  fork(nullptr, 1, reinterpret_cast<void *>(&body), args);
+  fork(nullptr, 1, reinterpret_cast<void *>(region), args);
 }
 
 void expectEachIterationOnce(Loop &loop) {
   for (uint64_t i = 0; i < loop.trip; ++i)
     ASSERT_EQ(loop.hits[i].load(), 1)
         << "iteration " << i << " of " << loop.trip;
+}
+
+TEST(ThreadPool, TheLoaderHasAnAddressForEveryEntryPointTheCodeCalls) {
+  std::set<std::string_view> names;
+  for (const RuntimeFunction &fn : threads::runtimeFunctions()) {
+    EXPECT_TRUE(threads::isRuntimeFunction(fn.name)) << fn.name;
+    EXPECT_NE(fn.address, nullptr) << fn.name;
+    names.insert(fn.name);
+  }
+  EXPECT_EQ(names.size(), std::size(threads::kEntryPoints));
 }
 
 TEST(ThreadPool, StaticSharesCoverTheLoopOnce) {
@@ -141,9 +155,7 @@ TEST(ThreadPool, AJumpOutOfARegionFreesThePool) {
   landing = &env;
   jumpOut = true;
   if (sigsetjmp(env, 0) == 0) {
-    static Fork fork = entry<Fork>(threads::kForkFunction);
-    void *args[1] = {&failed};
-    fork(nullptr, 1, reinterpret_cast<void *>(&failingBody), args);
+    runRegion(failed, &failingBody);
   } else {
     threads::abandonRegions();
   }

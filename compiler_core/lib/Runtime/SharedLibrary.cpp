@@ -125,14 +125,13 @@ LibraryExecutable::load(const std::string &path, const std::string &symbol,
   if (void *handler = library->symbol(kSizeMismatchHandlerSymbol))
     *static_cast<void **>(handler) =
         reinterpret_cast<void *>(&cuvilResultSizeMismatch);
-  // CUDA host code calls the runtime through slots (CudaRuntimeAbi.h), as
-  // parallel regions call the thread pool (ThreadPool.h).
-  for (const cuda::RuntimeFunction &function : cuda::runtimeFunctions())
-    if (void *slot = library->symbol(cuda::slotName(function.name)))
-      *static_cast<void **>(slot) = function.address;
-  for (const threads::RuntimeFunction &function : threads::runtimeFunctions())
-    if (void *slot = library->symbol(cuda::slotName(function.name)))
-      *static_cast<void **>(slot) = function.address;
+  // CUDA host code calls the runtime through slots, as parallel regions
+  // call the thread pool (RuntimeSlots.h).
+  for (const auto *functions :
+       {&cuda::runtimeFunctions(), &threads::runtimeFunctions()})
+    for (const RuntimeFunction &function : *functions)
+      if (void *slot = library->symbol(slotName(function.name)))
+        *static_cast<void **>(slot) = function.address;
   return std::make_unique<LibraryExecutable>(
       std::move(library), reinterpret_cast<PackedEntry>(entry), inputs, outputs,
       instrumented);

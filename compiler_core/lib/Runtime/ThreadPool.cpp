@@ -54,7 +54,7 @@ thread_local int callerCount = 0;
 /// Whether this thread is handing out a region of the pool.
 thread_local bool forking = false;
 
-void pause() {
+void cpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
 #endif
@@ -191,7 +191,6 @@ public:
     // Claimed: `next` shares; the interrupted one never finishes.
     waitFor(static_cast<int32_t>(std::min(next, team)) - 1);
     forking = false;
-    current = Share{};
     busy.store(false, std::memory_order_release);
   }
 
@@ -224,7 +223,7 @@ private:
   void waitFor(int32_t shares) {
     for (unsigned spins = 0; done.load(std::memory_order_acquire) < shares;
          ++spins)
-      spins % 1024 == 1023 ? std::this_thread::yield() : pause();
+      spins % 1024 == 1023 ? std::this_thread::yield() : cpuRelax();
   }
 
   /// Starts workers until `wanted` run (or the system refuses threads);
@@ -268,7 +267,7 @@ private:
       if (spins % 256 == 255 &&
           std::chrono::steady_clock::now() - start > kSpin)
         break;
-      pause();
+      cpuRelax();
     }
     std::unique_lock<std::mutex> lock(mutex);
     sleepers.fetch_add(1, std::memory_order_seq_cst);
@@ -390,7 +389,7 @@ void endSerializedParallel(void * /*loc*/, int32_t /*gtid*/) {
 
 } // namespace
 
-const std::vector<threads::RuntimeFunction> &threads::runtimeFunctions() {
+const std::vector<RuntimeFunction> &threads::runtimeFunctions() {
   auto address = [](auto *fn) { return reinterpret_cast<void *>(fn); };
   static const std::vector<RuntimeFunction> functions = {
       {kForkFunction, address(&forkCall)},

@@ -4,17 +4,15 @@
 // gpu-to-llvm conversion emits (module load, kernel launch, streams,
 // events, device memory) and `cuvilCudaConstant` (cuvil-cuda-device-
 // constants). MLIR 19 ships no runtime for them; Cuvil's is in
-// CudaRuntime.cpp. The generated library does not link against it: each
-// such function is defined in the library as a call through a pointer
-// global, `cuvil_slot_<name>`, which the loader fills (SharedLibrary.cpp),
-// so the code finds the runtime of whichever process loads it and nothing
-// enters the global symbol scope. No MLIR headers here.
+// CudaRuntime.cpp. The generated library calls them through slots
+// (RuntimeSlots.h). No MLIR headers here.
 //
 //===----------------------------------------------------------------------===//
 #ifndef CUVIL_RUNTIME_CUDARUNTIMEABI_H
 #define CUVIL_RUNTIME_CUDARUNTIMEABI_H
 
-#include <string>
+#include "cuvil/Runtime/RuntimeSlots.h"
+
 #include <string_view>
 #include <vector>
 
@@ -23,23 +21,12 @@ namespace cuvil::cuda {
 /// `void *cuvilCudaConstant(const void *host, int64_t bytes)`: the device
 /// copy of a constant buffer, made on first use.
 constexpr const char *kConstantFunction = "cuvilCudaConstant";
-/// Prefix of the pointer global through which a function is called.
-constexpr const char *kSlotPrefix = "cuvil_slot_";
 
 /// Whether `name`, a function host code declares, is one the runtime
 /// provides (and so is called through a slot).
 inline bool isRuntimeFunction(std::string_view name) {
   return name.rfind("mgpu", 0) == 0 || name == kConstantFunction;
 }
-
-inline std::string slotName(std::string_view function) {
-  return std::string(kSlotPrefix) + std::string(function);
-}
-
-struct RuntimeFunction {
-  const char *name;
-  void *address;
-};
 
 /// Every function of the runtime with its address, for the loader.
 const std::vector<RuntimeFunction> &runtimeFunctions();

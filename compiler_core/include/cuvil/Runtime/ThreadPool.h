@@ -3,10 +3,9 @@
 // Compiled CPU code distributes its parallel loops the way OpenMP code does
 // (MLIR's convert-scf-to-openmp, then LLVM's OpenMP builder: a fork of an
 // outlined region, a static share of the loop per thread). It does not call
-// an OpenMP runtime: each such entry point is defined in the generated
-// library as a call through a pointer global, `cuvil_slot_<name>`, which the
-// loader fills with the functions here (SharedLibrary.cpp); unfilled (the
-// library loaded by something else) the code runs serially.
+// an OpenMP runtime: it calls the entry points here through slots
+// (RuntimeSlots.h); unfilled (the library loaded by something else) the
+// code runs serially.
 //
 // What differs from an OpenMP runtime's fork-join: the caller runs the
 // region's threads itself as long as any is unclaimed, and waits only for
@@ -18,6 +17,8 @@
 #ifndef CUVIL_RUNTIME_THREADPOOL_H
 #define CUVIL_RUNTIME_THREADPOOL_H
 
+#include "cuvil/Runtime/RuntimeSlots.h"
+
 #include <string_view>
 #include <vector>
 
@@ -28,26 +29,29 @@ namespace cuvil::threads {
 /// `void cuvil_fork_call(void *loc, int32_t argc, void *microtask,
 /// void **args)`.
 constexpr const char *kForkFunction = "cuvil_fork_call";
+inline constexpr std::string_view kEntryPoints[] = {
+    kForkFunction,
+    "__kmpc_fork_call_if",
+    "__kmpc_global_thread_num",
+    "__kmpc_for_static_init_4",
+    "__kmpc_for_static_init_4u",
+    "__kmpc_for_static_init_8",
+    "__kmpc_for_static_init_8u",
+    "__kmpc_for_static_fini",
+    "__kmpc_barrier",
+    "__kmpc_serialized_parallel",
+    "__kmpc_end_serialized_parallel",
+};
 
 /// Whether the generated code calls `name` through a slot.
 inline bool isRuntimeFunction(std::string_view name) {
-  return name == kForkFunction || name == "__kmpc_fork_call_if" ||
-         name == "__kmpc_global_thread_num" ||
-         name == "__kmpc_for_static_init_4" ||
-         name == "__kmpc_for_static_init_4u" ||
-         name == "__kmpc_for_static_init_8" ||
-         name == "__kmpc_for_static_init_8u" ||
-         name == "__kmpc_for_static_fini" || name == "__kmpc_barrier" ||
-         name == "__kmpc_serialized_parallel" ||
-         name == "__kmpc_end_serialized_parallel";
+  for (std::string_view entry : kEntryPoints)
+    if (name == entry)
+      return true;
+  return false;
 }
 
-struct RuntimeFunction {
-  const char *name;
-  void *address;
-};
-
-/// Every entry point with its address, for the loader.
+/// Every entry point of kEntryPoints with its address, for the loader.
 const std::vector<RuntimeFunction> &runtimeFunctions();
 
 /// Threads a parallel region of the calling thread uses: its own setting

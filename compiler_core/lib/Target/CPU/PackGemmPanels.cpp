@@ -226,7 +226,7 @@ std::optional<ConstantOrigin> constantOrigin(KBlock &b, SymbolTable &symbols) {
       llvm::divideCeil(type.getDimSize(1), b.width) * b.width, element);
   packed = packed ? llvm::checkedMul(*packed, type.getDimSize(0)) : packed;
   if (!packed || *packed > kMaxPanelBytes ||
-      (size != element && size != type.getNumElements() * element))
+      (size != element && size != bytesOf(type)))
     return std::nullopt;
   if (!llvm::all_of(origin.cols,
                     [&](OpFoldResult c) { return isMultipleOf(c, b.width); }))

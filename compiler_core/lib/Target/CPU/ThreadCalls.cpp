@@ -18,18 +18,6 @@ using namespace mlir;
 
 namespace {
 
-constexpr const char *kSlotPrefix = "cuvil_slot_";
-
-llvm::GlobalVariable *slotFor(llvm::Module &module, llvm::StringRef function) {
-  std::string name = (kSlotPrefix + function).str();
-  if (llvm::GlobalVariable *existing = module.getGlobalVariable(name))
-    return existing;
-  auto *ptrType = llvm::PointerType::get(module.getContext(), 0);
-  return new llvm::GlobalVariable(
-      module, ptrType, /*isConstant=*/false, llvm::GlobalValue::ExternalLinkage,
-      llvm::ConstantPointerNull::get(ptrType), name);
-}
-
 /// `fork(loc, argc, microtask, args...)` becomes: the pool's
 /// `cuvil_fork_call(loc, argc, microtask, array)` when loaded by Cuvil's
 /// runtime, else `microtask(&0, &0, args...)` right here.
@@ -102,6 +90,17 @@ void serialBody(llvm::IRBuilder<> &b, llvm::Function &fn) {
 
 } // namespace
 
+llvm::GlobalVariable *mlir::cuvil::cpu::runtimeSlot(llvm::Module &module,
+                                                    llvm::StringRef function) {
+  std::string name = ::cuvil::slotName(function.str());
+  if (llvm::GlobalVariable *existing = module.getGlobalVariable(name))
+    return existing;
+  auto *ptrType = llvm::PointerType::get(module.getContext(), 0);
+  return new llvm::GlobalVariable(
+      module, ptrType, /*isConstant=*/false, llvm::GlobalValue::ExternalLinkage,
+      llvm::ConstantPointerNull::get(ptrType), name);
+}
+
 void mlir::cuvil::cpu::defineThroughSlot(
     llvm::Function &fn, llvm::GlobalVariable *slot,
     llvm::function_ref<void(llvm::IRBuilder<> &)> unset) {
@@ -129,7 +128,7 @@ void mlir::cuvil::cpu::defineThroughSlot(
 void mlir::cuvil::cpu::defineThreadCalls(llvm::Module &module) {
   if (llvm::Function *fork = module.getFunction("__kmpc_fork_call")) {
     llvm::GlobalVariable *slot =
-        slotFor(module, ::cuvil::threads::kForkFunction);
+        runtimeSlot(module, ::cuvil::threads::kForkFunction);
     for (llvm::User *user : llvm::make_early_inc_range(fork->users()))
       if (auto *call = llvm::dyn_cast<llvm::CallInst>(user))
         rewriteFork(call, slot);
@@ -140,6 +139,6 @@ void mlir::cuvil::cpu::defineThreadCalls(llvm::Module &module) {
     if (fn.isDeclaration() &&
         ::cuvil::threads::isRuntimeFunction(fn.getName()) &&
         fn.getName() != ::cuvil::threads::kForkFunction)
-      defineThroughSlot(fn, slotFor(module, fn.getName()),
+      defineThroughSlot(fn, runtimeSlot(module, fn.getName()),
                         [&](llvm::IRBuilder<> &b) { serialBody(b, fn); });
 }

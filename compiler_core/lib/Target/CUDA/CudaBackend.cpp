@@ -157,17 +157,12 @@ LogicalResult runFatbinary(StringRef ptxPath, StringRef cubinPath,
 /// something else than Cuvil's runtime) stops the program.
 void defineRuntimeCalls(llvm::Module &module) {
   llvm::LLVMContext &ctx = module.getContext();
-  auto *ptrType = llvm::PointerType::get(ctx, 0);
   llvm::FunctionCallee abort = module.getOrInsertFunction(
       "abort", llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {}));
   for (llvm::Function &fn : module) {
     if (!fn.isDeclaration() || !::cuvil::cuda::isRuntimeFunction(fn.getName()))
       continue;
-    auto *slot =
-        new llvm::GlobalVariable(module, ptrType, /*isConstant=*/false,
-                                 llvm::GlobalValue::ExternalLinkage,
-                                 llvm::ConstantPointerNull::get(ptrType),
-                                 ::cuvil::cuda::slotName(fn.getName().str()));
+    llvm::GlobalVariable *slot = cpu::runtimeSlot(module, fn.getName());
     cpu::defineThroughSlot(fn, slot, [&](llvm::IRBuilder<> &b) {
       b.CreateCall(abort);
       b.CreateUnreachable();

@@ -31,6 +31,11 @@ std::string hostDescription();
 /// (cuvil/Runtime/ThreadPool.h); unfilled, the regions run serially.
 void defineThreadCalls(llvm::Module &module);
 
+/// The pointer global `cuvil_slot_<function>` of `module` (made if needed)
+/// the loader fills with a runtime function (cuvil/Runtime/RuntimeSlots.h).
+llvm::GlobalVariable *runtimeSlot(llvm::Module &module,
+                                  llvm::StringRef function);
+
 /// Gives declared function `fn` a body calling through pointer global
 /// `slot` (a runtime function the loader provides) when the slot is set;
 /// `unset` ends the body for an empty slot (the builder at its block).
