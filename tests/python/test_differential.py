@@ -203,3 +203,55 @@ def test_failures_are_counted_and_reproducible(monkeypatch, no_disk_cache):
     text = report.format(MAX_NODES)
     assert "FAIL seed 5 [fused]" in text and "--seed 6 --graphs 1" in text
     assert "def graph_5(" in text
+
+
+# Random graphs have dims under 10; attention's chain fusion needs query blocks of 8 rows
+# and keys in whole 32-wide register tiles, so its shapes are drawn here.
+CHAIN_SEEDS = range(16)
+
+
+def _random_chain(seed: int):
+    """A random two-GEMM chain (attention-like): q·kᵀ, then a row-wise middle (softmax with
+    an optional scale and mask, or an elementwise op), then ·v; and its inputs."""
+    rng = np.random.default_rng(seed)
+    heads, queries = int(rng.choice([1, 2, 3, 4])), int(rng.choice([8, 16, 24, 40, 64]))
+    keys, d_head = int(rng.choice([32, 64, 96, 40])), int(rng.choice([4, 8, 16, 32, 48]))
+    width = int(rng.choice([32, 64, 16]))
+    scale, masked = float(rng.choice([1.0, 0.125, 0.5])), bool(rng.random() < 0.4)
+    middle = str(rng.choice(["softmax", "softmax", "relu", "tanh_shift"]))
+
+    def chain(q, k, v, mask):
+        s = (q @ k.transpose(0, 2, 1)) * scale
+        if masked:
+            s = s + mask
+        if middle == "softmax":
+            e = np.exp(s - s.max(axis=-1, keepdims=True))
+            p = e / e.sum(axis=-1, keepdims=True)
+        elif middle == "relu":
+            p = np.maximum(s, 0.0)
+        else:
+            p = np.tanh(s) + 1.0
+        return p @ v
+
+    inputs = [
+        rng.standard_normal((heads, queries, d_head)).astype(np.float32),
+        rng.standard_normal((heads, keys, d_head)).astype(np.float32),
+        rng.standard_normal((heads, keys, width)).astype(np.float32),
+        np.triu(np.full((queries, keys), -30.0, np.float32), k=1),
+    ]
+    name = f"{heads}x{queries}x{keys}x{d_head}->{width} {middle} scale={scale} mask={masked}"
+    return chain, inputs, name
+
+
+@pytest.mark.parametrize("seed", CHAIN_SEEDS)
+def test_random_gemm_chains_match_numpy_fused_and_unfused(no_disk_cache, seed):
+    chain, inputs, name = _random_chain(seed)
+    reference = chain(*(x.astype(np.float64) for x in inputs))
+    scale = 1.0 + np.abs(reference).max()
+    for fusion in (True, False):
+        f = cuvil.jit(chain, enable_fusion=fusion)
+        result = f(*inputs)
+        assert cuvil.last_fallback_reason(f) is None, name
+        np.testing.assert_allclose(
+            result, reference, rtol=2e-5, atol=2e-5 * scale, err_msg=f"{name} fusion={fusion}"
+        )

@@ -338,3 +338,58 @@ def test_parallel_regions_call_cuvils_thread_pool_through_slots():
     assert "@__kmpc_fork_call(" not in llvm
     assert "@cuvil_slot___kmpc_for_static_init_8u" in llvm
     assert "__kmpc_barrier(" not in llvm, "a region's loop ends it without a barrier"
+
+
+def _loop_holding(ir, text):
+    """The body of the scf.forall whose body holds ``text`` (up to its in_parallel), or ''."""
+    for body in ir.split("scf.forall (")[1:]:
+        body = body.split("scf.forall.in_parallel")[0]
+        if text in body:
+            return body
+    return ""
+
+
+@pytest.mark.parametrize(
+    "heads,queries,keys,d_head,masked,fused",
+    [
+        (4, 64, 64, 32, False, True),  # the example block's attention
+        (8, 256, 256, 64, False, True),  # blocks of 16 queries, 128 tasks
+        (2, 48, 96, 16, True, True),  # 24-row blocks, a causal mask, d_head under a tile
+        (2, 16, 32, 8, False, True),  # blocks of one register tile of queries
+        (4, 64, 40, 32, False, False),  # 40 keys: not whole register tiles, unfused
+    ],
+)
+def test_attention_runs_as_one_loop_over_blocks_of_queries(
+    snapshots, heads, queries, keys, d_head, masked, fused
+):
+    """softmax(q·kᵀ·scale [+ mask])·v is one kernel: each block of query rows gets its
+    scores, softmax and product with v in L1, in 8 x 32 register tiles; the scores are
+    never written whole. Results match float64 NumPy, fused or not."""
+
+    def attention(q, k, v, mask):
+        s = (q @ k.transpose(0, 2, 1)) * np.float32(1.0 / np.sqrt(d_head))
+        if masked:
+            s = s + mask
+        e = np.exp(s - s.max(axis=-1, keepdims=True))
+        return (e / e.sum(axis=-1, keepdims=True)) @ v
+
+    f = cuvil.jit(attention)
+    rng = np.random.default_rng(heads * queries + keys)
+    q = rng.standard_normal((heads, queries, d_head)).astype(np.float32)
+    k, v = (rng.standard_normal((heads, keys, d_head)).astype(np.float32) for _ in range(2))
+    v = np.ascontiguousarray(np.concatenate([v] * max(1, 32 // d_head), axis=2))  # 32+ wide
+    mask = np.triu(np.full((queries, keys), -1e4, np.float32), k=1)
+    result = f(q, k, v, mask)
+    assert cuvil.last_fallback_reason(f) is None
+    reference = attention(*(x.astype(np.float64) for x in (q, k, v, mask)))
+    np.testing.assert_allclose(result, reference, rtol=1e-5, atol=1e-5)
+    scheduled = _ir_after(f, "cuvil-cpu-schedule")
+    loop = _loop_holding(scheduled, "math.exp")
+    # Both GEMMs' register loops and the softmax in the same loop over query blocks.
+    assert (loop.count("vector.fma") >= 2 and "arith.divf" in loop) is fused, loop[:2000]
+    assert "linalg.batch_matmul ins" not in scheduled
+    bufferized = _ir_after(f, "cuvil-cpu-stack-buffers")
+    if fused:  # the blocks' scores and probabilities: on each thread's stack
+        assert "memref.alloca()" in bufferized and "memref.alloc()" not in _loop_holding(
+            bufferized.replace("scf.parallel (", "scf.forall ("), "math.exp"
+        )

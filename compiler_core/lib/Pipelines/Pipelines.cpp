@@ -285,14 +285,21 @@ PipelineBuilder mlir::cuvil::buildPipeline(const TargetBackend &target,
 //===----------------------------------------------------------------------===//
 
 namespace {
+/// The up-to option's help text: llvm::cl::desc keeps only a reference, so
+/// the text must outlive every options object (a temporary printed garbage
+/// in `cuvil-opt --help`).
+const std::string &upToHelp() {
+  static const std::string text =
+      "Stop after this phase (" + ::cuvil::phaseNames() + ")";
+  return text;
+}
+
 struct PipelineCliOptions : public PassPipelineOptions<PipelineCliOptions> {
   Option<bool> enableFusion{*this, "enable-fusion",
                             llvm::cl::desc("Fuse elementwise ops"),
                             llvm::cl::init(true)};
-  Option<std::string> upTo{
-      *this, "up-to",
-      llvm::cl::desc("Stop after this phase (" + ::cuvil::phaseNames() + ")"),
-      llvm::cl::init("llvm")};
+  Option<std::string> upTo{*this, "up-to", llvm::cl::desc(upToHelp()),
+                           llvm::cl::init("llvm")};
   Option<int> vectorLanes{*this, "vector-lanes",
                           llvm::cl::desc("f32 lanes per vector register (0: "
                                          "the target's own)"),

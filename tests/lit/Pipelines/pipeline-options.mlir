@@ -3,8 +3,12 @@
 // RUN: %not %cuvil_opt %s --cuvil-cpu-pipeline=up-to=bogus 2>&1 | FileCheck %s
 // RUN: %not %cuvil_opt %s --pass-pipeline="builtin.module(cuvil-cpu-pipeline{up-to=bogus})" 2>&1 | FileCheck %s
 // RUN: %cuvil_opt %s --cuvil-cpu-pipeline=up-to=linalg | FileCheck %s --check-prefix=LINALG
+// The help names the phases (its text once dangled and printed garbage).
+// RUN: %cuvil_opt --help | FileCheck %s --check-prefix=HELP
 
 // CHECK: error: unknown phase 'bogus' for up-to; expected cuvil, linalg, {{.*}} or llvm
+// HELP: --cuvil-cpu-pipeline
+// HELP: --up-to=<string> {{.*}}- Stop after this phase (cuvil, linalg, fusion, schedule, bufferize or llvm)
 // LINALG-LABEL: func.func @f
 // LINALG: linalg.generic
 func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {

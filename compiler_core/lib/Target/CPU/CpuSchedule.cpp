@@ -529,9 +529,29 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
   int64_t registerCols = 2 * vectorLanes;
   std::string body, deferred;
   int64_t id = 0;
+  // Attention's two batched GEMMs and the softmax between them: one kernel
+  // (see RowKernels.cpp), found before any GEMM takes an epilogue.
+  SmallVector<cpu::BatchedGemmChain> chains =
+      fuseEpilogues
+          ? cpu::findBatchedGemmChains(
+                module, registerRows, registerCols,
+                [&](linalg::GenericOp op) -> std::optional<int64_t> {
+                  SmallVector<int64_t> tiles = vectorTiles(op, vectorLanes);
+                  if (tiles.empty())
+                    return std::nullopt;
+                  return tiles.back();
+                })
+          : SmallVector<cpu::BatchedGemmChain>();
+  llvm::DenseSet<Operation *> chained;
+  for (const cpu::BatchedGemmChain &chain : chains) {
+    chained.insert(chain.first);
+    chained.insert(chain.second);
+    for (linalg::GenericOp op : chain.rowOps())
+      chained.insert(op);
+  }
   module.walk([&](linalg::LinalgOp op) {
     bool batched = isa<linalg::BatchMatmulOp>(op);
-    if (!batched && !isa<linalg::MatmulOp>(op))
+    if ((!batched && !isa<linalg::MatmulOp>(op)) || chained.contains(op))
       return;
     auto lhs = dyn_cast<RankedTensorType>(op.getDpsInputs()[0].getType());
     auto out = dyn_cast<RankedTensorType>(op.getDpsInits()[0].getType());
@@ -567,8 +587,9 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
     // An elementwise op combining two GEMMs (`min(a @ b, c @ d)`) is the
     // epilogue of the first only: the second GEMM is tiled on its own.
     if (epilogue &&
-        epilogue->hasAttr(
-            mlir::cuvil::CuvilDialect::EpilogueIdAttrHelper::getNameStr()))
+        (chained.contains(epilogue) ||
+         epilogue->hasAttr(
+             mlir::cuvil::CuvilDialect::EpilogueIdAttrHelper::getNameStr())))
       epilogue = nullptr;
     if (epilogue)
       epilogue->setAttr(
@@ -619,8 +640,10 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
         vectorBlock(id, tiles, extracts, innerExtent, dynamicInner, deferred);
     ++id;
   });
-  body += cpu::rowGroupSchedule(module, vectorLanes, innerTiles) +
-          cpu::threadedTransposes(module, id) + vectorBody;
+  body +=
+      cpu::batchedGemmChainSchedule(chains, registerRows, registerCols, id) +
+      cpu::rowGroupSchedule(module, vectorLanes, innerTiles, chains) +
+      cpu::threadedTransposes(module, id) + vectorBody;
   // Kernels with dynamic extents are vectorized last, once canonicalization
   // has made the peeled loops' full tiles static.
   if (!deferred.empty())

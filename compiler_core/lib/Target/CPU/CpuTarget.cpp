@@ -96,6 +96,8 @@ void CpuTarget::buildPhases(const TargetOptions &o, PipelineBuilder &p) const {
   p.add(Phase::Bufferize, "cuvil-serial-foralls", "", "func.func");
   p.add(Phase::Bufferize, "scf-forall-to-parallel");
   p.add(Phase::Bufferize, "canonicalize");
+  p.add(Phase::Bufferize, "cuvil-cpu-stack-buffers",
+        o.parallel ? "" : "threads=0", "func.func");
   // Its stack buffers are per thread: convert-scf-to-openmp puts them at
   // the start of each thread's region (the parallel loops are final here).
   if (o.parallel)

@@ -135,12 +135,12 @@ int64_t vectorId(Operation *op) {
   return id ? id.getInt() : -1;
 }
 
-/// Whether `generic` is a row op: tagged, one result, static iteration
-/// space whose loops are all parallel except perhaps the innermost (a row
-/// reduction), no gathers; an elementwise op writes its result with the
-/// identity map, a reduction with the innermost dimension dropped.
-bool isRowOp(linalg::GenericOp generic) {
-  if (vectorId(generic) < 0 || generic.getNumResults() != 1 ||
+/// Whether `generic` is a row op: vectorized (`tileOf`), one result, static
+/// iteration space whose loops are all parallel except perhaps the innermost
+/// (a row reduction), no gathers; an elementwise op writes its result with
+/// the identity map, a reduction with the innermost dimension dropped.
+bool isRowOp(linalg::GenericOp generic, cpu::VectorTileOf tileOf) {
+  if (!tileOf(generic) || generic.getNumResults() != 1 ||
       !generic.getBody()->getOps<tensor::ExtractOp>().empty())
     return false;
   if (llvm::any_of(generic.getStaticLoopRanges(), ShapedType::isDynamic))
@@ -160,8 +160,7 @@ bool isRowOp(linalg::GenericOp generic) {
 struct GroupSpace {
   SmallVector<int64_t> ranges; ///< the sink's loops, rows innermost but one
   int64_t rows;                ///< rows per block
-  /// The innermost vector tile of each tagged op (0: the whole extent).
-  const llvm::DenseMap<int64_t, int64_t> &innerTiles;
+  cpu::VectorTileOf tileOf;    ///< which ops are vectorized, and how
 };
 
 /// A chain fused into one row-blocked loop: the last op and the producers
@@ -205,7 +204,7 @@ linalg::GenericOp rowProducer(linalg::GenericOp consumer, OpOperand &use,
   }
   auto producer = value.getDefiningOp<linalg::GenericOp>();
   if (!producer || producer->getBlock() != consumer->getBlock() ||
-      !isRowOp(producer))
+      !isRowOp(producer, space.tileOf))
     return {};
   ArrayRef<int64_t> full = space.ranges;
   Extent consumerExtent = extentOf(consumer, full);
@@ -214,7 +213,7 @@ linalg::GenericOp rowProducer(linalg::GenericOp consumer, OpOperand &use,
   if (consumerExtent == Extent::Other || producerExtent == Extent::Other)
     return {};
   if (producerExtent == Extent::PerRow) {
-    int64_t tile = space.innerTiles.lookup(vectorId(producer));
+    int64_t tile = *space.tileOf(producer);
     if (!elementwise || (tile != 0 && space.rows % tile != 0))
       return {};
   }
@@ -335,25 +334,16 @@ std::string matchTagged(const std::string &name, llvm::StringRef opName,
          " : i64} in %root : (!transform.any_op) -> !transform.any_op\n";
 }
 
-std::string groupBlock(RowGroup group, int64_t index) {
-  // The sink's tiles: one along each outer dimension, a block of rows, the
-  // rows whole.
-  SmallVector<int64_t> tiles(group.sink.getNumLoops() - 2, 1);
-  tiles.append({group.rows, 0});
-  std::string g = "g" + std::to_string(index);
-  auto match = [](const std::string &name, linalg::GenericOp op) {
-    return matchTagged(name, "linalg.generic", vectorId(op));
-  };
-  std::string text = match(g + "s", group.sink);
-  text += "    %" + g + "t, %" + g +
-          "f0 = transform.structured.tile_using_forall %" + g +
-          "s tile_sizes [" + joinSizes(tiles) +
-          "] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)\n";
-  text += "    %" + g + "fn = transform.get_parent_op %" + g +
-          "f0 {op_name = \"func.func\"} : (!transform.any_op) -> "
-          "!transform.any_op\n";
+/// Schedule text fusing ops into one loop: `%<g>f<step>` is the loop's
+/// latest handle, `%<g>fn` its function.
+struct LoopFusion {
+  std::string g;
+  std::string text;
   int64_t step = 0;
-  auto fuse = [&](const std::string &producer) {
+
+  /// Fuses the op `%producer` into the loop; its fused copy is
+  /// `%<producer>x`.
+  void fuse(const std::string &producer) {
     std::string from = g + "f" + std::to_string(step++);
     std::string into = g + "f" + std::to_string(step);
     text += "    %" + producer + "x, %" + into +
@@ -361,38 +351,92 @@ std::string groupBlock(RowGroup group, int64_t index) {
             " into %" + from +
             " : (!transform.any_op, !transform.any_op) -> (!transform.any_op, "
             "!transform.any_op)\n";
-  };
-  for (auto [i, producer] : llvm::enumerate(group.producers)) {
-    std::string p = g + "p" + std::to_string(i);
-    // Two ops of the block reading the same producer read the same slice of
-    // it: CSE makes that one slice, so the producer is fused (and computed)
-    // once, not once per reader.
-    text += "    transform.apply_cse to %" + g + "fn : !transform.any_op\n";
-    text += match(p, producer);
-    int64_t init = filledInit(producer);
+  }
+
+  /// Binds `%<g>fn` to the loop's function.
+  void findFunction() {
+    text += "    %" + g + "fn = transform.get_parent_op %" + g + "f" +
+            std::to_string(step) +
+            " {op_name = \"func.func\"} : (!transform.any_op) -> "
+            "!transform.any_op\n";
+  }
+
+  /// Fuses `%op` and, when `init` >= 0, the fill making its operand `init`.
+  void fuseWithFill(const std::string &op, int64_t init) {
     if (init >= 0)
-      text += "    %" + p + "i = transform.get_producer_of_operand %" + p +
+      text += "    %" + op + "i = transform.get_producer_of_operand %" + op +
               "[" + std::to_string(init) +
               "] : (!transform.any_op) -> !transform.any_op\n";
-    fuse(p);
+    fuse(op);
     if (init >= 0)
-      fuse(p + "i");
+      fuse(op + "i");
   }
-  return text;
+
+  /// Fuses the tagged row ops `ops` (consumers before producers), each with
+  /// the fill of its reduction init, naming them `%<g><prefix><i>`.
+  void fuseRowOps(ArrayRef<linalg::GenericOp> ops, llvm::StringRef prefix) {
+    for (auto [i, op] : llvm::enumerate(ops)) {
+      std::string p = g + prefix.str() + std::to_string(i);
+      // Two ops of the block reading the same producer read the same slice
+      // of it: CSE makes that one slice, so the producer is fused (and
+      // computed) once, not once per reader.
+      text += "    transform.apply_cse to %" + g + "fn : !transform.any_op\n";
+      text += matchTagged(p, "linalg.generic", vectorId(op));
+      fuseWithFill(p, filledInit(op));
+    }
+  }
+};
+
+std::string groupBlock(RowGroup group, int64_t index) {
+  // The sink's tiles: one along each outer dimension, a block of rows, the
+  // rows whole.
+  SmallVector<int64_t> tiles(group.sink.getNumLoops() - 2, 1);
+  tiles.append({group.rows, 0});
+  LoopFusion loop{"g" + std::to_string(index)};
+  const std::string &g = loop.g;
+  loop.text = matchTagged(g + "s", "linalg.generic", vectorId(group.sink));
+  loop.text +=
+      "    %" + g + "t, %" + g +
+      "f0 = transform.structured.tile_using_forall %" + g + "s tile_sizes [" +
+      joinSizes(tiles) +
+      "] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)\n";
+  loop.findFunction();
+  loop.fuseRowOps(group.producers, "p");
+  return loop.text;
 }
 
 } // namespace
 
+/// Removes the dead originals of fused ops, so that the vector schedules
+/// after this text match only the fused copies (`name`: a fresh handle).
+std::string dropFusedOriginals(llvm::StringRef name) {
+  return "    %" + name.str() +
+         " = transform.structured.match ops{[\"func.func\"]} in %root : "
+         "(!transform.any_op) -> !transform.any_op\n"
+         "    transform.apply_dce to %" +
+         name.str() + " : !transform.any_op\n";
+}
+
 std::string
 cpu::rowGroupSchedule(ModuleOp module, int64_t lanes,
-                      const llvm::DenseMap<int64_t, int64_t> &innerTiles) {
+                      const llvm::DenseMap<int64_t, int64_t> &innerTiles,
+                      ArrayRef<BatchedGemmChain> claimed) {
+  auto tileOf = [&](linalg::GenericOp op) -> std::optional<int64_t> {
+    int64_t id = vectorId(op);
+    if (id < 0)
+      return std::nullopt;
+    return innerTiles.lookup(id);
+  };
   SmallVector<linalg::GenericOp> sinks;
   module.walk([&](linalg::GenericOp generic) {
-    if (isRowOp(generic) && generic.getNumLoops() >= 2 &&
+    if (isRowOp(generic, tileOf) && generic.getNumLoops() >= 2 &&
         generic.getNumReductionLoops() == 0)
       sinks.push_back(generic);
   });
   llvm::DenseSet<Operation *> taken;
+  for (const BatchedGemmChain &chain : claimed)
+    for (linalg::GenericOp op : chain.rowOps())
+      taken.insert(op);
   std::string text;
   int64_t index = 0;
   // Last ops first: a chain's sink is never fused into an earlier chain.
@@ -406,7 +450,7 @@ cpu::rowGroupSchedule(ModuleOp module, int64_t lanes,
       continue;
     Type element = getElementTypeOrSelf(sink->getResult(0).getType());
     int64_t bytes = std::max<int64_t>(1, element.getIntOrFloatBitWidth() / 8);
-    GroupSpace space{sink.getStaticLoopRanges(), 0, innerTiles};
+    GroupSpace space{sink.getStaticLoopRanges(), 0, tileOf};
     space.rows = rowsPerBlock(space.ranges, bytes, lanes);
     RowGroup group = collectGroup(sink, space, taken);
     taken.insert(sink);
@@ -415,10 +459,185 @@ cpu::rowGroupSchedule(ModuleOp module, int64_t lanes,
     text += groupBlock(group, index++);
   }
   if (!text.empty())
-    text += R"mlir(
-    %rgfuncs = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
-    transform.apply_dce to %rgfuncs : !transform.any_op
-)mlir";
+    text += dropFusedOriginals("rgfuncs");
+  return text;
+}
+
+//===----------------------------------------------------------------------===//
+// Chains of two batched GEMMs (attention)
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Tasks a chain's loop should have at least (blocks of rows times the
+/// batch), so that threads can share it evenly.
+constexpr int64_t kChainTasks = 8;
+
+/// Multiply-adds and elements of a chain below which it runs on one thread.
+constexpr int64_t kSerialChainWork = int64_t(1) << 20;
+
+/// A batched GEMM whose init is a linalg.fill, static, of rank 3; its
+/// (batch, rows, columns, reduction) sizes.
+std::optional<std::array<int64_t, 4>> filledBatchedGemm(Operation *op) {
+  auto gemm = dyn_cast_or_null<linalg::BatchMatmulOp>(op);
+  if (!gemm || !gemm.getDpsInits()[0].getDefiningOp<linalg::FillOp>() ||
+      llvm::any_of(gemm->getOperandTypes(), [](Type type) {
+        return !getElementTypeOrSelf(type).isF32();
+      }))
+    return std::nullopt;
+  SmallVector<int64_t> ranges = gemm.getStaticLoopRanges();
+  if (ranges.size() != 4 || !elementsOf(ranges))
+    return std::nullopt;
+  return std::array<int64_t, 4>{ranges[0], ranges[1], ranges[2], ranges[3]};
+}
+
+/// The batched GEMM that the row op `op` reads element for element and
+/// alone, if any.
+linalg::BatchMatmulOp gemmReadBy(linalg::GenericOp op) {
+  if (op.getNumReductionLoops() != 0)
+    return {};
+  for (OpOperand *use : op.getDpsInputOperands()) {
+    auto gemm = use->get().getDefiningOp<linalg::BatchMatmulOp>();
+    if (gemm && gemm->getBlock() == op->getBlock() && use->get().hasOneUse() &&
+        op.getMatchingIndexingMap(use).isIdentity())
+      return gemm;
+  }
+  return {};
+}
+
+/// The chain ending at `second` (see findBatchedGemmChains), if its sizes
+/// suit the register tiles.
+std::optional<cpu::BatchedGemmChain>
+chainEndingAt(linalg::BatchMatmulOp second, int64_t registerRows,
+              int64_t registerCols, cpu::VectorTileOf tileOf,
+              const llvm::DenseSet<Operation *> &taken) {
+  std::optional<std::array<int64_t, 4>> outer = filledBatchedGemm(second);
+  if (!outer || (*outer)[2] % registerCols != 0)
+    return std::nullopt;
+  Value lhs = second.getDpsInputs()[0];
+  auto sink = lhs.getDefiningOp<linalg::GenericOp>();
+  if (!sink || !lhs.hasOneUse() || sink->getBlock() != second->getBlock() ||
+      !isRowOp(sink, tileOf) || sink.getNumReductionLoops() != 0 ||
+      taken.contains(sink))
+    return std::nullopt;
+  auto [batch, m, n, s] = *outer;
+  SmallVector<int64_t> ranges{batch, m, s};
+  if (ArrayRef<int64_t>(sink.getStaticLoopRanges()) != ArrayRef(ranges))
+    return std::nullopt;
+  // Blocks of rows whose score rows fit L1, whole register tiles, enough of
+  // them for the threads.
+  int64_t rows = rowsPerBlock(ranges, sizeof(float), registerRows);
+  if (rows % registerRows != 0)
+    return std::nullopt;
+  while (batch * (m / rows) < kChainTasks && rows % (2 * registerRows) == 0)
+    rows /= 2;
+  GroupSpace space{ranges, rows, tileOf};
+  RowGroup group = collectGroup(sink, space, taken);
+  // The first GEMM: read by a member of the group, element for element.
+  linalg::BatchMatmulOp first;
+  cpu::BatchedGemmChain chain{{}, second, sink, group.producers, rows, false};
+  for (linalg::GenericOp op : chain.rowOps())
+    if (extentOf(op, ranges) == Extent::Full)
+      if (linalg::BatchMatmulOp gemm = gemmReadBy(op))
+        first = gemm;
+  std::optional<std::array<int64_t, 4>> inner = filledBatchedGemm(first);
+  if (!inner || (*inner)[0] != batch || (*inner)[1] != m || (*inner)[2] != s ||
+      s % registerCols != 0)
+    return std::nullopt;
+  chain.first = first;
+  chain.serial = batch * m * s * ((*inner)[3] + n + 1) < kSerialChainWork;
+  return chain;
+}
+
+} // namespace
+
+SmallVector<linalg::GenericOp> cpu::BatchedGemmChain::rowOps() const {
+  SmallVector<linalg::GenericOp> ops{sink};
+  ops.append(producers.begin(), producers.end());
+  return ops;
+}
+
+SmallVector<cpu::BatchedGemmChain>
+cpu::findBatchedGemmChains(ModuleOp module, int64_t registerRows,
+                           int64_t registerCols, VectorTileOf tileOf) {
+  SmallVector<linalg::BatchMatmulOp> seconds;
+  module.walk([&](linalg::BatchMatmulOp gemm) { seconds.push_back(gemm); });
+  SmallVector<BatchedGemmChain> chains;
+  llvm::DenseSet<Operation *> taken;
+  // Last GEMMs first, as row groups: a chain's second GEMM may be the first
+  // of an earlier chain only if that one is not fused already.
+  for (linalg::BatchMatmulOp second : llvm::reverse(seconds)) {
+    if (taken.contains(second))
+      continue;
+    std::optional<BatchedGemmChain> chain =
+        chainEndingAt(second, registerRows, registerCols, tileOf, taken);
+    if (!chain || taken.contains(chain->first))
+      continue;
+    taken.insert(chain->first);
+    taken.insert(chain->second);
+    for (linalg::GenericOp op : chain->rowOps())
+      taken.insert(op);
+    chains.push_back(std::move(*chain));
+  }
+  return chains;
+}
+
+std::string cpu::batchedGemmChainSchedule(ArrayRef<BatchedGemmChain> chains,
+                                          int64_t registerRows,
+                                          int64_t registerCols,
+                                          int64_t &nextId) {
+  std::string text;
+  for (auto [index, chain] : llvm::enumerate(chains)) {
+    MLIRContext *context = chain.sink->getContext();
+    LoopFusion loop{"bc" + std::to_string(index)};
+    const std::string &g = loop.g;
+    auto tag = [&](linalg::BatchMatmulOp gemm, const std::string &name) {
+      int64_t id = nextId++;
+      gemm->setAttr(CuvilDialect::GemmIdAttrHelper::getNameStr(),
+                    IntegerAttr::get(IntegerType::get(context, 64), id));
+      loop.text += "    %" + name +
+                   " = transform.structured.match ops{[\"linalg.batch_matmul\"]"
+                   "} attributes{" +
+                   CuvilDialect::GemmIdAttrHelper::getNameStr().str() + " = " +
+                   std::to_string(id) +
+                   " : i64} in %root : (!transform.any_op) -> "
+                   "!transform.any_op\n";
+    };
+    // The second GEMM tiled by blocks of rows, one task each; into each
+    // block, its fill, the row ops and the first GEMM with its fill.
+    tag(chain.second, g + "c");
+    loop.text += "    %" + g + "ci = transform.get_producer_of_operand %" + g +
+                 "c[2] : (!transform.any_op) -> !transform.any_op\n";
+    loop.text += "    %" + g + "t, %" + g +
+                 "f0 = transform.structured.tile_using_forall %" + g +
+                 "c tile_sizes [1, " + std::to_string(chain.rows) +
+                 ", 0, 0] : (!transform.any_op) -> (!transform.any_op, "
+                 "!transform.any_op)\n";
+    loop.fuse(g + "ci");
+    loop.findFunction();
+    loop.fuseRowOps(chain.rowOps(), "r");
+    tag(chain.first, g + "s");
+    loop.fuseWithFill(g + "s", 2);
+    if (chain.serial)
+      loop.text += "    transform.annotate %" + g + "f" +
+                   std::to_string(loop.step) + " \"" +
+                   CuvilDialect::SerialAttrHelper::getNameStr().str() +
+                   "\" : !transform.any_op\n";
+    // Both GEMMs in register tiles, as gemmBlock's.
+    std::string registerTile = "0, " + std::to_string(registerRows) + ", " +
+                               std::to_string(registerCols) + ", 1";
+    for (const std::string &gemm : {g + "t", g + "sx"})
+      loop.text += "    %" + gemm + "r, %" + gemm +
+                   "l:3 = transform.structured.tile_using_for %" + gemm +
+                   " tile_sizes [" + registerTile +
+                   "] : (!transform.any_op) -> (!transform.any_op, "
+                   "!transform.any_op, !transform.any_op, !transform.any_op)\n"
+                   "    transform.structured.vectorize %" +
+                   gemm + "r : !transform.any_op\n";
+    text += loop.text;
+  }
+  if (!text.empty())
+    text += dropFusedOriginals("bcfuncs");
   return text;
 }
 
@@ -501,12 +720,17 @@ void cpu::hoistInvariantTensorReads(ModuleOp module) {
 /// one scalar add after the other, 128 dependent adds for a row of 128 (a
 /// layer norm's mean and variance, a softmax's sum). A tree is a few vector
 /// adds and its rounding error grows with log n instead of n (NumPy sums
-/// pairwise for the same reason).
+/// pairwise for the same reason). A maximum or minimum is exact in any
+/// order (NaN wins wherever it is, -0 < +0 either way), but ordered it was
+/// a scalar compare, NaN test and blend per element (a softmax's row
+/// maximum).
 void cpu::reduceAsTrees(ModuleOp module) {
   module.walk([](vector::ReductionOp reduction) {
+    using Kind = vector::CombiningKind;
     if (!isa<FloatType>(reduction.getType()) ||
-        (reduction.getKind() != vector::CombiningKind::ADD &&
-         reduction.getKind() != vector::CombiningKind::MUL))
+        !llvm::is_contained({Kind::ADD, Kind::MUL, Kind::MAXIMUMF,
+                             Kind::MINIMUMF, Kind::MAXNUMF, Kind::MINNUMF},
+                            reduction.getKind()))
       return;
     reduction.setFastmath(reduction.getFastmath() |
                           arith::FastMathFlags::reassoc);

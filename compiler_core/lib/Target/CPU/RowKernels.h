@@ -11,12 +11,54 @@
 #ifndef CUVIL_TARGET_CPU_ROWKERNELS_H
 #define CUVIL_TARGET_CPU_ROWKERNELS_H
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <string>
 
 namespace mlir::cuvil::cpu {
+
+/// The innermost tile an op's vector schedule gives it (0: its whole
+/// innermost extent), or nothing when it gets none.
+using VectorTileOf =
+    llvm::function_ref<std::optional<int64_t>(linalg::GenericOp)>;
+
+/// Two batched GEMMs with row-wise ops between them, fused into one loop
+/// over blocks of rows of the second GEMM: attention's softmax(q·kᵀ·scale)·v
+/// per head, where each block's scores and probabilities (rows x keys) stay
+/// in L1 and the full score matrix is never written.
+struct BatchedGemmChain {
+  linalg::BatchMatmulOp first, second;
+  /// The row ops from the first GEMM's result to the second's left operand
+  /// (the sink), consumers before producers.
+  linalg::GenericOp sink;
+  SmallVector<linalg::GenericOp> producers;
+  int64_t rows; ///< rows per block (a multiple of the register rows)
+  bool serial;  ///< too little work to share between threads
+  SmallVector<linalg::GenericOp> rowOps() const;
+};
+
+/// The chains of `module`: a static f32 `linalg.batch_matmul` (filled init)
+/// whose left operand is the sink of a group of row ops (see
+/// rowGroupSchedule; `tileOf` says which generics the vector schedule will
+/// tag) one of which reads another such GEMM element for element, the only
+/// use of it; the keys and the second GEMM's columns are whole register
+/// tiles (`registerCols`). Call before the GEMM schedules tag epilogues: the
+/// first GEMM's epilogue (attention's scale) is one of the chain's row ops.
+SmallVector<BatchedGemmChain> findBatchedGemmChains(ModuleOp module,
+                                                    int64_t registerRows,
+                                                    int64_t registerCols,
+                                                    VectorTileOf tileOf);
+
+/// Transform-dialect text fusing each chain into one loop over blocks of
+/// rows (across threads unless serial), both GEMMs in register tiles; tags
+/// the GEMMs with fresh GEMM ids from `nextId`. The row ops keep their
+/// vector ids: their vector schedules must follow this text.
+std::string batchedGemmChainSchedule(ArrayRef<BatchedGemmChain> chains,
+                                     int64_t registerRows, int64_t registerCols,
+                                     int64_t &nextId);
 
 /// Transform-dialect text fusing each chain of row-wise kernels (ops tagged
 /// with a vector id whose rows line up, see RowKernels.cpp) into one loop
@@ -26,10 +68,10 @@ namespace mlir::cuvil::cpu {
 /// each tagged op's innermost vector tile, 0 for its whole extent; `lanes`:
 /// the vector width in elements). Unit
 /// expansions between the ops of a chain are folded into the maps of the
-/// ops reading them.
-std::string
-rowGroupSchedule(ModuleOp module, int64_t lanes,
-                 const llvm::DenseMap<int64_t, int64_t> &innerTiles);
+/// ops reading them. The row ops of `claimed` chains are left alone.
+std::string rowGroupSchedule(ModuleOp module, int64_t lanes,
+                             const llvm::DenseMap<int64_t, int64_t> &innerTiles,
+                             ArrayRef<BatchedGemmChain> claimed);
 
 /// Transform-dialect text running each large static linalg.transpose (from
 /// 2^15 elements; attention's k transposed) as equal tasks across threads,

@@ -223,4 +223,46 @@ def SerialForalls : Pass<"cuvil-serial-foralls", "func::FuncOp"> {
   let dependentDialects = ["scf::SCFDialect"];
 }
 
+def CpuStackBuffers : Pass<"cuvil-cpu-stack-buffers", "func::FuncOp"> {
+  let summary = "Give the buffers of a loop's blocks one stack buffer per thread";
+  let description = [{
+    A fused kernel computes each block of its rows into buffers of its own
+    (attention's scores and probabilities, a softmax's row maxima): after
+    bufferization each is a `memref.alloc` and a `memref.dealloc` in the
+    loop body, a `malloc` and a `free` per block and buffer. This pass
+    replaces each static allocation inside a loop that is freed in its own
+    block and does not escape (not returned, yielded or passed to a call)
+    with a `memref.alloca` at the start of the innermost enclosing
+    `scf.parallel` body, or of the function when no parallel loop encloses
+    it: one buffer per thread, reused by its blocks, in L1 while they run.
+    Up to `max-bytes` per scope; larger buffers stay on the heap. Without
+    `threads` (no OpenMP lowering follows: parallel loops become plain
+    loops, whose stack allocations would pile up per iteration), every
+    buffer goes to the function's entry.
+
+    Before:
+    ```mlir
+    scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+      %b = memref.alloc() : memref<32x64xf32>
+      ...
+      memref.dealloc %b : memref<32x64xf32>
+    }
+    ```
+    After:
+    ```mlir
+    scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+      %b = memref.alloca() : memref<32x64xf32>
+      ...
+    }
+    ```
+  }];
+  let options = [
+    Option<"maxBytes", "max-bytes", "int64_t", /*default=*/"131072",
+           "Stack bytes per scope at most">,
+    Option<"threads", "threads", "bool", /*default=*/"true",
+           "Parallel loops become threads' regions (convert-scf-to-openmp)">
+  ];
+  let dependentDialects = ["memref::MemRefDialect"];
+}
+
 #endif // CUVIL_TARGET_CPU_PASSES_TD
