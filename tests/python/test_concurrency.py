@@ -101,9 +101,11 @@ def test_calls_release_the_gil(tmp_path, monkeypatch):
 
     @cuvil.jit
     def heavy(a, b):
-        return ((a @ b) @ b).sum()
+        return (((a @ b) @ b) @ b).sum()
 
-    a = np.ones((768, 768), np.float32)
+    # Long enough (about 20-60 ms on two cores) that the window inside the call, a switch
+    # interval away from either end, is wide even when another process shares the cores.
+    a = np.ones((1024, 1024), np.float32)
     heavy(a, a)
     span = []
     done = threading.Event()
