@@ -393,3 +393,33 @@ def test_attention_runs_as_one_loop_over_blocks_of_queries(
         assert "memref.alloca()" in bufferized and "memref.alloc()" not in _loop_holding(
             bufferized.replace("scf.parallel (", "scf.forall ("), "math.exp"
         )
+
+
+@pytest.mark.parametrize("constants", [True, False], ids=["weights-compiled-in", "arguments"])
+def test_projections_of_one_input_with_constant_weights_are_one_gemm(snapshots, constants):
+    """Attention's q, k and v projections of one input, with weights compiled in, run as
+    one GEMM with the weights side by side (concatenated when compiled); each result is
+    a column slice of it. Weights passed as arguments keep three GEMMs. Results match
+    float64 NumPy either way."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((64, 128)).astype(np.float32)
+    wq, wk, wv = (rng.standard_normal((128, n)).astype(np.float32) for n in (128, 128, 96))
+
+    def projections(x, wq, wk, wv):
+        q = (x @ wq).reshape(64, 4, 32).transpose(1, 0, 2)
+        k = (x @ wk).reshape(64, 4, 32).transpose(1, 0, 2)
+        return q @ k.transpose(0, 2, 1), np.tanh(x @ wv)
+
+    f = cuvil.jit(projections, constants=("wq", "wk", "wv") if constants else ())
+    result = f(x, wq, wk, wv)
+    assert cuvil.last_fallback_reason(f) is None
+    reference = projections(*(a.astype(np.float64) for a in (x, wq, wk, wv)))
+    for got, want in zip(result, reference):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+    merged = _ir_after(f, "cuvil-merge-sibling-matmuls")
+    products = re.findall(r"cuvil\.matmul .* -> tensor<([\dx]+)xf32>", merged)
+    if constants:
+        assert products == ["64x352", "4x64x64"], products  # q|k|v, then q·kᵀ
+        assert merged.count("cuvil.slice") == 3
+    else:
+        assert sorted(products) == ["4x64x64", "64x128", "64x128", "64x96"], products

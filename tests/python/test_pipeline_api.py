@@ -465,6 +465,7 @@ def test_optional_passes_are_the_graph_level_ones():
         "cuvil:cuvil-strip-training-ops",
         "cuvil:cuvil-fold-batch-norm",
         "cuvil:cuvil-fold-constants",
+        "cuvil:cuvil-merge-sibling-matmuls",
         "cuvil:canonicalize",
         "cuvil:cse",
         "linalg:canonicalize",

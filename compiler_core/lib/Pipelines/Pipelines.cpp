@@ -260,7 +260,7 @@ void mlir::cuvil::buildTargetNeutralPhases(PipelineBuilder &p,
   // Named dynamic dimensions are checked before anything relies on them.
   p.add(Phase::Graph, "cuvil-propagate-symbols", "", "func.func");
   for (StringRef pass : {"cuvil-strip-training-ops", "cuvil-fold-batch-norm",
-                         "cuvil-fold-constants"})
+                         "cuvil-fold-constants", "cuvil-merge-sibling-matmuls"})
     p.add(Phase::Graph, pass, "", "func.func", Need::Optional);
   p.addCleanups(Phase::Graph);
   p.add(Phase::Linalg, "convert-cuvil-to-linalg");

@@ -12,6 +12,8 @@
 
 #include "cuvil/Target/CPU/Passes.h"
 
+#include "cuvil/Dialect/Cuvil/IR/CuvilOps.h"
+
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -178,17 +180,6 @@ struct ConstantOrigin {
   SmallVector<OpFoldResult> rows, cols;
 };
 
-/// The bytes of a dense value, when it holds them in row-major order (one
-/// element for a splat): a dense elements attribute or a resource blob.
-std::optional<ArrayRef<char>> rawBytes(Attribute value) {
-  if (auto dense = dyn_cast<DenseElementsAttr>(value))
-    return dense.getRawData();
-  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value))
-    if (AsmResourceBlob *blob = resource.getRawHandle().getBlob())
-      return blob->getData();
-  return std::nullopt;
-}
-
 /// Where `b`'s block comes from, when it is a view of a constant global of
 /// known values whose panel columns start at multiples of the width.
 std::optional<ConstantOrigin> constantOrigin(KBlock &b, SymbolTable &symbols) {
@@ -216,7 +207,8 @@ std::optional<ConstantOrigin> constantOrigin(KBlock &b, SymbolTable &symbols) {
       !global.getType().hasStaticShape() ||
       global.getType().getElementTypeBitWidth() % 8 != 0)
     return std::nullopt;
-  std::optional<ArrayRef<char>> bytes = rawBytes(*global.getInitialValue());
+  std::optional<ArrayRef<char>> bytes =
+      cuvil::rawConstantBytes(*global.getInitialValue());
   MemRefType type = global.getType();
   int64_t size = bytes ? bytes->size() : 0,
           element = type.getElementTypeBitWidth() / 8;
@@ -242,7 +234,7 @@ memref::GlobalOp panelsOf(memref::GlobalOp global, int64_t width,
   int64_t depth = type.getDimSize(0), cols = type.getDimSize(1);
   int64_t panels = llvm::divideCeil(cols, width);
   size_t bytes = type.getElementTypeBitWidth() / 8;
-  ArrayRef<char> from = *rawBytes(*global.getInitialValue());
+  ArrayRef<char> from = *cuvil::rawConstantBytes(*global.getInitialValue());
   bool splat = from.size() == bytes;
   std::vector<char> to(panels * depth * width * bytes, 0);
   for (int64_t p = 0; p < panels; ++p) {

@@ -9,6 +9,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -135,6 +136,15 @@ mlir::cuvil::broadcastShapes(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs) {
       return std::nullopt;
   }
   return result;
+}
+
+std::optional<ArrayRef<char>> mlir::cuvil::rawConstantBytes(Attribute value) {
+  if (auto dense = dyn_cast<DenseElementsAttr>(value))
+    return dense.getRawData();
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value))
+    if (AsmResourceBlob *blob = resource.getRawHandle().getBlob())
+      return blob->getData();
+  return std::nullopt;
 }
 
 std::optional<int64_t> mlir::cuvil::mergeDims(int64_t lhs, int64_t rhs) {

@@ -38,6 +38,10 @@ bool onlyForgetsSizes(RankedTensorType in, RankedTensorType out);
 std::optional<llvm::SmallVector<llvm::SmallVector<int64_t, 2>>>
 reshapeGroups(RankedTensorType high, RankedTensorType low, bool expanding);
 
+/// The bytes of a dense constant, when it holds them in row-major order (one
+/// element for a splat): a dense elements attribute or a resource blob.
+std::optional<llvm::ArrayRef<char>> rawConstantBytes(Attribute value);
+
 /// The cuvil dialect's version in bytecode (CuvilBytecode.cpp): raised when
 /// an op changes incompatibly, with an upgrade from the older form.
 constexpr uint64_t kCuvilDialectVersion = 1;

@@ -38,6 +38,37 @@ def FoldBatchNorm : Pass<"cuvil-fold-batch-norm", "func::FuncOp"> {
   }];
 }
 
+def MergeSiblingMatmuls : Pass<"cuvil-merge-sibling-matmuls", "func::FuncOp"> {
+  let summary = "One matmul for products of one value with several constant weights";
+  let description = [{
+    Attention's query, key and value projections multiply the same
+    activations by three weights: three GEMMs that each load the
+    activations, each a kernel of its own (a parallel region each, or one
+    thread each when small). When the weights are constants (2-D, same
+    rows and element type, not splats), this pass concatenates them along
+    their columns at compile time and computes one product, whose column
+    slices replace the three results (views, no copies). Up to `max-bytes`
+    of merged weights.
+
+    Before:
+    ```mlir
+    %q = cuvil.matmul %x, %wq : (tensor<64x128xf32>, tensor<128x128xf32>) -> tensor<64x128xf32>
+    %k = cuvil.matmul %x, %wk : (tensor<64x128xf32>, tensor<128x128xf32>) -> tensor<64x128xf32>
+    ```
+    After:
+    ```mlir
+    %w = cuvil.constant dense<...> : tensor<128x256xf32>   // [wq | wk]
+    %p = cuvil.matmul %x, %w : (tensor<64x128xf32>, tensor<128x256xf32>) -> tensor<64x256xf32>
+    %q = cuvil.slice %p limit [64, 128] {start = array<i64: 0, 0>, step = array<i64: 1, 1>} : ...
+    %k = cuvil.slice %p limit [64, 256] {start = array<i64: 0, 128>, step = array<i64: 1, 1>} : ...
+    ```
+  }];
+  let options = [
+    Option<"maxBytes", "max-bytes", "int64_t", /*default=*/"int64_t(1) << 28",
+           "Largest merged weight, in bytes">
+  ];
+}
+
 def FoldConstants : Pass<"cuvil-fold-constants", "func::FuncOp"> {
   let summary = "Evaluate subgraphs whose inputs are all constants";
   let description = [{
