@@ -18,6 +18,23 @@ func.func @avx2_tiles(%a: tensor<96x100xf32>, %b: tensor<100x48xf32>) -> tensor<
 
 // -----
 
+// A merged q|k|v projection of a small block (64 x 128 by 128 x 384 with
+// AVX2-sized tiles: 128-column cache tiles would make 3 tasks, one core
+// idle for a whole task): 4 tasks of 96 columns.
+// CHECK-LABEL: func.func @even_tasks
+// CHECK: scf.forall (%{{.*}}) in (4)
+// CHECK-NOT: cuvil.serial
+// CHECK: return
+func.func @even_tasks(%a: tensor<64x128xf32>, %b: tensor<128x384xf32>) -> tensor<64x384xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x384xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<64x384xf32>) -> tensor<64x384xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<64x128xf32>, tensor<128x384xf32>) outs(%f : tensor<64x384xf32>) -> tensor<64x384xf32>
+  return %r : tensor<64x384xf32>
+}
+
+// -----
+
 // 2^21 multiply-adds: worth the second core, the thread tiles stay parallel.
 // CHECK-LABEL: func.func @threads_for_large_work
 // CHECK: scf.forall (%{{.*}}, %{{.*}}) in (4, 2)

@@ -193,6 +193,34 @@ void splitLoneTile(int64_t m, int64_t n, int64_t registerRows,
     tiles.blockM /= 2;
 }
 
+/// Thread tasks of a static GEMM below which an odd count leaves a core
+/// idle for a whole task (3 tasks on 2 cores run as 2 rounds).
+constexpr int64_t kFewTasks = 8;
+
+/// A static GEMM cut in an odd number of thread tasks under kFewTasks (the
+/// merged q|k|v projection of a small block: 64 x 384, three 128-column
+/// tiles) gets narrower column tiles of whole register tiles dividing N,
+/// the fewest that make the count even.
+void evenOutTasks(int64_t m, int64_t n, int64_t registerCols,
+                  const GemmRemainders &rest, GemmTiles &tiles) {
+  if (ShapedType::isDynamic(m) || ShapedType::isDynamic(n) || rest.rows ||
+      rest.cols)
+    return;
+  // One task is splitLoneTile's to share (or not: small work is faster on
+  // one thread).
+  int64_t rowTiles = m / tiles.blockM, colTiles = n / tiles.blockN;
+  int64_t tasks = rowTiles * colTiles;
+  if (tasks < 3 || tasks >= kFewTasks || tasks % 2 == 0)
+    return;
+  for (int64_t parts = colTiles + 1; parts <= 2 * colTiles; ++parts) {
+    if (n % parts != 0 || (n / parts) % registerCols != 0 ||
+        (rowTiles * parts) % 2 != 0)
+      continue;
+    tiles.blockN = n / parts;
+    return;
+  }
+}
+
 /// The schedule of one tagged GEMM. Batched GEMMs get a leading batch
 /// tile of 1 in the thread-level tiling and 0 (untiled) below it. With an
 /// epilogue (the elementwise op consuming the GEMM, e.g. bias + GELU), the
@@ -577,6 +605,8 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
         chooseTiles(m, n, lhs.getDimSize(rank - 1), rows, cols, rest);
     if ((!batched || out.getDimSize(0) == 1) && isWorthSharing(op))
       splitLoneTile(m, n, rows, cols, rest, tiles);
+    if (!batched && !isSmallWork(op))
+      evenOutTasks(m, n, cols, rest, tiles);
     auto tag = IntegerAttr::get(IntegerType::get(module.getContext(), 64), id);
     op->setAttr(mlir::cuvil::CuvilDialect::GemmIdAttrHelper::getNameStr(), tag);
     // A batched GEMM's epilogue (attention's scale) is fused like a plain
