@@ -255,3 +255,30 @@ def test_random_gemm_chains_match_numpy_fused_and_unfused(no_disk_cache, seed):
         np.testing.assert_allclose(
             result, reference, rtol=2e-5, atol=2e-5 * scale, err_msg=f"{name} fusion={fusion}"
         )
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_sibling_projections_match_numpy_merged_or_not(no_disk_cache, seed):
+    """2-4 products of one input with weights of random widths (some compiled in, merged
+    into one GEMM; one sometimes an argument, left out), each followed by its own op."""
+    rng = np.random.default_rng(100 + seed)
+    rows, k = int(rng.choice([1, 7, 64, 100])), int(rng.choice([3, 32, 128]))
+    widths = [int(rng.choice([1, 5, 32, 96, 128])) for _ in range(int(rng.integers(2, 5)))]
+    x = rng.standard_normal((rows, k)).astype(np.float32)
+    weights = [rng.standard_normal((k, n)).astype(np.float32) for n in widths]
+    names = [f"w{i}" for i in range(len(widths))]
+    constants = tuple(n for n in names if n != "w0" or rng.random() < 0.5)
+    ops = [np.tanh, np.abs, lambda v: v * 2.0, np.negative]
+
+    def projections(x, *ws):
+        return tuple(ops[i % len(ops)](x @ w) for i, w in enumerate(ws))
+
+    source = f"def f(x, {', '.join(names)}):\n    return projections(x, {', '.join(names)})\n"
+    scope = {"projections": projections}
+    exec(source, scope)  # named parameters, so constants= can name them
+    f = cuvil.jit(scope["f"], constants=constants)
+    result = f(x, *weights)
+    assert cuvil.last_fallback_reason(f) is None
+    reference = projections(x.astype(np.float64), *weights)
+    for got, want in zip(result, reference):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.sqrt(k))
