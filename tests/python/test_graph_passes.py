@@ -357,17 +357,22 @@ def _loop_holding(ir, text):
         (2, 48, 96, 16, True, True),  # 24-row blocks, a causal mask, d_head under a tile
         (2, 16, 32, 8, False, True),  # blocks of one register tile of queries
         (4, 64, 40, 32, False, False),  # 40 keys: not whole register tiles, unfused
+        (1, 64, 2048, 32, False, True),  # rows reduced in chunks of 1024 lanes
     ],
 )
+@pytest.mark.parametrize("scaled", [True, False], ids=["scaled", "unscaled"])
 def test_attention_runs_as_one_loop_over_blocks_of_queries(
-    snapshots, heads, queries, keys, d_head, masked, fused
+    snapshots, heads, queries, keys, d_head, masked, fused, scaled
 ):
-    """softmax(q·kᵀ·scale [+ mask])·v is one kernel: each block of query rows gets its
-    scores, softmax and product with v in L1, in 8 x 32 register tiles; the scores are
-    never written whole. Results match float64 NumPy, fused or not."""
+    """softmax(q·kᵀ [·scale] [+ mask])·v is one kernel: each block of query rows gets
+    its scores, softmax and product with v in L1, in 8 x 32 register tiles; the scores
+    are never written whole (unscaled, the softmax's maximum and differences both read
+    the scores: one copy of that GEMM). Results match float64 NumPy, fused or not."""
 
     def attention(q, k, v, mask):
-        s = (q @ k.transpose(0, 2, 1)) * np.float32(1.0 / np.sqrt(d_head))
+        s = q @ k.transpose(0, 2, 1)
+        if scaled:
+            s = s * np.float32(1.0 / np.sqrt(d_head))
         if masked:
             s = s + mask
         e = np.exp(s - s.max(axis=-1, keepdims=True))
@@ -385,11 +390,14 @@ def test_attention_runs_as_one_loop_over_blocks_of_queries(
     np.testing.assert_allclose(result, reference, rtol=1e-5, atol=1e-5)
     scheduled = _ir_after(f, "cuvil-cpu-schedule")
     loop = _loop_holding(scheduled, "math.exp")
-    # Both GEMMs' register loops and the softmax in the same loop over query blocks.
-    assert (loop.count("vector.fma") >= 2 and "arith.divf" in loop) is fused, loop[:2000]
+    # Both GEMMs' register loops, once each, and the softmax in one loop over blocks.
+    register_loops = loop.count("-> (vector<1x8x32xf32>)")
+    assert (register_loops == 2 and "arith.divf" in loop) is fused, loop[:2000]
     assert "linalg.batch_matmul ins" not in scheduled
     bufferized = _ir_after(f, "cuvil-cpu-stack-buffers")
-    if fused:  # the blocks' scores and probabilities: on each thread's stack
+    # The blocks' scores and probabilities: on each thread's stack (at 2048 keys a block's
+    # buffers are 64 KiB each, over the 128 KiB a thread's loop may take: some stay heap).
+    if fused and keys <= 256:
         assert "memref.alloca()" in bufferized and "memref.alloc()" not in _loop_holding(
             bufferized.replace("scf.parallel (", "scf.forall ("), "math.exp"
         )
@@ -423,3 +431,31 @@ def test_projections_of_one_input_with_constant_weights_are_one_gemm(snapshots, 
         assert merged.count("cuvil.slice") == 3
     else:
         assert sorted(products) == ["4x64x64", "64x128", "64x128", "64x96"], products
+
+
+@pytest.mark.parametrize("length", [2048, 4096, 3072])
+def test_rows_longer_than_1024_reduce_in_vector_chunks(snapshots, length):
+    """A row reduction over more than 1024 elements (a softmax over 2048 keys, a layer
+    norm over 4096 features) reduces chunks of whole vectors into the row's running value
+    instead of one scalar step per element; NaN and infinities still propagate."""
+    rng = np.random.default_rng(length)
+    x = rng.standard_normal((16, length)).astype(np.float32)
+    x[3, 1000], x[5, length - 1], x[6, :] = np.nan, np.inf, -np.inf
+
+    def reductions(a):
+        shifted = np.exp(a - a.max(axis=-1, keepdims=True))
+        return a.max(axis=-1), a.min(axis=-1), a.sum(axis=-1), shifted.sum(axis=-1)
+
+    f = cuvil.jit(reductions)
+    got = f(x)
+    assert cuvil.last_fallback_reason(f) is None
+    with np.errstate(all="ignore"):
+        want = reductions(x.astype(np.float64))
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-4, equal_nan=True)
+    chunks = re.findall(
+        r"vector\.reduction <(\w+)>.*: vector<(\d+)xf32> into f32",
+        _ir_after(f, "cuvil-cpu-schedule"),
+    )
+    assert {kind for kind, _ in chunks} >= {"maximumf", "minimumf", "add"}, chunks
+    assert all(length % int(width) == 0 and int(width) <= 1024 for _, width in chunks)

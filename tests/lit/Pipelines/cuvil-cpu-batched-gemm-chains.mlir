@@ -107,3 +107,33 @@ func.func @odd_keys(%q: tensor<4x64x32xf32>, %kt: tensor<4x32x40xf32>, %v: tenso
   %c = cuvil.matmul %p, %v : (tensor<4x64x40xf32>, tensor<4x40x32xf32>) -> tensor<4x64x32xf32>
   return %c : tensor<4x64x32xf32>
 }
+
+// -----
+
+// 2048 keys, no scale: the softmax's maximum and differences both read the
+// scores (the GEMM is fused once for both), rows are reduced in chunks of
+// 1024 lanes, blocks of 8 query rows.
+// CHECK-LABEL: func.func @long_unscaled_attention
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (2, 256)
+// CHECK: -> (vector<1x8x32xf32>)
+// CHECK-NOT: -> (vector<1x8x32xf32>)
+// CHECK: scf.for {{.*}} to %c2048 step %c1024
+// CHECK: vector.reduction <maximumf>, {{.*}} : vector<1024xf32> into f32
+// CHECK: math.exp
+// CHECK: vector.reduction <add>, {{.*}} : vector<1024xf32> into f32
+// CHECK: arith.divf
+// CHECK: -> (vector<1x8x32xf32>)
+// CHECK: scf.forall.in_parallel
+// CHECK-NOT: -> (vector<1x8x32xf32>)
+// CHECK-NOT: scf.forall
+// CHECK: return
+func.func @long_unscaled_attention(%q: tensor<2x2048x32xf32>, %kt: tensor<2x32x2048xf32>, %v: tensor<2x2048x32xf32>) -> tensor<2x2048x32xf32> {
+  %s = cuvil.matmul %q, %kt : (tensor<2x2048x32xf32>, tensor<2x32x2048xf32>) -> tensor<2x2048x2048xf32>
+  %m = cuvil.reduce_max %s {axes = array<i64: 2>, keepdims = true} : (tensor<2x2048x2048xf32>) -> tensor<2x2048x1xf32>
+  %d = cuvil.sub %s, %m : (tensor<2x2048x2048xf32>, tensor<2x2048x1xf32>) -> tensor<2x2048x2048xf32>
+  %e = cuvil.exp %d : tensor<2x2048x2048xf32>
+  %z = cuvil.reduce_sum %e {axes = array<i64: 2>, keepdims = true} : (tensor<2x2048x2048xf32>) -> tensor<2x2048x1xf32>
+  %p = cuvil.div %e, %z : (tensor<2x2048x2048xf32>, tensor<2x2048x1xf32>) -> tensor<2x2048x2048xf32>
+  %c = cuvil.matmul %p, %v : (tensor<2x2048x2048xf32>, tensor<2x2048x32xf32>) -> tensor<2x2048x32xf32>
+  return %c : tensor<2x2048x32xf32>
+}

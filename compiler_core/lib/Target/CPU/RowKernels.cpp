@@ -30,6 +30,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/CheckedArithmetic.h"
 
 using namespace mlir;
@@ -491,15 +492,18 @@ std::optional<std::array<int64_t, 4>> filledBatchedGemm(Operation *op) {
   return std::array<int64_t, 4>{ranges[0], ranges[1], ranges[2], ranges[3]};
 }
 
-/// The batched GEMM that the row op `op` reads element for element and
-/// alone, if any.
-linalg::BatchMatmulOp gemmReadBy(linalg::GenericOp op) {
-  if (op.getNumReductionLoops() != 0)
-    return {};
+/// The batched GEMM that the row op `op` reads element for element (its
+/// loops are the GEMM's result's), when every use of that result is by one
+/// of `members`.
+linalg::BatchMatmulOp
+gemmReadBy(linalg::GenericOp op,
+           const llvm::SmallPtrSetImpl<Operation *> &members) {
   for (OpOperand *use : op.getDpsInputOperands()) {
     auto gemm = use->get().getDefiningOp<linalg::BatchMatmulOp>();
-    if (gemm && gemm->getBlock() == op->getBlock() && use->get().hasOneUse() &&
-        op.getMatchingIndexingMap(use).isIdentity())
+    if (gemm && gemm->getBlock() == op->getBlock() &&
+        op.getMatchingIndexingMap(use).isIdentity() &&
+        llvm::all_of(use->get().getUsers(),
+                     [&](Operation *user) { return members.contains(user); }))
       return gemm;
   }
   return {};
@@ -536,9 +540,12 @@ chainEndingAt(linalg::BatchMatmulOp second, int64_t registerRows,
   // The first GEMM: read by a member of the group, element for element.
   linalg::BatchMatmulOp first;
   cpu::BatchedGemmChain chain{{}, second, sink, group.producers, rows, false};
+  llvm::SmallPtrSet<Operation *, 8> members;
+  for (linalg::GenericOp op : chain.rowOps())
+    members.insert(op);
   for (linalg::GenericOp op : chain.rowOps())
     if (extentOf(op, ranges) == Extent::Full)
-      if (linalg::BatchMatmulOp gemm = gemmReadBy(op))
+      if (linalg::BatchMatmulOp gemm = gemmReadBy(op, members))
         first = gemm;
   std::optional<std::array<int64_t, 4>> inner = filledBatchedGemm(first);
   if (!inner || (*inner)[0] != batch || (*inner)[1] != m || (*inner)[2] != s ||
@@ -616,6 +623,10 @@ std::string cpu::batchedGemmChainSchedule(ArrayRef<BatchedGemmChain> chains,
     loop.fuse(g + "ci");
     loop.findFunction();
     loop.fuseRowOps(chain.rowOps(), "r");
+    // Its readers (a softmax's maximum and differences, when nothing scales
+    // the scores first) read one slice of it once CSE has run: one copy.
+    loop.text +=
+        "    transform.apply_cse to %" + g + "fn : !transform.any_op\n";
     tag(chain.first, g + "s");
     loop.fuseWithFill(g + "s", 2);
     if (chain.serial)
