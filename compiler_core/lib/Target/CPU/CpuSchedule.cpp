@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GemmTiles.h"
 #include "RowKernels.h"
 
 #include "cuvil/Dialect/Cuvil/IR/CuvilDialect.h"
@@ -30,6 +31,7 @@ namespace mlir::cuvil {
 
 using namespace mlir;
 using namespace mlir::cuvil;
+using namespace mlir::cuvil::cpu;
 
 int mlir::cuvil::hostVectorLanes() {
   llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
@@ -40,86 +42,12 @@ int mlir::cuvil::hostVectorLanes() {
   return 4;
 }
 
-/// Largest of `candidates` dividing `size`, or 0.
-static int64_t largestDivisor(int64_t size, ArrayRef<int64_t> candidates) {
-  for (int64_t c : candidates)
-    if (c > 0 && size % c == 0)
-      return c;
-  return 0;
-}
-
 namespace {
 /// Replaces every `key` in `text` by `value`.
 void substitute(std::string &text, llvm::StringRef key, llvm::StringRef value) {
   size_t at;
   while ((at = text.find(key.str())) != std::string::npos)
     text.replace(at, key.size(), value.str());
-}
-
-/// Tile sizes of one GEMM (batch 0 for a plain matmul).
-struct GemmTiles {
-  int64_t blockM, blockN, blockK;
-};
-
-/// Which register loops of a GEMM may end in a partial tile (M or N dynamic
-/// or not divided by its tiles), and whether a batched GEMM's batch size is
-/// dynamic.
-struct GemmRemainders {
-  bool rows = false, cols = false, batch = false;
-};
-
-/// The cache tile along one GEMM dimension of `size` whose register tile is
-/// `reg`: the whole dimension when it fits one cache tile, else the largest
-/// candidate dividing it. A dynamic size, or a static one no candidate
-/// divides (odd and prime sizes), gets the largest candidate and `partial`:
-/// its last tile is cut short and the register loops inside are peeled (see
-/// gemmBlock), as are those of a whole dimension that `reg` does not divide.
-int64_t cacheTile(int64_t size, int64_t reg, ArrayRef<int64_t> candidates,
-                  bool &partial) {
-  partial = true;
-  if (ShapedType::isDynamic(size))
-    return candidates.front();
-  if (size <= candidates.front()) {
-    partial = size % reg != 0;
-    return size;
-  }
-  if (int64_t divisor = largestDivisor(size, candidates)) {
-    partial = false;
-    return divisor;
-  }
-  return candidates.front();
-}
-
-/// Chooses the cache tiles of an (m, n, k) GEMM and which register loops
-/// end in a partial tile. K needs no remainder handling: its register loop
-/// steps by 1, so a short last K block only shortens that loop.
-GemmTiles chooseTiles(int64_t m, int64_t n, int64_t k, int64_t registerRows,
-                      int64_t registerCols, GemmRemainders &rest) {
-  GemmTiles tiles;
-  // Small dividing tiles (8 rows, one register tile of columns) would
-  // reload the other operand's panel for every few rows: a partial last tile
-  // of the full size is cheaper.
-  tiles.blockM = cacheTile(m, registerRows, {64, 32}, rest.rows);
-  SmallVector<int64_t, 2> colTiles = {8 * registerCols, 4 * registerCols};
-  // A GEMV's (one-row tiles') threads split the columns: the widest tile
-  // that still leaves four (two per thread on two cores), down to one
-  // register tile.
-  if (registerRows == 1 && !ShapedType::isDynamic(n)) {
-    colTiles = {registerCols, registerCols};
-    for (int64_t c : {8 * registerCols, 4 * registerCols, 2 * registerCols})
-      if (n % c == 0 && n / c >= 4) {
-        colTiles.front() = c;
-        break;
-      }
-  }
-  tiles.blockN = cacheTile(n, registerCols, colTiles, rest.cols);
-  if (ShapedType::isDynamic(k))
-    tiles.blockK = 128;
-  else if (int64_t divisor = largestDivisor(k, {128, 64, 32}))
-    tiles.blockK = divisor;
-  else
-    tiles.blockK = k <= 512 ? k : 128;
-  return tiles;
 }
 
 /// One register loop of a kernel whose extent is dynamic: the loop handle,
@@ -175,50 +103,6 @@ std::string vectorizeTagged(llvm::StringRef handle, llvm::StringRef opName,
   substitute(block, "@ID@", std::to_string(id));
   substitute(block, "@ND@", extracts ? " {vectorize_nd_extract}" : "");
   return block;
-}
-
-/// One cache tile covering a whole static GEMM runs on one thread while
-/// the others wait at the join (an FFN's 64x512 by 512x128 on two cores):
-/// halves it along N, or else M, where each half still holds whole
-/// register tiles, so two threads share the work.
-void splitLoneTile(int64_t m, int64_t n, int64_t registerRows,
-                   int64_t registerCols, const GemmRemainders &rest,
-                   GemmTiles &tiles) {
-  if (ShapedType::isDynamic(m) || ShapedType::isDynamic(n) || rest.rows ||
-      rest.cols || tiles.blockM < m || tiles.blockN < n)
-    return;
-  if (tiles.blockN % (2 * registerCols) == 0)
-    tiles.blockN /= 2;
-  else if (tiles.blockM % (2 * registerRows) == 0)
-    tiles.blockM /= 2;
-}
-
-/// Thread tasks of a static GEMM below which an odd count leaves a core
-/// idle for a whole task (3 tasks on 2 cores run as 2 rounds).
-constexpr int64_t kFewTasks = 8;
-
-/// A static GEMM cut in an odd number of thread tasks under kFewTasks (the
-/// merged q|k|v projection of a small block: 64 x 384, three 128-column
-/// tiles) gets narrower column tiles of whole register tiles dividing N,
-/// the fewest that make the count even.
-void evenOutTasks(int64_t m, int64_t n, int64_t registerCols,
-                  const GemmRemainders &rest, GemmTiles &tiles) {
-  if (ShapedType::isDynamic(m) || ShapedType::isDynamic(n) || rest.rows ||
-      rest.cols)
-    return;
-  // One task is splitLoneTile's to share (or not: small work is faster on
-  // one thread).
-  int64_t rowTiles = m / tiles.blockM, colTiles = n / tiles.blockN;
-  int64_t tasks = rowTiles * colTiles;
-  if (tasks < 3 || tasks >= kFewTasks || tasks % 2 == 0)
-    return;
-  for (int64_t parts = colTiles + 1; parts <= 2 * colTiles; ++parts) {
-    if (n % parts != 0 || (n / parts) % registerCols != 0 ||
-        (rowTiles * parts) % 2 != 0)
-      continue;
-    tiles.blockN = n / parts;
-    return;
-  }
 }
 
 /// The schedule of one tagged GEMM. Batched GEMMs get a leading batch
@@ -363,39 +247,6 @@ std::string dequantGemmBlock(int64_t id, bool serial, const GemmTiles &tiles,
   substitute(block, "@RC@", std::to_string(registerCols));
   substitute(block, "@RR@", std::to_string(registerRows));
   return block;
-}
-
-/// Whether a GEMM's multiply-adds are known to be fewer than `work`
-/// (static sizes only: a dynamic GEMM may be large).
-bool hasLessWorkThan(linalg::LinalgOp gemm, int64_t work) {
-  int64_t product = 1;
-  for (int64_t size : gemm.getStaticLoopRanges()) {
-    if (ShapedType::isDynamic(size))
-      return false;
-    product *= size;
-    if (product >= work)
-      return false;
-  }
-  return true;
-}
-
-/// Multiply-adds of a GEMM worth threads at all: a few microseconds on one
-/// core.
-constexpr int64_t kSerialWork = int64_t(1) << 20;
-
-/// Whether a GEMM does too little work to split across threads: waking the
-/// OpenMP team and joining it costs more than half of it.
-bool isSmallWork(linalg::LinalgOp gemm) {
-  return hasLessWorkThan(gemm, kSerialWork);
-}
-
-/// Whether a GEMM is worth cutting into more cache tiles than its sizes ask
-/// for, so that two threads share it. Measured on two cores: a 64x512 by
-/// 512x128 product (4M multiply-adds) runs in about two thirds of its
-/// one-thread time as two 64x64 tiles, a 64x128 by 128x128 one (1M) is no
-/// faster split (the join and the second thread's cold caches eat the gain).
-bool isWorthSharing(linalg::LinalgOp gemm) {
-  return !hasLessWorkThan(gemm, 4 * kSerialWork);
 }
 
 /// The elementwise op that is the only user of a GEMM (plain or batched) and
