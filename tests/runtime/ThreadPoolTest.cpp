@@ -83,6 +83,17 @@ void expectEachIterationOnce(Loop &loop) {
         << "iteration " << i << " of " << loop.trip;
 }
 
+/// Runs `regions` regions of `trip` iterations: each has `shares` shares
+/// and covers its loop once.
+void expectRegionsCoverTheirLoops(int regions, uint64_t trip, int shares) {
+  for (int i = 0; i < regions; ++i) {
+    Loop loop(trip);
+    runRegion(loop);
+    EXPECT_EQ(loop.shares.load(), shares);
+    expectEachIterationOnce(loop);
+  }
+}
+
 TEST(ThreadPool, TheLoaderHasAnAddressForEveryEntryPointTheCodeCalls) {
   std::set<std::string_view> names;
   for (const RuntimeFunction &fn : threads::runtimeFunctions()) {
@@ -110,12 +121,7 @@ TEST(ThreadPool, MoreThreadsThanCoresStillCoverTheLoop) {
   // Workers that get no core do not hold the region up: whoever is running
   // (the caller included) takes the shares left.
   threads::setCallerThreads(24);
-  for (int i = 0; i < 10; ++i) {
-    Loop loop(240);
-    runRegion(loop);
-    EXPECT_EQ(loop.shares.load(), 24);
-    expectEachIterationOnce(loop);
-  }
+  expectRegionsCoverTheirLoops(10, 240, 24);
   threads::setCallerThreads(0);
 }
 
@@ -161,12 +167,7 @@ TEST(ThreadPool, AJumpOutOfARegionFreesThePool) {
   }
   landing = nullptr;
   // The next regions use the pool again, with every share.
-  for (int i = 0; i < 20; ++i) {
-    Loop loop(64);
-    runRegion(loop);
-    EXPECT_EQ(loop.shares.load(), 2);
-    expectEachIterationOnce(loop);
-  }
+  expectRegionsCoverTheirLoops(20, 64, 2);
   threads::setCallerThreads(0);
 }
 

@@ -325,12 +325,13 @@ std::string joinSizes(ArrayRef<int64_t> sizes) {
   return text;
 }
 
-/// Binds %`name` to the `opName` op tagged with vector id `id`.
-std::string matchTagged(const std::string &name, llvm::StringRef opName,
-                        int64_t id) {
+/// Binds %`name` to the `opName` op whose `attr` (by default its vector id)
+/// is `id`.
+std::string matchTagged(
+    const std::string &name, llvm::StringRef opName, int64_t id,
+    llvm::StringRef attr = CuvilDialect::VectorIdAttrHelper::getNameStr()) {
   return "    %" + name + " = transform.structured.match ops{[\"" +
-         opName.str() + "\"]} attributes{" +
-         CuvilDialect::VectorIdAttrHelper::getNameStr().str() + " = " +
+         opName.str() + "\"]} attributes{" + attr.str() + " = " +
          std::to_string(id) +
          " : i64} in %root : (!transform.any_op) -> !transform.any_op\n";
 }
@@ -602,13 +603,8 @@ std::string cpu::batchedGemmChainSchedule(ArrayRef<BatchedGemmChain> chains,
       int64_t id = nextId++;
       gemm->setAttr(CuvilDialect::GemmIdAttrHelper::getNameStr(),
                     IntegerAttr::get(IntegerType::get(context, 64), id));
-      loop.text += "    %" + name +
-                   " = transform.structured.match ops{[\"linalg.batch_matmul\"]"
-                   "} attributes{" +
-                   CuvilDialect::GemmIdAttrHelper::getNameStr().str() + " = " +
-                   std::to_string(id) +
-                   " : i64} in %root : (!transform.any_op) -> "
-                   "!transform.any_op\n";
+      loop.text += matchTagged(name, "linalg.batch_matmul", id,
+                               CuvilDialect::GemmIdAttrHelper::getNameStr());
     };
     // The second GEMM tiled by blocks of rows, one task each; into each
     // block, its fill, the row ops and the first GEMM with its fill.
