@@ -2,16 +2,18 @@
 // the product with v become one loop over blocks of query rows per head.
 // Each block's scores and probabilities are computed, normalized and
 // multiplied by v while they are in L1; the full score matrix is never
-// written. Both GEMMs keep their 8 x 32 register tiles.
+// written. Both GEMMs keep their 8 x 32 register tiles; the scores'
+// accumulators start at zero in registers (no fill pass over the block).
 // RUN: %cuvil_opt %s --split-input-file --cuvil-cpu-pipeline=up-to=schedule | FileCheck %s
 
 // 8 heads, 256 queries and keys, 64 per head: blocks of 16 rows (16 x 256
 // scores are 16 KiB), 128 tasks across threads.
 // CHECK-LABEL: func.func @attention
 // CHECK-NOT: linalg.batch_matmul ins(
+// CHECK: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<1x8x32xf32>
 // CHECK: scf.forall (%{{.*}}, %{{.*}}) in (8, 16)
-// CHECK: linalg.fill {{.*}} -> tensor<1x16x256xf32>
-// CHECK: scf.for {{.*}} to %c64 step %c1 {{.*}} -> (vector<1x8x32xf32>)
+// CHECK-NOT: linalg.fill {{.*}} -> tensor<1x16x256xf32>
+// CHECK: scf.for {{.*}} to %c64 step %c1 iter_args(%{{.*}} = %[[ZERO]]) -> (vector<1x8x32xf32>)
 // CHECK: vector.fma {{.*}} : vector<32xf32>
 // CHECK: arith.mulf
 // CHECK: vector.reduction <maximumf>, {{.*}} fastmath<reassoc> : vector<256xf32> into f32

@@ -25,14 +25,15 @@
 // UNFUSED: linalg.generic
 // UNFUSED: math.erf
 
-// The GEMM is tiled across threads, blocked over K, and computed on a
-// register tile of 8 x 32 floats with FMAs; its epilogue is fused into the
-// same tile.
+// The GEMM is tiled across threads and computed on a register tile of
+// 8 x 32 floats with FMAs, its accumulators starting at zero (K is one
+// block: no pass fills the result first); its epilogue is fused into the
+// same thread tile.
 // SCHEDULED-LABEL: func.func @mlp
+// SCHEDULED: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<8x32xf32>
 // SCHEDULED: scf.forall (%{{.*}}) in (2)
-// SCHEDULED: scf.for
-// SCHEDULED: vector.transfer_read {{.*}} vector<8x32xf32>
-// SCHEDULED: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<8x32xf32>)
+// SCHEDULED-NOT: linalg.fill
+// SCHEDULED: scf.for {{.*}} iter_args(%{{.*}} = %[[ZERO]]) -> (vector<8x32xf32>)
 // SCHEDULED-COUNT-8: vector.fma {{.*}} : vector<32xf32>
 // The bias + GELU epilogue runs in the same thread tile, vectorized.
 // SCHEDULED: math.erf {{.*}} : vector<8x32xf32>

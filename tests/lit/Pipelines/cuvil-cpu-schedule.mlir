@@ -36,8 +36,13 @@ func.func @even_tasks(%a: tensor<64x128xf32>, %b: tensor<128x384xf32>) -> tensor
 // -----
 
 // 2^21 multiply-adds: worth the second core, the thread tiles stay parallel.
+// K is one block: the register tiles start from zero and read the rows of
+// the thread's block of the right operand (which the panel packing copies).
 // CHECK-LABEL: func.func @threads_for_large_work
 // CHECK: scf.forall (%{{.*}}, %{{.*}}) in (4, 2)
+// CHECK: %[[BLOCK:.*]] = tensor.extract_slice %arg1[0, %{{.*}}] [32, 128] [1, 1]
+// CHECK-NOT: linalg.fill
+// CHECK: tensor.extract_slice %[[BLOCK]][%{{.*}}, %{{.*}}] [1, 16] [1, 1]
 // CHECK-NOT: cuvil.serial
 // CHECK: return
 func.func @threads_for_large_work(%a: tensor<256x32xf32>, %b: tensor<32x256xf32>) -> tensor<256x256xf32> {
@@ -67,10 +72,14 @@ func.func @lone_tile_shared(%a: tensor<64x1024xf32>, %b: tensor<1024x64xf32>) ->
 
 // -----
 
-// Half that work (2^21) stays one tile, run by the calling thread.
+// Half that work (2^21) stays one tile, run by the calling thread. K is
+// four blocks: the result is filled first, each block's tiles add to it.
 // CHECK-LABEL: func.func @lone_tile_kept
 // CHECK-NOT: scf.forall
+// CHECK: linalg.fill
 // CHECK: scf.for {{.*}} step %c128
+// CHECK: vector.transfer_read {{.*}} vector<8x16xf32>
+// CHECK: scf.for
 // CHECK: return
 func.func @lone_tile_kept(%a: tensor<64x512xf32>, %b: tensor<512x64xf32>) -> tensor<64x64xf32> {
   %cst = arith.constant 0.0 : f32
@@ -135,9 +144,13 @@ func.func @batched(%a: tensor<4x64x32xf32>, %b: tensor<4x32x48xf32>) -> tensor<4
 
 // Epilogue fusion: the elementwise consumer (bias + ReLU) is tiled across
 // threads and the GEMM is computed inside each of its tiles.
+// With the whole K in one block, the fill is the accumulators' initial value:
+// nothing writes the result before the GEMM.
 // CHECK-LABEL: func.func @epilogue
+// CHECK: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<8x16xf32>
+// CHECK-NOT: linalg.fill
 // CHECK: scf.forall (%{{.*}}) in (2)
-// CHECK: linalg.fill
+// CHECK: iter_args(%{{.*}} = %[[ZERO]]) -> (vector<8x16xf32>)
 // CHECK: vector.fma
 // CHECK: arith.maximumf {{.*}} : vector<8x16xf32>
 // CHECK: scf.forall.in_parallel
@@ -163,8 +176,10 @@ func.func @epilogue(%a: tensor<128x32xf32>, %b: tensor<32x48xf32>, %bias: tensor
 // A batched GEMM's epilogue (attention's scale) is fused the same way, under
 // the batch tile of 1: the scores are scaled while they are in registers.
 // CHECK-LABEL: func.func @batched_epilogue
+// CHECK: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<1x8x16xf32>
+// CHECK-NOT: linalg.fill
 // CHECK: scf.forall (%{{.*}}) in (4)
-// CHECK: linalg.fill
+// CHECK: iter_args(%{{.*}} = %[[ZERO]]) -> (vector<1x8x16xf32>)
 // CHECK: vector.fma
 // CHECK: arith.mulf {{.*}} : vector<1x8x16xf32>
 // CHECK: scf.forall.in_parallel

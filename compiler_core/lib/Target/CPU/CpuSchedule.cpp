@@ -113,7 +113,7 @@ std::string vectorizeTagged(llvm::StringRef handle, llvm::StringRef opName,
 /// still in cache: one kernel, no intermediate GEMM result.
 std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
                       bool epilogue, bool serial, const GemmTiles &tiles,
-                      int64_t registerRows, int64_t registerCols,
+                      int64_t k, int64_t registerRows, int64_t registerCols,
                       const GemmRemainders &rest, std::string &deferred) {
   // M or N ending in a partial tile (dynamic, or static without a dividing
   // tile): the register loops over rows / columns are peeled (see peelLoops)
@@ -133,6 +133,7 @@ std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
     return peelLoops(op, rests);
   };
   bool dynamic = rest.rows || rest.cols;
+  bool fillInRegisters = !dynamic && !rest.batch && tiles.blockK >= k;
   std::string block = R"mlir(
     %mm@ID@ = transform.structured.match ops{["@OP@"]} attributes{@GEMM_ATTR@ = @ID@ : i64} in %root : (!transform.any_op) -> !transform.any_op
     %fill@ID@ = transform.get_producer_of_operand %mm@ID@[2] : (!transform.any_op) -> !transform.any_op
@@ -160,7 +161,12 @@ std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
   if (serial)
     block += "    transform.annotate %fl@ID@ \"@SERIAL_ATTR@\" : "
              "!transform.any_op\n";
-  block += R"mlir(
+  if (fillInRegisters)
+    // One K block: the fill becomes the accumulators' initial value.
+    block += registerTileWithFill("a@ID@", "c@ID@", batched, registerRows,
+                                  registerCols);
+  else
+    block += R"mlir(
     %b@ID@, %kl@ID@@KLOOPS@ = transform.structured.tile_using_for %a@ID@ tile_sizes [@BB@0, 0, @BK@] : (!transform.any_op) -> (!transform.any_op, !transform.any_op@KTYPES@)
     %c@ID@, %rl@ID@:3 = transform.structured.tile_using_for %b@ID@ tile_sizes [@B0@@RR@, @RC@, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
 )mlir";
@@ -169,7 +175,7 @@ std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
     deferred += vectorizeTagged("mmv" + std::to_string(id), opName,
                                 CuvilDialect::GemmIdAttrHelper::getNameStr(),
                                 id, false);
-  } else {
+  } else if (!fillInRegisters) {
     block += "    transform.structured.vectorize %c@ID@ : !transform.any_op\n";
   }
   substitute(block, "@OP@", opName);
@@ -486,7 +492,8 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
       epilogue->setAttr(
           mlir::cuvil::CuvilDialect::EpilogueIdAttrHelper::getNameStr(), tag);
     body += gemmBlock(op->getName().getStringRef(), id, batched, (bool)epilogue,
-                      isSmallWork(op), tiles, rows, cols, rest, deferred);
+                      isSmallWork(op), tiles, lhs.getDimSize(rank - 1), rows,
+                      cols, rest, deferred);
     ++id;
   });
   module.walk([&](linalg::GenericOp gemm) {
@@ -613,6 +620,7 @@ struct CpuSchedulePass
         failed(transform::applyTransformNamedSequence(
             module, entry, *scheduleModule, transform::TransformOptions())))
       return signalPassFailure();
+    cpu::readRowsFromBlocks(module);
     cpu::hoistInvariantTensorReads(module);
     cpu::reduceAsTrees(module);
     // The tags only link schedule and payload; drop them afterwards.

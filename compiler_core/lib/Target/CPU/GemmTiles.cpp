@@ -7,6 +7,10 @@
 
 #include "GemmTiles.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+
 using namespace mlir;
 using namespace mlir::cuvil;
 using namespace mlir::cuvil::cpu;
@@ -149,4 +153,61 @@ bool cpu::isSmallWork(linalg::LinalgOp gemm) {
 /// faster split (the join and the second thread's cold caches eat the gain).
 bool cpu::isWorthSharing(linalg::LinalgOp gemm) {
   return !hasLessWorkThan(gemm, 4 * kSerialWork);
+}
+
+std::string cpu::registerTileWithFill(llvm::StringRef gemm, llvm::StringRef out,
+                                      bool batched, int64_t rows,
+                                      int64_t cols) {
+  std::string b0 = batched ? "0, " : "";
+  std::string o = out.str();
+  std::string anyOp = "!transform.any_op";
+  return "    %" + o + "_f, %" + o + "_l:2 = transform.structured.fuse %" +
+         gemm.str() + " [" + b0 + std::to_string(rows) + ", " +
+         std::to_string(cols) + ", 0] : (" + anyOp + ") -> (" + anyOp + ", " +
+         anyOp + ", " + anyOp + ")\n" + "    %" + o + ", %" + o +
+         "_k = transform.structured.tile_using_for %" + o + "_f tile_sizes [" +
+         b0 + "0, 0, 1] : (" + anyOp + ") -> (" + anyOp + ", " + anyOp + ")\n" +
+         "    %" + o +
+         "_z = transform.structured.match ops{[\"linalg.fill\"]} in %" + o +
+         "_l#1 : (" + anyOp + ") -> " + anyOp + "\n" +
+         "    transform.structured.vectorize %" + o + "_z : " + anyOp + "\n" +
+         "    transform.structured.vectorize %" + o + " : " + anyOp + "\n";
+}
+
+/// Whether `slice` takes whole unit-stride rows' spans of a 2-D tensor: all
+/// of its rows from the first (a column slice).
+static bool isFullDepthColumnSlice(tensor::ExtractSliceOp slice) {
+  auto source = cast<RankedTensorType>(slice.getSourceType());
+  return source.getRank() == 2 && slice.getType().getRank() == 2 &&
+         slice.hasUnitStride() &&
+         isConstantIntValue(slice.getMixedOffsets()[0], 0) &&
+         !source.isDynamicDim(0) &&
+         isConstantIntValue(slice.getMixedSizes()[0], source.getDimSize(0));
+}
+
+void cpu::readRowsFromBlocks(ModuleOp module) {
+  SmallVector<tensor::ExtractSliceOp> rows;
+  module.walk([&](tensor::ExtractSliceOp row) {
+    auto column = row.getSource().getDefiningOp<tensor::ExtractSliceOp>();
+    if (column && isFullDepthColumnSlice(column) &&
+        row.getType().getRank() == 2 && row.hasUnitStride() &&
+        isConstantIntValue(row.getMixedSizes()[0], 1))
+      rows.push_back(row);
+  });
+  IRRewriter rewriter(module.getContext());
+  for (tensor::ExtractSliceOp row : rows) {
+    auto column = row.getSource().getDefiningOp<tensor::ExtractSliceOp>();
+    rewriter.setInsertionPoint(row);
+    AffineExpr a, b;
+    bindDims(module.getContext(), a, b);
+    OpFoldResult col = affine::makeComposedFoldedAffineApply(
+        rewriter, row.getLoc(), a + b,
+        {column.getMixedOffsets()[1], row.getMixedOffsets()[1]});
+    rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
+        row, row.getType(), column.getSource(),
+        SmallVector<OpFoldResult>{row.getMixedOffsets()[0], col},
+        row.getMixedSizes(), row.getMixedStrides());
+    if (column->use_empty())
+      rewriter.eraseOp(column);
+  }
 }

@@ -47,6 +47,22 @@ bool isSmallWork(linalg::LinalgOp gemm);
 /// for, so that two threads share it.
 bool isWorthSharing(linalg::LinalgOp gemm);
 
+/// Transform text tiling the GEMM `%gemm` (a plain or batched matmul whose
+/// init is a fill, no K blocks) into register tiles of `rows` by `cols`
+/// with the fill fused into each tile, so the accumulators start at the
+/// fill's value instead of a pass writing the result before the GEMM reads
+/// it; then vectorizes both. `%out` is the vectorized GEMM and `%out_l` its
+/// (rows, columns) loops.
+std::string registerTileWithFill(llvm::StringRef gemm, llvm::StringRef out,
+                                 bool batched, int64_t rows, int64_t cols);
+
+/// Register tiles with their fill read the right operand through a slice of
+/// the tile's columns taken per column tile, then one row of it per K step.
+/// Rewrites such row reads as reads of the block the column slice was cut
+/// from (the thread's block), as the other GEMMs' tiles read it, so that
+/// cuvil-cpu-pack-gemm-panels finds the block the row tiles share.
+void readRowsFromBlocks(ModuleOp module);
+
 } // namespace mlir::cuvil::cpu
 
 #endif // CUVIL_TARGET_CPU_GEMMTILES_H

@@ -20,6 +20,8 @@
 
 #include "RowKernels.h"
 
+#include "GemmTiles.h"
+
 #include "cuvil/Dialect/Cuvil/IR/CuvilDialect.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -630,17 +632,21 @@ std::string cpu::batchedGemmChainSchedule(ArrayRef<BatchedGemmChain> chains,
                    std::to_string(loop.step) + " \"" +
                    CuvilDialect::SerialAttrHelper::getNameStr().str() +
                    "\" : !transform.any_op\n";
-    // Both GEMMs in register tiles, as gemmBlock's.
+    // Both GEMMs in register tiles, as gemmBlock's; the scores' fill is the
+    // first one's initial accumulators. (Fusing the second one's fill the
+    // same way would fuse the row ops producing its left operand into every
+    // register tile too.)
     std::string registerTile = "0, " + std::to_string(registerRows) + ", " +
                                std::to_string(registerCols) + ", 1";
-    for (const std::string &gemm : {g + "t", g + "sx"})
-      loop.text += "    %" + gemm + "r, %" + gemm +
-                   "l:3 = transform.structured.tile_using_for %" + gemm +
-                   " tile_sizes [" + registerTile +
-                   "] : (!transform.any_op) -> (!transform.any_op, "
-                   "!transform.any_op, !transform.any_op, !transform.any_op)\n"
-                   "    transform.structured.vectorize %" +
-                   gemm + "r : !transform.any_op\n";
+    loop.text += "    %" + g + "tr, %" + g +
+                 "tl:3 = transform.structured.tile_using_for %" + g +
+                 "t tile_sizes [" + registerTile +
+                 "] : (!transform.any_op) -> (!transform.any_op, "
+                 "!transform.any_op, !transform.any_op, !transform.any_op)\n"
+                 "    transform.structured.vectorize %" +
+                 g + "tr : !transform.any_op\n";
+    loop.text += registerTileWithFill(g + "sx", g + "sxr", /*batched=*/true,
+                                      registerRows, registerCols);
     text += loop.text;
   }
   if (!text.empty())
