@@ -143,15 +143,17 @@ func.func @batched(%a: tensor<4x64x32xf32>, %b: tensor<4x32x48xf32>) -> tensor<4
 // -----
 
 // Epilogue fusion: the elementwise consumer (bias + ReLU) is tiled across
-// threads and the GEMM is computed inside each of its tiles.
-// With the whole K in one block, the fill is the accumulators' initial value:
-// nothing writes the result before the GEMM.
+// threads and the GEMM is computed inside each of its tiles. With the whole
+// K in one block, the GEMM's register tile is fused into the epilogue's: the
+// fill is the accumulators' initial value and the epilogue computes on the
+// accumulators themselves (the GEMM's result is never stored).
 // CHECK-LABEL: func.func @epilogue
 // CHECK: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<8x16xf32>
 // CHECK-NOT: linalg.fill
 // CHECK: scf.forall (%{{.*}}) in (2)
-// CHECK: iter_args(%{{.*}} = %[[ZERO]]) -> (vector<8x16xf32>)
+// CHECK: %[[ACC:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[ZERO]]) -> (vector<8x16xf32>)
 // CHECK: vector.fma
+// CHECK: arith.addf %[[ACC]], {{.*}} : vector<8x16xf32>
 // CHECK: arith.maximumf {{.*}} : vector<8x16xf32>
 // CHECK: scf.forall.in_parallel
 // CHECK-NOT: linalg.generic

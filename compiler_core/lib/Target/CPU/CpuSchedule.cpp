@@ -110,7 +110,10 @@ std::string vectorizeTagged(llvm::StringRef handle, llvm::StringRef opName,
 /// epilogue (the elementwise op consuming the GEMM, e.g. bias + GELU), the
 /// epilogue is tiled across threads and the GEMM and its fill are fused
 /// into each tile, so the epilogue reads the accumulator tile while it is
-/// still in cache: one kernel, no intermediate GEMM result.
+/// still in cache: one kernel, no intermediate GEMM result. When K is one
+/// block, the fill is each register tile's initial accumulators, and with
+/// an epilogue the GEMM's register tile is fused into the epilogue's, which
+/// then computes on the accumulators in registers.
 std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
                       bool epilogue, bool serial, const GemmTiles &tiles,
                       int64_t k, int64_t registerRows, int64_t registerCols,
@@ -151,6 +154,18 @@ std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
     deferred += vectorizeTagged(
         "epiv" + std::to_string(id), "linalg.generic",
         CuvilDialect::EpilogueIdAttrHelper::getNameStr(), id, false);
+  } else if (epilogue && fillInRegisters) {
+    // The GEMM's register tile (and its fill) fused into the epilogue's:
+    // the epilogue computes on the accumulators while they are in
+    // registers, and the GEMM's result is never stored.
+    block += R"mlir(
+    %ga@ID@, %gl@ID@ = transform.structured.fuse_into_containing_op %a@ID@ into %el@ID@#1 : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %gf@ID@, %gfl@ID@ = transform.structured.fuse_into_containing_op %f@ID@ into %gl@ID@ : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %c@ID@, %kl@ID@ = transform.structured.tile_using_for %ga@ID@ tile_sizes [@B0@0, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.structured.vectorize %gf@ID@ : !transform.any_op
+    transform.structured.vectorize %c@ID@ : !transform.any_op
+    transform.structured.vectorize %ev@ID@ : !transform.any_op
+)mlir";
   } else if (epilogue) {
     block += "    transform.structured.vectorize %ev@ID@ : !transform.any_op\n";
   } else
@@ -161,11 +176,11 @@ std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
   if (serial)
     block += "    transform.annotate %fl@ID@ \"@SERIAL_ATTR@\" : "
              "!transform.any_op\n";
-  if (fillInRegisters)
+  if (fillInRegisters && !epilogue)
     // One K block: the fill becomes the accumulators' initial value.
     block += registerTileWithFill("a@ID@", "c@ID@", batched, registerRows,
                                   registerCols);
-  else
+  else if (!fillInRegisters)
     block += R"mlir(
     %b@ID@, %kl@ID@@KLOOPS@ = transform.structured.tile_using_for %a@ID@ tile_sizes [@BB@0, 0, @BK@] : (!transform.any_op) -> (!transform.any_op, !transform.any_op@KTYPES@)
     %c@ID@, %rl@ID@:3 = transform.structured.tile_using_for %b@ID@ tile_sizes [@B0@@RR@, @RC@, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
