@@ -110,23 +110,7 @@ LogicalResult expandCopy(memref::CopyOp copy, StringRef target) {
   auto source = cast<MemRefType>(copy.getSource().getType());
   if (!source.hasStaticShape())
     return staticShapesOnly(copy, target, "copy", source);
-  OpBuilder builder(copy);
-  Location loc = copy.getLoc();
-  SmallVector<Value> lower, upper, steps;
-  Value zero = builder.create<arith::ConstantIndexOp>(loc, 0);
-  Value one = builder.create<arith::ConstantIndexOp>(loc, 1);
-  for (int64_t size : source.getShape()) {
-    lower.push_back(zero);
-    upper.push_back(builder.create<arith::ConstantIndexOp>(loc, size));
-    steps.push_back(one);
-  }
-  scf::buildLoopNest(
-      builder, loc, lower, upper, steps,
-      [&](OpBuilder &b, Location l, ValueRange indices) {
-        Value value = b.create<memref::LoadOp>(l, copy.getSource(), indices);
-        b.create<memref::StoreOp>(l, value, copy.getTarget(), indices);
-      });
-  copy.erase();
+  cuvil::expandCopyToLoops(copy);
   return success();
 }
 

@@ -21,6 +21,11 @@ namespace mlir::cuvil {
 #define GEN_PASS_REGISTRATION
 #include "cuvil/Codegen/Common/Passes.h.inc"
 
+/// Replaces `copy` with a loop nest of loads and stores over its shape
+/// (dynamic sizes read from the source), the innermost loop over the last
+/// dimension.
+void expandCopyToLoops(memref::CopyOp copy);
+
 } // namespace mlir::cuvil
 
 #endif // CUVIL_CODEGEN_COMMON_PASSES_H

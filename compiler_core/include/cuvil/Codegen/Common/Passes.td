@@ -224,6 +224,30 @@ def LowerStridedGathers : Pass<"cuvil-lower-strided-gathers", "func::FuncOp"> {
                            "memref::MemRefDialect", "arith::ArithDialect"];
 }
 
+def ExpandStridedCopies : Pass<"cuvil-expand-strided-copies", "func::FuncOp"> {
+  let summary = "Copy between non-contiguous memrefs with loops";
+  let description = [{
+    A `memref.copy` whose source or target is not contiguous (a
+    `tensor.pad`'s source copied into the interior of the padded buffer,
+    a value inserted into a slice) would lower to a call of MLIR's generic
+    runtime copy, which visits one element at a time through the
+    descriptors. Such copies become a loop nest of loads and stores over the
+    shape (sizes read with `memref.dim` where dynamic), whose innermost
+    loop LLVM vectorizes. Copies between contiguous memrefs stay
+    `memref.copy` (a `memcpy`).
+
+    Before:
+    ```mlir
+    memref.copy %x, %interior : memref<1x3x32x32xf32> to
+        memref<1x3x32x32xf32, strided<[4332, 1444, 38, 1], offset: 117>>
+    ```
+    After: four nested `scf.for` loops around a `memref.load` from `%x` and
+    a `memref.store` into `%interior`.
+  }];
+  let dependentDialects = ["scf::SCFDialect", "memref::MemRefDialect",
+                           "arith::ArithDialect"];
+}
+
 def StaticBuffers : Pass<"cuvil-static-buffers", "ModuleOp"> {
   let summary = "Give every buffer static storage and copy with loops";
   let description = [{
