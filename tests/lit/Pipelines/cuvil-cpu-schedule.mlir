@@ -365,3 +365,31 @@ func.func @image_to_columns(%x: tensor<1x4x10x10xf32>) -> tensor<1x4x3x3x8x8xf32
   } -> tensor<1x4x3x3x8x8xf32>
   return %r : tensor<1x4x3x3x8x8xf32>
 }
+
+// -----
+
+// A large gather (a 7x7 stem convolution's columns, 2^21 elements) is cut
+// into tasks across threads along its first dimension that splits (the 3
+// channels do not, the 112 output rows do), each vectorized inside.
+// CHECK-LABEL: func.func @image_to_columns_threaded
+// CHECK: scf.forall (%{{.*}}) in (8)
+// CHECK: tensor.extract_slice {{.*}} [1, 3, 7, 7, 14, 112]
+// CHECK: vector.transfer_read %arg0[{{.*}}], {{.*}} : tensor<1x3x118x118xf32>, vector<8xf32>
+// CHECK: scf.forall.in_parallel
+func.func @image_to_columns_threaded(%x: tensor<1x3x118x118xf32>) -> tensor<1x3x7x7x112x112xf32> {
+  %e = tensor.empty() : tensor<1x3x7x7x112x112xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4, d5)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} outs(%e : tensor<1x3x7x7x112x112xf32>) {
+  ^bb0(%out: f32):
+    %n = linalg.index 0 : index
+    %c = linalg.index 1 : index
+    %kh = linalg.index 2 : index
+    %kw = linalg.index 3 : index
+    %oh = linalg.index 4 : index
+    %ow = linalg.index 5 : index
+    %h = arith.addi %oh, %kh : index
+    %w = arith.addi %ow, %kw : index
+    %v = tensor.extract %x[%n, %c, %h, %w] : tensor<1x3x118x118xf32>
+    linalg.yield %v : f32
+  } -> tensor<1x3x7x7x112x112xf32>
+  return %r : tensor<1x3x7x7x112x112xf32>
+}

@@ -308,18 +308,30 @@ int64_t innerVectorTile(int64_t size, int64_t lanes) {
 /// than 1 (`innerExtent`; a tile of single elements would fold to 0-D).
 std::string vectorBlock(int64_t id, ArrayRef<int64_t> tileSizes, bool extracts,
                         int64_t innerExtent, bool dynamicInner,
-                        std::string &deferred) {
-  std::string sizes;
-  for (int64_t size : tileSizes)
-    sizes += (sizes.empty() ? "" : ", ") + std::to_string(size);
+                        ArrayRef<int64_t> threads, std::string &deferred) {
+  std::string sizes = cpu::joinSizes(tileSizes);
   int64_t loops = llvm::count_if(tileSizes, [](int64_t t) { return t != 0; });
   std::string loopTypes;
   for (int64_t i = 0; i < loops; ++i)
     loopTypes += ", !transform.any_op";
   std::string block = R"mlir(
     %v@ID@ = transform.structured.match ops{["linalg.generic"]} attributes{@VECTOR_ATTR@ = @ID@ : i64} in %root : (!transform.any_op) -> !transform.any_op
-    %vt@ID@, %vl@ID@:@LOOPS@ = transform.structured.tile_using_for %v@ID@ tile_sizes [@SIZES@] : (!transform.any_op) -> (!transform.any_op@TYPES@)
 )mlir";
+  // A large gather (a convolution's image-to-column copy) is first cut
+  // into tasks across threads.
+  std::string tiled = "v@ID@";
+  if (!threads.empty()) {
+    tiled = "vp@ID@";
+    block += "    %vp@ID@, %vf@ID@ = transform.structured.tile_using_forall "
+             "%v@ID@ tile_sizes [" +
+             cpu::joinSizes(threads) +
+             "] : (!transform.any_op) -> (!transform.any_op, "
+             "!transform.any_op)\n";
+  }
+  block += R"mlir(
+    %vt@ID@, %vl@ID@:@LOOPS@ = transform.structured.tile_using_for %@TILED@ tile_sizes [@SIZES@] : (!transform.any_op) -> (!transform.any_op@TYPES@)
+)mlir";
+  substitute(block, "@TILED@", tiled);
   if (!dynamicInner && extracts && innerExtent > 1 && loops > 0)
     block += R"mlir(
     transform.apply_patterns to %vl@ID@#@INNER@ {
@@ -549,8 +561,17 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
     bool dynamicInner = ShapedType::isDynamic(inner);
     int64_t innerExtent = tiles.back() ? tiles.back() : inner;
     innerTiles[id] = tiles.back();
-    vectorBody +=
-        vectorBlock(id, tiles, extracts, innerExtent, dynamicInner, deferred);
+    // Gathers are no row ops (RowKernels.cpp), so nothing else threads
+    // them; the tasks split a dimension the vectors do not run along.
+    SmallVector<int64_t> threads;
+    if (extracts && generic.getNumReductionLoops() == 0) {
+      threads = cpu::threadTiles(generic.getStaticLoopRanges(),
+                                 /*anyDimension=*/true);
+      if (!threads.empty() && threads.back() != 0)
+        threads.clear();
+    }
+    vectorBody += vectorBlock(id, tiles, extracts, innerExtent, dynamicInner,
+                              threads, deferred);
     ++id;
   });
   body +=

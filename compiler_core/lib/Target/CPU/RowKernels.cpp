@@ -319,14 +319,6 @@ int64_t filledInit(linalg::GenericOp generic) {
              : -1;
 }
 
-/// Sizes as a transform op's `tile_sizes` list: "1, 16, 0".
-std::string joinSizes(ArrayRef<int64_t> sizes) {
-  std::string text;
-  for (int64_t size : sizes)
-    text += (text.empty() ? "" : ", ") + std::to_string(size);
-  return text;
-}
-
 /// Binds %`name` to the `opName` op whose `attr` (by default its vector id)
 /// is `id`.
 std::string matchTagged(
@@ -402,7 +394,7 @@ std::string groupBlock(RowGroup group, int64_t index) {
   loop.text +=
       "    %" + g + "t, %" + g +
       "f0 = transform.structured.tile_using_forall %" + g + "s tile_sizes [" +
-      joinSizes(tiles) +
+      cpu::joinSizes(tiles) +
       "] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)\n";
   loop.findFunction();
   loop.fuseRowOps(group.producers, "p");
@@ -654,28 +646,44 @@ std::string cpu::batchedGemmChainSchedule(ArrayRef<BatchedGemmChain> chains,
   return text;
 }
 
+std::string cpu::joinSizes(ArrayRef<int64_t> sizes) {
+  std::string text;
+  for (int64_t size : sizes)
+    text += (text.empty() ? "" : ", ") + std::to_string(size);
+  return text;
+}
+
+SmallVector<int64_t> cpu::threadTiles(ArrayRef<int64_t> shape,
+                                      bool anyDimension) {
+  std::optional<int64_t> elements = elementsOf(shape);
+  if (!elements || *elements < kSerialElements)
+    return {};
+  // Tasks along the first dimension that splits into 8, 4 or 2 equal parts
+  // (the dimensions after it whole).
+  SmallVector<int64_t> tiles(shape.size(), 0);
+  for (auto [d, extent] : llvm::enumerate(shape)) {
+    if (extent == 1)
+      continue;
+    for (int64_t parts : {8, 4, 2})
+      if (extent % parts == 0) {
+        tiles[d] = extent / parts;
+        break;
+      }
+    if (tiles[d] != 0 || !anyDimension)
+      break; // the first dimension that is not 1 decides (odd: serial)
+  }
+  if (llvm::all_of(tiles, [](int64_t t) { return t == 0; }))
+    return {};
+  return tiles;
+}
+
 std::string cpu::threadedTransposes(ModuleOp module, int64_t &nextId) {
   std::string text;
   module.walk([&](linalg::TransposeOp transpose) {
     auto type = dyn_cast<RankedTensorType>(transpose.getInit().getType());
-    std::optional<int64_t> elements =
-        type ? elementsOf(type.getShape()) : std::nullopt;
-    if (!elements || *elements < kSerialElements)
-      return;
-    // Tasks along the first dimension that splits into 8, 4 or 2 equal
-    // parts (the dimensions after it whole).
-    SmallVector<int64_t> tiles(type.getRank(), 0);
-    for (auto [d, extent] : llvm::enumerate(type.getShape())) {
-      if (extent == 1)
-        continue;
-      for (int64_t parts : {8, 4, 2})
-        if (extent % parts == 0) {
-          tiles[d] = extent / parts;
-          break;
-        }
-      break; // the first dimension that is not 1 decides (odd: serial)
-    }
-    if (llvm::all_of(tiles, [](int64_t t) { return t == 0; }))
+    SmallVector<int64_t> tiles =
+        type ? threadTiles(type.getShape()) : SmallVector<int64_t>();
+    if (tiles.empty())
       return;
     int64_t id = nextId++;
     transpose->setAttr(
