@@ -393,3 +393,21 @@ func.func @image_to_columns_threaded(%x: tensor<1x3x118x118xf32>) -> tensor<1x3x
   } -> tensor<1x3x7x7x112x112xf32>
   return %r : tensor<1x3x7x7x112x112xf32>
 }
+
+// -----
+
+// 336 columns (with 8 lanes, register tiles of 16): neither 128 nor 64
+// divides them, 112 (seven register tiles) does; whole tiles instead of a
+// partial last one, no peeled loops.
+// CHECK-LABEL: func.func @columns_in_whole_tiles
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (2, 3)
+// CHECK: tensor.extract_slice %arg1[0, %{{.*}}] [64, 112] [1, 1]
+// CHECK-NOT: affine.min
+// CHECK: scf.forall.in_parallel
+func.func @columns_in_whole_tiles(%a: tensor<128x64xf32>, %b: tensor<64x336xf32>) -> tensor<128x336xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<128x336xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<128x336xf32>) -> tensor<128x336xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<128x64xf32>, tensor<64x336xf32>) outs(%f : tensor<128x336xf32>) -> tensor<128x336xf32>
+  return %r : tensor<128x336xf32>
+}
