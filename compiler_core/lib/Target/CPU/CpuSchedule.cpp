@@ -562,11 +562,14 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
     int64_t innerExtent = tiles.back() ? tiles.back() : inner;
     innerTiles[id] = tiles.back();
     // Gathers are no row ops (RowKernels.cpp), so nothing else threads
-    // them; the tasks split a dimension the vectors do not run along.
+    // them; the tasks split a dimension the vectors do not run along. From
+    // 2^18 elements: the zoo CNN's 7x7 stem (37632 columns in 8 tasks of
+    // two output rows) ran slower split.
     SmallVector<int64_t> threads;
     if (extracts && generic.getNumReductionLoops() == 0) {
       threads = cpu::threadTiles(generic.getStaticLoopRanges(),
-                                 /*anyDimension=*/true);
+                                 /*anyDimension=*/true,
+                                 /*minElements=*/int64_t(1) << 18);
       if (!threads.empty() && threads.back() != 0)
         threads.clear();
     }

@@ -654,9 +654,9 @@ std::string cpu::joinSizes(ArrayRef<int64_t> sizes) {
 }
 
 SmallVector<int64_t> cpu::threadTiles(ArrayRef<int64_t> shape,
-                                      bool anyDimension) {
+                                      bool anyDimension, int64_t minElements) {
   std::optional<int64_t> elements = elementsOf(shape);
-  if (!elements || *elements < kSerialElements)
+  if (!elements || *elements < std::max(minElements, kSerialElements))
     return {};
   // Tasks along the first dimension that splits into 8, 4 or 2 equal parts
   // (the dimensions after it whole).

@@ -76,12 +76,13 @@ std::string rowGroupSchedule(ModuleOp module, int64_t lanes,
 /// Sizes as a transform op's `tile_sizes` list: "1, 16, 0".
 std::string joinSizes(ArrayRef<int64_t> sizes);
 
-/// Thread tiles of a static iteration space of `shape` from 2^15 elements:
-/// its first dimension that is not 1 (with `anyDimension`, the first that
-/// splits) cut into 8, 4 or 2 equal tasks, the others whole; empty when
-/// smaller, dynamic or no dimension qualifies.
+/// Thread tiles of a static iteration space of `shape` from 2^15 elements
+/// (or `minElements`, if more): its first dimension that is not 1 (with
+/// `anyDimension`, the first that splits) cut into 8, 4 or 2 equal tasks,
+/// the others whole; empty when smaller, dynamic or no dimension qualifies.
 SmallVector<int64_t> threadTiles(ArrayRef<int64_t> shape,
-                                 bool anyDimension = false);
+                                 bool anyDimension = false,
+                                 int64_t minElements = 0);
 
 /// Transform-dialect text running each large static linalg.transpose (from
 /// 2^15 elements; attention's k transposed) as equal tasks across threads,
