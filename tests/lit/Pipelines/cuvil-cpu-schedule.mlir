@@ -411,3 +411,20 @@ func.func @columns_in_whole_tiles(%a: tensor<128x64xf32>, %b: tensor<64x336xf32>
   %r = linalg.matmul ins(%a, %b : tensor<128x64xf32>, tensor<64x336xf32>) outs(%f : tensor<128x336xf32>) -> tensor<128x336xf32>
   return %r : tensor<128x336xf32>
 }
+
+// -----
+
+// 40 columns, whole vectors (8 lanes) but not whole register tiles (16):
+// register tiles one vector wide, no remainder done a column at a time.
+// CHECK-LABEL: func.func @columns_in_whole_vectors
+// CHECK: scf.for {{.*}} -> (vector<8x8xf32>)
+// CHECK-COUNT-8: vector.fma {{.*}} : vector<8xf32>
+// CHECK-NOT: vector<8x1xf32>
+// CHECK: return
+func.func @columns_in_whole_vectors(%a: tensor<64x64xf32>, %b: tensor<64x40xf32>) -> tensor<64x40xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x40xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<64x40xf32>) -> tensor<64x40xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<64x64xf32>, tensor<64x40xf32>) outs(%f : tensor<64x40xf32>) -> tensor<64x40xf32>
+  return %r : tensor<64x40xf32>
+}

@@ -494,6 +494,12 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
     if (m == 1 && !ShapedType::isDynamic(n) && n >= 4 * registerCols) {
       rows = 1;
       cols = 4 * registerCols;
+    } else if (!ShapedType::isDynamic(n) && n > registerCols &&
+               n % registerCols != 0 && n % vectorLanes == 0) {
+      // Columns in whole vectors but not in whole register tiles (a 28 x 28
+      // image's 784 pixels): tiles one vector wide, rather than a remainder
+      // done one column at a time.
+      cols = vectorLanes;
     }
     GemmTiles tiles =
         chooseTiles(m, n, lhs.getDimSize(rank - 1), rows, cols, rest);
