@@ -101,10 +101,14 @@ func.func @layer_norm(%x: tensor<256x512xf32>) -> tensor<256x512xf32> {
 // -----
 
 // A large transpose (attention's k transposed, 2^17 elements) runs as 8
-// tasks across threads; a small one (2^12) stays one loop nest.
+// tasks across threads, each in blocks of 16 x 16 (a transposed vector read,
+// AVX-512 shuffles); a small one (2^12) stays one loop nest.
 // CHECK-LABEL: func.func @transposes
 // CHECK: scf.forall (%{{.*}}) in (8)
-// CHECK: linalg.transpose {{.*}} permutation = [0, 2, 1]
+// CHECK-NOT: linalg.transpose
+// CHECK: vector.transfer_read {{.*}} : tensor<1x16x16xf32>, vector<1x16x16xf32>
+// CHECK: vector.shuffle
+// CHECK: vector.transfer_write {{.*}} : vector<1x16x16xf32>, tensor<1x16x16xf32>
 // CHECK: scf.forall.in_parallel
 // CHECK-NOT: scf.forall
 // CHECK: linalg.transpose

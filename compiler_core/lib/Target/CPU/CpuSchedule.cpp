@@ -586,7 +586,7 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
   body +=
       cpu::batchedGemmChainSchedule(chains, registerRows, registerCols, id) +
       cpu::rowGroupSchedule(module, vectorLanes, innerTiles, chains) +
-      cpu::threadedTransposes(module, id) + vectorBody;
+      cpu::threadedTransposes(module, vectorLanes, id) + vectorBody;
   // Kernels with dynamic extents are vectorized last, once canonicalization
   // has made the peeled loops' full tiles static.
   if (!deferred.empty())
@@ -611,6 +611,7 @@ module attributes {transform.with_named_sequence} {
     transform.loop.hoist_loop_invariant_subsets %loops : !transform.any_op
     transform.apply_patterns to %vf {
       transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+      transform.apply_patterns.vector.lower_transpose lowering_strategy = "shuffle_16x16"
       transform.apply_patterns.vector.lower_outerproduct
       transform.apply_patterns.vector.lower_multi_reduction lowering_strategy = "innerreduction"
       transform.apply_patterns.vector.transfer_permutation_patterns

@@ -112,6 +112,10 @@ namespace {
 /// rowGroupSchedule); larger ones run across threads.
 constexpr int64_t kSerialElements = int64_t(1) << 15;
 
+/// The side of the square blocks 2-D transposes are vectorized in: an
+/// AVX-512 register of floats.
+constexpr int64_t kTransposeBlock = 16;
+
 /// Bytes of one block of rows of a tensor in the chain: the block's
 /// intermediates stay in L1 between the chain's ops.
 constexpr int64_t kBlockBytes = 16 * 1024;
@@ -677,7 +681,8 @@ SmallVector<int64_t> cpu::threadTiles(ArrayRef<int64_t> shape,
   return tiles;
 }
 
-std::string cpu::threadedTransposes(ModuleOp module, int64_t &nextId) {
+std::string cpu::threadedTransposes(ModuleOp module, int64_t lanes,
+                                    int64_t &nextId) {
   std::string text;
   module.walk([&](linalg::TransposeOp transpose) {
     auto type = dyn_cast<RankedTensorType>(transpose.getInit().getType());
@@ -696,6 +701,35 @@ std::string cpu::threadedTransposes(ModuleOp module, int64_t &nextId) {
         "f = transform.structured.tile_using_forall %" + name +
         " tile_sizes [" + joinSizes(tiles) +
         "] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)\n";
+    // Swapping the last two dimensions (attention's k transposed), in
+    // blocks of 16 x 16 each thread's task allows: one transposed vector
+    // read per block, lowered to AVX-512 shuffles (see buildCpuSchedule),
+    // instead of a scalar load and store per element.
+    ArrayRef<int64_t> perm = transpose.getPermutation();
+    int64_t rank = type.getRank();
+    auto taskExtent = [&](int64_t d) {
+      return tiles[d] ? tiles[d] : type.getDimSize(d);
+    };
+    if (lanes != kTransposeBlock || rank < 2 || perm[rank - 1] != rank - 2 ||
+        perm[rank - 2] != rank - 1 ||
+        taskExtent(rank - 1) % kTransposeBlock != 0 ||
+        taskExtent(rank - 2) % kTransposeBlock != 0)
+      return;
+    SmallVector<int64_t> block(rank, 1);
+    block[rank - 1] = block[rank - 2] = kTransposeBlock;
+    for (int64_t d = 0; d + 2 < rank; ++d)
+      if (type.getDimSize(d) == 1)
+        block[d] = 0;
+    int64_t loops = llvm::count_if(block, [](int64_t b) { return b != 0; });
+    std::string types;
+    for (int64_t i = 0; i < loops; ++i)
+      types += ", !transform.any_op";
+    text += "    %" + name + "v, %" + name + "l:" + std::to_string(loops) +
+            " = transform.structured.tile_using_for %" + name +
+            "t tile_sizes [" + joinSizes(block) +
+            "] : (!transform.any_op) -> (!transform.any_op" + types +
+            ")\n    transform.structured.vectorize %" + name +
+            "v : !transform.any_op\n";
   });
   return text;
 }

@@ -87,8 +87,10 @@ SmallVector<int64_t> threadTiles(ArrayRef<int64_t> shape,
 /// Transform-dialect text running each large static linalg.transpose (from
 /// 2^15 elements; attention's k transposed) as equal tasks across threads,
 /// along its first dimension that splits into 8, 4 or 2; tags each with a
-/// fresh vector id from `nextId`. Transposes stay scalar loops inside.
-std::string threadedTransposes(ModuleOp module, int64_t &nextId);
+/// fresh vector id from `nextId`. With 16 lanes, a swap of the last two
+/// dimensions is vectorized in 16 x 16 blocks; other transposes stay scalar
+/// loops inside.
+std::string threadedTransposes(ModuleOp module, int64_t lanes, int64_t &nextId);
 
 /// Moves what the schedule's loops compute from values they do not change
 /// out of them, reads of such tensors included.
