@@ -161,11 +161,8 @@ std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
     block += R"mlir(
     %ga@ID@, %gl@ID@ = transform.structured.fuse_into_containing_op %a@ID@ into %el@ID@#1 : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
     %gf@ID@, %gfl@ID@ = transform.structured.fuse_into_containing_op %f@ID@ into %gl@ID@ : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %c@ID@, %kl@ID@ = transform.structured.tile_using_for %ga@ID@ tile_sizes [@B0@0, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    transform.structured.vectorize %gf@ID@ : !transform.any_op
-    transform.structured.vectorize %c@ID@ : !transform.any_op
-    transform.structured.vectorize %ev@ID@ : !transform.any_op
-)mlir";
+)mlir" + vectorizedKSteps("ga@ID@", "gf@ID@", "c@ID@", batched) +
+             "    transform.structured.vectorize %ev@ID@ : !transform.any_op\n";
   } else if (epilogue) {
     block += "    transform.structured.vectorize %ev@ID@ : !transform.any_op\n";
   } else
@@ -176,22 +173,26 @@ std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
   if (serial)
     block += "    transform.annotate %fl@ID@ \"@SERIAL_ATTR@\" : "
              "!transform.any_op\n";
-  if (fillInRegisters && !epilogue)
-    // One K block: the fill becomes the accumulators' initial value.
-    block += registerTileWithFill("a@ID@", "c@ID@", batched, registerRows,
-                                  registerCols);
-  else if (!fillInRegisters)
+  if (fillInRegisters) {
+    // One K block: the fill becomes the accumulators' initial value (with an
+    // epilogue, done above).
+    if (!epilogue)
+      block += registerTileWithFill("a@ID@", "c@ID@", batched, registerRows,
+                                    registerCols);
+  } else {
     block += R"mlir(
     %b@ID@, %kl@ID@@KLOOPS@ = transform.structured.tile_using_for %a@ID@ tile_sizes [@BB@0, 0, @BK@] : (!transform.any_op) -> (!transform.any_op, !transform.any_op@KTYPES@)
     %c@ID@, %rl@ID@:3 = transform.structured.tile_using_for %b@ID@ tile_sizes [@B0@@RR@, @RC@, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
 )mlir";
-  if (dynamic) {
-    block += peeled("rl", opName, b0 + 3);
-    deferred += vectorizeTagged("mmv" + std::to_string(id), opName,
-                                CuvilDialect::GemmIdAttrHelper::getNameStr(),
-                                id, false);
-  } else if (!fillInRegisters) {
-    block += "    transform.structured.vectorize %c@ID@ : !transform.any_op\n";
+    if (dynamic) {
+      block += peeled("rl", opName, b0 + 3);
+      deferred += vectorizeTagged("mmv" + std::to_string(id), opName,
+                                  CuvilDialect::GemmIdAttrHelper::getNameStr(),
+                                  id, false);
+    } else {
+      block +=
+          "    transform.structured.vectorize %c@ID@ : !transform.any_op\n";
+    }
   }
   substitute(block, "@OP@", opName);
   substitute(block, "@GEMM_ATTR@",
@@ -309,67 +310,52 @@ int64_t innerVectorTile(int64_t size, int64_t lanes) {
 std::string vectorBlock(int64_t id, ArrayRef<int64_t> tileSizes, bool extracts,
                         int64_t innerExtent, bool dynamicInner,
                         ArrayRef<int64_t> threads, std::string &deferred) {
-  std::string sizes = cpu::joinSizes(tileSizes);
   int64_t loops = llvm::count_if(tileSizes, [](int64_t t) { return t != 0; });
-  std::string loopTypes;
-  for (int64_t i = 0; i < loops; ++i)
-    loopTypes += ", !transform.any_op";
   std::string block = R"mlir(
     %v@ID@ = transform.structured.match ops{["linalg.generic"]} attributes{@VECTOR_ATTR@ = @ID@ : i64} in %root : (!transform.any_op) -> !transform.any_op
 )mlir";
-  // A large gather (a convolution's image-to-column copy) is first cut
-  // into tasks across threads.
-  std::string tiled = "v@ID@";
-  if (!threads.empty()) {
-    tiled = "vp@ID@";
-    block += "    %vp@ID@, %vf@ID@ = transform.structured.tile_using_forall "
-             "%v@ID@ tile_sizes [" +
-             cpu::joinSizes(threads) +
-             "] : (!transform.any_op) -> (!transform.any_op, "
-             "!transform.any_op)\n";
-  }
-  block += R"mlir(
-    %vt@ID@, %vl@ID@:@LOOPS@ = transform.structured.tile_using_for %@TILED@ tile_sizes [@SIZES@] : (!transform.any_op) -> (!transform.any_op@TYPES@)
-)mlir";
-  substitute(block, "@TILED@", tiled);
-  if (!dynamicInner && extracts && innerExtent > 1 && loops > 0)
-    block += R"mlir(
-    transform.apply_patterns to %vl@ID@#@INNER@ {
+  if (loops == 0) {
+    // Nothing to tile (a single row): vectorize the op itself.
+    block += "    transform.structured.vectorize %v@ID@@ND@ : "
+             "!transform.any_op\n";
+  } else {
+    // A large gather (a convolution's image-to-column copy) is first cut
+    // into tasks across threads.
+    std::string tiled = "v@ID@";
+    if (!threads.empty()) {
+      tiled = "vp@ID@";
+      block += "    %vp@ID@, %vf@ID@ = transform.structured.tile_using_forall "
+               "%v@ID@ tile_sizes [" +
+               cpu::joinSizes(threads) +
+               "] : (!transform.any_op) -> (!transform.any_op, "
+               "!transform.any_op)\n";
+    }
+    block += cpu::tileUsingFor(tiled, "vt@ID@", "vl@ID@", tileSizes);
+    std::string inner = "%vl@ID@#" + std::to_string(loops - 1);
+    if (!dynamicInner && extracts && innerExtent > 1)
+      block += "    transform.apply_patterns to " + inner + R"mlir( {
       transform.apply_patterns.linalg.fold_unit_extent_dims_via_slices
     } : !transform.any_op
-    %vg@ID@ = transform.structured.match ops{["linalg.generic"]} in %vl@ID@#@INNER@ : (!transform.any_op) -> !transform.any_op
+    %vg@ID@ = transform.structured.match ops{["linalg.generic"]} in )mlir" +
+               inner + R"mlir( : (!transform.any_op) -> !transform.any_op
     transform.structured.vectorize %vg@ID@@ND@ : !transform.any_op
 )mlir";
-  else if (!dynamicInner)
-    block +=
-        "    transform.structured.vectorize %vt@ID@@ND@ : !transform.any_op\n";
-  else {
-    SmallVector<int64_t> restTiles(tileSizes.size(), 0);
-    restTiles.back() = 1;
-    block += peelLoops("linalg.generic",
-                       {{"%vl@ID@#" + std::to_string(loops - 1), restTiles}});
-    deferred += vectorizeTagged(
-        "vv" + std::to_string(id), "linalg.generic",
-        mlir::cuvil::CuvilDialect::VectorIdAttrHelper::getNameStr(), id,
-        extracts);
+    else if (!dynamicInner)
+      block += "    transform.structured.vectorize %vt@ID@@ND@ : "
+               "!transform.any_op\n";
+    else {
+      SmallVector<int64_t> restTiles(tileSizes.size(), 0);
+      restTiles.back() = 1;
+      block += peelLoops("linalg.generic", {{inner, restTiles}});
+      deferred += vectorizeTagged(
+          "vv" + std::to_string(id), "linalg.generic",
+          mlir::cuvil::CuvilDialect::VectorIdAttrHelper::getNameStr(), id,
+          extracts);
+    }
   }
   substitute(block, "@VECTOR_ATTR@",
              mlir::cuvil::CuvilDialect::VectorIdAttrHelper::getNameStr());
   substitute(block, "@ID@", std::to_string(id));
-  substitute(block, "@SIZES@", sizes);
-  substitute(block, "@LOOPS@", std::to_string(loops));
-  substitute(block, "@INNER@", std::to_string(loops - 1));
-  substitute(block, "@TYPES@", loopTypes);
-  if (loops == 0) {
-    // Nothing to tile (a single row): vectorize the op itself.
-    block = R"mlir(
-    %v@ID@ = transform.structured.match ops{["linalg.generic"]} attributes{@VECTOR_ATTR@ = @ID@ : i64} in %root : (!transform.any_op) -> !transform.any_op
-    transform.structured.vectorize %v@ID@@ND@ : !transform.any_op
-)mlir";
-    substitute(block, "@VECTOR_ATTR@",
-               mlir::cuvil::CuvilDialect::VectorIdAttrHelper::getNameStr());
-    substitute(block, "@ID@", std::to_string(id));
-  }
   substitute(block, "@ND@", extracts ? " {vectorize_nd_extract}" : "");
   return block;
 }

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GemmTiles.h"
+#include "RowKernels.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -168,6 +169,17 @@ bool cpu::isWorthSharing(linalg::LinalgOp gemm) {
   return !hasLessWorkThan(gemm, 4 * kSerialWork);
 }
 
+std::string cpu::vectorizedKSteps(llvm::StringRef gemm, llvm::StringRef fill,
+                                  llvm::StringRef out, bool batched) {
+  SmallVector<int64_t> steps = {0, 0, 1};
+  if (batched)
+    steps.insert(steps.begin(), 0);
+  return tileUsingFor(gemm, out, (out + "_k").str(), steps) +
+         "    transform.structured.vectorize %" + fill.str() +
+         " : !transform.any_op\n    transform.structured.vectorize %" +
+         out.str() + " : !transform.any_op\n";
+}
+
 std::string cpu::registerTileWithFill(llvm::StringRef gemm, llvm::StringRef out,
                                       bool batched, int64_t rows,
                                       int64_t cols) {
@@ -177,14 +189,10 @@ std::string cpu::registerTileWithFill(llvm::StringRef gemm, llvm::StringRef out,
   return "    %" + o + "_f, %" + o + "_l:2 = transform.structured.fuse %" +
          gemm.str() + " [" + b0 + std::to_string(rows) + ", " +
          std::to_string(cols) + ", 0] : (" + anyOp + ") -> (" + anyOp + ", " +
-         anyOp + ", " + anyOp + ")\n" + "    %" + o + ", %" + o +
-         "_k = transform.structured.tile_using_for %" + o + "_f tile_sizes [" +
-         b0 + "0, 0, 1] : (" + anyOp + ") -> (" + anyOp + ", " + anyOp + ")\n" +
-         "    %" + o +
+         anyOp + ", " + anyOp + ")\n" + "    %" + o +
          "_z = transform.structured.match ops{[\"linalg.fill\"]} in %" + o +
          "_l#1 : (" + anyOp + ") -> " + anyOp + "\n" +
-         "    transform.structured.vectorize %" + o + "_z : " + anyOp + "\n" +
-         "    transform.structured.vectorize %" + o + " : " + anyOp + "\n";
+         vectorizedKSteps(o + "_f", o + "_z", o, batched);
 }
 
 /// Whether `slice` takes whole unit-stride rows' spans of a 2-D tensor: all

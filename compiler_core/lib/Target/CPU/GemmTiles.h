@@ -56,6 +56,12 @@ bool isWorthSharing(linalg::LinalgOp gemm);
 std::string registerTileWithFill(llvm::StringRef gemm, llvm::StringRef out,
                                  bool batched, int64_t rows, int64_t cols);
 
+/// Transform text tiling the register-tile GEMM `%gemm` by one step of K
+/// (`%out`, its loop `%out_k`) and vectorizing it and its fused fill
+/// `%fill`.
+std::string vectorizedKSteps(llvm::StringRef gemm, llvm::StringRef fill,
+                             llvm::StringRef out, bool batched);
+
 /// Register tiles with their fill read the right operand through a slice of
 /// the tile's columns taken per column tile, then one row of it per K step.
 /// Rewrites such row reads as reads of the block the column slice was cut

@@ -632,15 +632,10 @@ std::string cpu::batchedGemmChainSchedule(ArrayRef<BatchedGemmChain> chains,
     // first one's initial accumulators. (Fusing the second one's fill the
     // same way would fuse the row ops producing its left operand into every
     // register tile too.)
-    std::string registerTile = "0, " + std::to_string(registerRows) + ", " +
-                               std::to_string(registerCols) + ", 1";
-    loop.text += "    %" + g + "tr, %" + g +
-                 "tl:3 = transform.structured.tile_using_for %" + g +
-                 "t tile_sizes [" + registerTile +
-                 "] : (!transform.any_op) -> (!transform.any_op, "
-                 "!transform.any_op, !transform.any_op, !transform.any_op)\n"
-                 "    transform.structured.vectorize %" +
-                 g + "tr : !transform.any_op\n";
+    loop.text += tileUsingFor(g + "t", g + "tr", g + "tl",
+                              {0, registerRows, registerCols, 1}) +
+                 "    transform.structured.vectorize %" + g +
+                 "tr : !transform.any_op\n";
     loop.text += registerTileWithFill(g + "sx", g + "sxr", /*batched=*/true,
                                       registerRows, registerCols);
     text += loop.text;
@@ -655,6 +650,18 @@ std::string cpu::joinSizes(ArrayRef<int64_t> sizes) {
   for (int64_t size : sizes)
     text += (text.empty() ? "" : ", ") + std::to_string(size);
   return text;
+}
+
+std::string cpu::tileUsingFor(llvm::StringRef target, llvm::StringRef tiled,
+                              llvm::StringRef loops, ArrayRef<int64_t> sizes) {
+  int64_t count = llvm::count_if(sizes, [](int64_t s) { return s != 0; });
+  std::string types;
+  for (int64_t i = 0; i < count; ++i)
+    types += ", !transform.any_op";
+  return "    %" + tiled.str() + ", %" + loops.str() + ":" +
+         std::to_string(count) + " = transform.structured.tile_using_for %" +
+         target.str() + " tile_sizes [" + joinSizes(sizes) +
+         "] : (!transform.any_op) -> (!transform.any_op" + types + ")\n";
 }
 
 SmallVector<int64_t> cpu::threadTiles(ArrayRef<int64_t> shape,
@@ -720,15 +727,8 @@ std::string cpu::threadedTransposes(ModuleOp module, int64_t lanes,
     for (int64_t d = 0; d + 2 < rank; ++d)
       if (type.getDimSize(d) == 1)
         block[d] = 0;
-    int64_t loops = llvm::count_if(block, [](int64_t b) { return b != 0; });
-    std::string types;
-    for (int64_t i = 0; i < loops; ++i)
-      types += ", !transform.any_op";
-    text += "    %" + name + "v, %" + name + "l:" + std::to_string(loops) +
-            " = transform.structured.tile_using_for %" + name +
-            "t tile_sizes [" + joinSizes(block) +
-            "] : (!transform.any_op) -> (!transform.any_op" + types +
-            ")\n    transform.structured.vectorize %" + name +
+    text += tileUsingFor(name + "t", name + "v", name + "l", block) +
+            "    transform.structured.vectorize %" + name +
             "v : !transform.any_op\n";
   });
   return text;

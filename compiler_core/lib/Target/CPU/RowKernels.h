@@ -76,6 +76,11 @@ std::string rowGroupSchedule(ModuleOp module, int64_t lanes,
 /// Sizes as a transform op's `tile_sizes` list: "1, 16, 0".
 std::string joinSizes(ArrayRef<int64_t> sizes);
 
+/// Transform text tiling `%target` by `sizes` with scf.for loops (at least
+/// one size not 0): the tiled op is `%tiled`, its loops the group `%loops`.
+std::string tileUsingFor(llvm::StringRef target, llvm::StringRef tiled,
+                         llvm::StringRef loops, ArrayRef<int64_t> sizes);
+
 /// Thread tiles of a static iteration space of `shape` from 2^15 elements
 /// (or `minElements`, if more): its first dimension that is not 1 (with
 /// `anyDimension`, the first that splits) cut into 8, 4 or 2 equal tasks,
