@@ -73,3 +73,60 @@ func.func @loop_swaps_buffers(%other: memref<4xf32>) -> memref<4xf32> {
   }
   return %1 : memref<4xf32>
 }
+
+// -----
+
+// A kernel on fewer dimensions writes a collapse of the result's
+// allocation, which is expanded back: that allocation is returned, no copy.
+// CHECK-LABEL: func.func @reshaped_back
+// CHECK: %[[F:.*]] = memref.alloc() {{.*}}: memref<1x8x7x7xf32>
+// CHECK: memref.collapse_shape %[[F]]
+// CHECK-NOT: memref.copy
+// CHECK: return %[[F]]
+// OUT-LABEL: func.func @reshaped_back
+// OUT-SAME: %[[O:[a-z0-9]*]]: memref<1x8x7x7xf32>)
+// OUT: memref.collapse_shape %[[O]]
+// OUT-NOT: memref.copy
+func.func @reshaped_back(%x: f32) -> memref<1x8x7x7xf32> {
+  %0 = memref.alloc() {alignment = 64 : i64} : memref<1x8x7x7xf32>
+  %1 = memref.collapse_shape %0 [[0, 1], [2, 3]] : memref<1x8x7x7xf32> into memref<8x49xf32>
+  linalg.fill ins(%x : f32) outs(%1 : memref<8x49xf32>)
+  %2 = memref.expand_shape %1 [[0, 1], [2, 3]] output_shape [1, 8, 7, 7] : memref<8x49xf32> into memref<1x8x7x7xf32>
+  return %2 : memref<1x8x7x7xf32>
+}
+
+// -----
+
+// A result expanding an allocation of another shape: the allocation is made
+// in the result's shape and the kernel writes its collapse.
+// CHECK-LABEL: func.func @allocated_in_result_shape
+// CHECK: %[[F:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x8x7x7xf32>
+// CHECK: %[[V:.*]] = memref.collapse_shape %[[F]] {{\[}}[0, 1], [2, 3]] : memref<1x8x7x7xf32> into memref<8x49xf32>
+// CHECK: linalg.fill {{.*}} outs(%[[V]] : memref<8x49xf32>)
+// CHECK-NOT: memref.copy
+// CHECK: return %[[F]]
+// OUT-LABEL: func.func @allocated_in_result_shape
+// OUT-SAME: %[[O:[a-z0-9]*]]: memref<1x8x7x7xf32>)
+// OUT: memref.collapse_shape %[[O]]
+// OUT-NOT: memref.copy
+// OUT: return
+func.func @allocated_in_result_shape(%x: f32) -> memref<1x8x7x7xf32> {
+  %0 = memref.alloc() {alignment = 64 : i64} : memref<8x49xf32>
+  linalg.fill ins(%x : f32) outs(%0 : memref<8x49xf32>)
+  %1 = memref.expand_shape %0 [[0, 1], [2, 3]] output_shape [1, 8, 7, 7] : memref<8x49xf32> into memref<1x8x7x7xf32>
+  return %1 : memref<1x8x7x7xf32>
+}
+
+// -----
+
+// Returned twice through reshapes: the second result is a copy.
+// CHECK-LABEL: func.func @reshaped_twice
+// CHECK: %[[F:.*]] = memref.alloc() : memref<1x4xf32>
+// CHECK: memref.copy
+// CHECK: return %[[F]], %{{.*}} : memref<1x4xf32>, memref<1x4xf32>
+// OUT-LABEL: func.func @reshaped_twice
+func.func @reshaped_twice() -> (memref<1x4xf32>, memref<1x4xf32>) {
+  %0 = memref.alloc() : memref<4xf32>
+  %1 = memref.expand_shape %0 [[0, 1]] output_shape [1, 4] : memref<4xf32> into memref<1x4xf32>
+  return %1, %1 : memref<1x4xf32>, memref<1x4xf32>
+}

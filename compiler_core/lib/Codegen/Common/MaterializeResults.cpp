@@ -8,6 +8,7 @@
 #include "cuvil/Codegen/Common/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
@@ -46,6 +47,60 @@ Value freshAllocation(Value value) {
   return alloc && isSameBuffer(value, alloc) ? alloc : Value();
 }
 
+/// The fresh allocation `value` reshapes back to its own type (a collapse
+/// of a result's allocation for a kernel on fewer dimensions, then expanded
+/// again), or null.
+Value identicallyReshapedAllocation(Value value) {
+  Value source = value;
+  while (isa_and_nonnull<memref::ExpandShapeOp, memref::CollapseShapeOp>(
+      source.getDefiningOp()))
+    source = source.getDefiningOp()->getOperand(0);
+  Value alloc = source == value ? Value() : freshAllocation(source);
+  return alloc && alloc.getType() == value.getType() ? alloc : Value();
+}
+
+/// A result that reshapes a fresh allocation (a static, contiguous
+/// memref.expand_shape or collapse_shape of one: a convolution computed as a
+/// GEMM returns its [F, OH*OW] result as [1, F, OH, OW]): the allocation is
+/// made in the result's shape instead, its users given the reverse reshape
+/// of it, so the result needs no copy. Returns the new allocation; null where
+/// the allocation is already `returned`.
+Value allocateInResultShape(Value value,
+                            const llvm::SmallPtrSetImpl<Value> &returned) {
+  Operation *reshape = value.getDefiningOp();
+  auto type = dyn_cast<MemRefType>(value.getType());
+  if (!isa_and_nonnull<memref::ExpandShapeOp, memref::CollapseShapeOp>(
+          reshape) ||
+      !type || !type.hasStaticShape() || !type.getLayout().isIdentity())
+    return {};
+  Value alloc = freshAllocation(reshape->getOperand(0));
+  auto allocType = alloc ? cast<MemRefType>(alloc.getType()) : MemRefType();
+  if (!alloc || returned.contains(alloc) || !allocType.hasStaticShape() ||
+      !allocType.getLayout().isIdentity())
+    return {};
+  auto allocOp = alloc.getDefiningOp<memref::AllocOp>();
+  OpBuilder b(allocOp);
+  Location loc = allocOp.getLoc();
+  Value fresh =
+      b.create<memref::AllocOp>(loc, type, allocOp.getAlignmentAttr());
+  Value view;
+  if (auto expand = dyn_cast<memref::ExpandShapeOp>(reshape))
+    view = b.create<memref::CollapseShapeOp>(loc, fresh,
+                                             expand.getReassociationIndices());
+  else
+    view = b.create<memref::ExpandShapeOp>(
+        loc, allocType.getShape(), fresh,
+        cast<memref::CollapseShapeOp>(reshape).getReassociationIndices());
+  if (view.getType() != allocType) {
+    view.getDefiningOp()->erase();
+    fresh.getDefiningOp()->erase();
+    return {};
+  }
+  alloc.replaceAllUsesWith(view);
+  allocOp.erase();
+  return fresh;
+}
+
 struct MaterializeResultsPass
     : public cuvil::impl::MaterializeResultsBase<MaterializeResultsPass> {
   void runOnOperation() override {
@@ -64,6 +119,18 @@ struct MaterializeResultsPass
         if (alloc && seen.insert(alloc).second) {
           operand.set(alloc);
           continue;
+        }
+        if (!alloc) {
+          Operation *reshape = value.getDefiningOp();
+          Value fresh = identicallyReshapedAllocation(value);
+          if (!fresh)
+            fresh = allocateInResultShape(value, seen);
+          if (fresh && seen.insert(fresh).second) {
+            operand.set(fresh);
+            if (reshape->use_empty())
+              reshape->erase();
+            continue;
+          }
         }
         auto identity = MemRefType::get(type.getShape(), type.getElementType());
         SmallVector<Value> sizes;
