@@ -1,13 +1,14 @@
 // RUN: %cuvil_opt %s --cuvil-cpu-conv-to-gemm --split-input-file | FileCheck %s
 
 // One image, 3x3 kernel with strides 2: the windows are copied into columns
-// [N, C, KH, KW, OH, OW] (read at oh * 2 + kh, ow * 2 + kw), then one matmul
-// of the weights [F, C*KH*KW] by them.
+// [N, C, KH, KW, OH, OW] (read at oh * 2 + kh, ow * 2 + kw), collapsed
+// straight to [C*KH*KW, OH*OW], then one matmul of the weights [F, C*KH*KW]
+// by them.
 // CHECK-LABEL: func.func @one_image
 // CHECK: %[[COLS:.*]] = linalg.generic
 // CHECK-SAME: outs(%{{.*}} : tensor<1x4x3x3x7x7xf32>)
 // CHECK: tensor.extract %arg0
-// CHECK: tensor.collapse_shape %[[COLS]] {{\[}}[0], [1, 2, 3], [4, 5]] : tensor<1x4x3x3x7x7xf32> into tensor<1x36x49xf32>
+// CHECK: tensor.collapse_shape %[[COLS]] {{\[}}[0, 1, 2, 3], [4, 5]] : tensor<1x4x3x3x7x7xf32> into tensor<36x49xf32>
 // CHECK: %[[W:.*]] = tensor.collapse_shape %arg1 {{\[}}[0], [1, 2, 3]] : tensor<8x4x3x3xf32> into tensor<8x36xf32>
 // CHECK: %[[F:.*]] = linalg.fill {{.*}} -> tensor<8x49xf32>
 // CHECK: %[[MM:.*]] = linalg.matmul ins(%[[W]], %{{.*}} : tensor<8x36xf32>, tensor<36x49xf32>) outs(%[[F]]
@@ -20,6 +21,35 @@ func.func @one_image(%x: tensor<1x4x15x15xf32>, %w: tensor<8x4x3x3xf32>) -> tens
   %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
      ins(%x, %w : tensor<1x4x15x15xf32>, tensor<8x4x3x3xf32>) outs(%f : tensor<1x8x7x7xf32>) -> tensor<1x8x7x7xf32>
   return %r : tensor<1x8x7x7xf32>
+}
+
+// -----
+
+// The elementwise op on the convolution's image (bias and ReLU) computes on
+// the GEMM's [F, OH*OW] result, which it then expands: the GEMM schedule
+// takes it as its epilogue. The per-filter bias stays indexed by filter (the
+// unit batch dimension is dropped first), and the reshapes between fold.
+// CHECK-LABEL: func.func @bias_relu_on_gemm
+// CHECK: %[[MM:.*]] = linalg.matmul {{.*}} -> tensor<8x49xf32>
+// CHECK: %[[OUT:.*]] = tensor.empty() : tensor<8x49xf32>
+// CHECK: %[[EPI:.*]] = linalg.generic {indexing_maps = [#[[ID:.*]], #[[BIAS:.*]], #[[ID]]], iterator_types = ["parallel", "parallel"]} ins(%[[MM]], %arg2 : tensor<8x49xf32>, tensor<8xf32>) outs(%[[OUT]] : tensor<8x49xf32>)
+// CHECK: arith.maximumf
+// CHECK: tensor.expand_shape %[[EPI]] {{\[}}[0, 1], [2, 3]] output_shape [1, 8, 7, 7]
+// CHECK-NOT: linalg.generic
+func.func @bias_relu_on_gemm(%x: tensor<1x4x15x15xf32>, %w: tensor<8x4x3x3xf32>, %b: tensor<8xf32>) -> tensor<1x8x7x7xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x8x7x7xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<1x8x7x7xf32>) -> tensor<1x8x7x7xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+     ins(%x, %w : tensor<1x4x15x15xf32>, tensor<8x4x3x3xf32>) outs(%f : tensor<1x8x7x7xf32>) -> tensor<1x8x7x7xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(n, f, h, w) -> (n, f, h, w)>, affine_map<(n, f, h, w) -> (f)>, affine_map<(n, f, h, w) -> (n, f, h, w)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%r, %b : tensor<1x8x7x7xf32>, tensor<8xf32>) outs(%e : tensor<1x8x7x7xf32>) {
+  ^bb0(%v: f32, %bias: f32, %o: f32):
+    %s = arith.addf %v, %bias : f32
+    %m = arith.maximumf %s, %cst : f32
+    linalg.yield %m : f32
+  } -> tensor<1x8x7x7xf32>
+  return %y : tensor<1x8x7x7xf32>
 }
 
 // -----
@@ -50,7 +80,7 @@ func.func @dynamic_batch(%x: tensor<?x2x6x6xf32>, %w: tensor<5x2x3x3xf32>) -> te
 // A 1x1 kernel with unit strides: the input is its own columns, no copy.
 // CHECK-LABEL: func.func @pointwise
 // CHECK-NOT: linalg.generic
-// CHECK: tensor.collapse_shape %arg0 {{\[}}[0], [1], [2, 3]] : tensor<1x16x5x5xf32> into tensor<1x16x25xf32>
+// CHECK: tensor.collapse_shape %arg0 {{\[}}[0, 1], [2, 3]] : tensor<1x16x5x5xf32> into tensor<16x25xf32>
 // CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<32x16xf32>, tensor<16x25xf32>)
 func.func @pointwise(%x: tensor<1x16x5x5xf32>, %w: tensor<32x16x1x1xf32>) -> tensor<1x32x5x5xf32> {
   %cst = arith.constant 0.0 : f32

@@ -8,9 +8,12 @@
 
 #include "cuvil/Target/CPU/Passes.h"
 
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::cuvil {
 #define GEN_PASS_DEF_CPUCONVTOGEMM
@@ -119,6 +122,85 @@ Value gemm(OpBuilder &b, Location loc, Value lhs, Value rhs,
       .getResult(0);
 }
 
+/// The reshapes (and empty tensors) feeding `op`'s operands and taking its
+/// results, along single-use chains.
+SmallVector<Operation *> reshapesAround(Operation *op) {
+  SmallVector<Operation *> found;
+  auto isReshape = [](Operation *o) {
+    return isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp,
+                           tensor::EmptyOp>(o);
+  };
+  for (Value operand : op->getOperands())
+    for (Operation *p = operand.getDefiningOp(); isReshape(p);
+         p = p->getNumOperands() ? p->getOperand(0).getDefiningOp() : nullptr)
+      found.push_back(p);
+  for (Value result : op->getResults())
+    for (Value v = result; v.hasOneUse() && isReshape(*v.getUsers().begin());
+         v = v.getUsers().begin()->getResult(0))
+      found.push_back(*v.getUsers().begin());
+  return found;
+}
+
+/// The elementwise op on a convolution's `image` (its bias and ReLU) made
+/// to compute on the GEMM's [F, OH*OW] result that `image` expands, so that
+/// cuvil-cpu-schedule fuses it into the GEMM as its epilogue (on the
+/// accumulators) instead of running it as a kernel of its own. For one
+/// image the unit batch dimension is dropped first: a bias indexed by
+/// filter alone would not collapse with it.
+void collapseConsumer(RewriterBase &rewriter, tensor::ExpandShapeOp image) {
+  if (!image->hasOneUse())
+    return;
+  OpOperand &use = *image->getUses().begin();
+  auto generic = dyn_cast<linalg::GenericOp>(use.getOwner());
+  if (!generic || generic.getNumResults() != 1 ||
+      generic.getNumParallelLoops() != generic.getNumLoops() ||
+      generic.getNumLoops() != image.getResultType().getRank() ||
+      !generic.isDpsInput(&use) ||
+      !generic.getMatchingIndexingMap(&use).isIdentity())
+    return;
+  SmallVector<ReassociationIndices> dims = image.getReassociationIndices();
+  rewriter.setInsertionPoint(generic);
+  if (dims.front().size() == 2) {
+    linalg::ControlDropUnitDims options;
+    options.controlFn = [](Operation *) { return SmallVector<unsigned>{0}; };
+    if (failed(linalg::dropUnitDims(rewriter, generic, options)))
+      return;
+    auto dropped =
+        image->hasOneUse()
+            ? dyn_cast<tensor::CollapseShapeOp>(*image->getUsers().begin())
+            : nullptr;
+    generic = dropped && dropped->hasOneUse()
+                  ? dyn_cast<linalg::GenericOp>(*dropped->getUsers().begin())
+                  : nullptr;
+    if (!generic)
+      return;
+    dims = {{0}, {1, 2}};
+  }
+  // Operands broadcast through constant indices (a [1, F, 1, 1] bias with
+  // more than one image) are left alone: collapsing expects dimensions.
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  if (!llvm::all_of(
+          maps, [](AffineMap map) { return map.isProjectedPermutation(); }) ||
+      !linalg::areDimSequencesPreserved(maps, dims))
+    return;
+  rewriter.setInsertionPoint(generic);
+  FailureOr<linalg::CollapseResult> collapsed =
+      linalg::collapseOpIterationDims(generic, dims, rewriter);
+  if (failed(collapsed))
+    return;
+  rewriter.replaceOp(generic, collapsed->results);
+  // Fold the reshapes between the GEMM and the op (collapsing the expanded
+  // result gives the result back) and those of its init and result.
+  RewritePatternSet patterns(rewriter.getContext());
+  tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns,
+                                                       rewriter.getContext());
+  tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns,
+                                                     rewriter.getContext());
+  tensor::populateFoldTensorEmptyPatterns(patterns);
+  (void)applyOpPatternsAndFold(reshapesAround(collapsed->collapsedOp),
+                               std::move(patterns));
+}
+
 /// conv_2d_nchw_fchw(x, w) with static channels, kernel and output size:
 ///   batch 1:  w[F, C*KH*KW] x cols[C*KH*KW, OH*OW]        (linalg.matmul)
 ///   batch N:  w broadcast to N x cols[N, C*KH*KW, OH*OW]  (batch_matmul)
@@ -151,18 +233,22 @@ void convToGemm(RewriterBase &rewriter, linalg::Conv2DNchwFchwOp conv) {
   bool pointwise = w[2] == 1 && w[3] == 1 && strides[0] == 1 &&
                    strides[1] == 1 && in[2] == out[2] && in[3] == out[3];
   Value cols = input;
+  bool batched = batch != 1;
+  // One image: its columns collapse straight to the GEMM's [K, P] operand
+  // (the form cuvil-cpu-schedule computes per thread task, see
+  // ConvColumns.cpp).
   SmallVector<ReassociationIndices> toMatrix = {{0}, {1}, {2, 3}};
+  if (!batched)
+    toMatrix = {{0, 1}, {2, 3}};
   if (!pointwise) {
     cols = imageToColumns(rewriter, loc, input,
                           {batch, w[1], w[2], w[3], out[2], out[3]}, strides,
                           dilations, batchSize);
     toMatrix = {{0}, {1, 2, 3}, {4, 5}};
+    if (!batched)
+      toMatrix = {{0, 1, 2, 3}, {4, 5}};
   }
   cols = rewriter.create<tensor::CollapseShapeOp>(loc, cols, toMatrix);
-  bool batched = batch != 1;
-  if (!batched)
-    cols = rewriter.create<tensor::CollapseShapeOp>(
-        loc, cols, SmallVector<ReassociationIndices>{{0, 1}, {2}});
   Value lhs = weightOperand(rewriter, loc, weight, batched, batch, batchSize);
   SmallVector<int64_t> shape = {w[0], pixels};
   if (batched)
@@ -172,10 +258,12 @@ void convToGemm(RewriterBase &rewriter, linalg::Conv2DNchwFchwOp conv) {
   SmallVector<ReassociationIndices> toImage = {{0, 1}, {2, 3}};
   if (batched)
     toImage = {{0}, {1}, {2, 3}};
-  rewriter.replaceOp(conv, rewriter.create<tensor::ExpandShapeOp>(
-                               loc, outType, product, toImage));
+  auto image =
+      rewriter.create<tensor::ExpandShapeOp>(loc, outType, product, toImage);
+  rewriter.replaceOp(conv, image);
   if (fill->use_empty())
     rewriter.eraseOp(fill);
+  collapseConsumer(rewriter, image);
 }
 
 struct CpuConvToGemmPass
