@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ConvColumns.h"
 #include "GemmTiles.h"
 #include "RowKernels.h"
 
@@ -113,11 +114,15 @@ std::string vectorizeTagged(llvm::StringRef handle, llvm::StringRef opName,
 /// still in cache: one kernel, no intermediate GEMM result. When K is one
 /// block, the fill is each register tile's initial accumulators, and with
 /// an epilogue the GEMM's register tile is fused into the epilogue's, which
-/// then computes on the accumulators in registers.
+/// then computes on the accumulators in registers. With `threads` (a
+/// convolution's GEMM whose tasks each compute their columns, see
+/// ConvColumns.cpp), the tiling across threads goes there, a stage of its
+/// own, and the block goes on from its result.
 std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
                       bool epilogue, bool serial, const GemmTiles &tiles,
                       int64_t k, int64_t registerRows, int64_t registerCols,
-                      const GemmRemainders &rest, std::string &deferred) {
+                      const GemmRemainders &rest, std::string &deferred,
+                      std::string *threads = nullptr) {
   // M or N ending in a partial tile (dynamic, or static without a dividing
   // tile): the register loops over rows / columns are peeled (see peelLoops)
   // and the tagged ops vectorized once all tiles are static.
@@ -137,6 +142,7 @@ std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
   };
   bool dynamic = rest.rows || rest.cols;
   bool fillInRegisters = !dynamic && !rest.batch && tiles.blockK >= k;
+  std::string head;
   std::string block = R"mlir(
     %mm@ID@ = transform.structured.match ops{["@OP@"]} attributes{@GEMM_ATTR@ = @ID@ : i64} in %root : (!transform.any_op) -> !transform.any_op
     %fill@ID@ = transform.get_producer_of_operand %mm@ID@[2] : (!transform.any_op) -> !transform.any_op
@@ -147,6 +153,29 @@ std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
     %et@ID@, %forall@ID@ = transform.structured.tile_using_forall %epi@ID@ tile_sizes [@B1@@BM@, @BN@] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %a@ID@, %fm@ID@ = transform.structured.fuse_into_containing_op %mm@ID@ into %forall@ID@ : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
     %f@ID@, %fl@ID@ = transform.structured.fuse_into_containing_op %fill@ID@ into %fm@ID@ : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+)mlir";
+  else
+    block += R"mlir(
+    %a@ID@, %forall@ID@ = transform.structured.tile_using_forall %mm@ID@ tile_sizes [@B1@@BM@, @BN@, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %f@ID@, %fl@ID@ = transform.structured.fuse_into_containing_op %fill@ID@ into %forall@ID@ : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+)mlir";
+  if (threads) {
+    // The thread tasks are this stage; the next finds the tiled ops by their
+    // tags (tiling keeps them) once the columns are sliced per task.
+    head = block + dropFusedOriginals("tsfuncs@ID@");
+    block = R"mlir(
+    %a@ID@ = transform.structured.match ops{["@OP@"]} attributes{@GEMM_ATTR@ = @ID@ : i64} in %root : (!transform.any_op) -> !transform.any_op
+    %f@ID@ = transform.get_producer_of_operand %a@ID@[2] : (!transform.any_op) -> !transform.any_op
+    %tf@ID@ = transform.get_parent_op %a@ID@ {op_name = "scf.forall"} : (!transform.any_op) -> !transform.any_op
+)mlir";
+    if (epilogue)
+      block += R"mlir(
+    %et@ID@ = transform.structured.match ops{["linalg.generic"]} attributes{@EPILOGUE_ATTR@ = @ID@ : i64} in %root : (!transform.any_op) -> !transform.any_op
+)mlir";
+    block += fuseColumnsIntoTasks(id);
+  }
+  if (epilogue)
+    block += R"mlir(
     %ev@ID@, %el@ID@:2 = transform.structured.tile_using_for %et@ID@ tile_sizes [@B0@@RR@, @RC@] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
 )mlir";
   if (epilogue && dynamic) {
@@ -165,11 +194,7 @@ std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
              "    transform.structured.vectorize %ev@ID@ : !transform.any_op\n";
   } else if (epilogue) {
     block += "    transform.structured.vectorize %ev@ID@ : !transform.any_op\n";
-  } else
-    block += R"mlir(
-    %a@ID@, %forall@ID@ = transform.structured.tile_using_forall %mm@ID@ tile_sizes [@B1@@BM@, @BN@, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %f@ID@, %fl@ID@ = transform.structured.fuse_into_containing_op %fill@ID@ into %forall@ID@ : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
-)mlir";
+  }
   if (serial)
     block += "    transform.annotate %fl@ID@ \"@SERIAL_ATTR@\" : "
              "!transform.any_op\n";
@@ -194,26 +219,30 @@ std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
           "    transform.structured.vectorize %c@ID@ : !transform.any_op\n";
     }
   }
-  substitute(block, "@OP@", opName);
-  substitute(block, "@GEMM_ATTR@",
-             mlir::cuvil::CuvilDialect::GemmIdAttrHelper::getNameStr());
-  substitute(block, "@EPILOGUE_ATTR@",
-             mlir::cuvil::CuvilDialect::EpilogueIdAttrHelper::getNameStr());
-  substitute(block, "@SERIAL_ATTR@",
-             mlir::cuvil::CuvilDialect::SerialAttrHelper::getNameStr());
-  substitute(block, "@ID@", std::to_string(id));
-  substitute(block, "@B1@", batched ? "1, " : "");
-  substitute(block, "@B0@", batched ? "0, " : "");
-  // A dynamic batch's thread tile of 1 still has a dynamic size; a loop of
-  // tile 1 over it makes the size static.
-  substitute(block, "@BB@", rest.batch ? "1, " : batched ? "0, " : "");
-  substitute(block, "@KLOOPS@", rest.batch ? ":2" : "");
-  substitute(block, "@KTYPES@", rest.batch ? ", !transform.any_op" : "");
-  substitute(block, "@BM@", std::to_string(tiles.blockM));
-  substitute(block, "@BN@", std::to_string(tiles.blockN));
-  substitute(block, "@BK@", std::to_string(tiles.blockK));
-  substitute(block, "@RC@", std::to_string(registerCols));
-  substitute(block, "@RR@", std::to_string(registerRows));
+  for (std::string *text : {&block, &head}) {
+    substitute(*text, "@OP@", opName);
+    substitute(*text, "@GEMM_ATTR@",
+               mlir::cuvil::CuvilDialect::GemmIdAttrHelper::getNameStr());
+    substitute(*text, "@EPILOGUE_ATTR@",
+               mlir::cuvil::CuvilDialect::EpilogueIdAttrHelper::getNameStr());
+    substitute(*text, "@SERIAL_ATTR@",
+               mlir::cuvil::CuvilDialect::SerialAttrHelper::getNameStr());
+    substitute(*text, "@ID@", std::to_string(id));
+    substitute(*text, "@B1@", batched ? "1, " : "");
+    substitute(*text, "@B0@", batched ? "0, " : "");
+    // A dynamic batch's thread tile of 1 still has a dynamic size; a loop of
+    // tile 1 over it makes the size static.
+    substitute(*text, "@BB@", rest.batch ? "1, " : batched ? "0, " : "");
+    substitute(*text, "@KLOOPS@", rest.batch ? ":2" : "");
+    substitute(*text, "@KTYPES@", rest.batch ? ", !transform.any_op" : "");
+    substitute(*text, "@BM@", std::to_string(tiles.blockM));
+    substitute(*text, "@BN@", std::to_string(tiles.blockN));
+    substitute(*text, "@BK@", std::to_string(tiles.blockK));
+    substitute(*text, "@RC@", std::to_string(registerCols));
+    substitute(*text, "@RR@", std::to_string(registerRows));
+  }
+  if (threads)
+    *threads += head;
   return block;
 }
 
@@ -424,18 +453,30 @@ SmallVector<int64_t> vectorTiles(linalg::GenericOp generic, int64_t lanes) {
   return tiles;
 }
 
+/// The transform module whose entry point applies `body` to `%root`.
+std::string namedSequence(llvm::StringRef body) {
+  return R"mlir(
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {)mlir" +
+         body.str() + R"mlir(
+    transform.yield
+  }
+}
+)mlir";
+}
+
 } // namespace
 
 std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
-                                          bool fuseEpilogues,
-                                          int registerRows) {
+                                          bool fuseEpilogues, int registerRows,
+                                          std::string *threadStage) {
   // Per GEMM: a cache tile on tensors (one per thread task), a K block, then
   // a register tile of `registerRows` rows (8) by two vector registers
   // accumulated over K one step at a time. Tile sizes divide a static GEMM
   // where they can so every tile is static; dynamic and odd sizes add peeled
   // remainder tiles.
   int64_t registerCols = 2 * vectorLanes;
-  std::string body, deferred;
+  std::string body, deferred, threads;
   int64_t id = 0;
   // Attention's two batched GEMMs and the softmax between them: one kernel
   // (see RowKernels.cpp), found before any GEMM takes an epilogue.
@@ -487,14 +528,22 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
       // done one column at a time.
       cols = vectorLanes;
     }
-    GemmTiles tiles =
-        chooseTiles(m, n, lhs.getDimSize(rank - 1), rows, cols, rest);
-    if ((!batched || out.getDimSize(0) == 1) && isWorthSharing(op))
+    int64_t k = lhs.getDimSize(rank - 1);
+    GemmTiles tiles = chooseTiles(m, n, k, rows, cols, rest);
+    // A convolution's columns computed per thread task need the thread
+    // stage (see ConvColumns.cpp).
+    linalg::GenericOp columns =
+        threadStage
+            ? cpu::columnTasks(op, rows == registerRows, cols, rest, tiles)
+            : nullptr;
+    if (!columns && (!batched || out.getDimSize(0) == 1) && isWorthSharing(op))
       splitLoneTile(m, n, rows, cols, rest, tiles);
-    if (!batched && !isSmallWork(op))
+    if (!columns && !batched && !isSmallWork(op))
       evenOutTasks(m, n, cols, rest, tiles);
     auto tag = IntegerAttr::get(IntegerType::get(module.getContext(), 64), id);
     op->setAttr(mlir::cuvil::CuvilDialect::GemmIdAttrHelper::getNameStr(), tag);
+    if (columns)
+      columns->setAttr(CuvilDialect::GemmIdAttrHelper::getNameStr(), tag);
     // A batched GEMM's epilogue (attention's scale) is fused like a plain
     // one's, under the batch tile of 1; not where the batch is dynamic (the
     // epilogue's tile would keep a dynamic size).
@@ -511,8 +560,8 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
       epilogue->setAttr(
           mlir::cuvil::CuvilDialect::EpilogueIdAttrHelper::getNameStr(), tag);
     body += gemmBlock(op->getName().getStringRef(), id, batched, (bool)epilogue,
-                      isSmallWork(op), tiles, lhs.getDimSize(rank - 1), rows,
-                      cols, rest, deferred);
+                      isSmallWork(op), tiles, k, rows, cols, rest, deferred,
+                      columns ? &threads : nullptr);
     ++id;
   });
   module.walk([&](linalg::GenericOp gemm) {
@@ -582,10 +631,9 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
       transform.apply_patterns.canonicalization
     } : !transform.any_op
 )mlir" + deferred;
-  return R"mlir(
-module attributes {transform.with_named_sequence} {
-  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {)mlir" +
-         body + R"mlir(
+  if (threadStage)
+    *threadStage = threads.empty() ? "" : namedSequence(threads);
+  return namedSequence(body + R"mlir(
     %vf = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
     transform.apply_patterns to %vf {
       transform.apply_patterns.vector.reduction_to_contract
@@ -603,16 +651,28 @@ module attributes {transform.with_named_sequence} {
       transform.apply_patterns.vector.transfer_permutation_patterns
       transform.apply_patterns.canonicalization
     } : !transform.any_op
-    transform.yield
-  }
-}
-)mlir";
+)mlir");
 }
 
 namespace {
 struct CpuSchedulePass
     : public mlir::cuvil::impl::CpuScheduleBase<CpuSchedulePass> {
   using CpuScheduleBase::CpuScheduleBase;
+
+  /// Parses and applies one transform module to `module`.
+  LogicalResult applySchedule(ModuleOp module, llvm::StringRef text) {
+    OwningOpRef<ModuleOp> scheduleModule =
+        parseSourceString<ModuleOp>(text, ParserConfig(&getContext()));
+    if (!scheduleModule)
+      return module.emitError("internal error: the generated GEMM schedule "
+                              "does not parse");
+    Operation *entry = transform::detail::findTransformEntryPoint(
+        module, *scheduleModule, "__transform_main");
+    if (!entry)
+      return failure();
+    return transform::applyTransformNamedSequence(
+        module, entry, *scheduleModule, transform::TransformOptions());
+  }
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -625,10 +685,11 @@ struct CpuSchedulePass
       return signalPassFailure();
     }
     int lanes = vectorLanes > 0 ? (int)vectorLanes : hostVectorLanes();
-    std::string schedule =
-        buildCpuSchedule(module, lanes, fuseEpilogues, registerRows);
+    std::string threadStage;
+    std::string schedule = buildCpuSchedule(module, lanes, fuseEpilogues,
+                                            registerRows, &threadStage);
     if (printSchedule)
-      llvm::errs() << schedule;
+      llvm::errs() << threadStage << schedule;
     bool any = false;
     module.walk([&](Operation *op) {
       if (op->hasAttr(
@@ -639,18 +700,14 @@ struct CpuSchedulePass
     });
     if (!any)
       return markAllAnalysesPreserved();
-    OwningOpRef<ModuleOp> scheduleModule =
-        parseSourceString<ModuleOp>(schedule, ParserConfig(&getContext()));
-    if (!scheduleModule) {
-      module.emitError("internal error: the generated GEMM schedule does not "
-                       "parse");
-      return signalPassFailure();
+    // Convolutions' GEMMs are cut into thread tasks first, so that their
+    // columns can be sliced per task (see ConvColumns.cpp).
+    if (!threadStage.empty()) {
+      if (failed(applySchedule(module, threadStage)))
+        return signalPassFailure();
+      cpu::sliceColumnsBeforeCollapse(module);
     }
-    Operation *entry = transform::detail::findTransformEntryPoint(
-        module, *scheduleModule, "__transform_main");
-    if (!entry ||
-        failed(transform::applyTransformNamedSequence(
-            module, entry, *scheduleModule, transform::TransformOptions())))
+    if (failed(applySchedule(module, schedule)))
       return signalPassFailure();
     cpu::readRowsFromBlocks(module);
     cpu::hoistInvariantTensorReads(module);

@@ -407,9 +407,7 @@ std::string groupBlock(RowGroup group, int64_t index) {
 
 } // namespace
 
-/// Removes the dead originals of fused ops, so that the vector schedules
-/// after this text match only the fused copies (`name`: a fresh handle).
-std::string dropFusedOriginals(llvm::StringRef name) {
+std::string cpu::dropFusedOriginals(llvm::StringRef name) {
   return "    %" + name.str() +
          " = transform.structured.match ops{[\"func.func\"]} in %root : "
          "(!transform.any_op) -> !transform.any_op\n"

@@ -104,6 +104,10 @@ void hoistInvariantTensorReads(ModuleOp module);
 /// Float sums and products of a vector as a tree instead of in order.
 void reduceAsTrees(ModuleOp module);
 
+/// Transform text removing the dead originals of fused ops, so that the
+/// schedules after it match only the fused copies (`name`: a fresh handle).
+std::string dropFusedOriginals(llvm::StringRef name);
+
 } // namespace mlir::cuvil::cpu
 
 #endif // CUVIL_TARGET_CPU_ROWKERNELS_H

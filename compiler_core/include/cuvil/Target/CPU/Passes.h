@@ -26,9 +26,12 @@ class PipelineBuilder;
 #include "cuvil/Target/CPU/Passes.h.inc"
 
 /// The transform-dialect schedule the pass applies to `module` (tags the
-/// scheduled matmuls with `cuvil.gemm_id`).
+/// scheduled matmuls with `cuvil.gemm_id`). With `threadStage`, convolutions'
+/// GEMMs may compute their columns per thread task: their tiling across
+/// threads is then set there, a schedule the pass applies first.
 std::string buildCpuSchedule(ModuleOp module, int vectorLanes,
-                             bool fuseEpilogues = true, int registerRows = 8);
+                             bool fuseEpilogues = true, int registerRows = 8,
+                             std::string *threadStage = nullptr);
 
 /// Registers the passes above once per process: the cpu and wasm targets
 /// both run them.

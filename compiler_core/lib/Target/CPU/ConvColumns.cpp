@@ -1,0 +1,176 @@
+//===- ConvColumns.cpp - Convolution columns per GEMM task ----------------===//
+//
+// cuvil-cpu-conv-to-gemm turns a convolution into an image-to-column gather
+// and a GEMM over its [C*KH*KW, OH*OW] columns. Computed on their own, the
+// columns are KH*KW times the image (7 MB for 64 channels of 56 x 56 with a
+// 3 x 3 kernel): written out by one kernel, read back by the next. Instead
+// each thread task of the GEMM computes the columns of its own output
+// pixels, whole output rows of them, right before its register tiles read
+// them from the core's cache. The task's slice of the collapsed columns is
+// first rewritten as the collapse of a slice of the 6-D gather (over whole
+// rows), which tile-and-fuse can then compute inside the task.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ConvColumns.h"
+#include "GemmTiles.h"
+#include "RowKernels.h"
+
+#include "cuvil/Dialect/Cuvil/IR/CuvilDialect.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::cuvil;
+using namespace mlir::cuvil::cpu;
+
+linalg::GenericOp cpu::columnsOf(linalg::MatmulOp gemm) {
+  auto collapse =
+      gemm.getDpsInputs()[1].getDefiningOp<tensor::CollapseShapeOp>();
+  if (!collapse || !collapse->hasOneUse())
+    return {};
+  auto gather = collapse.getSrc().getDefiningOp<linalg::GenericOp>();
+  auto type = cast<RankedTensorType>(collapse.getSrcType());
+  SmallVector<ReassociationIndices> expected = {{0, 1, 2, 3}, {4, 5}};
+  if (!gather || !gather->hasOneUse() || gather.getNumDpsInputs() != 0 ||
+      type.getRank() != 6 || !type.hasStaticShape() ||
+      type.getDimSize(0) != 1 ||
+      collapse.getReassociationIndices() != expected ||
+      gather.getBody()->getOps<tensor::ExtractOp>().empty())
+    return {};
+  return gather;
+}
+
+/// The most bytes of columns one thread task computes for itself (its tile
+/// then stays in the core's L2 cache while the register tiles read it).
+constexpr int64_t kColumnTaskBytes = int64_t(1) << 20;
+
+linalg::GenericOp cpu::columnTasks(linalg::LinalgOp gemm, bool fullRegisterRows,
+                                   int64_t registerCols,
+                                   const GemmRemainders &rest,
+                                   GemmTiles &tiles) {
+  auto matmul = dyn_cast<linalg::MatmulOp>(gemm.getOperation());
+  if (!matmul || rest.rows || rest.cols || !fullRegisterRows ||
+      isSmallWork(gemm))
+    return {};
+  linalg::GenericOp columns = columnsOf(matmul);
+  if (!columns)
+    return {};
+  auto type = cast<RankedTensorType>(columns.getResult(0).getType());
+  int64_t k = type.getDimSize(1) * type.getDimSize(2) * type.getDimSize(3);
+  int64_t n = type.getDimSize(4) * type.getDimSize(5);
+  int64_t blockN = columnTile(n, type.getDimSize(5), registerCols);
+  int64_t bytes = k * blockN * type.getElementTypeBitWidth() / 8;
+  if (!blockN || bytes > kColumnTaskBytes)
+    return {};
+  tiles.blockN = blockN;
+  tiles.blockK = k;
+  return columns;
+}
+
+int64_t cpu::columnTile(int64_t n, int64_t outWidth, int64_t registerCols) {
+  if (n <= 0 || outWidth <= 0 || registerCols <= 0)
+    return 0;
+  int64_t unit = std::lcm(outWidth, registerCols);
+  int64_t widest = std::max(unit, 8 * registerCols);
+  for (int64_t tile = widest - widest % unit; tile >= unit; tile -= unit)
+    if (n % tile == 0)
+      return tile;
+  return 0;
+}
+
+std::string cpu::fuseColumnsIntoTasks(int64_t id) {
+  std::string i = std::to_string(id);
+  std::string attr = CuvilDialect::GemmIdAttrHelper::getNameStr().str();
+  // The gather's tile [1, C, KH, KW, rows, OW]: one output row per
+  // innermost loop, its unit dimensions folded so the vectorizer sees the
+  // row's contiguous read (as vectorBlock does for gathers).
+  return "    %g" + i +
+         " = transform.structured.match ops{[\"linalg.generic\"]} "
+         "attributes{" +
+         attr + " = " + i +
+         " : i64} in %root : (!transform.any_op) -> !transform.any_op\n"
+         "    %gt" +
+         i + ", %fl" + i +
+         " = transform.structured.fuse_into_containing_op %g" + i +
+         " into %tf" + i +
+         " : (!transform.any_op, !transform.any_op) -> (!transform.any_op, "
+         "!transform.any_op)\n"
+         "    transform.apply_patterns to %fl" +
+         i +
+         " {\n"
+         "      transform.apply_patterns.tensor.fold_tensor_empty\n"
+         "    } : !transform.any_op\n" +
+         tileUsingFor("gt" + i, "gr" + i, "grl" + i, {0, 1, 1, 1, 1, 0}) +
+         "    transform.apply_patterns to %grl" + i +
+         "#3 {\n"
+         "      transform.apply_patterns.linalg.fold_unit_extent_dims_via_"
+         "slices\n"
+         "    } : !transform.any_op\n"
+         "    %gv" +
+         i + " = transform.structured.match ops{[\"linalg.generic\"]} in %grl" +
+         i +
+         "#3 : (!transform.any_op) -> !transform.any_op\n"
+         "    transform.structured.vectorize %gv" +
+         i + " {vectorize_nd_extract} : !transform.any_op\n";
+}
+
+/// The task's slice `slice` of the collapsed columns `collapse` of `gather`,
+/// as the collapse of a slice of the gather, or null where the slice does
+/// not take every row of K and whole output rows.
+static Value sliceBeforeCollapse(RewriterBase &rewriter,
+                                 tensor::ExtractSliceOp slice,
+                                 tensor::CollapseShapeOp collapse) {
+  ArrayRef<int64_t> shape = collapse.getSrcType().getShape();
+  int64_t k = shape[1] * shape[2] * shape[3], width = shape[5];
+  std::optional<int64_t> rows = getConstantIntValue(slice.getMixedSizes()[0]);
+  std::optional<int64_t> cols = getConstantIntValue(slice.getMixedSizes()[1]);
+  if (!slice.hasUnitStride() || !rows || *rows != k || !cols ||
+      *cols % width != 0 || !isConstantIntValue(slice.getMixedOffsets()[0], 0))
+    return {};
+  Location loc = slice.getLoc();
+  rewriter.setInsertionPoint(slice);
+  AffineExpr p;
+  bindDims(rewriter.getContext(), p);
+  OpFoldResult row = affine::makeComposedFoldedAffineApply(
+      rewriter, loc, p.floorDiv(width), {slice.getMixedOffsets()[1]});
+  OpFoldResult zero = rewriter.getIndexAttr(0), one = rewriter.getIndexAttr(1);
+  SmallVector<OpFoldResult> offsets = {zero, zero, zero, zero, row, zero};
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t d : {int64_t(0), int64_t(1), int64_t(2), int64_t(3)})
+    sizes.push_back(rewriter.getIndexAttr(shape[d]));
+  sizes.push_back(rewriter.getIndexAttr(*cols / width));
+  sizes.push_back(rewriter.getIndexAttr(width));
+  Value part = rewriter.create<tensor::ExtractSliceOp>(
+      loc, collapse.getSrc(), offsets, sizes,
+      SmallVector<OpFoldResult>(6, one));
+  return rewriter.create<tensor::CollapseShapeOp>(
+      loc, slice.getType(), part, collapse.getReassociationIndices());
+}
+
+void cpu::sliceColumnsBeforeCollapse(ModuleOp module) {
+  SmallVector<std::pair<tensor::ExtractSliceOp, tensor::CollapseShapeOp>>
+      slices;
+  module.walk([&](tensor::ExtractSliceOp slice) {
+    auto collapse = slice.getSource().getDefiningOp<tensor::CollapseShapeOp>();
+    if (!collapse || !slice->getParentOfType<scf::ForallOp>())
+      return;
+    auto gather = collapse.getSrc().getDefiningOp<linalg::GenericOp>();
+    if (gather &&
+        gather->hasAttr(CuvilDialect::GemmIdAttrHelper::getNameStr()) &&
+        collapse.getSrcType().getRank() == 6 && slice.getType().getRank() == 2)
+      slices.push_back({slice, collapse});
+  });
+  IRRewriter rewriter(module.getContext());
+  for (auto [slice, collapse] : slices)
+    if (Value replacement = sliceBeforeCollapse(rewriter, slice, collapse)) {
+      rewriter.replaceOp(slice, replacement);
+      if (collapse->use_empty())
+        rewriter.eraseOp(collapse);
+    }
+}
