@@ -108,13 +108,20 @@ func.func @tiny_untouched(%a: tensor<7x13xf32>, %b: tensor<13x5xf32>) -> tensor<
 // -----
 
 // Sizes no tile divides (M = 100: 64-row blocks, the last one of 36 rows;
-// N = 37: whole, two register tiles and 5 columns) keep the full register
-// tiles and peel the rest: the partial row block into single rows, the last
-// columns into single columns, each static and vectorized.
+// N = 37: two register tiles and 5 columns). The GEMM is split by columns:
+// 32 columns of whole register tiles, and the last 5 columns in register
+// tiles 5 wide (not a column at a time), each into its slice of the result.
+// Both keep the full register tiles and peel the partial row block into
+// single rows.
 // CHECK-LABEL: func.func @odd_sizes_peeled
-// CHECK: scf.forall (%{{.*}}) in (2)
+// CHECK: %[[MAIN:.*]] = scf.forall (%{{.*}}) in (2) {{.*}} -> (tensor<100x32xf32>)
 // CHECK-COUNT-8: vector.fma {{.*}} : vector<16xf32>
-// CHECK: vector.fma {{.*}} : vector<1xf32>
+// CHECK: %[[HEAD:.*]] = tensor.insert_slice %[[MAIN]] into %{{.*}}[0, 0] [100, 32]
+// CHECK: %[[REST:.*]] = scf.forall (%{{.*}}) in (2) {{.*}} -> (tensor<100x5xf32>)
+// CHECK: tensor.extract_slice %arg1[%{{.*}}, 32] [1, 5]
+// CHECK-COUNT-8: vector.fma {{.*}} : vector<5xf32>
+// CHECK: tensor.insert_slice %[[REST]] into %[[HEAD]][0, 32] [100, 5]
+// CHECK-NOT: vector<1xf32>
 // CHECK-NOT: linalg.matmul
 func.func @odd_sizes_peeled(%a: tensor<100x13xf32>, %b: tensor<13x37xf32>) -> tensor<100x37xf32> {
   %cst = arith.constant 0.0 : f32
@@ -122,6 +129,35 @@ func.func @odd_sizes_peeled(%a: tensor<100x13xf32>, %b: tensor<13x37xf32>) -> te
   %f = linalg.fill ins(%cst : f32) outs(%e : tensor<100x37xf32>) -> tensor<100x37xf32>
   %r = linalg.matmul ins(%a, %b : tensor<100x13xf32>, tensor<13x37xf32>) outs(%f : tensor<100x37xf32>) -> tensor<100x37xf32>
   return %r : tensor<100x37xf32>
+}
+
+// -----
+
+// A split GEMM's epilogue (bias by column, ReLU) is split alike: each part
+// computes it on its accumulators, the rest reading its 5 columns of bias.
+// CHECK-LABEL: func.func @odd_columns_epilogue
+// CHECK: tensor.extract_slice %arg2[0] [32] [1] : tensor<37xf32> to tensor<32xf32>
+// CHECK-COUNT-8: vector.fma {{.*}} : vector<16xf32>
+// CHECK: arith.maximumf %{{.*}} : vector<8x16xf32>
+// CHECK: %[[HEAD:.*]] = tensor.insert_slice %{{.*}}[0, 0] [64, 32]
+// CHECK: tensor.extract_slice %arg2[32] [5] [1] : tensor<37xf32> to tensor<5xf32>
+// CHECK-COUNT-8: vector.fma {{.*}} : vector<5xf32>
+// CHECK: arith.maximumf %{{.*}} : vector<8x5xf32>
+// CHECK: tensor.insert_slice %{{.*}} into %[[HEAD]][0, 32] [64, 5]
+// CHECK-NOT: linalg.generic
+func.func @odd_columns_epilogue(%a: tensor<64x32xf32>, %b: tensor<32x37xf32>, %bias: tensor<37xf32>) -> tensor<64x37xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x37xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<64x37xf32>) -> tensor<64x37xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<64x32xf32>, tensor<32x37xf32>) outs(%f : tensor<64x37xf32>) -> tensor<64x37xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%r, %bias : tensor<64x37xf32>, tensor<37xf32>) outs(%e : tensor<64x37xf32>) {
+  ^bb0(%v: f32, %c: f32, %o: f32):
+    %s = arith.addf %v, %c : f32
+    %m = arith.maximumf %s, %cst : f32
+    linalg.yield %m : f32
+  } -> tensor<64x37xf32>
+  return %y : tensor<64x37xf32>
 }
 
 // -----

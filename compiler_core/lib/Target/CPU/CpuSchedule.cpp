@@ -300,25 +300,6 @@ std::string dequantGemmBlock(int64_t id, bool serial, const GemmTiles &tiles,
   return block;
 }
 
-/// The elementwise op that is the only user of a GEMM (plain or batched) and
-/// computes on its result element by element (identity access), if any.
-linalg::GenericOp epilogueOf(linalg::LinalgOp gemm) {
-  Value result = gemm->getResult(0);
-  if (!result.hasOneUse())
-    return {};
-  auto generic = dyn_cast<linalg::GenericOp>(*result.getUsers().begin());
-  auto type = cast<ShapedType>(result.getType());
-  if (!generic || generic.getNumResults() != 1 ||
-      generic.getNumLoops() != type.getRank() ||
-      generic.getNumParallelLoops() != generic.getNumLoops() ||
-      generic.getResult(0).getType() != result.getType())
-    return {};
-  OpOperand &use = *result.getUses().begin();
-  if (!generic.isDpsInput(&use) ||
-      !generic.getMatchingIndexingMap(&use).isIdentity())
-    return {};
-  return generic;
-}
 /// Inner tile for vectorizing an innermost dimension of `size`: whole
 /// registers when they divide it, the whole dimension when it is short.
 int64_t innerVectorTile(int64_t size, int64_t lanes) {
@@ -476,6 +457,8 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
   // where they can so every tile is static; dynamic and odd sizes add peeled
   // remainder tiles.
   int64_t registerCols = 2 * vectorLanes;
+  cpu::splitRemainderColumns(module, registerRows, registerCols, vectorLanes,
+                             fuseEpilogues);
   std::string body, deferred, threads;
   int64_t id = 0;
   // Attention's two batched GEMMs and the softmax between them: one kernel
@@ -527,6 +510,12 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
       // image's 784 pixels): tiles one vector wide, rather than a remainder
       // done one column at a time.
       cols = vectorLanes;
+    } else if (!ShapedType::isDynamic(n) && n <= vectorLanes &&
+               !ShapedType::isDynamic(m) && m >= registerRows) {
+      // One vector of columns or fewer (a split GEMM's rest, see
+      // splitRemainderColumns; a classifier's 10 classes): a tile of
+      // exactly that width.
+      cols = n;
     }
     int64_t k = lhs.getDimSize(rank - 1);
     GemmTiles tiles = chooseTiles(m, n, k, rows, cols, rest);
@@ -548,7 +537,7 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
     // one's, under the batch tile of 1; not where the batch is dynamic (the
     // epilogue's tile would keep a dynamic size).
     linalg::GenericOp epilogue =
-        rest.batch || !fuseEpilogues ? nullptr : epilogueOf(op);
+        rest.batch || !fuseEpilogues ? nullptr : cpu::epilogueOf(op);
     // An elementwise op combining two GEMMs (`min(a @ b, c @ d)`) is the
     // epilogue of the first only: the second GEMM is tiled on its own.
     if (epilogue &&

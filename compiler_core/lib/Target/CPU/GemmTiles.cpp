@@ -11,6 +11,8 @@
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/TilingInterface.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 using namespace mlir;
 using namespace mlir::cuvil;
@@ -230,5 +232,145 @@ void cpu::readRowsFromBlocks(ModuleOp module) {
         row.getMixedSizes(), row.getMixedStrides());
     if (column->use_empty())
       rewriter.eraseOp(column);
+  }
+}
+
+linalg::GenericOp cpu::epilogueOf(linalg::LinalgOp gemm) {
+  Value result = gemm->getResult(0);
+  if (!result.hasOneUse())
+    return {};
+  auto generic = dyn_cast<linalg::GenericOp>(*result.getUsers().begin());
+  auto type = cast<ShapedType>(result.getType());
+  if (!generic || generic.getNumResults() != 1 ||
+      generic.getNumLoops() != type.getRank() ||
+      generic.getNumParallelLoops() != generic.getNumLoops() ||
+      generic.getResult(0).getType() != result.getType())
+    return {};
+  OpOperand &use = *result.getUses().begin();
+  if (!generic.isDpsInput(&use) ||
+      !generic.getMatchingIndexingMap(&use).isIdentity())
+    return {};
+  return generic;
+}
+
+/// Replaces `gemm` (static, its init a fill; with its `epilogue`, if any)
+/// by GEMMs over consecutive column ranges of the given `widths`, each
+/// computed into its slice of one destination (the epilogue tiled alike).
+static void splitColumns(RewriterBase &rewriter, linalg::MatmulOp gemm,
+                         linalg::GenericOp epilogue, ArrayRef<int64_t> widths) {
+  auto fill = gemm.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
+  auto type = cast<RankedTensorType>(gemm.getResultTypes()[0]);
+  Value lhs = gemm.getDpsInputs()[0], rhs = gemm.getDpsInputs()[1];
+  int64_t m = type.getDimSize(0);
+  int64_t k = cast<RankedTensorType>(lhs.getType()).getDimSize(1);
+  Operation *last = epilogue ? epilogue.getOperation() : gemm.getOperation();
+  Location loc = gemm.getLoc();
+  rewriter.setInsertionPoint(last);
+  Value result = epilogue ? epilogue.getDpsInits()[0]
+                          : rewriter.create<tensor::EmptyOp>(
+                                loc, type.getShape(), type.getElementType());
+  OpFoldResult zero = rewriter.getIndexAttr(0), one = rewriter.getIndexAttr(1);
+  SmallVector<OpFoldResult> strides = {one, one};
+  int64_t offset = 0;
+  for (int64_t size : widths) {
+    SmallVector<OpFoldResult> offsets = {zero, rewriter.getIndexAttr(offset)};
+    SmallVector<OpFoldResult> sizes = {rewriter.getIndexAttr(m),
+                                       rewriter.getIndexAttr(size)};
+    Value columns = rewriter.create<tensor::ExtractSliceOp>(
+        loc, rhs, SmallVector<OpFoldResult>{zero, offsets[1]},
+        SmallVector<OpFoldResult>{rewriter.getIndexAttr(k), sizes[1]}, strides);
+    Value dest = rewriter.create<tensor::ExtractSliceOp>(loc, result, offsets,
+                                                         sizes, strides);
+    Value init =
+        epilogue ? rewriter.create<tensor::EmptyOp>(
+                       loc, ArrayRef<int64_t>{m, size}, type.getElementType())
+                 : dest;
+    Value filled =
+        rewriter.create<linalg::FillOp>(loc, fill.getDpsInputs()[0], init)
+            .getResult(0);
+    Value part = rewriter
+                     .create<linalg::MatmulOp>(loc, filled.getType(),
+                                               ValueRange{lhs, columns}, filled)
+                     .getResult(0);
+    if (epilogue) {
+      FailureOr<TilingResult> tiled =
+          cast<TilingInterface>(epilogue.getOperation())
+              .getTiledImplementation(rewriter, offsets, sizes);
+      auto op = cast<linalg::GenericOp>(tiled->tiledOps.front());
+      // Its slices of the whole GEMM result and init: the part and `dest`.
+      for (OpOperand &operand : op->getOpOperands()) {
+        auto slice = operand.get().getDefiningOp<tensor::ExtractSliceOp>();
+        if (!slice || (slice.getSource() != gemm.getResult(0) &&
+                       slice.getSource() != result))
+          continue;
+        rewriter.modifyOpInPlace(op, [&] {
+          operand.set(slice.getSource() == result ? dest : part);
+        });
+        if (slice->use_empty())
+          rewriter.eraseOp(slice);
+      }
+      part = op.getResult(0);
+    }
+    result = rewriter.create<tensor::InsertSliceOp>(loc, part, result, offsets,
+                                                    sizes, strides);
+    offset += size;
+  }
+  rewriter.replaceOp(last, result);
+  if (epilogue)
+    rewriter.eraseOp(gemm);
+  if (fill->use_empty())
+    rewriter.eraseOp(fill);
+  // Constant weights (`constants=`) become one constant per range, each
+  // packed into panels when compiled, instead of slices of one kept whole.
+  if (!rhs.getDefiningOp<arith::ConstantOp>())
+    return;
+  SmallVector<Operation *> slices(rhs.getUsers());
+  RewritePatternSet patterns(rewriter.getContext());
+  tensor::populateFoldConstantExtractSlicePatterns(
+      patterns, [](tensor::ExtractSliceOp) { return true; });
+  (void)applyOpPatternsAndFold(slices, std::move(patterns));
+}
+
+/// The column ranges a GEMM over `n` columns is split into: whole register
+/// tiles, then one vector, then what is left (fewer than a vector), each
+/// range given a register tile of its exact width. Vectors longer than one
+/// register but not a whole number of them (24 or 17 floats with 16 lanes)
+/// compiled to code 30 times slower than either, hence the middle range.
+static SmallVector<int64_t> columnRanges(int64_t n, int64_t registerCols,
+                                         int64_t vectorLanes) {
+  SmallVector<int64_t> widths;
+  int64_t whole = n - n % registerCols, rest = n % registerCols;
+  if (whole)
+    widths.push_back(whole);
+  if (rest >= vectorLanes)
+    widths.push_back(vectorLanes);
+  if (rest % vectorLanes)
+    widths.push_back(rest % vectorLanes);
+  return widths;
+}
+
+void cpu::splitRemainderColumns(ModuleOp module, int64_t registerRows,
+                                int64_t registerCols, int64_t vectorLanes,
+                                bool fuseEpilogues) {
+  SmallVector<linalg::MatmulOp> gemms;
+  module.walk([&](linalg::MatmulOp gemm) {
+    auto type = dyn_cast<RankedTensorType>(gemm.getResultTypes()[0]);
+    if (!type || !type.hasStaticShape() ||
+        !gemm.getDpsInits()[0].getDefiningOp<linalg::FillOp>() ||
+        llvm::any_of(gemm.getDpsInputs(), [](Value v) {
+          auto t = dyn_cast<RankedTensorType>(v.getType());
+          return !t || !t.hasStaticShape();
+        }))
+      return;
+    int64_t m = type.getDimSize(0), n = type.getDimSize(1);
+    if (m >= registerRows && n > vectorLanes && n % vectorLanes != 0)
+      gemms.push_back(gemm);
+  });
+  IRRewriter rewriter(module.getContext());
+  for (linalg::MatmulOp gemm : gemms) {
+    int64_t n = cast<RankedTensorType>(gemm.getResultTypes()[0]).getDimSize(1);
+    linalg::GenericOp epilogue = fuseEpilogues ? epilogueOf(gemm) : nullptr;
+    splitColumns(rewriter, gemm, epilogue,
+                 columnRanges(n, registerCols, vectorLanes));
   }
 }

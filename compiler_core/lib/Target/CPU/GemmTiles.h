@@ -69,6 +69,19 @@ std::string vectorizedKSteps(llvm::StringRef gemm, llvm::StringRef fill,
 /// cuvil-cpu-pack-gemm-panels finds the block the row tiles share.
 void readRowsFromBlocks(ModuleOp module);
 
+/// The elementwise op that is the only user of a GEMM (plain or batched)
+/// and computes on its result element by element (identity access), if any.
+linalg::GenericOp epilogueOf(linalg::LinalgOp gemm);
+
+/// Splits each static GEMM whose columns are not whole vectors into GEMMs
+/// of its whole register tiles' columns, one vector of columns and the
+/// rest (see GemmTiles.cpp), with the epilogue (`fuseEpilogues`) split
+/// alike: the rest, narrower than a vector, gets a register tile of its
+/// exact width instead of being done a column at a time.
+void splitRemainderColumns(ModuleOp module, int64_t registerRows,
+                           int64_t registerCols, int64_t vectorLanes,
+                           bool fuseEpilogues);
+
 } // namespace mlir::cuvil::cpu
 
 #endif // CUVIL_TARGET_CPU_GEMMTILES_H
