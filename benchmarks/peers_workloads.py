@@ -200,6 +200,37 @@ def _block(name, seq, d_model, heads, d_ff):
     )
 
 
+def _conv_spec(channels, size, filters, kernel, stride) -> Spec:
+    import torch
+
+    torch.manual_seed(channels * size + filters)
+    module = torch.nn.Sequential(
+        torch.nn.Conv2d(channels, filters, kernel, stride, kernel // 2, bias=False),
+        torch.nn.ReLU(),
+    ).eval()
+    x = torch.randn(1, channels, size, size)
+    with torch.no_grad():
+        reference = copy.deepcopy(module).double()(x.double())
+    return Spec(
+        inputs=[x.numpy()],
+        weights_from=1,
+        reference=reference.numpy(),
+        torch_module=lambda: module,
+    )
+
+
+def _conv(name, channels, size, filters, kernel=3, stride=1):
+    """One of ResNet-18's convolutions and its ReLU, one image, weights as constants."""
+    out = (size + 2 * (kernel // 2) - kernel) // stride + 1
+    flops = 2.0 * filters * out * out * channels * kernel * kernel
+    return Workload(
+        name,
+        f"conv {kernel}×{kernel}/{stride} + ReLU {channels}×{size}² → {filters}×{out}²",
+        flops,
+        lambda: _conv_spec(channels, size, filters, kernel, stride),
+    )
+
+
 # GEMM names give M×N×K; _gemm takes m, k, n.
 WORKLOADS = [
     _gemm("matmul_small", 64, 64, 64),
@@ -212,6 +243,11 @@ WORKLOADS = [
     Workload("gpt2", "GPT-2 block (zoo, 8 tokens, d 32)", None, lambda: _zoo_spec("gpt2")),
     Workload("bert", "BERT layer (zoo, 8 tokens, d 32)", None, lambda: _zoo_spec("bert")),
     Workload("resnet", "ResNet-style CNN (zoo, 1×3×32×32)", None, lambda: _zoo_spec("resnet")),
+    _conv("conv_stem", 3, 224, 64, kernel=7, stride=2),
+    _conv("conv_56", 64, 56, 64),
+    _conv("conv_28", 128, 28, 128),
+    _conv("conv_14", 256, 14, 256),
+    _conv("conv_7", 512, 7, 512),
     _gemm("gemm_4096x4096x1024", 4096, 1024, 4096),
     _gemm("gemm_1000x999x1001", 1000, 1001, 999),
     _gemm("gemm_4096x64x4096", 4096, 4096, 64),
