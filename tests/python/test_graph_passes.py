@@ -298,6 +298,46 @@ def test_convolutions_run_as_gemms(snapshots, n, c, hw, f, kernel, strides, padd
     assert "vector.fma" in _ir_after(f_jit, "cuvil-cpu-schedule")
 
 
+@pytest.mark.parametrize(
+    "c,hw,f,kernel,stride,per_task",
+    [
+        (16, 28, 32, 3, 1, True),  # 784 pixels: tasks of 4 output rows
+        (3, 64, 16, 7, 2, True),  # a strided stem, 32 x 32 out: tasks of whole rows
+        (64, 7, 64, 3, 1, False),  # 49 pixels, no whole vectors: columns split
+        (32, 14, 48, 3, 1, False),  # 196 pixels: split 192 + 4
+    ],
+)
+def test_convolution_columns_per_task_and_split_columns_stay_exact(
+    snapshots, c, hw, f, kernel, stride, per_task
+):
+    """One image's convolution computes its columns inside the GEMM's thread tasks,
+    whole output rows each, where tasks can cover whole vectors; otherwise its odd
+    columns are split off. Bias and ReLU stay the GEMM's epilogue; results are exact."""
+    rng = np.random.default_rng(c * hw + f)
+    x = rng.standard_normal((1, c, hw, hw)).astype(np.float32)
+    w = rng.standard_normal((f, c, kernel, kernel)).astype(np.float32)
+    bias = rng.standard_normal((1, f, 1, 1)).astype(np.float32)
+    pad = kernel // 2
+
+    def block(x, w, bias):
+        return np.maximum(cuvil.conv2d(x, w, stride, pad) + bias, 0.0)
+
+    f_jit = cuvil.jit(block, constants=("w", "bias"))
+    reference = np.maximum(
+        cuvil.conv2d(x.astype(np.float64), w.astype(np.float64), stride, pad) + bias, 0.0
+    )
+    np.testing.assert_allclose(f_jit(x, w, bias), reference, rtol=1e-4, atol=1e-4)
+    assert cuvil.last_fallback_reason(f_jit) is None
+    scheduled = _ir_after(f_jit, "cuvil-cpu-schedule")
+    out = (hw + 2 * pad - kernel) // stride + 1
+    # A task's columns: [1, C, KH, KW, rows, OW] for fewer rows than the image has.
+    tile = re.search(rf"tensor<1x{c}x{kernel}x{kernel}x(\d+)x{out}xf32>", scheduled)
+    assert (tile is not None and int(tile.group(1)) < out) == per_task, scheduled[:4000]
+    # The ReLU is computed in the GEMM's register loop, never as a kernel on the image.
+    assert re.search(r"arith\.maximumf %\S+, %\S+ : vector<\d+x\d+xf32>", scheduled)
+    assert not re.search(rf"arith\.maximumf .* : vector<1x1x1x{out}xf32>", scheduled)
+
+
 def test_every_snapshot_is_valid_mlir_with_the_users_locations(snapshots):
     """What the Workbench exports for a step can be fed back to cuvil-opt."""
     from conftest import load_example
