@@ -292,29 +292,34 @@ def test_convolutions_run_as_gemms(snapshots, n, c, hw, f, kernel, strides, padd
     np.testing.assert_allclose(f_jit(x, w, bias), reference, rtol=1e-4, atol=1e-4)
     as_gemm = _ir_after(f_jit, "cuvil-cpu-conv-to-gemm")
     assert "linalg.conv_2d_nchw_fchw ins" not in as_gemm
-    assert ("linalg.matmul ins" if n == 1 else "linalg.batch_matmul ins") in as_gemm
+    # A batch of images is one GEMM over all their columns: the weights are not
+    # broadcast to a copy per image.
+    assert "linalg.matmul ins" in as_gemm and "linalg.batch_matmul" not in as_gemm
     pointwise = kernel == (1, 1) and strides == (1, 1)
     assert ("tensor.extract %" in as_gemm) != pointwise  # the columns are copied unless 1x1
     assert "vector.fma" in _ir_after(f_jit, "cuvil-cpu-schedule")
 
 
 @pytest.mark.parametrize(
-    "c,hw,f,kernel,stride,per_task",
+    "n,c,hw,f,kernel,stride,per_task",
     [
-        (16, 28, 32, 3, 1, True),  # 784 pixels: tasks of 4 output rows
-        (3, 64, 16, 7, 2, True),  # a strided stem, 32 x 32 out: tasks of whole rows
-        (64, 7, 64, 3, 1, False),  # 49 pixels, no whole vectors: columns split
-        (32, 14, 48, 3, 1, False),  # 196 pixels: split 192 + 4
+        (1, 16, 28, 32, 3, 1, True),  # 784 pixels: tasks of 4 output rows
+        (1, 3, 64, 16, 7, 2, True),  # a strided stem, 32 x 32 out: tasks of whole rows
+        (1, 64, 7, 64, 3, 1, False),  # 49 pixels, no whole vectors: columns split
+        (1, 32, 14, 48, 3, 1, False),  # 196 pixels: split 192 + 4
+        (3, 16, 28, 32, 3, 1, True),  # a batch: tasks within one image each
+        (2, 64, 7, 64, 3, 1, False),  # a batch of 49-pixel images: 98 columns split
     ],
 )
 def test_convolution_columns_per_task_and_split_columns_stay_exact(
-    snapshots, c, hw, f, kernel, stride, per_task
+    snapshots, n, c, hw, f, kernel, stride, per_task
 ):
-    """One image's convolution computes its columns inside the GEMM's thread tasks,
-    whole output rows each, where tasks can cover whole vectors; otherwise its odd
-    columns are split off. Bias and ReLU stay the GEMM's epilogue; results are exact."""
-    rng = np.random.default_rng(c * hw + f)
-    x = rng.standard_normal((1, c, hw, hw)).astype(np.float32)
+    """A convolution computes its columns inside the GEMM's thread tasks, whole
+    output rows of one image each, where tasks can cover whole vectors; otherwise its
+    odd columns are split off. A batch is one GEMM over all images' columns. Bias and
+    ReLU stay the GEMM's epilogue (read back as NCHW for a batch); results are exact."""
+    rng = np.random.default_rng(c * hw + f + n)
+    x = rng.standard_normal((n, c, hw, hw)).astype(np.float32)
     w = rng.standard_normal((f, c, kernel, kernel)).astype(np.float32)
     bias = rng.standard_normal((1, f, 1, 1)).astype(np.float32)
     pad = kernel // 2
@@ -330,12 +335,14 @@ def test_convolution_columns_per_task_and_split_columns_stay_exact(
     assert cuvil.last_fallback_reason(f_jit) is None
     scheduled = _ir_after(f_jit, "cuvil-cpu-schedule")
     out = (hw + 2 * pad - kernel) // stride + 1
-    # A task's columns: [1, C, KH, KW, rows, OW] for fewer rows than the image has.
-    tile = re.search(rf"tensor<1x{c}x{kernel}x{kernel}x(\d+)x{out}xf32>", scheduled)
+    # A task's columns: [1, C, KH, KW, rows, OW] (one image) or [C, KH, KW, 1, rows,
+    # OW] (a batch) for fewer rows than an image has.
+    shape = rf"1x{c}x{kernel}x{kernel}" if n == 1 else rf"{c}x{kernel}x{kernel}x1"
+    tile = re.search(rf"tensor<{shape}x(\d+)x{out}xf32>", scheduled)
     assert (tile is not None and int(tile.group(1)) < out) == per_task, scheduled[:4000]
-    # The ReLU is computed in the GEMM's register loop, never as a kernel on the image.
-    assert re.search(r"arith\.maximumf %\S+, %\S+ : vector<\d+x\d+xf32>", scheduled)
-    assert not re.search(rf"arith\.maximumf .* : vector<1x1x1x{out}xf32>", scheduled)
+    if n == 1:  # the ReLU in the GEMM's register loop, never a kernel on the image
+        assert re.search(r"arith\.maximumf %\S+, %\S+ : vector<\d+x\d+xf32>", scheduled)
+        assert not re.search(rf"arith\.maximumf .* : vector<1x1x1x{out}xf32>", scheduled)
 
 
 def test_every_snapshot_is_valid_mlir_with_the_users_locations(snapshots):

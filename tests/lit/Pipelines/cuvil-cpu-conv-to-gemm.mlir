@@ -105,3 +105,51 @@ func.func @dynamic_image_kept(%x: tensor<1x2x?x?xf32>, %w: tensor<5x2x3x3xf32>, 
      ins(%x, %w : tensor<1x2x?x?xf32>, tensor<5x2x3x3xf32>) outs(%f : tensor<1x5x?x?xf32>) -> tensor<1x5x?x?xf32>
   return %r : tensor<1x5x?x?xf32>
 }
+
+// -----
+
+// A static batch is one GEMM over all images' columns, [C, KH, KW, N, OH, OW]
+// collapsed to [C*KH*KW, N*OH*OW]: the weights are read once, not broadcast to
+// a copy per image. The result [F, N, OH, OW] goes back to NCHW by a transpose.
+// CHECK-LABEL: func.func @static_batch
+// CHECK: %[[COLS:.*]] = linalg.generic
+// CHECK-SAME: outs(%{{.*}} : tensor<2x3x3x3x4x4xf32>)
+// CHECK: tensor.collapse_shape %[[COLS]] {{\[}}[0, 1, 2], [3, 4, 5]] : tensor<2x3x3x3x4x4xf32> into tensor<18x48xf32>
+// CHECK: %[[MM:.*]] = linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<5x18xf32>, tensor<18x48xf32>)
+// CHECK: %[[F:.*]] = tensor.expand_shape %[[MM]] {{\[}}[0], [1, 2, 3]] output_shape [5, 3, 4, 4]
+// CHECK: linalg.transpose ins(%[[F]] : tensor<5x3x4x4xf32>) outs(%{{.*}} : tensor<3x5x4x4xf32>) permutation = [1, 0, 2, 3]
+// CHECK-NOT: linalg.batch_matmul
+func.func @static_batch(%x: tensor<3x2x6x6xf32>, %w: tensor<5x2x3x3xf32>) -> tensor<3x5x4x4xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<3x5x4x4xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<3x5x4x4xf32>) -> tensor<3x5x4x4xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+     ins(%x, %w : tensor<3x2x6x6xf32>, tensor<5x2x3x3xf32>) outs(%f : tensor<3x5x4x4xf32>) -> tensor<3x5x4x4xf32>
+  return %r : tensor<3x5x4x4xf32>
+}
+
+// -----
+
+// With an elementwise op on the batch's image (a ReLU), that op reads the
+// [F, N, OH, OW] result through a permuted map instead: no transpose.
+// CHECK: #[[PERM:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d0, d2, d3)>
+// CHECK-LABEL: func.func @static_batch_relu
+// CHECK: %[[MM:.*]] = linalg.matmul
+// CHECK: %[[F:.*]] = tensor.expand_shape %[[MM]] {{\[}}[0], [1, 2, 3]] output_shape [5, 3, 4, 4]
+// CHECK: linalg.generic {indexing_maps = [#[[PERM]], #{{.*}}]{{.*}} ins(%[[F]] : tensor<5x3x4x4xf32>) outs(%{{.*}} : tensor<3x5x4x4xf32>)
+// CHECK: arith.maximumf
+// CHECK-NOT: linalg.transpose
+func.func @static_batch_relu(%x: tensor<3x2x6x6xf32>, %w: tensor<5x2x3x3xf32>) -> tensor<3x5x4x4xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<3x5x4x4xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<3x5x4x4xf32>) -> tensor<3x5x4x4xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+     ins(%x, %w : tensor<3x2x6x6xf32>, tensor<5x2x3x3xf32>) outs(%f : tensor<3x5x4x4xf32>) -> tensor<3x5x4x4xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(n, f, h, w) -> (n, f, h, w)>, affine_map<(n, f, h, w) -> (n, f, h, w)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%r : tensor<3x5x4x4xf32>) outs(%e : tensor<3x5x4x4xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %m = arith.maximumf %v, %cst : f32
+    linalg.yield %m : f32
+  } -> tensor<3x5x4x4xf32>
+  return %y : tensor<3x5x4x4xf32>
+}

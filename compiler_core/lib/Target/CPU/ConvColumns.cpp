@@ -29,18 +29,26 @@ using namespace mlir;
 using namespace mlir::cuvil;
 using namespace mlir::cuvil::cpu;
 
+/// Whether `collapse` takes image-to-column gathers' columns to a GEMM
+/// operand: [1, C, KH, KW, OH, OW] (one image) collapsed by [[0, 1, 2, 3],
+/// [4, 5]], or [C, KH, KW, N, OH, OW] (a batch) by [[0, 1, 2], [3, 4, 5]].
+static bool isColumnsCollapse(tensor::CollapseShapeOp collapse) {
+  auto type = cast<RankedTensorType>(collapse.getSrcType());
+  if (type.getRank() != 6 || !type.hasStaticShape())
+    return false;
+  SmallVector<ReassociationIndices> groups = collapse.getReassociationIndices();
+  SmallVector<ReassociationIndices> oneImage = {{0, 1, 2, 3}, {4, 5}};
+  SmallVector<ReassociationIndices> batch = {{0, 1, 2}, {3, 4, 5}};
+  return (groups == oneImage && type.getDimSize(0) == 1) || groups == batch;
+}
+
 linalg::GenericOp cpu::columnsOf(linalg::MatmulOp gemm) {
   auto collapse =
       gemm.getDpsInputs()[1].getDefiningOp<tensor::CollapseShapeOp>();
-  if (!collapse || !collapse->hasOneUse())
+  if (!collapse || !collapse->hasOneUse() || !isColumnsCollapse(collapse))
     return {};
   auto gather = collapse.getSrc().getDefiningOp<linalg::GenericOp>();
-  auto type = cast<RankedTensorType>(collapse.getSrcType());
-  SmallVector<ReassociationIndices> expected = {{0, 1, 2, 3}, {4, 5}};
   if (!gather || !gather->hasOneUse() || gather.getNumDpsInputs() != 0 ||
-      type.getRank() != 6 || !type.hasStaticShape() ||
-      type.getDimSize(0) != 1 ||
-      collapse.getReassociationIndices() != expected ||
       gather.getBody()->getOps<tensor::ExtractOp>().empty())
     return {};
   return gather;
@@ -61,10 +69,15 @@ linalg::GenericOp cpu::columnTasks(linalg::LinalgOp gemm, bool fullRegisterRows,
   linalg::GenericOp columns = columnsOf(matmul);
   if (!columns)
     return {};
+  // Tasks within one image: tiles dividing its pixels.
   auto type = cast<RankedTensorType>(columns.getResult(0).getType());
-  int64_t k = type.getDimSize(1) * type.getDimSize(2) * type.getDimSize(3);
-  int64_t n = type.getDimSize(4) * type.getDimSize(5);
-  int64_t blockN = columnTile(n, type.getDimSize(5), registerCols);
+  int64_t k =
+      type.getNumElements() /
+      (type.getDimSize(0) == 1
+           ? type.getDimSize(4) * type.getDimSize(5)
+           : type.getDimSize(3) * type.getDimSize(4) * type.getDimSize(5));
+  int64_t pixels = type.getDimSize(4) * type.getDimSize(5);
+  int64_t blockN = columnTile(pixels, type.getDimSize(5), registerCols);
   int64_t bytes = k * blockN * type.getElementTypeBitWidth() / 8;
   if (!blockN || bytes > kColumnTaskBytes)
     return {};
@@ -87,9 +100,11 @@ int64_t cpu::columnTile(int64_t n, int64_t outWidth, int64_t registerCols) {
 std::string cpu::fuseColumnsIntoTasks(int64_t id) {
   std::string i = std::to_string(id);
   std::string attr = CuvilDialect::GemmIdAttrHelper::getNameStr().str();
-  // The gather's tile [1, C, KH, KW, rows, OW]: one output row per
-  // innermost loop, its unit dimensions folded so the vectorizer sees the
-  // row's contiguous read (as vectorBlock does for gathers).
+  // The gather's tile ([1, C, KH, KW, rows, OW], or [C, KH, KW, 1, rows,
+  // OW] for a batch): one output row per innermost loop (the unit image
+  // dimension's loop runs once), its unit dimensions folded so the
+  // vectorizer sees the row's contiguous read (as vectorBlock does for
+  // gathers).
   return "    %g" + i +
          " = transform.structured.match ops{[\"linalg.generic\"]} "
          "attributes{" +
@@ -106,51 +121,65 @@ std::string cpu::fuseColumnsIntoTasks(int64_t id) {
          " {\n"
          "      transform.apply_patterns.tensor.fold_tensor_empty\n"
          "    } : !transform.any_op\n" +
-         tileUsingFor("gt" + i, "gr" + i, "grl" + i, {0, 1, 1, 1, 1, 0}) +
+         tileUsingFor("gt" + i, "gr" + i, "grl" + i, {1, 1, 1, 1, 1, 0}) +
          "    transform.apply_patterns to %grl" + i +
-         "#3 {\n"
+         "#4 {\n"
          "      transform.apply_patterns.linalg.fold_unit_extent_dims_via_"
          "slices\n"
          "    } : !transform.any_op\n"
          "    %gv" +
          i + " = transform.structured.match ops{[\"linalg.generic\"]} in %grl" +
          i +
-         "#3 : (!transform.any_op) -> !transform.any_op\n"
+         "#4 : (!transform.any_op) -> !transform.any_op\n"
          "    transform.structured.vectorize %gv" +
          i + " {vectorize_nd_extract} : !transform.any_op\n";
 }
 
-/// The task's slice `slice` of the collapsed columns `collapse` of `gather`,
-/// as the collapse of a slice of the gather, or null where the slice does
-/// not take every row of K and whole output rows.
+/// The task's slice `slice` of the collapsed columns `collapse` of a
+/// gather, as the collapse of a slice of the gather, or null where the
+/// slice does not take every row of K and whole output rows of one image.
 static Value sliceBeforeCollapse(RewriterBase &rewriter,
                                  tensor::ExtractSliceOp slice,
                                  tensor::CollapseShapeOp collapse) {
   ArrayRef<int64_t> shape = collapse.getSrcType().getShape();
-  int64_t k = shape[1] * shape[2] * shape[3], width = shape[5];
+  SmallVector<ReassociationIndices> groups = collapse.getReassociationIndices();
+  int64_t width = shape[5], pixels = shape[4] * shape[5];
   std::optional<int64_t> rows = getConstantIntValue(slice.getMixedSizes()[0]);
   std::optional<int64_t> cols = getConstantIntValue(slice.getMixedSizes()[1]);
-  if (!slice.hasUnitStride() || !rows || *rows != k || !cols ||
-      *cols % width != 0 || !isConstantIntValue(slice.getMixedOffsets()[0], 0))
+  if (!slice.hasUnitStride() || !rows ||
+      *rows != collapse.getResultType().getDimSize(0) || !cols ||
+      *cols % width != 0 || pixels % *cols != 0 ||
+      !isConstantIntValue(slice.getMixedOffsets()[0], 0))
     return {};
   Location loc = slice.getLoc();
   rewriter.setInsertionPoint(slice);
   AffineExpr p;
   bindDims(rewriter.getContext(), p);
-  OpFoldResult row = affine::makeComposedFoldedAffineApply(
-      rewriter, loc, p.floorDiv(width), {slice.getMixedOffsets()[1]});
-  OpFoldResult zero = rewriter.getIndexAttr(0), one = rewriter.getIndexAttr(1);
-  SmallVector<OpFoldResult> offsets = {zero, zero, zero, zero, row, zero};
-  SmallVector<OpFoldResult> sizes;
-  for (int64_t d : {int64_t(0), int64_t(1), int64_t(2), int64_t(3)})
+  OpFoldResult offset = slice.getMixedOffsets()[1];
+  auto apply = [&](AffineExpr e) {
+    return affine::makeComposedFoldedAffineApply(rewriter, loc, e, {offset});
+  };
+  // K whole; the columns: (image,) first output row, every column.
+  SmallVector<OpFoldResult> offsets, sizes;
+  for (int64_t d : groups[0]) {
+    offsets.push_back(rewriter.getIndexAttr(0));
     sizes.push_back(rewriter.getIndexAttr(shape[d]));
+  }
+  AffineExpr inImage = p;
+  if (groups[1].size() == 3) {
+    offsets.push_back(apply(p.floorDiv(pixels)));
+    sizes.push_back(rewriter.getIndexAttr(1));
+    inImage = p % pixels;
+  }
+  offsets.push_back(apply(inImage.floorDiv(width)));
   sizes.push_back(rewriter.getIndexAttr(*cols / width));
+  offsets.push_back(rewriter.getIndexAttr(0));
   sizes.push_back(rewriter.getIndexAttr(width));
   Value part = rewriter.create<tensor::ExtractSliceOp>(
       loc, collapse.getSrc(), offsets, sizes,
-      SmallVector<OpFoldResult>(6, one));
-  return rewriter.create<tensor::CollapseShapeOp>(
-      loc, slice.getType(), part, collapse.getReassociationIndices());
+      SmallVector<OpFoldResult>(6, rewriter.getIndexAttr(1)));
+  return rewriter.create<tensor::CollapseShapeOp>(loc, slice.getType(), part,
+                                                  groups);
 }
 
 void cpu::sliceColumnsBeforeCollapse(ModuleOp module) {
@@ -163,7 +192,7 @@ void cpu::sliceColumnsBeforeCollapse(ModuleOp module) {
     auto gather = collapse.getSrc().getDefiningOp<linalg::GenericOp>();
     if (gather &&
         gather->hasAttr(CuvilDialect::GemmIdAttrHelper::getNameStr()) &&
-        collapse.getSrcType().getRank() == 6 && slice.getType().getRank() == 2)
+        isColumnsCollapse(collapse) && slice.getType().getRank() == 2)
       slices.push_back({slice, collapse});
   });
   IRRewriter rewriter(module.getContext());

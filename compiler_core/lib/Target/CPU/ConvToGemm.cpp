@@ -34,13 +34,24 @@ Value emptyWithBatch(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
   return b.create<tensor::EmptyOp>(loc, shape, elementType, dynamic);
 }
 
-/// The columns of the convolution: col[n, c, kh, kw, oh, ow] =
-/// input[n, c, oh * s0 + kh * d0, ow * s1 + kw * d1] over the (already
-/// padded) input. Along `ow` a unit stride reads contiguously, which the
-/// vectorizer turns into plain vector loads.
+/// The loop of each of (n, c, kh, kw, oh, ow) in the columns' generic: the
+/// image first, or (`batchInside`) after the kernel offsets, so that the
+/// columns of all images collapse to one [C*KH*KW, N*OH*OW] matrix.
+static SmallVector<int64_t> columnLoops(bool batchInside) {
+  if (batchInside)
+    return {3, 0, 1, 2, 4, 5};
+  return {0, 1, 2, 3, 4, 5};
+}
+
+/// The columns of the convolution: col[n, c, kh, kw, oh, ow] (loops ordered
+/// by columnLoops) = input[n, c, oh * s0 + kh * d0, ow * s1 + kw * d1] over
+/// the (already padded) input. Along `ow` a unit stride reads contiguously,
+/// which the vectorizer turns into plain vector loads.
 Value imageToColumns(OpBuilder &b, Location loc, Value input,
                      ArrayRef<int64_t> colShape, ArrayRef<int64_t> strides,
-                     ArrayRef<int64_t> dilations, Value batchSize) {
+                     ArrayRef<int64_t> dilations, Value batchSize,
+                     bool batchInside = false) {
+  SmallVector<int64_t> loop = columnLoops(batchInside);
   auto inType = cast<RankedTensorType>(input.getType());
   Type elementType = inType.getElementType();
   Value init = emptyWithBatch(b, loc, colShape, elementType, batchSize);
@@ -51,7 +62,7 @@ Value imageToColumns(OpBuilder &b, Location loc, Value input,
       loc, init.getType(), ValueRange{}, ValueRange{init}, maps, iterators,
       [&](OpBuilder &nb, Location l, ValueRange) {
         auto index = [&](int64_t d) {
-          return nb.create<linalg::IndexOp>(l, d).getResult();
+          return nb.create<linalg::IndexOp>(l, loop[d]).getResult();
         };
         // out * stride + kernel * dilation, without multiplications by 1:
         // the vectorizer recognizes `ow + kw` as a contiguous read.
@@ -201,6 +212,62 @@ void collapseConsumer(RewriterBase &rewriter, tensor::ExpandShapeOp image) {
                                std::move(patterns));
 }
 
+/// A convolution of a static batch of images as one GEMM: the weights
+/// [F, C*KH*KW] by the columns of all images [C*KH*KW, N*OH*OW] (the
+/// weights are read once, not broadcast to a copy per image), the result
+/// [F, N, OH, OW] read back as NCHW by the elementwise op on the image (its
+/// bias and ReLU), whose indexing map permutes it, or else by a transpose.
+void batchAsColumns(RewriterBase &rewriter, linalg::Conv2DNchwFchwOp conv,
+                    Value input, Value weight, linalg::FillOp fill,
+                    ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations) {
+  Location loc = conv.getLoc();
+  auto outType = cast<RankedTensorType>(conv.getResultTypes()[0]);
+  ArrayRef<int64_t> w = cast<RankedTensorType>(weight.getType()).getShape(),
+                    out = outType.getShape();
+  Value cols = imageToColumns(rewriter, loc, input,
+                              {w[1], w[2], w[3], out[0], out[2], out[3]},
+                              strides, dilations, Value(), true);
+  cols = rewriter.create<tensor::CollapseShapeOp>(
+      loc, cols, SmallVector<ReassociationIndices>{{0, 1, 2}, {3, 4, 5}});
+  Value lhs = weightOperand(rewriter, loc, weight, false, 1, Value());
+  Value product =
+      gemm(rewriter, loc, lhs, cols, {w[0], out[0] * out[2] * out[3]},
+           fill.getDpsInputs()[0], Value());
+  Value filtersFirst = rewriter.create<tensor::ExpandShapeOp>(
+      loc,
+      RankedTensorType::get({w[0], out[0], out[2], out[3]},
+                            outType.getElementType()),
+      product, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
+  MLIRContext *ctx = rewriter.getContext();
+  AffineExpr n, f, h, x;
+  bindDims(ctx, n, f, h, x);
+  Value result = conv.getResult(0);
+  auto generic = result.hasOneUse()
+                     ? dyn_cast<linalg::GenericOp>(*result.getUsers().begin())
+                     : nullptr;
+  OpOperand *use = generic ? &*result.getUses().begin() : nullptr;
+  if (generic && generic.isDpsInput(use) &&
+      generic.getNumLoops() == generic.getNumParallelLoops() &&
+      generic.getMatchingIndexingMap(use).isIdentity() &&
+      generic.getNumLoops() == 4) {
+    SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+    maps[use->getOperandNumber()] = AffineMap::get(4, 0, {f, n, h, x}, ctx);
+    rewriter.modifyOpInPlace(generic, [&] {
+      use->set(filtersFirst);
+      generic.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+    });
+    rewriter.eraseOp(conv);
+  } else {
+    Value empty = rewriter.create<tensor::EmptyOp>(loc, outType.getShape(),
+                                                   outType.getElementType());
+    rewriter.replaceOp(
+        conv, rewriter.create<linalg::TransposeOp>(
+                  loc, filtersFirst, empty, ArrayRef<int64_t>{1, 0, 2, 3}));
+  }
+  if (fill->use_empty())
+    rewriter.eraseOp(fill);
+}
+
 /// conv_2d_nchw_fchw(x, w) with static channels, kernel and output size:
 ///   batch 1:  w[F, C*KH*KW] x cols[C*KH*KW, OH*OW]        (linalg.matmul)
 ///   batch N:  w broadcast to N x cols[N, C*KH*KW, OH*OW]  (batch_matmul)
@@ -234,6 +301,9 @@ void convToGemm(RewriterBase &rewriter, linalg::Conv2DNchwFchwOp conv) {
                    strides[1] == 1 && in[2] == out[2] && in[3] == out[3];
   Value cols = input;
   bool batched = batch != 1;
+  if (batched && !pointwise && !ShapedType::isDynamic(batch))
+    return batchAsColumns(rewriter, conv, input, weight, fill, strides,
+                          dilations);
   // One image: its columns collapse straight to the GEMM's [K, P] operand
   // (the form cuvil-cpu-schedule computes per thread task, see
   // ConvColumns.cpp).
