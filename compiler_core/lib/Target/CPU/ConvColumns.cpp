@@ -8,7 +8,8 @@
 // pixels, whole output rows of them, right before its register tiles read
 // them from the core's cache. The task's slice of the collapsed columns is
 // first rewritten as the collapse of a slice of the 6-D gather (over whole
-// rows), which tile-and-fuse can then compute inside the task.
+// rows of one image; a batch's columns are all images' side by side), which
+// tile-and-fuse can then compute inside the task.
 //
 //===----------------------------------------------------------------------===//
 

@@ -15,14 +15,15 @@
 namespace mlir::cuvil::cpu {
 
 /// The image-to-column gather (cuvil-cpu-conv-to-gemm's 6-D generic over
-/// [1, C, KH, KW, OH, OW]) that `gemm`'s right operand collapses to
-/// [C*KH*KW, OH*OW], if that is its only use; else null.
+/// [1, C, KH, KW, OH, OW] for one image, [C, KH, KW, N, OH, OW] for a
+/// static batch) that `gemm`'s right operand collapses to [C*KH*KW,
+/// N*OH*OW], if that is its only use; else null.
 linalg::GenericOp columnsOf(linalg::MatmulOp gemm);
 
-/// A convolution's GEMM (batch 1, static, whole register tiles, not small)
-/// whose thread tasks can compute their own columns: its image-to-column
-/// gather, with `tiles` set to tasks of whole output rows (columnTile) and
-/// K in one block; else null.
+/// A convolution's GEMM (static, whole register tiles, not small) whose
+/// thread tasks can compute their own columns: its image-to-column gather,
+/// with `tiles` set to tasks of whole output rows of one image (columnTile
+/// of one image's pixels) and K in one block; else null.
 linalg::GenericOp columnTasks(linalg::LinalgOp gemm, bool fullRegisterRows,
                               int64_t registerCols, const GemmRemainders &rest,
                               GemmTiles &tiles);
@@ -41,9 +42,10 @@ int64_t columnTile(int64_t n, int64_t outWidth, int64_t registerCols);
 std::string fuseColumnsIntoTasks(int64_t id);
 
 /// Rewrites each thread task's slice of the collapsed columns as the
-/// collapse of a slice of the gather (whole output rows of every channel
-/// and kernel offset), so that the gather tagged like its GEMM can be fused
-/// into the task. Runs between the thread tiling and fuseColumnsIntoTasks.
+/// collapse of a slice of the gather (whole output rows of one image, every
+/// channel and kernel offset), so that the gather tagged like its GEMM can be
+/// fused into the task. Runs between the thread tiling and
+/// fuseColumnsIntoTasks.
 void sliceColumnsBeforeCollapse(ModuleOp module);
 
 } // namespace mlir::cuvil::cpu
