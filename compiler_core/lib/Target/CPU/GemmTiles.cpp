@@ -296,6 +296,10 @@ static void splitColumns(RewriterBase &rewriter, linalg::MatmulOp gemm,
       FailureOr<TilingResult> tiled =
           cast<TilingInterface>(epilogue.getOperation())
               .getTiledImplementation(rewriter, offsets, sizes);
+      // (Linalg ops always tile; were it to fail, the original GEMM and
+      // epilogue stay in use and the parts made so far are dead code.)
+      if (failed(tiled))
+        return;
       auto op = cast<linalg::GenericOp>(tiled->tiledOps.front());
       // Its slices of the whole GEMM result and init: the part and `dest`.
       for (OpOperand &operand : op->getOpOperands()) {
