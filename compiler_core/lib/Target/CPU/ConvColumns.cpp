@@ -73,10 +73,7 @@ linalg::GenericOp cpu::columnTasks(linalg::LinalgOp gemm, bool fullRegisterRows,
   // Tasks within one image: tiles dividing its pixels.
   auto type = cast<RankedTensorType>(columns.getResult(0).getType());
   int64_t k =
-      type.getNumElements() /
-      (type.getDimSize(0) == 1
-           ? type.getDimSize(4) * type.getDimSize(5)
-           : type.getDimSize(3) * type.getDimSize(4) * type.getDimSize(5));
+      cast<ShapedType>(matmul.getDpsInputs()[0].getType()).getDimSize(1);
   int64_t pixels = type.getDimSize(4) * type.getDimSize(5);
   int64_t blockN = columnTile(pixels, type.getDimSize(5), registerCols);
   int64_t bytes = k * blockN * type.getElementTypeBitWidth() / 8;

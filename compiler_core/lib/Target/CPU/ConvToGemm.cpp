@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GemmTiles.h"
+
 #include "cuvil/Target/CPU/Passes.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -159,15 +161,8 @@ SmallVector<Operation *> reshapesAround(Operation *op) {
 /// image the unit batch dimension is dropped first: a bias indexed by
 /// filter alone would not collapse with it.
 void collapseConsumer(RewriterBase &rewriter, tensor::ExpandShapeOp image) {
-  if (!image->hasOneUse())
-    return;
-  OpOperand &use = *image->getUses().begin();
-  auto generic = dyn_cast<linalg::GenericOp>(use.getOwner());
-  if (!generic || generic.getNumResults() != 1 ||
-      generic.getNumParallelLoops() != generic.getNumLoops() ||
-      generic.getNumLoops() != image.getResultType().getRank() ||
-      !generic.isDpsInput(&use) ||
-      !generic.getMatchingIndexingMap(&use).isIdentity())
+  linalg::GenericOp generic = cuvil::cpu::elementwiseUserOf(image.getResult());
+  if (!generic)
     return;
   SmallVector<ReassociationIndices> dims = image.getReassociationIndices();
   rewriter.setInsertionPoint(generic);
@@ -242,14 +237,8 @@ void batchAsColumns(RewriterBase &rewriter, linalg::Conv2DNchwFchwOp conv,
   AffineExpr n, f, h, x;
   bindDims(ctx, n, f, h, x);
   Value result = conv.getResult(0);
-  auto generic = result.hasOneUse()
-                     ? dyn_cast<linalg::GenericOp>(*result.getUsers().begin())
-                     : nullptr;
-  OpOperand *use = generic ? &*result.getUses().begin() : nullptr;
-  if (generic && generic.isDpsInput(use) &&
-      generic.getNumLoops() == generic.getNumParallelLoops() &&
-      generic.getMatchingIndexingMap(use).isIdentity() &&
-      generic.getNumLoops() == 4) {
+  if (linalg::GenericOp generic = cuvil::cpu::elementwiseUserOf(result)) {
+    OpOperand *use = &*result.getUses().begin();
     SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
     maps[use->getOperandNumber()] = AffineMap::get(4, 0, {f, n, h, x}, ctx);
     rewriter.modifyOpInPlace(generic, [&] {

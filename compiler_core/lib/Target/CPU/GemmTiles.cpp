@@ -235,20 +235,25 @@ void cpu::readRowsFromBlocks(ModuleOp module) {
   }
 }
 
-linalg::GenericOp cpu::epilogueOf(linalg::LinalgOp gemm) {
-  Value result = gemm->getResult(0);
-  if (!result.hasOneUse())
+linalg::GenericOp cpu::elementwiseUserOf(Value value) {
+  if (!value.hasOneUse())
     return {};
-  auto generic = dyn_cast<linalg::GenericOp>(*result.getUsers().begin());
-  auto type = cast<ShapedType>(result.getType());
-  if (!generic || generic.getNumResults() != 1 ||
+  OpOperand &use = *value.getUses().begin();
+  auto generic = dyn_cast<linalg::GenericOp>(use.getOwner());
+  auto type = dyn_cast<ShapedType>(value.getType());
+  if (!generic || !type || generic.getNumResults() != 1 ||
       generic.getNumLoops() != type.getRank() ||
       generic.getNumParallelLoops() != generic.getNumLoops() ||
-      generic.getResult(0).getType() != result.getType())
-    return {};
-  OpOperand &use = *result.getUses().begin();
-  if (!generic.isDpsInput(&use) ||
+      !generic.isDpsInput(&use) ||
       !generic.getMatchingIndexingMap(&use).isIdentity())
+    return {};
+  return generic;
+}
+
+linalg::GenericOp cpu::epilogueOf(linalg::LinalgOp gemm) {
+  Value result = gemm->getResult(0);
+  linalg::GenericOp generic = elementwiseUserOf(result);
+  if (!generic || generic.getResult(0).getType() != result.getType())
     return {};
   return generic;
 }

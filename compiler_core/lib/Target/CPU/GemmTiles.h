@@ -69,8 +69,14 @@ std::string vectorizedKSteps(llvm::StringRef gemm, llvm::StringRef fill,
 /// cuvil-cpu-pack-gemm-panels finds the block the row tiles share.
 void readRowsFromBlocks(ModuleOp module);
 
+/// The op that is the only user of `value` and reads it element by element:
+/// an all-parallel linalg.generic with one result, a loop per dimension of
+/// `value`, taking it as an input through the identity map; else null.
+linalg::GenericOp elementwiseUserOf(Value value);
+
 /// The elementwise op that is the only user of a GEMM (plain or batched)
-/// and computes on its result element by element (identity access), if any.
+/// and computes on its result element by element (elementwiseUserOf, with
+/// a result of the GEMM's type), if any.
 linalg::GenericOp epilogueOf(linalg::LinalgOp gemm);
 
 /// Splits each static GEMM whose columns are not whole vectors into GEMMs

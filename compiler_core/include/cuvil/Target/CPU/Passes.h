@@ -25,10 +25,12 @@ class PipelineBuilder;
 #define GEN_PASS_REGISTRATION
 #include "cuvil/Target/CPU/Passes.h.inc"
 
-/// The transform-dialect schedule the pass applies to `module` (tags the
-/// scheduled matmuls with `cuvil.gemm_id`). With `threadStage`, convolutions'
-/// GEMMs may compute their columns per thread task: their tiling across
-/// threads is then set there, a schedule the pass applies first.
+/// The transform-dialect schedule the pass applies to `module` (first
+/// splitting static GEMMs whose columns are not whole vectors by columns,
+/// then tagging the scheduled matmuls with `cuvil.gemm_id`). With
+/// `threadStage`, convolutions' GEMMs may compute their columns per thread
+/// task: their tiling across threads is then set there, a schedule the pass
+/// applies first.
 std::string buildCpuSchedule(ModuleOp module, int vectorLanes,
                              bool fuseEpilogues = true, int registerRows = 8,
                              std::string *threadStage = nullptr);
