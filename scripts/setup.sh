@@ -10,7 +10,7 @@ packages=(
   build-essential cmake ninja-build ccache git pkg-config
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools lld-19
   python3-dev python3-venv pybind11-dev libzstd-dev zlib1g-dev
-  qt6-base-dev qt6-svg-dev libqscintilla2-qt6-dev libgraphviz-dev
+  qt6-base-dev qt6-svg-dev libqscintilla2-qt6-dev libgraphviz-dev libssl-dev
   nlohmann-json3-dev libsqlite3-dev libopenblas0-pthread libgtest-dev libdlpack-dev
   clang-format-19 clang-19 libclang-rt-19-dev
   nodejs wasi-libc wabt chromium

@@ -29,6 +29,8 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/BLAKE3.h"
 #include "llvm/Support/FileSystem.h"
 
 #include <chrono>
@@ -71,7 +73,10 @@ struct cuvil::CompiledFunction::Impl {
   const TargetBackend *target = nullptr;
   std::string funcName;
   CompileOptions options;
-  std::string inputText, optimizedText;
+  /// The text the module was compiled from, and the module as MLIR prints
+  /// it (the "input" stage), printed when first asked for: a model's weights
+  /// make both tens of megabytes.
+  std::string sourceText, inputText, optimizedText;
   LoadRequest request;
   std::vector<PassSnapshot> snapshots;
   std::string fingerprint;
@@ -97,7 +102,11 @@ struct cuvil::CompiledFunction::Impl {
                         const std::string &extension) const;
   /// Loads the code the text index records for `indexPath`; false (nothing
   /// changed) when there is no usable entry.
-  bool loadFromTextIndex(const std::string &indexPath);
+  bool loadFromTextIndex(const std::string &indexPath,
+                         const std::string &mlirText);
+  /// The module as MLIR prints it (parsed again from the source text when
+  /// the IR was released); empty if that fails.
+  const std::string &printedInput();
   /// Builds the cache entry at `path` and loads the executable from it:
   /// one compilation serves both. Null (with `error`) on failure.
   std::unique_ptr<::cuvil::Executable> compileIntoCache(const std::string &path,
@@ -129,7 +138,7 @@ LogicalResult cuvil::CompiledFunction::Impl::lower(std::string &error) {
     // The IR was released after compilation; rebuild it from the text.
     context = createContext();
     DiagnosticCollector parseDiagnostics(context.get());
-    input = parseModule(inputText, context.get());
+    input = parseModule(sourceText, context.get());
     if (!input) {
       error = parseDiagnostics.take("the IR does not parse");
       return failure();
@@ -258,6 +267,15 @@ static const std::string &buildIdentity() {
   return identity;
 }
 
+/// The digest naming a text index entry: BLAKE3, several times faster than
+/// SHA-256 on the megabytes of hex a model's weights make of the text (the
+/// key material around it stays SHA-256, see keyFor).
+static std::string textDigest(const std::string &text) {
+  llvm::BLAKE3 hash;
+  hash.update(text);
+  return llvm::toHex(hash.final(), /*LowerCase=*/true);
+}
+
 std::string
 cuvil::CompiledFunction::Impl::keyFor(const std::string &identity) const {
   std::string material = identity + "|" + funcName + "|" + version() + "|" +
@@ -280,8 +298,24 @@ cuvil::CompiledFunction::Impl::cacheFile(const std::string &key,
   return options.cacheDir + "/" + key + extension;
 }
 
+const std::string &cuvil::CompiledFunction::Impl::printedInput() {
+  if (!inputText.empty())
+    return inputText;
+  if (input) {
+    inputText = printOp(*input);
+    return inputText;
+  }
+  // Released or loaded through the text index: a context of its own, so the
+  // compiled function's IR stays released.
+  std::unique_ptr<MLIRContext> scratch = createContext();
+  DiagnosticCollector diagnostics(scratch.get());
+  if (OwningOpRef<ModuleOp> parsed = parseModule(sourceText, scratch.get()))
+    inputText = printOp(*parsed);
+  return inputText;
+}
+
 bool cuvil::CompiledFunction::Impl::loadFromTextIndex(
-    const std::string &indexPath) {
+    const std::string &indexPath, const std::string &mlirText) {
   TextIndexEntry entry;
   if (!readTextIndex(indexPath, entry))
     return false;
@@ -304,7 +338,8 @@ bool cuvil::CompiledFunction::Impl::loadFromTextIndex(
   executable = std::move(*loaded);
   fromCache = true;
   fingerprint = std::move(entry.fingerprint);
-  inputText = std::move(entry.inputText);
+  // The index is keyed by the text: this is the text it was compiled from.
+  sourceText = mlirText;
   return true;
 }
 
@@ -400,8 +435,10 @@ std::vector<cuvil::IRStage> cuvil::CompiledFunction::stages() const {
 bool cuvil::CompiledFunction::ir(IRStage stage, std::string &out,
                                  std::string &error) {
   if (stage == IRStage::Input) {
-    out = impl->inputText;
-    return true;
+    out = impl->printedInput();
+    if (out.empty())
+      error = "the input IR no longer parses";
+    return !out.empty();
   }
   if (!llvm::is_contained(stages(), stage)) {
     std::vector<std::string> names;
@@ -441,7 +478,7 @@ bool cuvil::CompiledFunction::emit(ArtifactKind kind, const std::string &path,
       error = "cannot write " + path + ": " + ec.message();
       return false;
     }
-    os << impl->inputText;
+    os << impl->printedInput();
     return true;
   }
   if (llvm::is_contained(artifacts(), kind) && failed(impl->lower(error)))
@@ -522,9 +559,9 @@ cuvil::CompiledFunction::compileAndLoad(const std::string &mlirText,
   std::string indexPath =
       options.captureSnapshots
           ? ""
-          : impl->cacheFile(impl->keyFor("text:" + sha256Hex(mlirText)),
+          : impl->cacheFile(impl->keyFor("text:" + textDigest(mlirText)),
                             ".index");
-  if (!indexPath.empty() && impl->loadFromTextIndex(indexPath))
+  if (!indexPath.empty() && impl->loadFromTextIndex(indexPath, mlirText))
     return finish();
   if (defaulted && !verifySteps(options.target, impl->options.steps, error))
     return nullptr;
@@ -547,7 +584,7 @@ cuvil::CompiledFunction::compileAndLoad(const std::string &mlirText,
     error = diagnostics.take("unsupported signature");
     return nullptr;
   }
-  impl->inputText = printOp(*impl->input);
+  impl->sourceText = mlirText;
   impl->fingerprint = structuralFingerprint(*impl->input);
 
   std::string cacheKey = impl->cacheKey();
@@ -582,8 +619,8 @@ cuvil::CompiledFunction::compileAndLoad(const std::string &mlirText,
   }
   // The next process finds the code from this text without MLIR.
   if (cached && !indexPath.empty())
-    writeTextIndex(indexPath, {cacheKey, impl->fingerprint, impl->inputText,
-                               request.inputs, request.outputs});
+    writeTextIndex(indexPath, {cacheKey, impl->fingerprint, request.inputs,
+                               request.outputs});
   // New entries: the folder is trimmed to its limit, sparing them.
   if (cached && !impl->fromCache)
     trimDiskCache(options.cacheDir, diskCacheLimitBytes(),

@@ -14,10 +14,10 @@ namespace json = llvm::json;
 
 namespace {
 
-constexpr int kFormat = 1;
+constexpr int kFormat = 2;
 /// Bounds no compiled signature reaches; anything beyond is not an index.
 constexpr size_t kMaxTensors = 4096, kMaxRank = 64;
-constexpr uint64_t kMaxFileBytes = 256ull << 20;
+constexpr uint64_t kMaxFileBytes = 16ull << 20;
 
 json::Array signatureJson(const std::vector<TensorSignature> &tensors) {
   json::Array out;
@@ -77,11 +77,10 @@ bool detail::readTextIndex(const std::string &path, TextIndexEntry &entry) {
     return false;
   std::optional<llvm::StringRef> key = root->getString("key");
   std::optional<llvm::StringRef> fingerprint = root->getString("fingerprint");
-  std::optional<llvm::StringRef> text = root->getString("text");
   // The key names a file in the cache folder: 64 hex digits, nothing else.
   if (!key || key->size() != 64 ||
       key->find_first_not_of("0123456789abcdef") != llvm::StringRef::npos ||
-      !fingerprint || !text || text->empty())
+      !fingerprint)
     return false;
   TextIndexEntry read;
   if (!readSignature(*root, "inputs", read.inputs) ||
@@ -89,23 +88,19 @@ bool detail::readTextIndex(const std::string &path, TextIndexEntry &entry) {
     return false;
   read.cacheKey = key->str();
   read.fingerprint = fingerprint->str();
-  read.inputText = text->str();
   entry = std::move(read);
   return true;
 }
 
 void detail::writeTextIndex(const std::string &path,
                             const TextIndexEntry &entry) {
-  // MLIR prints ASCII (it escapes the rest); anything else is not indexed
-  // rather than silently repaired into a different module.
-  if (!json::isUTF8(entry.inputText) || !json::isUTF8(entry.fingerprint))
+  if (!json::isUTF8(entry.fingerprint))
     return;
   json::Object root{{"format", kFormat},
                     {"key", entry.cacheKey},
                     {"fingerprint", entry.fingerprint},
                     {"inputs", signatureJson(entry.inputs)},
-                    {"outputs", signatureJson(entry.outputs)},
-                    {"text", entry.inputText}};
+                    {"outputs", signatureJson(entry.outputs)}};
   // Through a temporary file renamed into place: readers never see half
   // an entry. A failure is dropped (best effort, see the header).
   llvm::consumeError(llvm::writeToOutput(path, [&](llvm::raw_ostream &os) {

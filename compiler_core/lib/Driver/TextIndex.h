@@ -5,9 +5,10 @@
 // maps the exact text a front end produced (with the rest of the key: the
 // function, compiler build, target and passes) to that entry, with what
 // loading needs (the signature) and what a compiled function reports without
-// its IR (the module as MLIR prints it, the fingerprint). A new process then
-// loads cached code without building MLIR; the IR is rebuilt from the
-// printed module only when something asks for a stage.
+// its IR (the fingerprint). A new process then loads cached code without
+// building MLIR; the IR is rebuilt from its own text, the one the entry is
+// keyed by, only when something asks for a stage. The text is not stored:
+// a model's weights make it tens of megabytes.
 //
 //===----------------------------------------------------------------------===//
 #ifndef CUVIL_LIB_DRIVER_TEXTINDEX_H
@@ -24,8 +25,6 @@ struct TextIndexEntry {
   /// The structural cache key: the compiled code is <cache>/<key><ext>.
   std::string cacheKey;
   std::string fingerprint;
-  /// The verified module as MLIR prints it (the "input" IR stage).
-  std::string inputText;
   std::vector<TensorSignature> inputs, outputs;
 };
 

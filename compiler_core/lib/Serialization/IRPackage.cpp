@@ -37,19 +37,43 @@ using mlir::ScopedDiagnosticHandler;
 using mlir::succeeded;
 using mlir::success;
 
+namespace {
+/// A stream that hashes what is written to it (SHA-256) instead of keeping
+/// it: the printed form of a module with weights is tens of megabytes.
+class HashingStream : public llvm::raw_ostream {
+public:
+  HashingStream() { SetBufferSize(1 << 16); }
+  ~HashingStream() override { flush(); }
+  std::string hexDigest() {
+    flush();
+    return hash.hexFinal();
+  }
+
+private:
+  void write_impl(const char *data, size_t size) override {
+    hash.update(std::string_view(data, size));
+    written += size;
+  }
+  uint64_t current_pos() const override { return written; }
+
+  cuvil::Sha256 hash;
+  uint64_t written = 0;
+};
+} // namespace
+
 std::string cuvil::structuralFingerprint(ModuleOp module) {
   // Function names and locations do not change what a graph computes; SSA
-  // names are positional in the generic printed form.
+  // names are positional in the generic printed form. The digest is
+  // sha256Hex of that text.
   OwningOpRef<ModuleOp> clone = module.clone();
   unsigned index = 0;
   clone->walk([&](mlir::func::FuncOp func) {
     func.setSymName(("f" + std::to_string(index++)));
   });
-  std::string text;
-  llvm::raw_string_ostream os(text);
+  HashingStream os;
   clone->print(os,
                OpPrintingFlags().printGenericOpForm().enableDebugInfo(false));
-  return cuvil::sha256Hex(text);
+  return os.hexDigest();
 }
 
 static std::string mlirVersion() {

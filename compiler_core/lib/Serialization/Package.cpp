@@ -23,11 +23,12 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Endian.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/SHA256.h"
 
 #include <nlohmann/json.hpp>
+#include <openssl/evp.h>
 #include <zstd.h>
 #include <zstd_errors.h>
 
@@ -62,11 +63,10 @@ bool addChecked(uint64_t a, uint64_t b, uint64_t &sum) {
 }
 
 std::string digestOf(std::string_view first, std::string_view second = {}) {
-  llvm::SHA256 hash;
-  hash.update(llvm::StringRef(first.data(), first.size()));
-  hash.update(llvm::StringRef(second.data(), second.size()));
-  std::array<uint8_t, 32> digest = hash.final();
-  return llvm::toHex(digest, /*LowerCase=*/true);
+  cuvil::Sha256 hash;
+  hash.update(first);
+  hash.update(second);
+  return hash.hexFinal();
 }
 
 /// Whether digests are compared. The fuzzing build (tests/fuzz) skips them,
@@ -105,6 +105,34 @@ PackageLimits PackageLimits::fromEnvironment() {
 }
 
 std::string cuvil::sha256Hex(std::string_view data) { return digestOf(data); }
+
+cuvil::Sha256::Sha256() : context(EVP_MD_CTX_new()) {
+  // Only allocation can fail here; SHA-256 is in every OpenSSL build.
+  if (!context || EVP_DigestInit_ex(static_cast<EVP_MD_CTX *>(context),
+                                    EVP_sha256(), nullptr) != 1)
+    llvm::report_fatal_error("OpenSSL cannot start a SHA-256 digest");
+}
+
+cuvil::Sha256::~Sha256() {
+  EVP_MD_CTX_free(static_cast<EVP_MD_CTX *>(context));
+}
+
+void cuvil::Sha256::update(std::string_view data) {
+  if (!data.empty())
+    EVP_DigestUpdate(static_cast<EVP_MD_CTX *>(context), data.data(),
+                     data.size());
+}
+
+std::array<uint8_t, 32> cuvil::Sha256::final() {
+  std::array<uint8_t, 32> digest{};
+  unsigned size = 0;
+  EVP_DigestFinal_ex(static_cast<EVP_MD_CTX *>(context), digest.data(), &size);
+  return digest;
+}
+
+std::string cuvil::Sha256::hexFinal() {
+  return llvm::toHex(final(), /*LowerCase=*/true);
+}
 
 int cuvil::writeAll(int fd, std::string_view data) {
   size_t done = 0;
@@ -232,8 +260,10 @@ bool PackageWriter::write(const std::string &path, std::string &error) const {
   putU64(file, 32, metadata.size());
   putU64(file, 40, indexOffset);
   putU64(file, 48, indexText.size());
-  std::array<uint8_t, 32> digest = llvm::SHA256::hash(
-      llvm::arrayRefFromStringRef(llvm::StringRef(metadata + indexText)));
+  Sha256 hash;
+  hash.update(metadata);
+  hash.update(indexText);
+  std::array<uint8_t, 32> digest = hash.final();
   std::memcpy(file.data() + 56, digest.data(), digest.size());
 
   // Write beside the target, then rename: readers see the old package or

@@ -13,6 +13,7 @@
 #ifndef CUVIL_SERIALIZATION_PACKAGE_H
 #define CUVIL_SERIALIZATION_PACKAGE_H
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -137,6 +138,24 @@ int writeAll(int fd, std::string_view data);
 
 /// Hex SHA-256 of `data`.
 std::string sha256Hex(std::string_view data);
+
+/// SHA-256 of data given in parts (OpenSSL's, which uses the CPU's SHA
+/// instructions: the printed form of a module with weights is tens of
+/// megabytes).
+class Sha256 {
+public:
+  Sha256();
+  ~Sha256();
+  Sha256(const Sha256 &) = delete;
+  Sha256 &operator=(const Sha256 &) = delete;
+  void update(std::string_view data);
+  /// The digest of everything given so far; the hasher is spent after it.
+  std::array<uint8_t, 32> final();
+  std::string hexFinal();
+
+private:
+  void *context; // EVP_MD_CTX
+};
 
 } // namespace cuvil
 
