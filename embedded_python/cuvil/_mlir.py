@@ -96,12 +96,14 @@ def _format_float(value: float, bits: int = 64) -> str:
 
 
 def _dense_hex(array: np.ndarray) -> str:
+    """The raw little-endian bytes as hex digits (no quotes, no ``0x``), lower case: MLIR
+    reads either, and upper-casing a model's weights took as long as the hex itself."""
     if array.dtype == np.bool_:
         # MLIR stores i1 elements bit-packed, least significant bit first.
         raw = np.packbits(array.reshape(-1), bitorder="little").tobytes()
     else:
         raw = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<")).tobytes()
-    return '"0x' + raw.hex().upper() + '"'
+    return raw.hex()
 
 
 def _dense_scalar(value: np.generic) -> str:
@@ -113,26 +115,48 @@ def _dense_scalar(value: np.generic) -> str:
     return _format_float(float(value), bits)
 
 
-def format_dense(array: np.ndarray) -> str:
-    """``dense<...> : tensor<...>`` for a NumPy array of a supported dtype.
-
-    Scalars and splats (all elements equal) use a literal; other arrays use the
-    raw little-endian bytes as a hex string.
-    """
+def _dense_parts(array: np.ndarray, out: list) -> None:
+    """Appends the pieces of ``format_dense(array)`` to ``out``: a model's weights make
+    megabytes of hex, which are joined into the module's text once, not at every level."""
     array = np.asarray(array)
     flat = array.reshape(-1)
     splat = flat.size > 0 and bool(np.all(flat == flat[0]))
     if not splat and flat.size > 0 and array.dtype.kind == "f" and np.isnan(flat[0]):
         splat = bool(np.all(np.isnan(flat)))
     if splat:
-        body = _dense_scalar(flat[0])
+        out += ("dense<", _dense_scalar(flat[0]))
     else:
-        body = _dense_hex(array)
-    return f"dense<{body}> : {tensor_type(array.shape, array.dtype)}"
+        out += ('dense<"0x', _dense_hex(array), '"')
+    out.append(f"> : {tensor_type(array.shape, array.dtype)}")
+
+
+def format_dense(array: np.ndarray) -> str:
+    """``dense<...> : tensor<...>`` for a NumPy array of a supported dtype.
+
+    Scalars and splats (all elements equal) use a literal; other arrays use the
+    raw little-endian bytes as a hex string.
+    """
+    out: list = []
+    _dense_parts(array, out)
+    return "".join(out)
 
 
 def format_attribute(value) -> str:
     """MLIR attribute text for one op attribute value (see the module docstring)."""
+    out: list = []
+    _attribute_parts(value, out)
+    return "".join(out)
+
+
+def _attribute_parts(value, out: list) -> None:
+    """Appends the pieces of ``format_attribute(value)`` to ``out``."""
+    if isinstance(value, np.ndarray):
+        _dense_parts(value, out)
+    else:
+        out.append(_scalar_attribute(value))
+
+
+def _scalar_attribute(value) -> str:
     if isinstance(value, (bool, np.bool_)):
         return "true" if value else "false"
     if isinstance(value, IndexAttr):
@@ -143,8 +167,6 @@ def format_attribute(value) -> str:
         return f"{_format_float(float(value))} : f64"
     if isinstance(value, str):
         return escape_string(value)
-    if isinstance(value, np.ndarray):
-        return format_dense(value)
     if isinstance(value, (tuple, list)):
         if not value:
             return "array<i64>"
@@ -154,9 +176,20 @@ def format_attribute(value) -> str:
 
 def format_attributes(attributes) -> str:
     """``{a = 1 : i64, b = true}`` for a dict of op attributes; ``""`` when there are none."""
+    out: list = []
+    _attributes_parts(attributes, out)
+    return "".join(out)
+
+
+def _attributes_parts(attributes, out: list) -> None:
+    """Appends the pieces of ``format_attributes(attributes)`` to ``out``."""
     if not attributes:
-        return ""
-    return "{" + ", ".join(f"{k} = {format_attribute(v)}" for k, v in attributes.items()) + "}"
+        return
+    out.append("{")
+    for i, (key, value) in enumerate(attributes.items()):
+        out.append(f"{', ' if i else ''}{key} = ")
+        _attribute_parts(value, out)
+    out.append("}")
 
 
 @dataclass
@@ -194,12 +227,19 @@ class OpRecord:
 
     def format(self) -> str:
         """The op as one line of generic MLIR syntax."""
-        operands = ", ".join(self.operands)
-        props = f" <{format_attributes(self.attributes)}>" if self.attributes else ""
+        out: list = []
+        self.parts(out)
+        return "".join(out)
+
+    def parts(self, out: list) -> None:
+        """Appends the pieces of :meth:`format` to ``out``."""
+        out.append(f'{self.result} = "{self.name}"({", ".join(self.operands)})')
+        if self.attributes:
+            out.append(" <")
+            _attributes_parts(self.attributes, out)
+            out.append(">")
         signature = f"({', '.join(self.operand_types)}) -> {self.result_type}"
-        return (
-            f'{self.result} = "{self.name}"({operands}){props} : {signature} {format_loc(self.loc)}'
-        )
+        out.append(f" : {signature} {format_loc(self.loc)}")
 
 
 def format_module(
@@ -213,10 +253,12 @@ def format_module(
     """A ``module`` with one ``func.func @func_name`` returning ``results`` (value, type)."""
     arg_text = ", ".join(a.format() for a in args)
     result_types = ", ".join(t for _, t in results)
-    lines = ["module {", f"  func.func @{func_name}({arg_text}) -> ({result_types}) {{"]
-    lines.extend("    " + op.format() for op in ops)
+    out = [f"module {{\n  func.func @{func_name}({arg_text}) -> ({result_types}) {{\n"]
+    for op in ops:
+        out.append("    ")
+        op.parts(out)
+        out.append("\n")
     values = ", ".join(v for v, _ in results)
-    lines.append(f'    "func.return"({values}) : ({result_types}) -> () {format_loc(return_loc)}')
-    lines.append(f"  }} {format_loc(func_loc)}")
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+    out.append(f'    "func.return"({values}) : ({result_types}) -> () {format_loc(return_loc)}\n')
+    out.append(f"  }} {format_loc(func_loc)}\n}}\n")
+    return "".join(out)

@@ -235,6 +235,12 @@ def trace_function(
         captured=ctx.captured,
         symbol_ranges=dict(ctx.builder.symbol_ranges),
     )
+    # Every value of the IR is an argument or an op's result: their types say whether
+    # float16 occurs (the text itself holds megabytes of weights to search otherwise).
+    builder = ctx.builder
+    types = [a.type for a in builder.arguments] + [op.result_type for op in builder.ops]
+    if not any("xf16>" in t or "<f16>" in t for t in types):
+        return program
     return _widened(program)
 
 
@@ -242,9 +248,6 @@ def _widened(program: TracedProgram) -> TracedProgram:
     """A program traced with float16 values, computed in float32 (``cuvil-widen-f16``):
     float16 arguments and results stay float16 at the boundary, where the compiled
     code's callers convert them."""
-    # f16 in the IR: arguments, results, captured constants or values in between.
-    if "xf16>" not in program.mlir and "<f16>" not in program.mlir:
-        return program
     from ._precision import run_passes
 
     text, _ = run_passes(program.mlir, ["cuvil-widen-f16"])

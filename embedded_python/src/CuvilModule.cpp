@@ -322,10 +322,9 @@ PYBIND11_MODULE(_cuvil, m) {
 
   m.def(
       "compile",
-      [](const std::string &text, const std::string &funcName,
-         bool enableFusion, bool captureSnapshots, const std::string &cacheDir,
-         bool parallel, const py::object &steps, const std::string &target,
-         int device) {
+      [](std::string text, const std::string &funcName, bool enableFusion,
+         bool captureSnapshots, const std::string &cacheDir, bool parallel,
+         const py::object &steps, const std::string &target, int device) {
         cuvil::CompileOptions options;
         options.target = target;
         options.device = device;
@@ -338,7 +337,7 @@ PYBIND11_MODULE(_cuvil, m) {
         std::unique_ptr<cuvil::CompiledFunction> fn;
         {
           py::gil_scoped_release release;
-          fn = cuvil::compile(text, funcName, options, error);
+          fn = cuvil::compile(std::move(text), funcName, options, error);
         }
         if (!fn)
           throw CompileError(error);

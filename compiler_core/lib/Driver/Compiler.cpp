@@ -102,8 +102,8 @@ struct cuvil::CompiledFunction::Impl {
                         const std::string &extension) const;
   /// Loads the code the text index records for `indexPath`; false (nothing
   /// changed) when there is no usable entry.
-  bool loadFromTextIndex(const std::string &indexPath,
-                         const std::string &mlirText);
+  /// On success `mlirText` (the entry's key) is moved into sourceText.
+  bool loadFromTextIndex(const std::string &indexPath, std::string &mlirText);
   /// The module as MLIR prints it (parsed again from the source text when
   /// the IR was released); empty if that fails.
   const std::string &printedInput();
@@ -315,7 +315,7 @@ const std::string &cuvil::CompiledFunction::Impl::printedInput() {
 }
 
 bool cuvil::CompiledFunction::Impl::loadFromTextIndex(
-    const std::string &indexPath, const std::string &mlirText) {
+    const std::string &indexPath, std::string &mlirText) {
   TextIndexEntry entry;
   if (!readTextIndex(indexPath, entry))
     return false;
@@ -339,7 +339,7 @@ bool cuvil::CompiledFunction::Impl::loadFromTextIndex(
   fromCache = true;
   fingerprint = std::move(entry.fingerprint);
   // The index is keyed by the text: this is the text it was compiled from.
-  sourceText = mlirText;
+  sourceText = std::move(mlirText);
   return true;
 }
 
@@ -510,10 +510,10 @@ void cuvil::CompiledFunction::call(void *const *inputs, void *const *outputs,
 //===----------------------------------------------------------------------===//
 
 std::unique_ptr<cuvil::CompiledFunction>
-cuvil::compile(const std::string &mlirText, const std::string &funcName,
+cuvil::compile(std::string mlirText, const std::string &funcName,
                const CompileOptions &options, std::string &error) {
-  std::unique_ptr<CompiledFunction> compiled =
-      CompiledFunction::compileAndLoad(mlirText, funcName, options, error);
+  std::unique_ptr<CompiledFunction> compiled = CompiledFunction::compileAndLoad(
+      std::move(mlirText), funcName, options, error);
   // A compiled function keeps its machine code and texts, not the IR: a
   // process compiling thousands of graphs must not keep thousands of MLIR
   // contexts. IR stages are rebuilt on demand, except after external
@@ -524,7 +524,7 @@ cuvil::compile(const std::string &mlirText, const std::string &funcName,
 }
 
 std::unique_ptr<cuvil::CompiledFunction>
-cuvil::CompiledFunction::compileAndLoad(const std::string &mlirText,
+cuvil::CompiledFunction::compileAndLoad(std::string mlirText,
                                         const std::string &funcName,
                                         const CompileOptions &options,
                                         std::string &error) {
@@ -584,7 +584,7 @@ cuvil::CompiledFunction::compileAndLoad(const std::string &mlirText,
     error = diagnostics.take("unsupported signature");
     return nullptr;
   }
-  impl->sourceText = mlirText;
+  impl->sourceText = std::move(mlirText);
   impl->fingerprint = structuralFingerprint(*impl->input);
 
   std::string cacheKey = impl->cacheKey();

@@ -146,13 +146,13 @@ public:
             const Shapes *shapes = nullptr) const;
 
 private:
-  friend std::unique_ptr<CompiledFunction> compile(const std::string &,
+  friend std::unique_ptr<CompiledFunction> compile(std::string,
                                                    const std::string &,
                                                    const CompileOptions &,
                                                    std::string &);
   static std::unique_ptr<CompiledFunction>
-  compileAndLoad(const std::string &, const std::string &,
-                 const CompileOptions &, std::string &);
+  compileAndLoad(std::string, const std::string &, const CompileOptions &,
+                 std::string &);
   struct Impl;
   explicit CompiledFunction(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl;
@@ -160,8 +160,10 @@ private:
 
 /// Parses, verifies and compiles function `funcName` of the module in
 /// `mlirText` for `options.target`. On failure returns null and sets
-/// `error` to the diagnostics ("file:line:col: error: ...").
-std::unique_ptr<CompiledFunction> compile(const std::string &mlirText,
+/// `error` to the diagnostics ("file:line:col: error: ..."). The compiled
+/// function keeps `mlirText` (moved in: a model's weights make it tens of
+/// megabytes) to rebuild its IR stages from.
+std::unique_ptr<CompiledFunction> compile(std::string mlirText,
                                           const std::string &funcName,
                                           const CompileOptions &options,
                                           std::string &error);
