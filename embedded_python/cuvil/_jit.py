@@ -102,11 +102,16 @@ class Compilation:
     output_types: tuple
     target: str
     enable_fusion: bool
-    mlir: str
     compiled: object = field(repr=False)
     device: int = 0
     #: The traced program compiled (signature, input names, output structure), for packages.
     program: object = field(default=None, repr=False, compare=False)
+
+    @property
+    def mlir(self) -> str:
+        """The traced MLIR text (formatted on first use for a program with large constants
+        whose code came from the cache)."""
+        return self.program.mlir
 
     @property
     def compile_ms(self) -> float:
@@ -191,17 +196,26 @@ def compile_program(
     if pipeline is not None:
         steps = pipeline.extension_steps()
         enable_fusion = pipeline.enable_fusion
+    options = dict(
+        enable_fusion=enable_fusion,
+        capture_snapshots=capture,
+        cache_dir=cache_dir,
+        steps=steps,
+        target=target,
+        device=device,
+    )
     try:
-        compiled = ext.compile(
-            program.mlir,
-            program.func_name,
-            enable_fusion=enable_fusion,
-            capture_snapshots=capture,
-            cache_dir=cache_dir,
-            steps=steps,
-            target=target,
-            device=device,
-        )
+        compiled = None
+        if program.key_text and cache_dir:
+            # Code compiled before is found by the key text; the weights' hex is
+            # formatted only if the compiler needs the text.
+            compiled = ext.load_indexed(program.key_text, program.func_name, **options)
+            if compiled is not None:
+                compiled.set_source_provider(lambda: program.mlir)
+        if compiled is None:
+            compiled = ext.compile(
+                program.mlir, program.func_name, index_text=program.key_text, **options
+            )
     except compile_error as error:
         failure = pipeline.take_pass_failure() if pipeline is not None else None
         if failure is not None:
@@ -216,7 +230,6 @@ def compile_program(
         output_types=tuple((d.name, s) for d, s in program.outputs),
         target=target,
         enable_fusion=enable_fusion,
-        mlir=program.mlir,
         compiled=compiled,
         device=device,
         program=program,

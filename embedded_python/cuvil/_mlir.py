@@ -18,6 +18,7 @@ Op attributes are plain Python values and map to MLIR attributes as follows:
 from __future__ import annotations
 
 import functools
+import hashlib
 import math
 import struct
 from collections.abc import Sequence
@@ -115,10 +116,27 @@ def _dense_scalar(value: np.generic) -> str:
     return _format_float(float(value), bits)
 
 
-def _dense_parts(array: np.ndarray, out: list) -> None:
+#: Constants of at least this many bytes are named by their digest in a key text.
+DIGEST_BYTES = 4096
+
+
+def digests_constants(attributes) -> bool:
+    """Whether ``attributes`` hold a constant a key text names by its digest."""
+    return any(isinstance(v, np.ndarray) and v.nbytes >= DIGEST_BYTES for v in attributes.values())
+
+
+def _dense_parts(array: np.ndarray, out: list, digests: bool = False) -> None:
     """Appends the pieces of ``format_dense(array)`` to ``out``: a model's weights make
-    megabytes of hex, which are joined into the module's text once, not at every level."""
+    megabytes of hex, which are joined into the module's text once, not at every level.
+
+    With ``digests``, an array of DIGEST_BYTES or more stands as the SHA-256 of its bytes
+    (not MLIR: a key naming the module, see ``format_module``)."""
     array = np.asarray(array)
+    if digests and array.nbytes >= DIGEST_BYTES:
+        raw = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
+        digest = hashlib.sha256(raw.reshape(-1).view(np.uint8)).hexdigest()
+        out.append(f'dense<"sha256:{digest}"> : {tensor_type(array.shape, array.dtype)}')
+        return
     flat = array.reshape(-1)
     splat = flat.size > 0 and bool(np.all(flat == flat[0]))
     if not splat and flat.size > 0 and array.dtype.kind == "f" and np.isnan(flat[0]):
@@ -148,10 +166,10 @@ def format_attribute(value) -> str:
     return "".join(out)
 
 
-def _attribute_parts(value, out: list) -> None:
+def _attribute_parts(value, out: list, digests: bool = False) -> None:
     """Appends the pieces of ``format_attribute(value)`` to ``out``."""
     if isinstance(value, np.ndarray):
-        _dense_parts(value, out)
+        _dense_parts(value, out, digests)
     else:
         out.append(_scalar_attribute(value))
 
@@ -181,14 +199,14 @@ def format_attributes(attributes) -> str:
     return "".join(out)
 
 
-def _attributes_parts(attributes, out: list) -> None:
+def _attributes_parts(attributes, out: list, digests: bool = False) -> None:
     """Appends the pieces of ``format_attributes(attributes)`` to ``out``."""
     if not attributes:
         return
     out.append("{")
     for i, (key, value) in enumerate(attributes.items()):
         out.append(f"{', ' if i else ''}{key} = ")
-        _attribute_parts(value, out)
+        _attribute_parts(value, out, digests)
     out.append("}")
 
 
@@ -231,12 +249,12 @@ class OpRecord:
         self.parts(out)
         return "".join(out)
 
-    def parts(self, out: list) -> None:
-        """Appends the pieces of :meth:`format` to ``out``."""
+    def parts(self, out: list, digests: bool = False) -> None:
+        """Appends the pieces of :meth:`format` to ``out`` (``digests``: see format_module)."""
         out.append(f'{self.result} = "{self.name}"({", ".join(self.operands)})')
         if self.attributes:
             out.append(" <")
-            _attributes_parts(self.attributes, out)
+            _attributes_parts(self.attributes, out, digests)
             out.append(">")
         signature = f"({', '.join(self.operand_types)}) -> {self.result_type}"
         out.append(f" : {signature} {format_loc(self.loc)}")
@@ -249,14 +267,20 @@ def format_module(
     results: Sequence[tuple[str, str]],
     func_loc,
     return_loc,
+    digests: bool = False,
 ) -> str:
-    """A ``module`` with one ``func.func @func_name`` returning ``results`` (value, type)."""
+    """A ``module`` with one ``func.func @func_name`` returning ``results`` (value, type).
+
+    With ``digests``, a key for the module instead of MLIR: the same text with each
+    constant of DIGEST_BYTES or more as the SHA-256 of its bytes, which a new process
+    computes in a fraction of the time the hex of a model's weights takes (it finds
+    compiled code by this key before it formats the weights, see cuvil.jit)."""
     arg_text = ", ".join(a.format() for a in args)
     result_types = ", ".join(t for _, t in results)
     out = [f"module {{\n  func.func @{func_name}({arg_text}) -> ({result_types}) {{\n"]
     for op in ops:
         out.append("    ")
-        op.parts(out)
+        op.parts(out, digests)
         out.append("\n")
     values = ", ".join(v for v, _ in results)
     out.append(f'    "func.return"({values}) : ({result_types}) -> () {format_loc(return_loc)}\n')

@@ -192,7 +192,7 @@ def load_irpkg(path):
 
     program = TracedProgram(
         func_name=_field(metadata, "func_name", str, path),
-        mlir=text,
+        text=text,
         inputs=computed(inputs, input_shapes, "inputs"),
         outputs=computed(outputs, output_shapes, "outputs"),
         structure=structure,

@@ -7,7 +7,7 @@ import functools
 import inspect
 import random
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -123,7 +123,8 @@ class TracedProgram:
     """
 
     func_name: str
-    mlir: str
+    #: The MLIR text, or None until :attr:`mlir` formats it (see ``key_text``).
+    text: str | None
     inputs: list[tuple[np.dtype, tuple[int, ...]]]
     outputs: list[tuple[np.dtype, tuple[int, ...]]]
     structure: str
@@ -137,6 +138,21 @@ class TracedProgram:
     #: Symbol name -> (lowest, highest or None) size the model allows, where it bounds one
     #: (a sequence no longer than the 16 positions a GPT-2 block embeds; torch.export's ranges).
     symbol_ranges: dict = field(default_factory=dict)
+    #: Stands for the text in the index of compiled code: the text with each large
+    #: constant as the digest of its bytes (``_mlir.format_module``), so a process finds
+    #: code compiled before without formatting a model's weights; "" when the text is
+    #: its own key.
+    key_text: str = ""
+    #: Formats ``text`` when it is None; called at most once.
+    formatter: Callable[[], str] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def mlir(self) -> str:
+        """The MLIR text (formatted on first use when the program was traced lazily)."""
+        if self.text is None:
+            self.text = self.formatter()
+            self.formatter = None
+        return self.text
 
     def input_dtype_names(self) -> list[str]:
         """The dtype each input is given in (float16 for a float32 argument of a model)."""
@@ -224,10 +240,14 @@ def trace_function(
         outputs, structure = _collect_outputs(ctx, result)
         if ctx.unsupported is not None:
             raise ctx.unsupported
-    mlir = ctx.to_mlir(outputs, ctx.func_loc)
+    # With large constants, the text waits until something needs it: a cached
+    # compilation is found by the key text, which names them by digests.
+    lazy = ctx.builder.digests_constants()
     program = TracedProgram(
         func_name=name,
-        mlir=mlir,
+        text=None if lazy else ctx.to_mlir(outputs, ctx.func_loc),
+        key_text=ctx.to_mlir(outputs, ctx.func_loc, digests=True) if lazy else "",
+        formatter=(lambda: ctx.to_mlir(outputs, ctx.func_loc)) if lazy else None,
         inputs=[(np.dtype(v.dtype), tuple(v.shape)) for _, v in kept],
         outputs=[(t.dtype, t.shape) for t in outputs],
         structure=structure,
@@ -257,7 +277,9 @@ def _widened(program: TracedProgram) -> TracedProgram:
 
     return dataclasses.replace(
         program,
-        mlir=text,
+        text=text,
+        key_text="",
+        formatter=None,
         inputs=computed(program.inputs),
         outputs=computed(program.outputs),
         boundary_inputs=[d.name for d, _ in program.inputs],

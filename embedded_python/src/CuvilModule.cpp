@@ -139,6 +139,22 @@ void *cuvil::python::checkedData(const py::array &array,
   return const_cast<void *>(array.data());
 }
 
+/// The options `compile` and `load_indexed` take.
+static cuvil::CompileOptions
+compileOptions(bool enableFusion, bool captureSnapshots,
+               const std::string &cacheDir, bool parallel,
+               const py::object &steps, const std::string &target, int device) {
+  cuvil::CompileOptions options;
+  options.target = target;
+  options.device = device;
+  options.steps = cuvil::python::stepsFromPython(steps);
+  options.enableFusion = enableFusion;
+  options.captureSnapshots = captureSnapshots;
+  options.cacheDir = cacheDir;
+  options.parallel = parallel;
+  return options;
+}
+
 PYBIND11_MODULE(_cuvil, m) {
   m.doc() = "Cuvil compiler core: compile Cuvil IR for a target and call it";
   m.attr("version") = cuvil::version();
@@ -260,6 +276,32 @@ PYBIND11_MODULE(_cuvil, m) {
           },
           "Sum of the intermediate buffers the plan packs into the arena")
       .def_property_readonly("from_cache", &cuvil::CompiledFunction::fromCache)
+      .def(
+          "set_source_provider",
+          [](cuvil::CompiledFunction &self, py::function provider) {
+            // Called and dropped by the compiler with the GIL released.
+            std::shared_ptr<py::function> held(
+                new py::function(std::move(provider)), [](py::function *f) {
+                  if (!Py_IsInitialized())
+                    return; // the interpreter is gone: nothing to release
+                  py::gil_scoped_acquire gil;
+                  delete f;
+                });
+            self.setSourceProvider([held]() -> std::string {
+              py::gil_scoped_acquire gil;
+              try {
+                return (*held)().cast<std::string>();
+              } catch (py::error_already_set &error) {
+                // No exception crosses the compiler: no text, and the stage
+                // that asked for it reports the IR as unavailable.
+                error.discard_as_unraisable("cuvil: formatting a module's IR");
+                return std::string();
+              }
+            });
+          },
+          py::arg("provider"),
+          "What gives the module's text when an IR stage needs it (a "
+          "function load_indexed found).")
       .def_property_readonly(
           "counters",
           [](const cuvil::CompiledFunction &self) {
@@ -324,15 +366,12 @@ PYBIND11_MODULE(_cuvil, m) {
       "compile",
       [](std::string text, const std::string &funcName, bool enableFusion,
          bool captureSnapshots, const std::string &cacheDir, bool parallel,
-         const py::object &steps, const std::string &target, int device) {
-        cuvil::CompileOptions options;
-        options.target = target;
-        options.device = device;
-        options.steps = cuvil::python::stepsFromPython(steps);
-        options.enableFusion = enableFusion;
-        options.captureSnapshots = captureSnapshots;
-        options.cacheDir = cacheDir;
-        options.parallel = parallel;
+         const py::object &steps, const std::string &target, int device,
+         const std::string &indexText) {
+        cuvil::CompileOptions options =
+            compileOptions(enableFusion, captureSnapshots, cacheDir, parallel,
+                           steps, target, device);
+        options.indexText = indexText;
         std::string error;
         std::unique_ptr<cuvil::CompiledFunction> fn;
         {
@@ -347,9 +386,37 @@ PYBIND11_MODULE(_cuvil, m) {
       py::arg("enable_fusion") = true, py::arg("capture_snapshots") = false,
       py::arg("cache_dir") = "", py::arg("parallel") = true,
       py::arg("steps") = py::none(), py::arg("target") = "cpu",
-      py::arg("device") = 0,
+      py::arg("device") = 0, py::arg("index_text") = "",
       "Compiles function `func_name` of a Cuvil IR module for `target`; "
-      "`steps` replaces the default pipeline (see default_pipeline).");
+      "`steps` replaces the default pipeline (see default_pipeline); "
+      "`index_text` keys the disk cache's text index instead of the text.");
+
+  m.def(
+      "load_indexed",
+      [](const std::string &indexText, const std::string &funcName,
+         bool enableFusion, bool captureSnapshots, const std::string &cacheDir,
+         bool parallel, const py::object &steps, const std::string &target,
+         int device) {
+        cuvil::CompileOptions options =
+            compileOptions(enableFusion, captureSnapshots, cacheDir, parallel,
+                           steps, target, device);
+        std::string error;
+        std::unique_ptr<cuvil::CompiledFunction> fn;
+        {
+          py::gil_scoped_release release;
+          fn = cuvil::loadIndexed(indexText, funcName, options, error);
+        }
+        if (!fn && !error.empty())
+          throw CompileError(error);
+        return fn;
+      },
+      py::arg("index_text"), py::arg("func_name"),
+      py::arg("enable_fusion") = true, py::arg("capture_snapshots") = false,
+      py::arg("cache_dir") = "", py::arg("parallel") = true,
+      py::arg("steps") = py::none(), py::arg("target") = "cpu",
+      py::arg("device") = 0,
+      "The function the disk cache's text index holds for `index_text` (see "
+      "compile), loaded without its IR, or None.");
 
   cuvil::python::bindPipeline(m);
   cuvil::python::bindTargets(m);

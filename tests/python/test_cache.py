@@ -113,9 +113,9 @@ _CHILD = textwrap.dedent("""
     """)
 
 
-def _child_run(tmp_path, **env) -> dict:
+def _child_run(tmp_path, source=_CHILD, **env) -> dict:
     script = tmp_path / "child.py"
-    script.write_text(_CHILD)
+    script.write_text(source)
     result = run_python([str(script)], env=subprocess_env(**env))
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout.strip().splitlines()[-1])
@@ -147,6 +147,55 @@ def test_text_index_loads_cached_code_without_building_ir(tmp_path):
     assert second["from_cache"] is True and second["error"] < 1e-3
     assert second["input"] == first["input"]
     assert second["fingerprint"] == first["fingerprint"] and second["llvm"]
+
+
+_WEIGHTS_CHILD = textwrap.dedent("""
+    import json, numpy as np, cuvil
+    from cuvil import _mlir
+
+    formatted = []  # bytes of constants formatted as hex
+    hex_of = _mlir._dense_hex
+    _mlir._dense_hex = lambda array: formatted.append(array.nbytes) or hex_of(array)
+
+    def layer(x, w):
+        return np.maximum(x @ w, 0)
+
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal((64, 32), dtype=np.float32)  # 8 KiB: a digest in the key text
+    x = rng.standard_normal((4, 64), dtype=np.float32)
+    f = cuvil.jit(layer, constants=("w",))
+    out = f(x, w)
+    record = cuvil.compilations()[-1]
+    before_ir = sum(formatted)
+    text = cuvil.inspect_ir(f)
+    print(json.dumps({
+        "from_cache": record.from_cache,
+        "error": float(np.max(np.abs(out - np.maximum(x @ w, 0)))),
+        "hex_before_ir": before_ir,
+        "hex_after_ir": sum(formatted),
+        "input": text,
+        "record_has_weights": 'dense<"0x' in record.mlir,
+    }))
+    """)
+
+
+def test_compiled_in_weights_are_found_in_the_cache_before_they_are_formatted(tmp_path):
+    """A program with large constants is keyed in the text index by their digests: a new
+    process loads its code without formatting the weights as hex, and formats them only
+    when something asks for the IR."""
+    cache = tmp_path / "cache"
+    first = _child_run(tmp_path, _WEIGHTS_CHILD, CUVIL_CACHE_DIR=str(cache))
+    assert first["from_cache"] is False and first["error"] < 1e-4
+    assert first["hex_before_ir"] == 64 * 32 * 4  # the compiler needed the text
+    second = _child_run(tmp_path, _WEIGHTS_CHILD, CUVIL_CACHE_DIR=str(cache))
+    assert second["from_cache"] is True and second["error"] < 1e-4
+    assert second["hex_before_ir"] == 0
+    assert second["hex_after_ir"] == 64 * 32 * 4 and second["input"] == first["input"]
+    assert second["record_has_weights"]
+    # Other weights are another program: compiled, not loaded.
+    changed = _WEIGHTS_CHILD.replace("default_rng(3)", "default_rng(4)")
+    third = _child_run(tmp_path, changed, CUVIL_CACHE_DIR=str(cache))
+    assert third["from_cache"] is False and third["error"] < 1e-4
 
 
 @pytest.mark.parametrize(

@@ -77,6 +77,8 @@ struct cuvil::CompiledFunction::Impl {
   /// it (the "input" stage), printed when first asked for: a model's weights
   /// make both tens of megabytes.
   std::string sourceText, inputText, optimizedText;
+  /// Gives sourceText when it is empty (a function loadIndexed() found).
+  std::function<std::string()> sourceProvider;
   LoadRequest request;
   std::vector<PassSnapshot> snapshots;
   std::string fingerprint;
@@ -102,8 +104,27 @@ struct cuvil::CompiledFunction::Impl {
                         const std::string &extension) const;
   /// Loads the code the text index records for `indexPath`; false (nothing
   /// changed) when there is no usable entry.
-  /// On success `mlirText` (the entry's key) is moved into sourceText.
-  bool loadFromTextIndex(const std::string &indexPath, std::string &mlirText);
+  bool loadFromTextIndex(const std::string &indexPath);
+  /// What compileAndLoad and loadIndexed share: the target, the passes
+  /// (`defaulted`: the default list, not yet checked) and the text index's
+  /// path for `indexText` ("" when not cached). Null with `error` for an
+  /// unknown target or pipeline.
+  static std::unique_ptr<Impl> create(const std::string &funcName,
+                                      const CompileOptions &options,
+                                      const std::string &indexText,
+                                      bool &defaulted, std::string &indexPath,
+                                      std::string &error);
+  /// `impl` as a compiled function, its compile time counted from `start`.
+  static std::unique_ptr<CompiledFunction>
+  finished(std::unique_ptr<Impl> impl,
+           std::chrono::steady_clock::time_point start);
+  /// Fills sourceText from the provider if it is empty.
+  void ensureSource() {
+    if (sourceText.empty() && sourceProvider) {
+      sourceText = sourceProvider();
+      sourceProvider = nullptr;
+    }
+  }
   /// The module as MLIR prints it (parsed again from the source text when
   /// the IR was released); empty if that fails.
   const std::string &printedInput();
@@ -136,6 +157,7 @@ LogicalResult cuvil::CompiledFunction::Impl::lower(std::string &error) {
     return success();
   if (!input) {
     // The IR was released after compilation; rebuild it from the text.
+    ensureSource();
     context = createContext();
     DiagnosticCollector parseDiagnostics(context.get());
     input = parseModule(sourceText, context.get());
@@ -307,6 +329,7 @@ const std::string &cuvil::CompiledFunction::Impl::printedInput() {
   }
   // Released or loaded through the text index: a context of its own, so the
   // compiled function's IR stays released.
+  ensureSource();
   std::unique_ptr<MLIRContext> scratch = createContext();
   DiagnosticCollector diagnostics(scratch.get());
   if (OwningOpRef<ModuleOp> parsed = parseModule(sourceText, scratch.get()))
@@ -315,7 +338,7 @@ const std::string &cuvil::CompiledFunction::Impl::printedInput() {
 }
 
 bool cuvil::CompiledFunction::Impl::loadFromTextIndex(
-    const std::string &indexPath, std::string &mlirText) {
+    const std::string &indexPath) {
   TextIndexEntry entry;
   if (!readTextIndex(indexPath, entry))
     return false;
@@ -338,8 +361,6 @@ bool cuvil::CompiledFunction::Impl::loadFromTextIndex(
   executable = std::move(*loaded);
   fromCache = true;
   fingerprint = std::move(entry.fingerprint);
-  // The index is keyed by the text: this is the text it was compiled from.
-  sourceText = std::move(mlirText);
   return true;
 }
 
@@ -437,7 +458,7 @@ bool cuvil::CompiledFunction::ir(IRStage stage, std::string &out,
   if (stage == IRStage::Input) {
     out = impl->printedInput();
     if (out.empty())
-      error = "the input IR no longer parses";
+      error = "the input IR is not available (its text did not parse)";
     return !out.empty();
   }
   if (!llvm::is_contained(stages(), stage)) {
@@ -523,20 +544,13 @@ cuvil::compile(std::string mlirText, const std::string &funcName,
   return compiled;
 }
 
-std::unique_ptr<cuvil::CompiledFunction>
-cuvil::CompiledFunction::compileAndLoad(std::string mlirText,
-                                        const std::string &funcName,
-                                        const CompileOptions &options,
-                                        std::string &error) {
-  auto start = std::chrono::steady_clock::now();
+std::unique_ptr<cuvil::CompiledFunction::Impl>
+cuvil::CompiledFunction::Impl::create(const std::string &funcName,
+                                      const CompileOptions &options,
+                                      const std::string &indexText,
+                                      bool &defaulted, std::string &indexPath,
+                                      std::string &error) {
   auto impl = std::make_unique<CompiledFunction::Impl>();
-  auto finish = [&] {
-    impl->compileMs = std::chrono::duration<double, std::milli>(
-                          std::chrono::steady_clock::now() - start)
-                          .count();
-    return std::unique_ptr<CompiledFunction>(
-        new CompiledFunction(std::move(impl)));
-  };
   impl->target = lookupTarget(options.target, options.device, error);
   if (!impl->target)
     return nullptr;
@@ -548,7 +562,7 @@ cuvil::CompiledFunction::compileAndLoad(std::string mlirText,
   // The passes to run, resolved once: lowering, the cache key and the
   // calling convention all follow this list. The default one is checked
   // (every step parses) unless the text index finds code it compiled.
-  bool defaulted = impl->options.steps.empty();
+  defaulted = impl->options.steps.empty();
   if (defaulted && !defaultSteps(options, impl->options.steps, error))
     return nullptr;
   request.instrumented =
@@ -556,13 +570,63 @@ cuvil::CompiledFunction::compileAndLoad(std::string mlirText,
       llvm::any_of(impl->options.steps, [](const PipelineStep &step) {
         return step.name == "cuvil-instrument-kernels";
       });
-  std::string indexPath =
+  indexPath =
       options.captureSnapshots
           ? ""
-          : impl->cacheFile(impl->keyFor("text:" + textDigest(mlirText)),
+          : impl->cacheFile(impl->keyFor("text:" + textDigest(indexText)),
                             ".index");
-  if (!indexPath.empty() && impl->loadFromTextIndex(indexPath, mlirText))
+  return impl;
+}
+
+std::unique_ptr<cuvil::CompiledFunction>
+cuvil::CompiledFunction::Impl::finished(
+    std::unique_ptr<Impl> impl, std::chrono::steady_clock::time_point start) {
+  impl->compileMs = std::chrono::duration<double, std::milli>(
+                        std::chrono::steady_clock::now() - start)
+                        .count();
+  return std::unique_ptr<cuvil::CompiledFunction>(
+      new cuvil::CompiledFunction(std::move(impl)));
+}
+
+std::unique_ptr<cuvil::CompiledFunction>
+cuvil::loadIndexed(const std::string &indexText, const std::string &funcName,
+                   const CompileOptions &options, std::string &error) {
+  auto start = std::chrono::steady_clock::now();
+  bool defaulted = false;
+  std::string indexPath;
+  auto impl = CompiledFunction::Impl::create(funcName, options, indexText,
+                                             defaulted, indexPath, error);
+  if (!impl || indexPath.empty() || !impl->loadFromTextIndex(indexPath))
+    return nullptr;
+  return CompiledFunction::Impl::finished(std::move(impl), start);
+}
+
+void cuvil::CompiledFunction::setSourceProvider(
+    std::function<std::string()> provider) {
+  impl->sourceProvider = std::move(provider);
+}
+
+std::unique_ptr<cuvil::CompiledFunction>
+cuvil::CompiledFunction::compileAndLoad(std::string mlirText,
+                                        const std::string &funcName,
+                                        const CompileOptions &options,
+                                        std::string &error) {
+  auto start = std::chrono::steady_clock::now();
+  bool defaulted = false;
+  std::string indexPath;
+  const std::string &indexText =
+      options.indexText.empty() ? static_cast<const std::string &>(mlirText)
+                                : options.indexText;
+  auto impl =
+      Impl::create(funcName, options, indexText, defaulted, indexPath, error);
+  if (!impl)
+    return nullptr;
+  LoadRequest &request = impl->request;
+  auto finish = [&] { return Impl::finished(std::move(impl), start); };
+  if (!indexPath.empty() && impl->loadFromTextIndex(indexPath)) {
+    impl->sourceText = std::move(mlirText);
     return finish();
+  }
   if (defaulted && !verifySteps(options.target, impl->options.steps, error))
     return nullptr;
   impl->context = createContext();

@@ -393,8 +393,10 @@ class IRBuilder:
         return value
 
     # ----- the module ------------------------------------------------------------------
-    def module(self, results: Sequence[Value], loc=None) -> str:
-        """The module text: the function returning ``results``; ``loc`` locates the return."""
+    def module(self, results: Sequence[Value], loc=None, digests: bool = False) -> str:
+        """The module text: the function returning ``results``; ``loc`` locates the return.
+
+        With ``digests``, the key text of ``_mlir.format_module`` instead."""
         return _mlir.format_module(
             self.func_name,
             self.arguments,
@@ -402,7 +404,12 @@ class IRBuilder:
             [(v.name, str(v.type)) for v in results],
             self.loc,
             self.location(loc or self.loc),
+            digests,
         )
+
+    def digests_constants(self) -> bool:
+        """Whether the key text (``module(..., digests=True)``) differs from the module."""
+        return any(_mlir.digests_constants(op.attributes) for op in self.ops)
 
     def program(self, results: Sequence[Value], input_names=None, loc=None, output_dtypes=None):
         """The function returning ``results`` as a :class:`cuvil._program.TracedProgram`.
@@ -423,7 +430,7 @@ class IRBuilder:
             raise ValueError(f"{len(names)} input names for {len(args)} arguments")
         return TracedProgram(
             func_name=self.func_name,
-            mlir=self.module(results, loc),
+            text=self.module(results, loc),
             inputs=[(np.dtype(t.dtype), t.shape) for t in args],
             outputs=[(np.dtype(v.type.dtype), v.type.shape) for v in results],
             structure="single" if len(results) == 1 else "tuple",

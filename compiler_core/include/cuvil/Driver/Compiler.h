@@ -48,6 +48,10 @@ struct CompileOptions {
   /// The passes to run; empty means defaultPipeline(*this). Phases must
   /// keep their order; with external passes nothing is cached on disk.
   std::vector<PipelineStep> steps;
+  /// What the disk cache's text index keys this compilation by, when not
+  /// the module's own text: a front end's key text that names large
+  /// constants by digests (see loadIndexed).
+  std::string indexText;
 };
 
 /// A registered target backend.
@@ -135,6 +139,9 @@ public:
   /// Opaque data a client keeps with the function (the profiler's interned
   /// kernel names), released with it.
   std::shared_ptr<void> &clientData();
+  /// For a function loadIndexed() found: what gives the module's text when
+  /// an IR stage or artifact needs it (called at most once, on any thread).
+  void setSourceProvider(std::function<std::string()> provider);
 
   /// Calls the function. `inputs` and `outputs` are data pointers of
   /// C-contiguous buffers matching inputs()/outputs(); the caller checks.
@@ -150,6 +157,10 @@ private:
                                                    const std::string &,
                                                    const CompileOptions &,
                                                    std::string &);
+  friend std::unique_ptr<CompiledFunction> loadIndexed(const std::string &,
+                                                       const std::string &,
+                                                       const CompileOptions &,
+                                                       std::string &);
   static std::unique_ptr<CompiledFunction>
   compileAndLoad(std::string, const std::string &, const CompileOptions &,
                  std::string &);
@@ -167,6 +178,15 @@ std::unique_ptr<CompiledFunction> compile(std::string mlirText,
                                           const std::string &funcName,
                                           const CompileOptions &options,
                                           std::string &error);
+
+/// The function the disk cache's text index holds for `indexText` (a key
+/// text, see CompileOptions::indexText) and `options`, loaded without its
+/// module: null when there is none (`error` says why only for an invalid
+/// target or pipeline). Its IR stages need setSourceProvider().
+std::unique_ptr<CompiledFunction> loadIndexed(const std::string &indexText,
+                                              const std::string &funcName,
+                                              const CompileOptions &options,
+                                              std::string &error);
 
 /// Parses and verifies; false with diagnostics in `error` when invalid.
 bool verify(const std::string &mlirText, std::string &error);

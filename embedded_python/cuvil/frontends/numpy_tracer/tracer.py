@@ -134,9 +134,10 @@ class TraceContext:
                 self.captured.append(captured)
         return result
 
-    def to_mlir(self, outputs: Sequence[Tracer], return_loc: SourceLoc) -> str:
-        """The recorded function as MLIR text, returning ``outputs``."""
-        return self.builder.module([t._value for t in outputs], return_loc)
+    def to_mlir(self, outputs: Sequence[Tracer], return_loc: SourceLoc, digests=False) -> str:
+        """The recorded function as MLIR text, returning ``outputs`` (``digests``: the
+        key text of ``_mlir.format_module`` instead)."""
+        return self.builder.module([t._value for t in outputs], return_loc, digests)
 
 
 def _binary(name):
