@@ -143,7 +143,8 @@ class TracedProgram:
     #: code compiled before without formatting a model's weights; "" when the text is
     #: its own key.
     key_text: str = ""
-    #: Formats ``text`` when it is None; called at most once.
+    #: Formats ``text`` when it is None (once, or twice when two threads race: the same
+    #: text either way).
     formatter: Callable[[], str] | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -151,7 +152,6 @@ class TracedProgram:
         """The MLIR text (formatted on first use when the program was traced lazily)."""
         if self.text is None:
             self.text = self.formatter()
-            self.formatter = None
         return self.text
 
     def input_dtype_names(self) -> list[str]:

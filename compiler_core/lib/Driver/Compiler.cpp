@@ -120,10 +120,8 @@ struct cuvil::CompiledFunction::Impl {
            std::chrono::steady_clock::time_point start);
   /// Fills sourceText from the provider if it is empty.
   void ensureSource() {
-    if (sourceText.empty() && sourceProvider) {
+    if (sourceText.empty() && sourceProvider)
       sourceText = sourceProvider();
-      sourceProvider = nullptr;
-    }
   }
   /// The module as MLIR prints it (parsed again from the source text when
   /// the IR was released); empty if that fails.

@@ -140,7 +140,8 @@ public:
   /// kernel names), released with it.
   std::shared_ptr<void> &clientData();
   /// For a function loadIndexed() found: what gives the module's text when
-  /// an IR stage or artifact needs it (called at most once, on any thread).
+  /// an IR stage or artifact needs it (called on any thread, until it gives a
+  /// text).
   void setSourceProvider(std::function<std::string()> provider);
 
   /// Calls the function. `inputs` and `outputs` are data pointers of
