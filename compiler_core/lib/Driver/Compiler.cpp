@@ -70,6 +70,9 @@ struct cuvil::CompiledFunction::Impl {
   std::unique_ptr<MLIRContext> context;
   OwningOpRef<ModuleOp> input;   // verified cuvil IR
   OwningOpRef<ModuleOp> lowered; // after every phase (null from the cache)
+  /// What left the target-neutral phases, printed into optimizedText when
+  /// asked for (a model's weights make the text tens of megabytes).
+  OwningOpRef<ModuleOp> optimized;
   const TargetBackend *target = nullptr;
   std::string funcName;
   CompileOptions options;
@@ -144,6 +147,7 @@ struct cuvil::CompiledFunction::Impl {
         options.steps, [](const PipelineStep &step) { return bool(step.run); });
   }
   void releaseIR() {
+    optimized = nullptr;
     lowered = nullptr;
     input = nullptr;
     context.reset();
@@ -182,7 +186,7 @@ LogicalResult cuvil::CompiledFunction::Impl::lower(std::string &error) {
   for (const PipelineStep &step : options.steps) {
     // The "optimized" IR is what leaves the target-neutral phases.
     if (!optimizedTaken && step.phase > kLastOptimizedPhase) {
-      optimizedText = printOp(*lowered);
+      optimized = lowered->clone();
       optimizedTaken = true;
     }
     if (!prepared && step.phase == Phase::Lower)
@@ -195,7 +199,7 @@ LogicalResult cuvil::CompiledFunction::Impl::lower(std::string &error) {
     }
   }
   if (!optimizedTaken)
-    optimizedText = printOp(*lowered);
+    optimized = lowered->clone();
   if (!prepared)
     prepare();
   if (snapshots.empty())
@@ -470,6 +474,8 @@ bool cuvil::CompiledFunction::ir(IRStage stage, std::string &out,
   if (failed(impl->lower(error)))
     return false;
   if (stage == IRStage::Optimized) {
+    if (impl->optimizedText.empty())
+      impl->optimizedText = printOp(*impl->optimized);
     out = impl->optimizedText;
     return true;
   }
