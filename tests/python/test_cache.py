@@ -192,6 +192,21 @@ def test_compiled_in_weights_are_found_in_the_cache_before_they_are_formatted(tm
     assert second["hex_before_ir"] == 0
     assert second["hex_after_ir"] == 64 * 32 * 4 and second["input"] == first["input"]
     assert second["record_has_weights"]
+    # A text that cannot be produced is reported as such, not shown as an empty module.
+    broken = _WEIGHTS_CHILD.replace(
+        "text = cuvil.inspect_ir(f)",
+        "def fail():\n"
+        "    raise RuntimeError('no text')\n"
+        "record.program.formatter = fail\n"
+        "try:\n"
+        "    text = cuvil.inspect_ir(f)\n"
+        "except Exception as error:\n"
+        "    text = 'error: ' + str(error)",
+    ).replace("""'dense<"0x' in record.mlir""", "None")
+    failed = _child_run(tmp_path, broken, CUVIL_CACHE_DIR=str(cache))
+    assert failed["from_cache"] is True and failed["error"] < 1e-4
+    assert failed["input"].startswith("error: ") and "@layer" in failed["input"]
+    assert "not available" in failed["input"]
     # Other weights are another program: compiled, not loaded.
     changed = _WEIGHTS_CHILD.replace("default_rng(3)", "default_rng(4)")
     third = _child_run(tmp_path, changed, CUVIL_CACHE_DIR=str(cache))

@@ -160,6 +160,12 @@ LogicalResult cuvil::CompiledFunction::Impl::lower(std::string &error) {
   if (!input) {
     // The IR was released after compilation; rebuild it from the text.
     ensureSource();
+    if (sourceText.empty()) {
+      error = "the IR of @" + funcName +
+              " is not available: its code came from the disk cache and its "
+              "text could not be produced";
+      return failure();
+    }
     context = createContext();
     DiagnosticCollector parseDiagnostics(context.get());
     input = parseModule(sourceText, context.get());
@@ -332,6 +338,8 @@ const std::string &cuvil::CompiledFunction::Impl::printedInput() {
   // Released or loaded through the text index: a context of its own, so the
   // compiled function's IR stays released.
   ensureSource();
+  if (sourceText.empty())
+    return inputText; // no text to print (an empty one would parse)
   std::unique_ptr<MLIRContext> scratch = createContext();
   DiagnosticCollector diagnostics(scratch.get());
   if (OwningOpRef<ModuleOp> parsed = parseModule(sourceText, scratch.get()))
@@ -460,7 +468,8 @@ bool cuvil::CompiledFunction::ir(IRStage stage, std::string &out,
   if (stage == IRStage::Input) {
     out = impl->printedInput();
     if (out.empty())
-      error = "the input IR is not available (its text did not parse)";
+      error = "the input IR of @" + impl->funcName +
+              " is not available (its text could not be produced or parsed)";
     return !out.empty();
   }
   if (!llvm::is_contained(stages(), stage)) {
