@@ -206,16 +206,15 @@ def compile_program(
     )
     try:
         compiled = None
-        if program.key_text and cache_dir:
+        key = program.key_text() if cache_dir else ""
+        if key:
             # Code compiled before is found by the key text; the weights' hex is
             # formatted only if the compiler needs the text.
-            compiled = ext.load_indexed(program.key_text, program.func_name, **options)
+            compiled = ext.load_indexed(key, program.func_name, **options)
             if compiled is not None:
                 compiled.set_source_provider(lambda: program.mlir)
         if compiled is None:
-            compiled = ext.compile(
-                program.mlir, program.func_name, index_text=program.key_text, **options
-            )
+            compiled = ext.compile(program.mlir, program.func_name, index_text=key, **options)
     except compile_error as error:
         failure = pipeline.take_pass_failure() if pipeline is not None else None
         if failure is not None:

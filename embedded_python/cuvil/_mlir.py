@@ -96,15 +96,18 @@ def _format_float(value: float, bits: int = 64) -> str:
     return mantissa + (exponent_mark + exponent if exponent_mark else "")
 
 
-def _dense_hex(array: np.ndarray) -> str:
-    """The raw little-endian bytes as hex digits (no quotes, no ``0x``), lower case: MLIR
-    reads either, and upper-casing a model's weights took as long as the hex itself."""
+def _raw_bytes(array: np.ndarray) -> np.ndarray:
+    """The bytes MLIR stores for ``array`` (little-endian; i1 bit-packed, least
+    significant bit first), as a contiguous array (a buffer, not copied where it is one)."""
     if array.dtype == np.bool_:
-        # MLIR stores i1 elements bit-packed, least significant bit first.
-        raw = np.packbits(array.reshape(-1), bitorder="little").tobytes()
-    else:
-        raw = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<")).tobytes()
-    return raw.hex()
+        return np.packbits(array.reshape(-1), bitorder="little")
+    return np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<")).reshape(-1)
+
+
+def _dense_hex(array: np.ndarray) -> str:
+    """The raw bytes as hex digits (no quotes, no ``0x``), lower case: MLIR reads either,
+    and upper-casing a model's weights took as long as the hex itself."""
+    return _raw_bytes(array).tobytes().hex()
 
 
 def _dense_scalar(value: np.generic) -> str:
@@ -133,8 +136,7 @@ def _dense_parts(array: np.ndarray, out: list, digests: bool = False) -> None:
     (not MLIR: a key naming the module, see ``format_module``)."""
     array = np.asarray(array)
     if digests and array.nbytes >= DIGEST_BYTES:
-        raw = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
-        digest = hashlib.sha256(raw.reshape(-1).view(np.uint8)).hexdigest()
+        digest = hashlib.sha256(_raw_bytes(array).view(np.uint8)).hexdigest()
         out.append(f'dense<"sha256:{digest}"> : {tensor_type(array.shape, array.dtype)}')
         return
     flat = array.reshape(-1)

@@ -242,7 +242,7 @@ def reduce_precision(module, precision, quantization, dataset, group_size, calib
         else len(scales),
         "remarks": remarks,
     }
-    program = dataclasses.replace(module._program, text=text, key_text="", formatter=None)
+    program = dataclasses.replace(module._program, text=text, formatter=None)
     return program, samples, report
 
 

@@ -123,7 +123,7 @@ class TracedProgram:
     """
 
     func_name: str
-    #: The MLIR text, or None until :attr:`mlir` formats it (see ``key_text``).
+    #: The MLIR text, or None until :attr:`mlir` formats it (see ``formatter``).
     text: str | None
     inputs: list[tuple[np.dtype, tuple[int, ...]]]
     outputs: list[tuple[np.dtype, tuple[int, ...]]]
@@ -138,21 +138,25 @@ class TracedProgram:
     #: Symbol name -> (lowest, highest or None) size the model allows, where it bounds one
     #: (a sequence no longer than the 16 positions a GPT-2 block embeds; torch.export's ranges).
     symbol_ranges: dict = field(default_factory=dict)
-    #: Stands for the text in the index of compiled code: the text with each large
-    #: constant as the digest of its bytes (``_mlir.format_module``), so a process finds
-    #: code compiled before without formatting a model's weights; "" when the text is
-    #: its own key.
-    key_text: str = ""
-    #: Formats ``text`` when it is None (once, or twice when two threads race: the same
-    #: text either way).
-    formatter: Callable[[], str] | None = field(default=None, repr=False, compare=False)
+    #: For a program traced lazily (it holds large constants): formats its text
+    #: (``digests=False``; once, or twice when two threads race: the same text either
+    #: way) or its key text (``digests=True``, see :meth:`key_text`). None when ``text``
+    #: is given.
+    formatter: Callable[..., str] | None = field(default=None, repr=False, compare=False)
 
     @property
     def mlir(self) -> str:
         """The MLIR text (formatted on first use when the program was traced lazily)."""
         if self.text is None:
-            self.text = self.formatter()
+            self.text = self.formatter(digests=False)
         return self.text
+
+    def key_text(self) -> str:
+        """What stands for the text in the index of compiled code: the text with each
+        large constant as the digest of its bytes (``_mlir.format_module``), so a process
+        finds code compiled before without formatting a model's weights; "" when the text
+        is its own key."""
+        return self.formatter(digests=True) if self.formatter is not None else ""
 
     def input_dtype_names(self) -> list[str]:
         """The dtype each input is given in (float16 for a float32 argument of a model)."""
@@ -246,8 +250,7 @@ def trace_function(
     program = TracedProgram(
         func_name=name,
         text=None if lazy else ctx.to_mlir(outputs, ctx.func_loc),
-        key_text=ctx.to_mlir(outputs, ctx.func_loc, digests=True) if lazy else "",
-        formatter=(lambda: ctx.to_mlir(outputs, ctx.func_loc)) if lazy else None,
+        formatter=functools.partial(ctx.to_mlir, outputs, ctx.func_loc) if lazy else None,
         inputs=[(np.dtype(v.dtype), tuple(v.shape)) for _, v in kept],
         outputs=[(t.dtype, t.shape) for t in outputs],
         structure=structure,
@@ -278,7 +281,6 @@ def _widened(program: TracedProgram) -> TracedProgram:
     return dataclasses.replace(
         program,
         text=text,
-        key_text="",
         formatter=None,
         inputs=computed(program.inputs),
         outputs=computed(program.outputs),

@@ -195,7 +195,7 @@ def test_compiled_in_weights_are_found_in_the_cache_before_they_are_formatted(tm
     # A text that cannot be produced is reported as such, not shown as an empty module.
     broken = _WEIGHTS_CHILD.replace(
         "text = cuvil.inspect_ir(f)",
-        "def fail():\n"
+        "def fail(**_):\n"
         "    raise RuntimeError('no text')\n"
         "record.program.formatter = fail\n"
         "try:\n"

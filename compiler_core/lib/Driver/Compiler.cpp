@@ -127,8 +127,9 @@ struct cuvil::CompiledFunction::Impl {
       sourceText = sourceProvider();
   }
   /// The module as MLIR prints it (parsed again from the source text when
-  /// the IR was released); empty if that fails.
-  const std::string &printedInput();
+  /// the IR was released); null with `error` when there is no text or it
+  /// does not parse.
+  const std::string *printedInput(std::string &error);
   /// Builds the cache entry at `path` and loads the executable from it:
   /// one compilation serves both. Null (with `error`) on failure.
   std::unique_ptr<::cuvil::Executable> compileIntoCache(const std::string &path,
@@ -328,23 +329,29 @@ cuvil::CompiledFunction::Impl::cacheFile(const std::string &key,
   return options.cacheDir + "/" + key + extension;
 }
 
-const std::string &cuvil::CompiledFunction::Impl::printedInput() {
-  if (!inputText.empty())
-    return inputText;
-  if (input) {
+const std::string *
+cuvil::CompiledFunction::Impl::printedInput(std::string &error) {
+  if (inputText.empty() && input)
     inputText = printOp(*input);
-    return inputText;
+  if (inputText.empty()) {
+    // Released or loaded through the text index: a context of its own, so
+    // the compiled function's IR stays released. (An empty text would parse
+    // into an empty module.)
+    ensureSource();
+    std::unique_ptr<MLIRContext> scratch = createContext();
+    DiagnosticCollector diagnostics(scratch.get());
+    OwningOpRef<ModuleOp> parsed;
+    if (!sourceText.empty())
+      parsed = parseModule(sourceText, scratch.get());
+    if (parsed)
+      inputText = printOp(*parsed);
   }
-  // Released or loaded through the text index: a context of its own, so the
-  // compiled function's IR stays released.
-  ensureSource();
-  if (sourceText.empty())
-    return inputText; // no text to print (an empty one would parse)
-  std::unique_ptr<MLIRContext> scratch = createContext();
-  DiagnosticCollector diagnostics(scratch.get());
-  if (OwningOpRef<ModuleOp> parsed = parseModule(sourceText, scratch.get()))
-    inputText = printOp(*parsed);
-  return inputText;
+  if (inputText.empty()) {
+    error = "the input IR of @" + funcName +
+            " is not available (its text could not be produced or parsed)";
+    return nullptr;
+  }
+  return &inputText;
 }
 
 bool cuvil::CompiledFunction::Impl::loadFromTextIndex(
@@ -466,11 +473,10 @@ std::vector<cuvil::IRStage> cuvil::CompiledFunction::stages() const {
 bool cuvil::CompiledFunction::ir(IRStage stage, std::string &out,
                                  std::string &error) {
   if (stage == IRStage::Input) {
-    out = impl->printedInput();
-    if (out.empty())
-      error = "the input IR of @" + impl->funcName +
-              " is not available (its text could not be produced or parsed)";
-    return !out.empty();
+    const std::string *text = impl->printedInput(error);
+    if (text)
+      out = *text;
+    return text != nullptr;
   }
   if (!llvm::is_contained(stages(), stage)) {
     std::vector<std::string> names;
@@ -506,13 +512,16 @@ std::vector<cuvil::ArtifactKind> cuvil::CompiledFunction::artifacts() const {
 bool cuvil::CompiledFunction::emit(ArtifactKind kind, const std::string &path,
                                    std::string &error) {
   if (kind == ArtifactKind::MLIR) {
+    const std::string *text = impl->printedInput(error);
+    if (!text)
+      return false;
     std::error_code ec;
     llvm::raw_fd_ostream os(path, ec);
     if (ec) {
       error = "cannot write " + path + ": " + ec.message();
       return false;
     }
-    os << impl->printedInput();
+    os << *text;
     return true;
   }
   if (llvm::is_contained(artifacts(), kind) && failed(impl->lower(error)))
