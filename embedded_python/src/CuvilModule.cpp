@@ -276,6 +276,24 @@ PYBIND11_MODULE(_cuvil, m) {
           },
           "Sum of the intermediate buffers the plan packs into the arena")
       .def_property_readonly("from_cache", &cuvil::CompiledFunction::fromCache)
+      .def_property_readonly(
+          "call_memory",
+          [](cuvil::CompiledFunction &self) {
+            cuvil::CompiledFunction::CallMemory memory;
+            {
+              py::gil_scoped_release release; // waits for a running call
+              memory = self.callMemory();
+            }
+            py::dict d;
+            d["held_bytes"] = memory.heldBytes;
+            d["peak_bytes"] = memory.peakBytes;
+            d["calls"] = memory.calls;
+            d["grows"] = memory.grows;
+            return d;
+          },
+          "The memory host calls keep between calls for their "
+          "intermediates: held_bytes, peak_bytes (the most one call took), "
+          "calls that used it and grows (times it grew to fit a call)")
       .def(
           "set_source_provider",
           [](cuvil::CompiledFunction &self, py::function provider) {

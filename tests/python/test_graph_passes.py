@@ -160,21 +160,24 @@ def test_gemms_no_tile_divides_are_scheduled_and_exact(snapshots, m, k, n, epilo
 @pytest.mark.parametrize(
     "m,k,n,dtype,packed",
     [
-        (256, 64, 1024, np.float32, True),  # rows 4 KiB apart (aliasing in L1)
-        (300, 96, 2048, np.float32, True),  # 8 KiB, M no tile divides
-        (256, 128, 512, np.float64, True),  # float64 rows 4 KiB apart
-        (256, 64, 1000, np.float32, True),  # unaligned rows, a remainder tile
-        (64, 200, 1001, np.float32, True),  # odd width, K blocks of two sizes
-        (8, 512, 1024, np.float32, False),  # too few result rows repay the copy
+        (256, 64, 1024, np.float32, "whole"),  # rows 4 KiB apart (aliasing in L1)
+        (300, 96, 2048, np.float32, "whole"),  # 8 KiB, M no tile divides
+        (256, 128, 512, np.float64, "whole"),  # float64 rows 4 KiB apart
+        (256, 64, 1000, np.float32, "whole"),  # unaligned rows, a remainder tile
+        (64, 200, 1001, np.float32, "blocks"),  # one row tile; odd width, K blocks of two sizes
+        (64, 512, 1024, np.float32, "blocks"),  # one row tile, four K blocks
+        (8, 512, 1024, np.float32, None),  # too few result rows repay the copy
     ],
 )
 @pytest.mark.parametrize("epilogue", [False, True], ids=["plain", "bias-gelu"])
 def test_gemm_right_operands_are_packed_into_panels_and_exact(
     snapshots, m, k, n, dtype, packed, epilogue
 ):
-    """cuvil-cpu-pack-gemm-panels copies each K block of B into panels of the register
-    tile's width (on each thread's stack) when enough result rows read them; results are
-    unchanged, with or without a remainder tile and an epilogue."""
+    """cuvil-cpu-pack-gemm-panels packs B into panels of the register tile's width when
+    enough result rows read them: all of it once, before the threads start, when several
+    row tiles read each K block (on the heap), else each K block where it is read (on
+    each thread's stack); results are unchanged, with or without a remainder tile and an
+    epilogue."""
 
     def plain(a, b, bias):
         return a @ b
@@ -194,8 +197,35 @@ def test_gemm_right_operands_are_packed_into_panels_and_exact(
     np.testing.assert_allclose(result, reference, rtol=tolerance, atol=tolerance * np.sqrt(k))
     after = _ir_after(f, "cuvil-cpu-pack-gemm-panels")
     element = "f32" if dtype == np.float32 else "f64"
-    panels = re.search(rf"memref\.view .* to memref<\d+x\d+x\d+x{element}>", after)
-    assert (panels is not None) is packed, after[:3000]
+    blocks = re.search(rf"memref\.view .* to memref<\d+x\d+x\d+x{element}>", after)
+    whole = re.search(rf"memref\.alloc\(\) .* : memref<(\d+)x{k}x(\d+)x{element}>", after)
+    assert (blocks is not None) is (packed == "blocks"), after[:3000]
+    assert (whole is not None) is (packed == "whole"), after[:3000]
+    if whole:  # the panels cover B's columns, and are freed after the GEMM
+        panels, width = map(int, whole.groups())
+        assert n <= panels * width < n + width
+        assert "memref.dealloc" in after[whole.end() :]
+
+
+def test_host_calls_keep_their_intermediates_memory_from_call_to_call():
+    """What a call allocates (here B packed whole: 256 x 1024 floats as panels) comes,
+    after the first call, from memory the function keeps: it grows once, to what one call
+    took, and later calls take it again without growing; results stay exact."""
+    f = cuvil.jit(lambda a, b: a @ b)
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((256, 256)).astype(np.float32)
+    b = rng.standard_normal((256, 1024)).astype(np.float32)
+    reference = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(f(a, b), reference, rtol=1e-4, atol=1e-3)
+    memory = f._last_compiled.compiled.call_memory
+    panels = 256 * 1024 * 4
+    assert memory["grows"] == 1 and memory["held_bytes"] >= panels, memory
+    for _ in range(5):
+        np.testing.assert_allclose(f(a, b), reference, rtol=1e-4, atol=1e-3)
+    after = f._last_compiled.compiled.call_memory
+    assert after["calls"] == memory["calls"] + 5, after
+    assert after["grows"] == 1 and after["held_bytes"] == memory["held_bytes"], after
+    assert panels <= after["peak_bytes"] <= after["held_bytes"], after
 
 
 @pytest.mark.parametrize(

@@ -20,6 +20,7 @@
 #include "TextIndex.h"
 
 #include "cuvil/Pipelines/Pipelines.h"
+#include "cuvil/Runtime/MemoryPool.h"
 #include "cuvil/Serialization/IRPackage.h"
 #include "cuvil/Serialization/Package.h"
 #include "cuvil/Target/TargetBackend.h"
@@ -92,6 +93,11 @@ struct cuvil::CompiledFunction::Impl {
   std::vector<KernelInfo> kernels;
   std::shared_ptr<void> clientData;
   std::unique_ptr<Executable> executable;
+  /// The intermediates of host calls: kept from one call to the next, so a
+  /// call in a loop allocates nothing (a large buffer freed at the end of
+  /// every call went back to the system and came back as page faults).
+  /// Calls made while another holds it use malloc.
+  MemoryPool pool{0, MemoryPool::Growth::Grow};
 
   LogicalResult lower(std::string &error);
   LogicalResult runStep(const PipelineStep &step,
@@ -542,9 +548,16 @@ cuvil::CompiledFunction::counters() const {
                           : std::vector<std::pair<std::string, uint64_t>>{};
 }
 
+cuvil::CompiledFunction::CallMemory
+cuvil::CompiledFunction::callMemory() const {
+  MemoryPool::Usage usage = impl->pool.usage();
+  return CallMemory{usage.capacity, usage.peakBytes, usage.calls, usage.grows};
+}
+
 void cuvil::CompiledFunction::call(void *const *inputs, void *const *outputs,
                                    const KernelHooks *hooks,
                                    const Shapes *shapes) const {
+  MemoryPool::Scope scope(&impl->pool);
   impl->executable->call(inputs, outputs, hooks, shapes);
 }
 

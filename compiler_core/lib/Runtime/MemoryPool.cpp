@@ -65,6 +65,11 @@ void MemoryPool::finishCall() {
   overflow = 0;
 }
 
+MemoryPool::Usage MemoryPool::usage() {
+  std::lock_guard<std::mutex> lock(inUse);
+  return Usage{size, peak, callCount, overflowCount, growCount};
+}
+
 MemoryPool::Scope::Scope(MemoryPool *pool) : previous(activePool) {
   if (pool && pool->inUse.try_lock()) {
     this->pool = pool;

@@ -121,13 +121,16 @@ func.func @written(%b: memref<256x96xf32>, %c: memref<64x96xf32>) {
 
 // -----
 
-// Under a parallel loop, the buffer is made at the start of its body (one
+// Under a parallel loop (here over column tiles: each thread its own
+// columns of the operand), the buffer is made at the start of its body (one
 // per thread once the loop is OpenMP's).
 // CHECK-LABEL: func.func @per_thread
 // CHECK: scf.parallel
 // CHECK-NEXT: memref.alloca() {alignment = 64 : i64} : memref<49152xi8>
 // CHECK: scf.for
-func.func @per_thread(%b: memref<256x96xf32>, %c: memref<128x96xf32>) {
+// CHECK-NOT: memref.alloc()
+#cols = affine_map<(d0) -> (d0 * 96)>
+func.func @per_thread(%b: memref<256x192xf32>, %c: memref<64x192xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
@@ -139,6 +142,64 @@ func.func @per_thread(%b: memref<256x96xf32>, %c: memref<128x96xf32>) {
   %c256 = arith.constant 256 : index
   %f0 = arith.constant 0.0 : f32
   scf.parallel (%t) = (%c0) to (%c2) step (%c1) {
+    %n0 = affine.apply #cols(%t)
+    scf.for %k0 = %c0 to %c256 step %c128 {
+      %bk = memref.subview %b[%k0, %n0] [128, 96] [1, 1] : memref<256x192xf32> to memref<128x96xf32, strided<[192, 1], offset: ?>>
+      scf.for %m = %c0 to %c64 step %c8 {
+        scf.for %j = %c0 to %c96 step %c32 {
+          %zero = arith.constant dense<0.0> : vector<1x32xf32>
+          %acc = scf.for %k = %c0 to %c128 step %c1 iter_args(%s = %zero) -> (vector<1x32xf32>) {
+            %row = memref.subview %bk[%k, %j] [1, 32] [1, 1] : memref<128x96xf32, strided<[192, 1], offset: ?>> to memref<1x32xf32, strided<[192, 1], offset: ?>>
+            %v = vector.transfer_read %row[%c0, %c0], %f0 {in_bounds = [true, true]} : memref<1x32xf32, strided<[192, 1], offset: ?>>, vector<1x32xf32>
+            %n = arith.addf %s, %v : vector<1x32xf32>
+            scf.yield %n : vector<1x32xf32>
+          }
+          %cj = arith.addi %n0, %j : index
+          vector.transfer_write %acc, %c[%m, %cj] {in_bounds = [true, true]} : vector<1x32xf32>, memref<64x192xf32>
+        }
+      }
+    }
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// Row tiles of a parallel loop reading the same blocks of the operand (a
+// GEMM's threads over M): rather than a copy of each block per tile, the
+// whole operand (96 floats wide) is packed once before the loop, into 3
+// panels of 256 x 32 floats on the heap, split between the threads, and
+// freed after it; the K blocks are views of the panels.
+// CHECK-LABEL: func.func @whole_operand
+// CHECK-SAME: (%[[B:.*]]: memref<256x96xf32>
+// CHECK-NOT: memref.alloca
+// CHECK: %[[ALL:.*]] = memref.alloc() {alignment = 64 : i64} : memref<3x256x32xf32>
+// CHECK: scf.parallel (%[[P:.*]]) =
+// CHECK: scf.for %[[K:.*]] =
+// CHECK: %[[ROW:.*]] = vector.transfer_read %[[B]][%[[K]], %{{.*}}], %{{.*}} : memref<256x96xf32>, vector<32xf32>
+// CHECK: vector.transfer_write %[[ROW]], %[[ALL]][%[[P]], %[[K]], %{{.*}}] {in_bounds = [true]}
+// CHECK: scf.parallel (%[[T:.*]]) =
+// CHECK: scf.for %[[K0:.*]] =
+// CHECK: %[[BLOCK:.*]] = memref.subview %[[ALL]][0, %[[K0]], 0] [3, 128, 32] [1, 1, 1]
+// CHECK: memref.subview %[[BLOCK]][%{{.*}}, %{{.*}}, 0] [1, 1, 32] [1, 1, 1]
+// CHECK-NOT: memref.subview %[[B]]
+// CHECK: scf.reduce
+// CHECK: memref.dealloc %[[ALL]] : memref<3x256x32xf32>
+#rows = affine_map<(d0) -> (d0 * 64)>
+func.func @whole_operand(%b: memref<256x96xf32>, %c: memref<128x96xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %c96 = arith.constant 96 : index
+  %c128 = arith.constant 128 : index
+  %c256 = arith.constant 256 : index
+  %f0 = arith.constant 0.0 : f32
+  scf.parallel (%t) = (%c0) to (%c2) step (%c1) {
+    %m0 = affine.apply #rows(%t)
     scf.for %k0 = %c0 to %c256 step %c128 {
       %bk = memref.subview %b[%k0, 0] [128, 96] [1, 1] : memref<256x96xf32> to memref<128x96xf32, strided<[96, 1], offset: ?>>
       scf.for %m = %c0 to %c64 step %c8 {
@@ -150,7 +211,8 @@ func.func @per_thread(%b: memref<256x96xf32>, %c: memref<128x96xf32>) {
             %n = arith.addf %s, %v : vector<1x32xf32>
             scf.yield %n : vector<1x32xf32>
           }
-          vector.transfer_write %acc, %c[%m, %j] {in_bounds = [true, true]} : vector<1x32xf32>, memref<128x96xf32>
+          %cm = arith.addi %m0, %m : index
+          vector.transfer_write %acc, %c[%cm, %j] {in_bounds = [true, true]} : vector<1x32xf32>, memref<128x96xf32>
         }
       }
     }
@@ -280,6 +342,50 @@ func.func @constant_kept(%c: memref<4x8xf32>, %d: memref<2x8xf32>) {
       scf.yield %n : vector<1x8xf32>
     }
     vector.transfer_write %acc, %c[%m, %c0] : vector<1x8xf32>, memref<4x8xf32>
+  }
+  return
+}
+
+// -----
+
+// The same loops writing the operand as well: the panels packed before
+// them would be stale, so each K block is copied where it is read.
+// CHECK-LABEL: func.func @whole_operand_written
+// CHECK-NOT: memref.alloc()
+// CHECK: scf.parallel
+// CHECK-NEXT: memref.alloca() {alignment = 64 : i64} : memref<49152xi8>
+#rows2 = affine_map<(d0) -> (d0 * 64)>
+func.func @whole_operand_written(%b: memref<256x96xf32>, %c: memref<128x96xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %c96 = arith.constant 96 : index
+  %c128 = arith.constant 128 : index
+  %c256 = arith.constant 256 : index
+  %f0 = arith.constant 0.0 : f32
+  scf.parallel (%t) = (%c0) to (%c2) step (%c1) {
+    %m0 = affine.apply #rows2(%t)
+    memref.store %f0, %b[%m0, %c0] : memref<256x96xf32>
+    scf.for %k0 = %c0 to %c256 step %c128 {
+      %bk = memref.subview %b[%k0, 0] [128, 96] [1, 1] : memref<256x96xf32> to memref<128x96xf32, strided<[96, 1], offset: ?>>
+      scf.for %m = %c0 to %c64 step %c8 {
+        scf.for %j = %c0 to %c96 step %c32 {
+          %zero = arith.constant dense<0.0> : vector<1x32xf32>
+          %acc = scf.for %k = %c0 to %c128 step %c1 iter_args(%s = %zero) -> (vector<1x32xf32>) {
+            %row = memref.subview %bk[%k, %j] [1, 32] [1, 1] : memref<128x96xf32, strided<[96, 1], offset: ?>> to memref<1x32xf32, strided<[96, 1], offset: ?>>
+            %v = vector.transfer_read %row[%c0, %c0], %f0 {in_bounds = [true, true]} : memref<1x32xf32, strided<[96, 1], offset: ?>>, vector<1x32xf32>
+            %n = arith.addf %s, %v : vector<1x32xf32>
+            scf.yield %n : vector<1x32xf32>
+          }
+          %cm = arith.addi %m0, %m : index
+          vector.transfer_write %acc, %c[%cm, %j] {in_bounds = [true, true]} : vector<1x32xf32>, memref<128x96xf32>
+        }
+      }
+    }
+    scf.reduce
   }
   return
 }

@@ -108,6 +108,13 @@ public:
   int64_t plannedPeakBytes();
   int64_t unplannedBytes();
   bool fromCache() const;
+  /// The memory host calls keep from one call to the next for their
+  /// intermediates: what it holds, the most one call took, how many calls
+  /// used it and how many times it grew to fit one.
+  struct CallMemory {
+    uint64_t heldBytes = 0, peakBytes = 0, calls = 0, grows = 0;
+  };
+  CallMemory callMemory() const;
 
   /// The target it was compiled for and the device index.
   const std::string &target() const;

@@ -47,6 +47,14 @@ public:
   uint64_t overflows() const { return overflowCount; }
   uint64_t grows() const { return growCount; }
 
+  /// All of the above at once, read when no call holds the pool (waits for
+  /// one that does).
+  struct Usage {
+    size_t capacity = 0, peakBytes = 0;
+    uint64_t calls = 0, overflows = 0, grows = 0;
+  };
+  Usage usage();
+
   /// Makes `pool` the one compiled code on this thread allocates from for
   /// the scope's life, unless another call is using it (then that code uses
   /// malloc). At the end the pool is empty again, grown if it overflowed.

@@ -6,7 +6,9 @@
 // stack, once per K step, and points the tiles' reads at them: consecutive,
 // aligned rows, whatever the operand's width (unaligned odd widths, widths
 // whose rows alias in L1, pages). A constant operand (a model's weights) is
-// packed once, at compile time, into a global of its panels.
+// packed once, at compile time, into a global of its panels; an operand
+// whose blocks several row tiles read is packed whole, once per call,
+// before the threads start.
 //
 //===----------------------------------------------------------------------===//
 
@@ -173,17 +175,17 @@ bool worthCopying(KBlock &b, int64_t minRows, int64_t maxBytes) {
 /// K block at run time, as operands that are not constants are).
 constexpr int64_t kMaxPanelBytes = int64_t(1) << 30;
 
-/// A K block read from a constant: the global and the block's place in it
-/// (the sums of the offsets of the subviews between them).
-struct ConstantOrigin {
-  memref::GlobalOp global;
+/// Where a K block comes from: the memref at the end of its chain of
+/// subviews and the block's place in it (the sums of their offsets).
+struct Origin {
+  Value root;
   SmallVector<OpFoldResult> rows, cols;
 };
 
-/// Where `b`'s block comes from, when it is a view of a constant global of
-/// known values whose panel columns start at multiples of the width.
-std::optional<ConstantOrigin> constantOrigin(KBlock &b, SymbolTable &symbols) {
-  ConstantOrigin origin;
+/// The origin of `b`'s block through 2-D unit-stride subviews, when its
+/// panel columns start at multiples of the width.
+std::optional<Origin> originOf(KBlock &b) {
+  Origin origin;
   memref::SubViewOp view = b.block;
   while (true) {
     origin.rows.push_back(view.getMixedOffsets()[0]);
@@ -191,9 +193,7 @@ std::optional<ConstantOrigin> constantOrigin(KBlock &b, SymbolTable &symbols) {
     Value source = view.getSource();
     auto inner = source.getDefiningOp<memref::SubViewOp>();
     if (!inner) {
-      auto get = source.getDefiningOp<memref::GetGlobalOp>();
-      origin.global =
-          get ? symbols.lookup<memref::GlobalOp>(get.getName()) : nullptr;
+      origin.root = source;
       break;
     }
     if (!inner.hasUnitStride() || inner.getType().getRank() != 2 ||
@@ -201,7 +201,25 @@ std::optional<ConstantOrigin> constantOrigin(KBlock &b, SymbolTable &symbols) {
       return std::nullopt;
     view = inner;
   }
-  memref::GlobalOp global = origin.global;
+  if (!llvm::all_of(origin.cols,
+                    [&](OpFoldResult c) { return isMultipleOf(c, b.width); }))
+    return std::nullopt;
+  return origin;
+}
+
+/// A K block read from a constant: its origin and the global.
+struct ConstantOrigin {
+  Origin chain;
+  memref::GlobalOp global;
+};
+
+/// Where `b`'s block comes from, when it is a view of a constant global of
+/// known values.
+std::optional<ConstantOrigin> constantOrigin(KBlock &b, SymbolTable &symbols) {
+  std::optional<Origin> chain = originOf(b);
+  auto get = chain ? chain->root.getDefiningOp<memref::GetGlobalOp>() : nullptr;
+  memref::GlobalOp global =
+      get ? symbols.lookup<memref::GlobalOp>(get.getName()) : nullptr;
   if (!global || !global.getConstant() || !global.getInitialValue() ||
       !global.getType().getLayout().isIdentity() ||
       !global.getType().hasStaticShape() ||
@@ -220,10 +238,7 @@ std::optional<ConstantOrigin> constantOrigin(KBlock &b, SymbolTable &symbols) {
   if (!packed || *packed > kMaxPanelBytes ||
       (size != element && size != bytesOf(type)))
     return std::nullopt;
-  if (!llvm::all_of(origin.cols,
-                    [&](OpFoldResult c) { return isMultipleOf(c, b.width); }))
-    return std::nullopt;
-  return origin;
+  return ConstantOrigin{std::move(*chain), global};
 }
 
 /// A constant global holding `global`'s [k][n] values as panels
@@ -319,14 +334,13 @@ void readPanels(RewriterBase &rewriter, KBlock &b, Value packed) {
   }
 }
 
-/// Reads `b` from `panels`, the whole constant packed at compile time: the
-/// block is the view [c0 / w, r0, 0] [ceil(n / w), kc, w] of them.
-void readConstantPanels(RewriterBase &rewriter, KBlock &b,
-                        const ConstantOrigin &origin, memref::GlobalOp panels) {
+/// Reads `b` from `all`, the panels of its whole origin (packed at compile
+/// time, or once before the loops that read it): the block is the view
+/// [c0 / w, r0, 0] [ceil(n / w), kc, w] of them.
+/// The views go at the rewriter's insertion point, after the block.
+void readWholePanels(RewriterBase &rewriter, KBlock &b, const Origin &origin,
+                     Value all) {
   Location loc = b.block.getLoc();
-  rewriter.setInsertionPointAfter(b.block);
-  Value all = rewriter.create<memref::GetGlobalOp>(loc, panels.getType(),
-                                                   panels.getSymName());
   // The sum of `parts` divided by `divisor` (rounded up if `up`).
   auto folded = [&](ArrayRef<OpFoldResult> parts, int64_t divisor, bool up) {
     AffineExpr sum = getAffineConstantExpr(0, rewriter.getContext());
@@ -360,56 +374,188 @@ void eraseUnusedChain(RewriterBase &rewriter, Operation *view) {
   }
 }
 
+/// Copies the rows 0 .. `depth` of `source` (2-D), columns p*w .. +w, into
+/// panel `p` of `packed` ([panels][depth][w]), zeros past its last column.
+void copyPanel(OpBuilder &builder, Location loc, Value source, Value packed,
+               Value p, Value depth, int64_t width) {
+  auto element = cast<MemRefType>(source.getType()).getElementType();
+  Value w = builder.create<arith::ConstantIndexOp>(loc, width);
+  Value zero = builder.create<arith::ConstantIndexOp>(loc, 0);
+  Value one = builder.create<arith::ConstantIndexOp>(loc, 1);
+  Value pad = builder.create<arith::ConstantFloatOp>(
+      loc, APFloat::getZero(cast<FloatType>(element).getFloatSemantics()),
+      cast<FloatType>(element));
+  Value col = builder.create<arith::MulIOp>(loc, p, w);
+  auto vector = VectorType::get({width}, element);
+  builder.create<scf::ForOp>(
+      loc, zero, depth, one, ValueRange(),
+      [&](OpBuilder &kb, Location kl, Value k, ValueRange) {
+        Value row = kb.create<vector::TransferReadOp>(
+            kl, vector, source, ValueRange{k, col},
+            AffineMap::get(2, 0, kb.getAffineDimExpr(1)), pad,
+            /*mask=*/Value(), kb.getBoolArrayAttr({false}));
+        kb.create<vector::TransferWriteOp>(
+            kl, row, packed, ValueRange{p, k, zero},
+            AffineMap::get(3, 0, kb.getAffineDimExpr(2)), ArrayRef<bool>{true});
+        kb.create<scf::YieldOp>(kl);
+      });
+}
+
 /// Copies the block into panels at the start of each K step, in `buffer`
 /// (bytes on the stack, shared by the blocks of one scope: they run one
 /// after the other), and retargets the reads.
 void pack(RewriterBase &rewriter, KBlock &b, Value buffer) {
   Location loc = b.block.getLoc();
-  auto element = cast<FloatType>(b.block.getType().getElementType());
   MemRefType packedType = packedTypeOf(b);
   rewriter.setInsertionPointAfter(b.block);
-  Value packed = rewriter.create<memref::ViewOp>(
-      loc, packedType, buffer, rewriter.create<arith::ConstantIndexOp>(loc, 0),
-      ValueRange());
-
-  // The copy: row k of panel p is the block's row k, columns p*w .. +w
-  // (masked past the block's width).
   auto index = [&](int64_t v) {
     return rewriter.create<arith::ConstantIndexOp>(loc, v);
   };
+  Value packed = rewriter.create<memref::ViewOp>(loc, packedType, buffer,
+                                                 index(0), ValueRange());
   Value depth = getValueOrCreateConstantIndexOp(rewriter, loc,
                                                 b.block.getMixedSizes()[0]);
   Value cols = getValueOrCreateConstantIndexOp(rewriter, loc,
                                                b.block.getMixedSizes()[1]);
-  Value width = index(b.width), zero = index(0), one = index(1);
   // (arith.ceildivui has no direct lowering to LLVM.)
   Value count = rewriter.create<arith::DivUIOp>(
       loc, rewriter.create<arith::AddIOp>(loc, cols, index(b.width - 1)),
-      width);
-  Value pad = rewriter.create<arith::ConstantFloatOp>(
-      loc, APFloat::getZero(element.getFloatSemantics()), element);
-  auto vector = VectorType::get({b.width}, element);
+      index(b.width));
   rewriter.create<scf::ForOp>(
-      loc, zero, count, one, ValueRange(),
+      loc, index(0), count, index(1), ValueRange(),
       [&](OpBuilder &pb, Location pl, Value p, ValueRange) {
-        Value col = pb.create<arith::MulIOp>(pl, p, width);
-        pb.create<scf::ForOp>(
-            pl, zero, depth, one, ValueRange(),
-            [&](OpBuilder &kb, Location kl, Value k, ValueRange) {
-              Value row = kb.create<vector::TransferReadOp>(
-                  kl, vector, b.block.getResult(), ValueRange{k, col},
-                  AffineMap::get(2, 0, kb.getAffineDimExpr(1)), pad,
-                  /*mask=*/Value(), kb.getBoolArrayAttr({false}));
-              kb.create<vector::TransferWriteOp>(
-                  kl, row, packed, ValueRange{p, k, zero},
-                  AffineMap::get(3, 0, kb.getAffineDimExpr(2)),
-                  ArrayRef<bool>{true});
-              kb.create<scf::YieldOp>(kl);
-            });
+        copyPanel(pb, pl, b.block.getResult(), packed, p, depth, b.width);
         pb.create<scf::YieldOp>(pl);
       });
-
   readPanels(rewriter, b, packed);
+}
+
+/// The largest operand packed whole at run time (a heap buffer as large).
+constexpr int64_t kMaxWholeBytes = int64_t(256) << 20;
+
+/// Whether `v` is computed from `iv` (through the ops defining it, in the
+/// function).
+bool dependsOn(Value v, Value iv, int depth = 0) {
+  if (v == iv)
+    return true;
+  Operation *def = v.getDefiningOp();
+  if (!def || depth > 16)
+    return false;
+  return llvm::any_of(def->getOperands(), [&](Value operand) {
+    return dependsOn(operand, iv, depth + 1);
+  });
+}
+
+/// How many times the loops between `b`'s block and `point` (included)
+/// take the same block of `origin`: the product of the trip counts of those
+/// whose induction variables move none of its offsets (a GEMM's row tiles
+/// over the right operand). Unknown trip counts count once.
+int64_t timesTaken(KBlock &b, const Origin &origin, Operation *point) {
+  auto moves = [&](Value iv) {
+    for (const auto *offsets : {&origin.rows, &origin.cols})
+      for (OpFoldResult offset : *offsets)
+        if (auto value = dyn_cast<Value>(offset); value && dependsOn(value, iv))
+          return true;
+    return false;
+  };
+  auto trips = [](OpFoldResult lb, OpFoldResult ub, OpFoldResult step) {
+    std::optional<int64_t> l = getConstantIntValue(lb),
+                           u = getConstantIntValue(ub),
+                           s = getConstantIntValue(step);
+    return l && u && s && *s > 0 && *u > *l ? llvm::divideCeil(*u - *l, *s)
+                                            : int64_t(1);
+  };
+  int64_t times = 1;
+  for (Operation *op = b.block->getParentOp(); op; op = op->getParentOp()) {
+    if (auto loop = dyn_cast<scf::ForOp>(op);
+        loop && !moves(loop.getInductionVar()))
+      times *=
+          trips(loop.getLowerBound(), loop.getUpperBound(), loop.getStep());
+    if (auto loop = dyn_cast<scf::ParallelOp>(op))
+      for (unsigned i = 0; i < loop.getNumLoops(); ++i)
+        if (!moves(loop.getInductionVars()[i]))
+          times *= trips(loop.getLowerBound()[i], loop.getUpperBound()[i],
+                         loop.getStep()[i]);
+    if (op == point)
+      break;
+  }
+  return times;
+}
+
+/// Whether `view` is only read inside `point`: vector transfer reads and
+/// loads, through views of it.
+bool onlyReadIn(Value view, Operation *point) {
+  return llvm::all_of(view.getUsers(), [&](Operation *user) {
+    if (!point->isAncestor(user) ||
+        isa<vector::TransferReadOp, memref::LoadOp>(user))
+      return true;
+    auto sub = dyn_cast<memref::SubViewOp>(user);
+    return sub && sub.getSource() == view && onlyReadIn(sub.getResult(), point);
+  });
+}
+
+/// Where `b`'s whole origin is packed once, at run time: the op in the
+/// block defining its root that holds the block (the loops around the K
+/// blocks: a GEMM's thread tiles), when those loops take each block at
+/// least twice (each block is copied once instead), nothing there writes the
+/// operand and its panels fit kMaxWholeBytes. A static, contiguous 2-D
+/// float operand only.
+Operation *wholePackingPoint(KBlock &b, const Origin &origin) {
+  auto type = dyn_cast<MemRefType>(origin.root.getType());
+  if (!type || type.getRank() != 2 || !type.hasStaticShape() ||
+      !type.getLayout().isIdentity() || !isa<FloatType>(type.getElementType()))
+    return nullptr;
+  Block *home = Value(origin.root).getParentBlock();
+  Operation *point = b.block;
+  while (point && point->getBlock() != home)
+    point = point->getParentOp();
+  if (!point || point == b.block.getOperation())
+    return nullptr;
+  std::optional<int64_t> bytes = llvm::checkedMul<int64_t>(
+      llvm::divideCeil(type.getDimSize(1), b.width) * b.width,
+      type.getDimSize(0) * (type.getElementTypeBitWidth() / 8));
+  if (!bytes || *bytes > kMaxWholeBytes || timesTaken(b, origin, point) < 2 ||
+      !onlyReadIn(origin.root, point))
+    return nullptr;
+  return point;
+}
+
+/// Packs the whole of `root` ([k][n]) into panels [ceil(n / w)][k][w] on
+/// the heap before `point` (the panels split between threads when `point`
+/// is a parallel loop), freed after it.
+Value packWhole(RewriterBase &rewriter, Value root, int64_t width,
+                Operation *point) {
+  auto type = cast<MemRefType>(root.getType());
+  int64_t depth = type.getDimSize(0);
+  int64_t panels = llvm::divideCeil(type.getDimSize(1), width);
+  Location loc = point->getLoc();
+  rewriter.setInsertionPoint(point);
+  auto packedType =
+      MemRefType::get({panels, depth, width}, type.getElementType());
+  Value packed = rewriter.create<memref::AllocOp>(
+      loc, packedType, rewriter.getI64IntegerAttr(64));
+  auto index = [&](int64_t v) {
+    return rewriter.create<arith::ConstantIndexOp>(loc, v);
+  };
+  Value rows = index(depth);
+  auto body = [&](OpBuilder &pb, Location pl, Value p) {
+    copyPanel(pb, pl, root, packed, p, rows, width);
+  };
+  if (isa<scf::ParallelOp>(point))
+    rewriter.create<scf::ParallelOp>(
+        loc, ValueRange{index(0)}, ValueRange{index(panels)},
+        ValueRange{index(1)},
+        [&](OpBuilder &pb, Location pl, ValueRange p) { body(pb, pl, p[0]); });
+  else
+    rewriter.create<scf::ForOp>(
+        loc, index(0), index(panels), index(1), ValueRange(),
+        [&](OpBuilder &pb, Location pl, Value p, ValueRange) {
+          body(pb, pl, p);
+          pb.create<scf::YieldOp>(pl);
+        });
+  rewriter.setInsertionPointAfter(point);
+  rewriter.create<memref::DeallocOp>(loc, packed);
+  return packed;
 }
 
 struct CpuPackGemmPanelsPass
@@ -423,16 +569,23 @@ struct CpuPackGemmPanelsPass
     // Constants first, packed at compile time; the rest if a copy pays.
     SmallVector<KBlock> blocks;
     SmallVector<std::pair<KBlock, ConstantOrigin>> constants;
+    SmallVector<Whole> wholes;
     module.walk([&](memref::SubViewOp view) {
       std::optional<KBlock> b = kBlockOf(view);
       if (!b)
         return;
-      if (std::optional<ConstantOrigin> origin = constantOrigin(*b, symbols))
-        constants.emplace_back(std::move(*b), std::move(*origin));
+      std::optional<Origin> origin;
+      Operation *point = nullptr;
+      if (std::optional<ConstantOrigin> constant = constantOrigin(*b, symbols))
+        constants.emplace_back(std::move(*b), std::move(*constant));
+      else if ((origin = originOf(*b)) &&
+               (point = wholePackingPoint(*b, *origin)))
+        wholes.push_back({std::move(*b), std::move(*origin), point});
       else if (worthCopying(*b, minRows, maxBytes))
         blocks.push_back(std::move(*b));
     });
     packConstants(rewriter, constants, symbols);
+    packOperands(rewriter, wholes);
 
     // One buffer per scope, as large as its largest block.
     llvm::MapVector<Operation *, int64_t> scopes;
@@ -451,6 +604,27 @@ struct CpuPackGemmPanelsPass
       pack(rewriter, b, buffers[scopeOf(b)]);
   }
 
+  /// A K block of an operand packed whole before `point`.
+  struct Whole {
+    KBlock block;
+    Origin origin;
+    Operation *point;
+  };
+
+  /// Packs each operand once per panel width and loop nest reading it, and
+  /// points its blocks at the panels.
+  void packOperands(IRRewriter &rewriter, MutableArrayRef<Whole> wholes) {
+    llvm::DenseMap<std::tuple<Value, int64_t, Operation *>, Value> panels;
+    for (Whole &w : wholes) {
+      Value &packed = panels[{w.origin.root, w.block.width, w.point}];
+      if (!packed)
+        packed = packWhole(rewriter, w.origin.root, w.block.width, w.point);
+      rewriter.setInsertionPointAfter(w.block.block);
+      readWholePanels(rewriter, w.block, w.origin, packed);
+      eraseUnusedChain(rewriter, w.block.block);
+    }
+  }
+
   /// Packs each constant once per panel width and points its blocks at the
   /// panels; a global nothing reads any more goes.
   void packConstants(IRRewriter &rewriter,
@@ -462,7 +636,10 @@ struct CpuPackGemmPanelsPass
       memref::GlobalOp &packed = panels[{origin.global, b.width}];
       if (!packed)
         packed = panelsOf(origin.global, b.width, symbols);
-      readConstantPanels(rewriter, b, origin, packed);
+      rewriter.setInsertionPointAfter(b.block);
+      Value all = rewriter.create<memref::GetGlobalOp>(
+          b.block.getLoc(), packed.getType(), packed.getSymName());
+      readWholePanels(rewriter, b, origin.chain, all);
       eraseUnusedChain(rewriter, b.block);
       replaced.insert(origin.global);
     }

@@ -134,6 +134,14 @@ def CpuPackGemmPanels : Pass<"cuvil-cpu-pack-gemm-panels", "ModuleOp"> {
     read each panel (the copy is repaid: a GEMV's is not) and the panels fit
     `max-bytes`.
 
+    When the loops around the K blocks take each block more than once (a
+    GEMM's row tiles, split between threads, all read every block of B), the
+    copies would repeat: instead the whole operand (static, contiguous, 2-D,
+    at most 256 MiB of panels, not written inside those loops) is packed once
+    before them into panels `[ceil(n / nr)][k][nr]` on the heap (the copy a
+    parallel loop over the panels when the loops are one), freed after them,
+    and each block becomes a view of the panels.
+
     A right operand that is a constant (`memref.get_global` of a constant
     global, through subviews: a model's weights) is packed once, here, at
     compile time: a global of its panels `[ceil(n / nr)][k][nr]` (zeros past
