@@ -18,7 +18,6 @@ Op attributes are plain Python values and map to MLIR attributes as follows:
 from __future__ import annotations
 
 import functools
-import hashlib
 import math
 import struct
 from collections.abc import Sequence
@@ -132,12 +131,14 @@ def _dense_parts(array: np.ndarray, out: list, digests: bool = False) -> None:
     """Appends the pieces of ``format_dense(array)`` to ``out``: a model's weights make
     megabytes of hex, which are joined into the module's text once, not at every level.
 
-    With ``digests``, an array of DIGEST_BYTES or more stands as the SHA-256 of its bytes
+    With ``digests``, an array of DIGEST_BYTES or more stands as the BLAKE3 of its bytes
     (not MLIR: a key naming the module, see ``format_module``)."""
     array = np.asarray(array)
     if digests and array.nbytes >= DIGEST_BYTES:
-        digest = hashlib.sha256(_raw_bytes(array).view(np.uint8)).hexdigest()
-        out.append(f'dense<"sha256:{digest}"> : {tensor_type(array.shape, array.dtype)}')
+        from . import _native
+
+        digest = _native.load().content_digest(_raw_bytes(array).view(np.uint8))
+        out.append(f'dense<"blake3:{digest}"> : {tensor_type(array.shape, array.dtype)}')
         return
     flat = array.reshape(-1)
     splat = flat.size > 0 and bool(np.all(flat == flat[0]))
@@ -274,7 +275,7 @@ def format_module(
     """A ``module`` with one ``func.func @func_name`` returning ``results`` (value, type).
 
     With ``digests``, a key for the module instead of MLIR: the same text with each
-    constant of DIGEST_BYTES or more as the SHA-256 of its bytes, which a new process
+    constant of DIGEST_BYTES or more as the BLAKE3 of its bytes, which a new process
     computes in a fraction of the time the hex of a model's weights takes (it finds
     compiled code by this key before it formats the weights, see cuvil.jit)."""
     arg_text = ", ".join(a.format() for a in args)

@@ -17,6 +17,9 @@
 
 #include "cuvil/Driver/Compiler.h"
 
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/BLAKE3.h"
+
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -460,6 +463,28 @@ PYBIND11_MODULE(_cuvil, m) {
       },
       py::arg("mlir_text"),
       "Structural SHA-256 of the IR (locations and SSA names ignored).");
+
+  m.def(
+      "content_digest",
+      [](py::buffer data) {
+        py::buffer_info info = data.request();
+        if (info.ndim != 1 || info.strides[0] != info.itemsize)
+          throw py::value_error("content_digest takes contiguous bytes (a "
+                                "1-D buffer), not a strided view");
+        llvm::ArrayRef<uint8_t> bytes(static_cast<const uint8_t *>(info.ptr),
+                                      info.size * info.itemsize);
+        llvm::BLAKE3Result<> digest;
+        {
+          py::gil_scoped_release release;
+          llvm::BLAKE3 hash;
+          hash.update(bytes);
+          digest = hash.final();
+        }
+        return llvm::toHex(digest, /*LowerCase=*/true);
+      },
+      py::arg("data"),
+      "BLAKE3 of a buffer's bytes, 64 lowercase hex digits (names a "
+      "constant in a cache key; several times faster than SHA-256).");
 
   m.def("disk_cache_limit_bytes", &cuvil::diskCacheLimitBytes,
         "The disk cache's size limit in bytes (CUVIL_CACHE_MAX_MB; 0: none).");

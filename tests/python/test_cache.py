@@ -179,6 +179,29 @@ _WEIGHTS_CHILD = textwrap.dedent("""
     """)
 
 
+def test_key_text_names_large_constants_by_the_digest_of_their_bytes():
+    """A constant of DIGEST_BYTES or more stands in the key text as the BLAKE3 of its
+    bytes: equal bytes give the same text, one changed element another; smaller
+    constants stay literal."""
+    from cuvil import _mlir, _native
+
+    big = np.arange(2048, dtype=np.float32)
+    changed = big.copy()
+    changed[1000] += 1
+
+    def key(array):
+        out: list = []
+        _mlir._dense_parts(array, out, digests=True)
+        return "".join(out)
+
+    assert key(big) == key(big.copy()) and key(big) != key(changed)
+    digest = _native.load().content_digest(big.view(np.uint8))
+    assert f'dense<"blake3:{digest}">' in key(big) and len(digest) == 64
+    assert "blake3" not in key(np.arange(16, dtype=np.float32))
+    with pytest.raises(ValueError, match="contiguous"):
+        _native.load().content_digest(memoryview(big.view(np.uint8))[::2])
+
+
 def test_compiled_in_weights_are_found_in_the_cache_before_they_are_formatted(tmp_path):
     """A program with large constants is keyed in the text index by their digests: a new
     process loads its code without formatting the weights as hex, and formats them only
