@@ -214,7 +214,12 @@ def compile_program(
             if compiled is not None:
                 compiled.set_source_provider(lambda: program.mlir)
         if compiled is None:
-            compiled = ext.compile(program.mlir, program.func_name, index_text=key, **options)
+            text, constants = program.compiler_input()
+            compiled = ext.compile(
+                text, program.func_name, index_text=key, constants=constants, **options
+            )
+            if constants:  # the compiler had a text without the weights
+                compiled.set_source_provider(lambda: program.mlir)
     except compile_error as error:
         failure = pipeline.take_pass_failure() if pipeline is not None else None
         if failure is not None:

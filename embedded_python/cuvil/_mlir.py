@@ -118,23 +118,30 @@ def _dense_scalar(value: np.generic) -> str:
     return _format_float(float(value), bits)
 
 
-#: Constants of at least this many bytes are named by their digest in a key text.
+#: Constants of at least this many bytes are "large": named by their digest in a key
+#: text, or handed to the compiler as bytes (see ``format_module``).
 DIGEST_BYTES = 4096
+
+#: ``large`` of ``format_module``: each large constant as the BLAKE3 of its bytes.
+DIGEST = "digest"
 
 
 def digests_constants(attributes) -> bool:
-    """Whether ``attributes`` hold a constant a key text names by its digest."""
+    """Whether ``attributes`` hold a large constant (one a key text names by its digest)."""
     return any(isinstance(v, np.ndarray) and v.nbytes >= DIGEST_BYTES for v in attributes.values())
 
 
-def _dense_parts(array: np.ndarray, out: list, digests: bool = False) -> None:
+def _dense_parts(array: np.ndarray, out: list, large=None) -> None:
     """Appends the pieces of ``format_dense(array)`` to ``out``: a model's weights make
     megabytes of hex, which are joined into the module's text once, not at every level.
 
-    With ``digests``, an array of DIGEST_BYTES or more stands as the BLAKE3 of its bytes
-    (not MLIR: a key naming the module, see ``format_module``)."""
+    An array of DIGEST_BYTES or more is written as ``large`` says (see ``format_module``):
+    as hex (None), as the BLAKE3 of its bytes (DIGEST; not MLIR: a key naming the
+    module), or, unless a splat or boolean, as ``dense_resource<name>`` with ``(name,
+    bytes)`` appended to ``large`` (a list)."""
     array = np.asarray(array)
-    if digests and array.nbytes >= DIGEST_BYTES:
+    is_large = large is not None and array.nbytes >= DIGEST_BYTES
+    if is_large and large == DIGEST:
         from . import _native
 
         digest = _native.load().content_digest(_raw_bytes(array).view(np.uint8))
@@ -146,6 +153,11 @@ def _dense_parts(array: np.ndarray, out: list, digests: bool = False) -> None:
         splat = bool(np.all(np.isnan(flat)))
     if splat:
         out += ("dense<", _dense_scalar(flat[0]))
+    elif is_large and array.dtype != np.bool_:
+        name = f"__cuvil_constant_{len(large)}"
+        large.append((name, _raw_bytes(array).view(np.uint8)))
+        out.append(f"dense_resource<{name}> : {tensor_type(array.shape, array.dtype)}")
+        return
     else:
         out += ('dense<"0x', _dense_hex(array), '"')
     out.append(f"> : {tensor_type(array.shape, array.dtype)}")
@@ -169,10 +181,10 @@ def format_attribute(value) -> str:
     return "".join(out)
 
 
-def _attribute_parts(value, out: list, digests: bool = False) -> None:
+def _attribute_parts(value, out: list, large=None) -> None:
     """Appends the pieces of ``format_attribute(value)`` to ``out``."""
     if isinstance(value, np.ndarray):
-        _dense_parts(value, out, digests)
+        _dense_parts(value, out, large)
     else:
         out.append(_scalar_attribute(value))
 
@@ -202,14 +214,14 @@ def format_attributes(attributes) -> str:
     return "".join(out)
 
 
-def _attributes_parts(attributes, out: list, digests: bool = False) -> None:
+def _attributes_parts(attributes, out: list, large=None) -> None:
     """Appends the pieces of ``format_attributes(attributes)`` to ``out``."""
     if not attributes:
         return
     out.append("{")
     for i, (key, value) in enumerate(attributes.items()):
         out.append(f"{', ' if i else ''}{key} = ")
-        _attribute_parts(value, out, digests)
+        _attribute_parts(value, out, large)
     out.append("}")
 
 
@@ -252,12 +264,12 @@ class OpRecord:
         self.parts(out)
         return "".join(out)
 
-    def parts(self, out: list, digests: bool = False) -> None:
-        """Appends the pieces of :meth:`format` to ``out`` (``digests``: see format_module)."""
+    def parts(self, out: list, large=None) -> None:
+        """Appends the pieces of :meth:`format` to ``out`` (``large``: see format_module)."""
         out.append(f'{self.result} = "{self.name}"({", ".join(self.operands)})')
         if self.attributes:
             out.append(" <")
-            _attributes_parts(self.attributes, out, digests)
+            _attributes_parts(self.attributes, out, large)
             out.append(">")
         signature = f"({', '.join(self.operand_types)}) -> {self.result_type}"
         out.append(f" : {signature} {format_loc(self.loc)}")
@@ -270,20 +282,23 @@ def format_module(
     results: Sequence[tuple[str, str]],
     func_loc,
     return_loc,
-    digests: bool = False,
+    large=None,
 ) -> str:
     """A ``module`` with one ``func.func @func_name`` returning ``results`` (value, type).
 
-    With ``digests``, a key for the module instead of MLIR: the same text with each
-    constant of DIGEST_BYTES or more as the BLAKE3 of its bytes, which a new process
-    computes in a fraction of the time the hex of a model's weights takes (it finds
-    compiled code by this key before it formats the weights, see cuvil.jit)."""
+    ``large`` says how constants of DIGEST_BYTES or more are written: as hex (None); as
+    the BLAKE3 of their bytes (DIGEST), a key for the module rather than MLIR, which a
+    new process computes in a fraction of the time the hex of a model's weights takes
+    (it finds compiled code by this key before it formats the weights, see cuvil.jit);
+    or, given a list, as ``dense_resource<name>``, their ``(name, bytes)`` appended to
+    the list for the compiler (``constants`` of ``cuvil._cuvil.compile``), which then
+    neither formats nor parses the weights' hex."""
     arg_text = ", ".join(a.format() for a in args)
     result_types = ", ".join(t for _, t in results)
     out = [f"module {{\n  func.func @{func_name}({arg_text}) -> ({result_types}) {{\n"]
     for op in ops:
         out.append("    ")
-        op.parts(out, digests)
+        op.parts(out, large)
         out.append("\n")
     values = ", ".join(v for v, _ in results)
     out.append(f'    "func.return"({values}) : ({result_types}) -> () {format_loc(return_loc)}\n')

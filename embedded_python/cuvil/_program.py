@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _mlir
 from ._dtypes import compute_dtype, is_traceable, supported_names
 from ._errors import UnsupportedConstructError
 from ._mlir import sanitize_symbol
@@ -139,16 +140,17 @@ class TracedProgram:
     #: (a sequence no longer than the 16 positions a GPT-2 block embeds; torch.export's ranges).
     symbol_ranges: dict = field(default_factory=dict)
     #: For a program traced lazily (it holds large constants): formats its text
-    #: (``digests=False``; once, or twice when two threads race: the same text either
-    #: way) or its key text (``digests=True``, see :meth:`key_text`). None when ``text``
-    #: is given.
+    #: (``large=None``; once, or twice when two threads race: the same text either way),
+    #: its key text (``large=DIGEST``, see :meth:`key_text`) or the text the compiler
+    #: takes with the constants' bytes (a list, see :meth:`compiler_input`). None when
+    #: ``text`` is given.
     formatter: Callable[..., str] | None = field(default=None, repr=False, compare=False)
 
     @property
     def mlir(self) -> str:
         """The MLIR text (formatted on first use when the program was traced lazily)."""
         if self.text is None:
-            self.text = self.formatter(digests=False)
+            self.text = self.formatter(large=None)
         return self.text
 
     def key_text(self) -> str:
@@ -156,7 +158,18 @@ class TracedProgram:
         large constant as the digest of its bytes (``_mlir.format_module``), so a process
         finds code compiled before without formatting a model's weights; "" when the text
         is its own key."""
-        return self.formatter(digests=True) if self.formatter is not None else ""
+        return self.formatter(large=_mlir.DIGEST) if self.formatter is not None else ""
+
+    def compiler_input(self) -> tuple[str, list]:
+        """``(text, constants)`` to compile: the text with each large constant as
+        ``dense_resource<name>`` and ``constants`` their ``(name, bytes)``, so neither
+        side formats or parses a model's weights as hex; ``(mlir, [])`` when the program
+        has no large constants (or its text is formatted already)."""
+        if self.text is not None or self.formatter is None:
+            return self.mlir, []
+        constants: list = []
+        text = self.formatter(large=constants)
+        return text, constants
 
     def input_dtype_names(self) -> list[str]:
         """The dtype each input is given in (float16 for a float32 argument of a model)."""

@@ -388,11 +388,27 @@ PYBIND11_MODULE(_cuvil, m) {
       [](std::string text, const std::string &funcName, bool enableFusion,
          bool captureSnapshots, const std::string &cacheDir, bool parallel,
          const py::object &steps, const std::string &target, int device,
-         const std::string &indexText) {
+         const std::string &indexText,
+         const std::vector<std::pair<std::string, py::buffer>> &constants) {
         cuvil::CompileOptions options =
             compileOptions(enableFusion, captureSnapshots, cacheDir, parallel,
                            steps, target, device);
         options.indexText = indexText;
+        // The buffers stay held (and their memory valid) until the end of
+        // this call.
+        std::vector<py::buffer_info> held;
+        held.reserve(constants.size());
+        for (const auto &[name, data] : constants) {
+          held.push_back(data.request());
+          const py::buffer_info &info = held.back();
+          if (info.ndim != 1 || info.strides[0] != info.itemsize)
+            throw py::value_error("constant '" + name +
+                                  "': pass its bytes as a contiguous 1-D "
+                                  "buffer, not a strided view");
+          options.constants.push_back(
+              {name, static_cast<const char *>(info.ptr),
+               static_cast<size_t>(info.size * info.itemsize)});
+        }
         std::string error;
         std::unique_ptr<cuvil::CompiledFunction> fn;
         {
@@ -408,9 +424,13 @@ PYBIND11_MODULE(_cuvil, m) {
       py::arg("cache_dir") = "", py::arg("parallel") = true,
       py::arg("steps") = py::none(), py::arg("target") = "cpu",
       py::arg("device") = 0, py::arg("index_text") = "",
+      py::arg("constants") = std::vector<std::pair<std::string, py::buffer>>{},
       "Compiles function `func_name` of a Cuvil IR module for `target`; "
       "`steps` replaces the default pipeline (see default_pipeline); "
-      "`index_text` keys the disk cache's text index instead of the text.");
+      "`index_text` keys the disk cache's text index instead of the text; "
+      "`constants`, (name, bytes) pairs, are the data of the text's "
+      "`dense_resource<name>` attributes (the text is then not the whole "
+      "module: set_source_provider gives that).");
 
   m.def(
       "load_indexed",

@@ -191,7 +191,7 @@ def test_key_text_names_large_constants_by_the_digest_of_their_bytes():
 
     def key(array):
         out: list = []
-        _mlir._dense_parts(array, out, digests=True)
+        _mlir._dense_parts(array, out, large=_mlir.DIGEST)
         return "".join(out)
 
     assert key(big) == key(big.copy()) and key(big) != key(changed)
@@ -205,11 +205,13 @@ def test_key_text_names_large_constants_by_the_digest_of_their_bytes():
 def test_compiled_in_weights_are_found_in_the_cache_before_they_are_formatted(tmp_path):
     """A program with large constants is keyed in the text index by their digests: a new
     process loads its code without formatting the weights as hex, and formats them only
-    when something asks for the IR."""
+    when something asks for the IR. Compiling does not format them either: the compiler
+    takes their bytes."""
     cache = tmp_path / "cache"
     first = _child_run(tmp_path, _WEIGHTS_CHILD, CUVIL_CACHE_DIR=str(cache))
     assert first["from_cache"] is False and first["error"] < 1e-4
-    assert first["hex_before_ir"] == 64 * 32 * 4  # the compiler needed the text
+    assert first["hex_before_ir"] == 0  # the compiler took the bytes
+    assert first["hex_after_ir"] == 64 * 32 * 4 and 'dense<"0x' in first["input"]
     second = _child_run(tmp_path, _WEIGHTS_CHILD, CUVIL_CACHE_DIR=str(cache))
     assert second["from_cache"] is True and second["error"] < 1e-4
     assert second["hex_before_ir"] == 0

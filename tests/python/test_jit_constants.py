@@ -102,3 +102,54 @@ def test_bad_constants_are_named():
     np.testing.assert_array_equal(f(x, [1, 2]), x * 2.0)
     reason = cuvil.last_fallback_reason(f)
     assert "constant argument 'index' is a list" in reason and "hashable" in reason, reason
+
+
+_RESOURCE_MODULE = """
+!t = tensor<1024xf32>
+module {
+  func.func @f(%arg0: !t) -> (!t) {
+    %0 = "cuvil.constant"() <{value = dense_resource<w> : !t}> : () -> !t
+    %1 = "cuvil.mul"(%arg0, %0) : (!t, !t) -> !t
+    "func.return"(%1) : (!t) -> ()
+  }
+}
+"""
+
+
+def test_large_constants_reach_the_compiler_as_bytes_and_show_as_dense_values():
+    """cuvil.jit hands constants of 4 KiB or more to the compiler as their bytes (the
+    text names them `dense_resource<...>`): the code is the same as from hex, and the
+    input IR shows the values once the text is asked for."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((8, 64)).astype(np.float32)
+    w = rng.standard_normal((64, 32)).astype(np.float32)  # 8 KiB
+
+    def layer(x, w):
+        return np.tanh(x @ w)
+
+    f = cuvil.jit(layer, constants=("w",))
+    np.testing.assert_allclose(f(x, w), np.tanh(x @ w), rtol=1e-5, atol=1e-5)
+    record = cuvil.compilations()[-1]
+    text, constants = record.program.compiler_input()
+    assert "dense_resource<__cuvil_constant_0>" in text and 'dense<"0x' not in text
+    assert [name for name, _ in constants] == ["__cuvil_constant_0"]
+    assert bytes(constants[0][1]) == w.tobytes()
+    hex_compiled = cuvil._native.load().compile(record.mlir, record.func_name)
+    assert hex_compiled.fingerprint == record.compiled.fingerprint
+    shown = cuvil.inspect_ir(f, "input")
+    assert 'dense<"0x' in shown and "dense_resource" not in shown
+
+
+def test_constant_bytes_that_do_not_fit_their_resource_are_refused_by_name():
+    """The driver checks the bytes against the resource's type and names the constant;
+    a resource without bytes, and a strided buffer, are refused too."""
+    ext = cuvil._native.load()
+    data = np.arange(1024, dtype=np.float32)
+    compiled = ext.compile(_RESOURCE_MODULE, "f", constants=[("w", data.view(np.uint8))])
+    assert compiled.fingerprint
+    with pytest.raises(ext.CompileError, match=r"constant 'w'.*4092 bytes were given for 4096"):
+        ext.compile(_RESOURCE_MODULE, "f", constants=[("w", data.view(np.uint8)[:4092])])
+    with pytest.raises(ext.CompileError, match=r"constant 'w'.*no bytes were given"):
+        ext.compile(_RESOURCE_MODULE, "f", constants=[("other", data.view(np.uint8))])
+    with pytest.raises(ValueError, match="constant 'w'.*contiguous"):
+        ext.compile(_RESOURCE_MODULE, "f", constants=[("w", memoryview(data.view(np.uint8))[::2])])

@@ -658,8 +658,19 @@ cuvil::CompiledFunction::compileAndLoad(std::string mlirText,
     return nullptr;
   LoadRequest &request = impl->request;
   auto finish = [&] { return Impl::finished(std::move(impl), start); };
+  // Text that names constants by resource is not the whole module: the
+  // caller gives that (setSourceProvider), and only a key text of its own
+  // may index it.
+  bool partialText = !options.constants.empty();
+  if (partialText && options.indexText.empty())
+    indexPath.clear();
+  auto keepText = [&] {
+    if (!partialText)
+      impl->sourceText = std::move(mlirText);
+    impl->options.constants.clear(); // the caller's memory, read by now
+  };
   if (!indexPath.empty() && impl->loadFromTextIndex(indexPath)) {
-    impl->sourceText = std::move(mlirText);
+    keepText();
     return finish();
   }
   if (defaulted && !verifySteps(options.target, impl->options.steps, error))
@@ -671,6 +682,9 @@ cuvil::CompiledFunction::compileAndLoad(std::string mlirText,
     error = diagnostics.take("the IR does not parse");
     return nullptr;
   }
+  if (partialText &&
+      failed(bindConstants(*impl->input, options.constants, error)))
+    return nullptr;
   auto func = impl->input->lookupSymbol<func::FuncOp>(funcName);
   if (!func) {
     error = "no function @" + funcName + " in the module";
@@ -683,7 +697,7 @@ cuvil::CompiledFunction::compileAndLoad(std::string mlirText,
     error = diagnostics.take("unsupported signature");
     return nullptr;
   }
-  impl->sourceText = std::move(mlirText);
+  keepText();
   impl->fingerprint = structuralFingerprint(*impl->input);
 
   std::string cacheKey = impl->cacheKey();

@@ -7,7 +7,10 @@
 #include "cuvil/Target/TargetBackend.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/SHA256.h"
@@ -15,25 +18,31 @@
 
 using llvm::dyn_cast;
 using mlir::CallSiteLoc;
+using mlir::DenseElementsAttr;
+using mlir::DenseResourceElementsAttr;
 using mlir::Diagnostic;
 using mlir::DiagnosticSeverity;
 using mlir::DialectRegistry;
 using mlir::emitError;
+using mlir::failure;
 using mlir::FileLineColLoc;
 using mlir::FusedLoc;
 using mlir::Location;
 using mlir::LogicalResult;
 using mlir::MLIRContext;
 using mlir::ModuleOp;
+using mlir::NamedAttribute;
 using mlir::NameLoc;
 using mlir::Operation;
 using mlir::OpPrintingFlags;
 using mlir::OwningOpRef;
 using mlir::ParserConfig;
 using mlir::RankedTensorType;
+using mlir::ShapedType;
 using mlir::success;
 using mlir::Type;
 using mlir::TypeRange;
+using mlir::WalkResult;
 namespace func = mlir::func;
 
 std::unique_ptr<MLIRContext> cuvil::detail::createContext() {
@@ -128,6 +137,56 @@ OwningOpRef<ModuleOp> cuvil::detail::parseModule(const std::string &text,
                                                  MLIRContext *context) {
   return mlir::parseSourceString<ModuleOp>(text, ParserConfig(context),
                                            "<cuvil-ir>");
+}
+
+LogicalResult
+cuvil::detail::bindConstants(ModuleOp module,
+                             const std::vector<ConstantBytes> &constants,
+                             std::string &error) {
+  llvm::StringMap<const ConstantBytes *> byName;
+  for (const ConstantBytes &c : constants)
+    byName[c.name] = &c;
+  auto bind = [&](Operation *op, NamedAttribute named) -> LogicalResult {
+    auto resource = dyn_cast<DenseResourceElementsAttr>(named.getValue());
+    if (!resource)
+      return success();
+    llvm::StringRef name = resource.getRawHandle().getKey();
+    const ConstantBytes *bytes = byName.lookup(name);
+    ShapedType type = resource.getType();
+    auto fail = [&](const std::string &why) {
+      error =
+          "constant '" + name.str() + "' of " + printOp(op, false) + ": " + why;
+      return failure();
+    };
+    if (!bytes) {
+      if (resource.getRawHandle().getBlob())
+        return success(); // its bytes are in the text's resource section
+      return fail("the text names it as a resource but no bytes were given; "
+                  "fix: pass its bytes with the text, or write it as dense<>");
+    }
+    int64_t bits = type.getElementTypeBitWidth();
+    if (bits % 8 != 0)
+      return fail("only constants of whole bytes per element can be passed "
+                  "as bytes (this one has " +
+                  std::to_string(bits) + "-bit elements)");
+    uint64_t expected = uint64_t(type.getNumElements()) * uint64_t(bits / 8);
+    if (bytes->size != expected)
+      return fail(std::to_string(bytes->size) + " bytes were given for " +
+                  std::to_string(expected) +
+                  " (its type's elements at their width)");
+    op->setAttr(named.getName(),
+                DenseElementsAttr::getFromRawBuffer(
+                    type, llvm::ArrayRef<char>(bytes->data, bytes->size)));
+    return success();
+  };
+  WalkResult walked = module.walk([&](Operation *op) {
+    llvm::SmallVector<NamedAttribute> attributes(op->getAttrs());
+    for (NamedAttribute named : attributes)
+      if (failed(bind(op, named)))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return failure(walked.wasInterrupted());
 }
 
 namespace {

@@ -34,6 +34,14 @@ bool defaultSteps(const CompileOptions &options,
 bool verifySteps(const std::string &target,
                  const std::vector<PipelineStep> &steps, std::string &error);
 
+/// Replaces each `dense_resource<name>` attribute of `module` whose name
+/// `constants` holds by the dense attribute of those bytes (copied into the
+/// context), checking their size against the attribute's type. Fails naming
+/// the constant when the sizes differ or a resource has no bytes at all.
+mlir::LogicalResult bindConstants(mlir::ModuleOp module,
+                                  const std::vector<ConstantBytes> &constants,
+                                  std::string &error);
+
 /// A context with every dialect Cuvil and the registered targets use.
 std::unique_ptr<mlir::MLIRContext> createContext();
 

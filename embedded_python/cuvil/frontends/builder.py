@@ -393,10 +393,10 @@ class IRBuilder:
         return value
 
     # ----- the module ------------------------------------------------------------------
-    def module(self, results: Sequence[Value], loc=None, digests: bool = False) -> str:
+    def module(self, results: Sequence[Value], loc=None, large=None) -> str:
         """The module text: the function returning ``results``; ``loc`` locates the return.
 
-        With ``digests``, the key text of ``_mlir.format_module`` instead."""
+        ``large``: how large constants are written (see ``_mlir.format_module``)."""
         return _mlir.format_module(
             self.func_name,
             self.arguments,
@@ -404,11 +404,12 @@ class IRBuilder:
             [(v.name, str(v.type)) for v in results],
             self.loc,
             self.location(loc or self.loc),
-            digests,
+            large,
         )
 
     def digests_constants(self) -> bool:
-        """Whether the key text (``module(..., digests=True)``) differs from the module."""
+        """Whether the program holds large constants: its key text (``module(...,
+        large=DIGEST)``) differs from the module."""
         return any(_mlir.digests_constants(op.attributes) for op in self.ops)
 
     def program(self, results: Sequence[Value], input_names=None, loc=None, output_dtypes=None):

@@ -34,6 +34,16 @@ struct PipelineStep {
   std::function<bool(OpRef module, bool &changed, std::string &error)> run;
 };
 
+/// The bytes of a constant the module's text names `dense_resource<name>`:
+/// a front end hands a model's weights over as they are in memory instead of
+/// formatting them as hex for the parser. The caller's memory, read only
+/// while compile() runs; little-endian, laid out as MLIR's raw dense data.
+struct ConstantBytes {
+  std::string name;
+  const char *data = nullptr;
+  size_t size = 0;
+};
+
 struct CompileOptions {
   /// A registered target's name (see availableTargets()).
   std::string target = "cpu";
@@ -52,6 +62,10 @@ struct CompileOptions {
   /// the module's own text: a front end's key text that names large
   /// constants by digests (see loadIndexed).
   std::string indexText;
+  /// Constants the text refers to by name (see ConstantBytes). The text is
+  /// then not the whole module: the compiled function gives its input IR
+  /// once the caller sets a source provider with the whole text.
+  std::vector<ConstantBytes> constants;
 };
 
 /// A registered target backend.

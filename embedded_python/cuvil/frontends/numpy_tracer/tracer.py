@@ -134,10 +134,10 @@ class TraceContext:
                 self.captured.append(captured)
         return result
 
-    def to_mlir(self, outputs: Sequence[Tracer], return_loc: SourceLoc, digests=False) -> str:
-        """The recorded function as MLIR text, returning ``outputs`` (``digests``: the
-        key text of ``_mlir.format_module`` instead)."""
-        return self.builder.module([t._value for t in outputs], return_loc, digests)
+    def to_mlir(self, outputs: Sequence[Tracer], return_loc: SourceLoc, large=None) -> str:
+        """The recorded function as MLIR text, returning ``outputs`` (``large``: how large
+        constants are written, see ``_mlir.format_module``)."""
+        return self.builder.module([t._value for t in outputs], return_loc, large)
 
 
 def _binary(name):
