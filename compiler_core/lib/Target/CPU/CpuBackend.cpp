@@ -336,5 +336,4 @@ llvm::Error cpu::linkSharedLibrary(llvm::StringRef objectPath,
             libDir,     rpath,     "-lmlir_c_runner_utils"};
   }
   return runTool(*linker, args, sharedLibraryPath);
-  return llvm::Error::success();
 }
