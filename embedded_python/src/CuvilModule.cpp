@@ -298,6 +298,14 @@ PYBIND11_MODULE(_cuvil, m) {
           "intermediates: held_bytes, peak_bytes (the most one call took), "
           "calls that used it and grows (times it grew to fit a call)")
       .def(
+          "release_call_memory",
+          [](cuvil::CompiledFunction &self) {
+            py::gil_scoped_release release; // waits for a running call
+            return self.releaseCallMemory();
+          },
+          "Gives the memory of call_memory back to the system (the next call "
+          "takes it again); returns the bytes released.")
+      .def(
           "set_source_provider",
           [](cuvil::CompiledFunction &self, py::function provider) {
             // Called and dropped by the compiler with the GIL released.

@@ -226,6 +226,12 @@ def test_host_calls_keep_their_intermediates_memory_from_call_to_call():
     assert after["calls"] == memory["calls"] + 5, after
     assert after["grows"] == 1 and after["held_bytes"] == memory["held_bytes"], after
     assert panels <= after["peak_bytes"] <= after["held_bytes"], after
+    # Given back, then taken again by the next call.
+    compiled = f._last_compiled.compiled
+    assert compiled.release_call_memory() == after["held_bytes"]
+    assert compiled.call_memory["held_bytes"] == 0
+    np.testing.assert_allclose(f(a, b), reference, rtol=1e-4, atol=1e-3)
+    assert compiled.call_memory["held_bytes"] >= panels
 
 
 @pytest.mark.parametrize(

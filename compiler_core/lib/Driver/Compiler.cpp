@@ -554,6 +554,10 @@ cuvil::CompiledFunction::callMemory() const {
   return CallMemory{usage.capacity, usage.peakBytes, usage.calls, usage.grows};
 }
 
+uint64_t cuvil::CompiledFunction::releaseCallMemory() {
+  return impl->pool.release();
+}
+
 void cuvil::CompiledFunction::call(void *const *inputs, void *const *outputs,
                                    const KernelHooks *hooks,
                                    const Shapes *shapes) const {

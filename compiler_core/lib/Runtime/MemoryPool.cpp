@@ -70,6 +70,17 @@ MemoryPool::Usage MemoryPool::usage() {
   return Usage{size, peak, callCount, overflowCount, growCount};
 }
 
+size_t MemoryPool::release() {
+  std::lock_guard<std::mutex> lock(inUse);
+  if (policy == Growth::Fixed)
+    return 0; // its size is the budget it was made with
+  size_t released = size;
+  std::free(base);
+  base = nullptr;
+  size = 0;
+  return released;
+}
+
 MemoryPool::Scope::Scope(MemoryPool *pool) : previous(activePool) {
   if (pool && pool->inUse.try_lock()) {
     this->pool = pool;

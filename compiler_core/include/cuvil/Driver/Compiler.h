@@ -129,6 +129,9 @@ public:
     uint64_t heldBytes = 0, peakBytes = 0, calls = 0, grows = 0;
   };
   CallMemory callMemory() const;
+  /// Gives that memory back to the system (the next call takes it again);
+  /// the bytes released.
+  uint64_t releaseCallMemory();
 
   /// The target it was compiled for and the device index.
   const std::string &target() const;

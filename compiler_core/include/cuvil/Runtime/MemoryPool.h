@@ -54,6 +54,10 @@ public:
     uint64_t calls = 0, overflows = 0, grows = 0;
   };
   Usage usage();
+  /// Gives the reserved memory of a growing pool back (it grows again on the
+  /// next call that needs it; a fixed pool keeps its budget); the bytes
+  /// released. Waits for a call using it.
+  size_t release();
 
   /// Makes `pool` the one compiled code on this thread allocates from for
   /// the scope's life, unless another call is using it (then that code uses
