@@ -160,12 +160,14 @@ def test_gemms_no_tile_divides_are_scheduled_and_exact(snapshots, m, k, n, epilo
 @pytest.mark.parametrize(
     "m,k,n,dtype,packed",
     [
-        (256, 64, 1024, np.float32, "whole"),  # rows 4 KiB apart (aliasing in L1)
-        (300, 96, 2048, np.float32, "whole"),  # 8 KiB, M no tile divides
-        (256, 128, 512, np.float64, "whole"),  # float64 rows 4 KiB apart
-        (256, 64, 1000, np.float32, "whole"),  # unaligned rows, a remainder tile
-        (64, 200, 1001, np.float32, "blocks"),  # one row tile; odd width, K blocks of two sizes
-        (64, 512, 1024, np.float32, "blocks"),  # one row tile, four K blocks
+        (256, 64, 1024, np.float32, "blocks"),  # rows 4 KiB apart (aliasing in L1)
+        (300, 96, 2048, np.float32, "blocks"),  # 8 KiB, M no tile divides
+        (256, 128, 512, np.float64, "blocks"),  # float64 rows 4 KiB apart
+        (256, 64, 1000, np.float32, "blocks"),  # unaligned rows, a remainder tile
+        (64, 200, 1001, np.float32, "blocks"),  # odd width, K blocks of two sizes
+        (1024, 64, 1024, np.float32, "whole"),  # 16 row tiles read each block
+        (1100, 96, 1000, np.float32, "whole"),  # 18, the last partial; unaligned rows
+        (1024, 128, 512, np.float64, "whole"),  # float64
         (8, 512, 1024, np.float32, None),  # too few result rows repay the copy
     ],
 )
@@ -174,8 +176,8 @@ def test_gemm_right_operands_are_packed_into_panels_and_exact(
     snapshots, m, k, n, dtype, packed, epilogue
 ):
     """cuvil-cpu-pack-gemm-panels packs B into panels of the register tile's width when
-    enough result rows read them: all of it once, before the threads start, when several
-    row tiles read each K block (on the heap), else each K block where it is read (on
+    enough result rows read them: all of it once, before the threads start, when 16 row
+    tiles or more read each K block (on the heap), else each K block where it is read (on
     each thread's stack); results are unchanged, with or without a remainder tile and an
     epilogue."""
 
@@ -213,7 +215,7 @@ def test_host_calls_keep_their_intermediates_memory_from_call_to_call():
     took, and later calls take it again without growing; results stay exact."""
     f = cuvil.jit(lambda a, b: a @ b)
     rng = np.random.default_rng(7)
-    a = rng.standard_normal((256, 256)).astype(np.float32)
+    a = rng.standard_normal((1024, 256)).astype(np.float32)
     b = rng.standard_normal((256, 1024)).astype(np.float32)
     reference = a.astype(np.float64) @ b.astype(np.float64)
     np.testing.assert_allclose(f(a, b), reference, rtol=1e-4, atol=1e-3)

@@ -166,11 +166,12 @@ func.func @per_thread(%b: memref<256x192xf32>, %c: memref<64x192xf32>) {
 
 // -----
 
-// Row tiles of a parallel loop reading the same blocks of the operand (a
-// GEMM's threads over M): rather than a copy of each block per tile, the
-// whole operand (96 floats wide) is packed once before the loop, into 3
-// panels of 256 x 32 floats on the heap, split between the threads, and
-// freed after it; the K blocks are views of the panels.
+// Sixteen row tiles of a parallel loop reading the same blocks of the
+// operand (a GEMM's threads over M): rather than a copy of each block per
+// tile, the whole operand (96 floats wide) is packed once before the loop,
+// into 3 panels of 256 x 32 floats on the heap, split between the threads,
+// and freed after it; the K blocks are views of the panels. (With fewer
+// tiles each block is copied where it is read, as in @per_thread.)
 // CHECK-LABEL: func.func @whole_operand
 // CHECK-SAME: (%[[B:.*]]: memref<256x96xf32>
 // CHECK-NOT: memref.alloca
@@ -187,7 +188,7 @@ func.func @per_thread(%b: memref<256x192xf32>, %c: memref<64x192xf32>) {
 // CHECK: scf.reduce
 // CHECK: memref.dealloc %[[ALL]] : memref<3x256x32xf32>
 #rows = affine_map<(d0) -> (d0 * 64)>
-func.func @whole_operand(%b: memref<256x96xf32>, %c: memref<128x96xf32>) {
+func.func @whole_operand(%b: memref<256x96xf32>, %c: memref<1024x96xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
@@ -197,8 +198,9 @@ func.func @whole_operand(%b: memref<256x96xf32>, %c: memref<128x96xf32>) {
   %c96 = arith.constant 96 : index
   %c128 = arith.constant 128 : index
   %c256 = arith.constant 256 : index
+  %c16 = arith.constant 16 : index
   %f0 = arith.constant 0.0 : f32
-  scf.parallel (%t) = (%c0) to (%c2) step (%c1) {
+  scf.parallel (%t) = (%c0) to (%c16) step (%c1) {
     %m0 = affine.apply #rows(%t)
     scf.for %k0 = %c0 to %c256 step %c128 {
       %bk = memref.subview %b[%k0, 0] [128, 96] [1, 1] : memref<256x96xf32> to memref<128x96xf32, strided<[96, 1], offset: ?>>
@@ -212,7 +214,7 @@ func.func @whole_operand(%b: memref<256x96xf32>, %c: memref<128x96xf32>) {
             scf.yield %n : vector<1x32xf32>
           }
           %cm = arith.addi %m0, %m : index
-          vector.transfer_write %acc, %c[%cm, %j] {in_bounds = [true, true]} : vector<1x32xf32>, memref<128x96xf32>
+          vector.transfer_write %acc, %c[%cm, %j] {in_bounds = [true, true]} : vector<1x32xf32>, memref<1024x96xf32>
         }
       }
     }
@@ -355,7 +357,7 @@ func.func @constant_kept(%c: memref<4x8xf32>, %d: memref<2x8xf32>) {
 // CHECK: scf.parallel
 // CHECK-NEXT: memref.alloca() {alignment = 64 : i64} : memref<49152xi8>
 #rows2 = affine_map<(d0) -> (d0 * 64)>
-func.func @whole_operand_written(%b: memref<256x96xf32>, %c: memref<128x96xf32>) {
+func.func @whole_operand_written(%b: memref<256x96xf32>, %c: memref<1024x96xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
@@ -365,8 +367,9 @@ func.func @whole_operand_written(%b: memref<256x96xf32>, %c: memref<128x96xf32>)
   %c96 = arith.constant 96 : index
   %c128 = arith.constant 128 : index
   %c256 = arith.constant 256 : index
+  %c16 = arith.constant 16 : index
   %f0 = arith.constant 0.0 : f32
-  scf.parallel (%t) = (%c0) to (%c2) step (%c1) {
+  scf.parallel (%t) = (%c0) to (%c16) step (%c1) {
     %m0 = affine.apply #rows2(%t)
     memref.store %f0, %b[%m0, %c0] : memref<256x96xf32>
     scf.for %k0 = %c0 to %c256 step %c128 {
@@ -381,7 +384,7 @@ func.func @whole_operand_written(%b: memref<256x96xf32>, %c: memref<128x96xf32>)
             scf.yield %n : vector<1x32xf32>
           }
           %cm = arith.addi %m0, %m : index
-          vector.transfer_write %acc, %c[%cm, %j] {in_bounds = [true, true]} : vector<1x32xf32>, memref<128x96xf32>
+          vector.transfer_write %acc, %c[%cm, %j] {in_bounds = [true, true]} : vector<1x32xf32>, memref<1024x96xf32>
         }
       }
     }

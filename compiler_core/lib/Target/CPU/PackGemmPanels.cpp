@@ -432,6 +432,14 @@ void pack(RewriterBase &rewriter, KBlock &b, Value buffer) {
 
 /// The largest operand packed whole at run time (a heap buffer as large).
 constexpr int64_t kMaxWholeBytes = int64_t(256) << 20;
+/// The fewest times the loops must take each K block for the whole operand
+/// to be packed instead: a block copied where it is read stays in the
+/// core's cache, panels of the whole operand are read back from further
+/// away. Against the copies per block, in the same minutes: 4 row tiles
+/// 4-8% slower (256x256 by 256x512, 256x512 by 512x2048), 8 the same
+/// (512^3), 16 and more 7-10% faster (1024x512 by 512x256, 1000x999 by
+/// 999x1001, 4096x1024 by 1024x4096).
+constexpr int64_t kMinWholeTakes = 16;
 
 /// Whether `v` is computed from `iv` (through the ops defining it, in the
 /// function).
@@ -497,9 +505,9 @@ bool onlyReadIn(Value view, Operation *point) {
 /// Where `b`'s whole origin is packed once, at run time: the op in the
 /// block defining its root that holds the block (the loops around the K
 /// blocks: a GEMM's thread tiles), when those loops take each block at
-/// least twice (each block is copied once instead), nothing there writes the
-/// operand and its panels fit kMaxWholeBytes. A static, contiguous 2-D
-/// float operand only.
+/// least kMinWholeTakes times (each block is copied once instead), nothing
+/// there writes the operand and its panels fit kMaxWholeBytes. A static,
+/// contiguous 2-D float operand only.
 Operation *wholePackingPoint(KBlock &b, const Origin &origin) {
   auto type = dyn_cast<MemRefType>(origin.root.getType());
   if (!type || type.getRank() != 2 || !type.hasStaticShape() ||
@@ -514,7 +522,8 @@ Operation *wholePackingPoint(KBlock &b, const Origin &origin) {
   std::optional<int64_t> bytes = llvm::checkedMul<int64_t>(
       llvm::divideCeil(type.getDimSize(1), b.width) * b.width,
       type.getDimSize(0) * (type.getElementTypeBitWidth() / 8));
-  if (!bytes || *bytes > kMaxWholeBytes || timesTaken(b, origin, point) < 2 ||
+  if (!bytes || *bytes > kMaxWholeBytes ||
+      timesTaken(b, origin, point) < kMinWholeTakes ||
       !onlyReadIn(origin.root, point))
     return nullptr;
   return point;

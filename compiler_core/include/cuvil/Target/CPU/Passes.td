@@ -134,7 +134,7 @@ def CpuPackGemmPanels : Pass<"cuvil-cpu-pack-gemm-panels", "ModuleOp"> {
     read each panel (the copy is repaid: a GEMV's is not) and the panels fit
     `max-bytes`.
 
-    When the loops around the K blocks take each block more than once (a
+    When the loops around the K blocks take each block 16 times or more (a
     GEMM's row tiles, split between threads, all read every block of B), the
     copies would repeat: instead the whole operand (static, contiguous, 2-D,
     at most 256 MiB of panels, not written inside those loops) is packed once
