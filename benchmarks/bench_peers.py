@@ -81,6 +81,9 @@ def first_call_ms(workload: str, peer: str, threads: int, cache: str, workdir: s
             context.onnx_path()  # exporting is the model's preparation, not the peer's compile
     except ImportError as error:
         return {"error": f"not installed ({error.name or error})"}
+    # The float64 reference was just computed with NumPy: OpenBLAS's workers spin for
+    # about 125 ms after it, holding a core the peer's first call would use.
+    time.sleep(0.2)
     start = time.perf_counter()
     fn, reason = _prepared(context, peer)
     if fn is None:
