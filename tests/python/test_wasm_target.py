@@ -247,11 +247,18 @@ def test_demo_page_runs_the_model_in_a_browser(tmp_path):
     (page / "wasm").rename(page / "model")
     base, server = _serve(page)
     try:
-        run = subprocess.run(
-            [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu",
-             "--virtual-time-budget=30000", "--dump-dom", f"{base}/?model=mlp"],
-            capture_output=True, text=True, timeout=120,
-        )  # fmt: skip
+        # Headless Chromium's virtual time runs on while the module compiles off the
+        # main thread: on a loaded machine (the rest of the suite beside it) the budget
+        # once ran out with the page still loading. A page that never finishes fails
+        # all three tries.
+        for _ in range(3):
+            run = subprocess.run(
+                [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu",
+                 "--virtual-time-budget=60000", "--dump-dom", f"{base}/?model=mlp"],
+                capture_output=True, text=True, timeout=120,
+            )  # fmt: skip
+            if 'data-status="done"' in run.stdout:
+                break
     finally:
         server.shutdown()
     assert 'data-status="done"' in run.stdout, run.stdout[-2000:] + run.stderr[-2000:]
