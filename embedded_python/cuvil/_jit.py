@@ -211,15 +211,15 @@ def compile_program(
             # Code compiled before is found by the key text; the weights' hex is
             # formatted only if the compiler needs the text.
             compiled = ext.load_indexed(key, program.func_name, **options)
-            if compiled is not None:
-                compiled.set_source_provider(lambda: program.mlir)
         if compiled is None:
             text, constants = program.compiler_input()
             compiled = ext.compile(
                 text, program.func_name, index_text=key, constants=constants, **options
             )
-            if constants:  # the compiler had a text without the weights
-                compiled.set_source_provider(lambda: program.mlir)
+        if program.formatter is not None:
+            # Found by its key text, or compiled without the weights' hex: the whole
+            # text is formatted if an IR stage is asked for.
+            compiled.set_source_provider(lambda: program.mlir)
     except compile_error as error:
         failure = pipeline.take_pass_failure() if pipeline is not None else None
         if failure is not None:

@@ -17,9 +17,6 @@
 
 #include "cuvil/Driver/Compiler.h"
 
-#include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/BLAKE3.h"
-
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -32,6 +29,16 @@ namespace {
 struct CompileError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+/// The bytes of a 1-D contiguous buffer (`what` names it in the error).
+std::string_view contiguousBytes(const py::buffer_info &info,
+                                 const std::string &what) {
+  if (info.ndim != 1 || info.strides[0] != info.itemsize)
+    throw py::value_error(what + ": pass contiguous bytes (a 1-D buffer), "
+                                 "not a strided view");
+  return {static_cast<const char *>(info.ptr),
+          static_cast<size_t>(info.size * info.itemsize)};
+}
 
 py::dict sourceDict(const cuvil::SourceLocation &source) {
   py::dict d;
@@ -408,14 +415,9 @@ PYBIND11_MODULE(_cuvil, m) {
         held.reserve(constants.size());
         for (const auto &[name, data] : constants) {
           held.push_back(data.request());
-          const py::buffer_info &info = held.back();
-          if (info.ndim != 1 || info.strides[0] != info.itemsize)
-            throw py::value_error("constant '" + name +
-                                  "': pass its bytes as a contiguous 1-D "
-                                  "buffer, not a strided view");
-          options.constants.push_back(
-              {name, static_cast<const char *>(info.ptr),
-               static_cast<size_t>(info.size * info.itemsize)});
+          std::string_view bytes =
+              contiguousBytes(held.back(), "constant '" + name + "'");
+          options.constants.push_back({name, bytes.data(), bytes.size()});
         }
         std::string error;
         std::unique_ptr<cuvil::CompiledFunction> fn;
@@ -496,19 +498,9 @@ PYBIND11_MODULE(_cuvil, m) {
       "content_digest",
       [](py::buffer data) {
         py::buffer_info info = data.request();
-        if (info.ndim != 1 || info.strides[0] != info.itemsize)
-          throw py::value_error("content_digest takes contiguous bytes (a "
-                                "1-D buffer), not a strided view");
-        llvm::ArrayRef<uint8_t> bytes(static_cast<const uint8_t *>(info.ptr),
-                                      info.size * info.itemsize);
-        llvm::BLAKE3Result<> digest;
-        {
-          py::gil_scoped_release release;
-          llvm::BLAKE3 hash;
-          hash.update(bytes);
-          digest = hash.final();
-        }
-        return llvm::toHex(digest, /*LowerCase=*/true);
+        std::string_view bytes = contiguousBytes(info, "content_digest");
+        py::gil_scoped_release release;
+        return cuvil::blake3Hex(bytes);
       },
       py::arg("data"),
       "BLAKE3 of a buffer's bytes, 64 lowercase hex digits (names a "

@@ -304,12 +304,9 @@ static const std::string &buildIdentity() {
   return identity;
 }
 
-/// The digest naming a text index entry: BLAKE3, several times faster than
-/// SHA-256 on the megabytes of hex a model's weights make of the text (the
-/// key material around it stays SHA-256, see keyFor).
-static std::string textDigest(const std::string &text) {
+std::string cuvil::blake3Hex(std::string_view data) {
   llvm::BLAKE3 hash;
-  hash.update(text);
+  hash.update(llvm::StringRef(data.data(), data.size()));
   return llvm::toHex(hash.final(), /*LowerCase=*/true);
 }
 
@@ -609,11 +606,10 @@ cuvil::CompiledFunction::Impl::create(const std::string &funcName,
       llvm::any_of(impl->options.steps, [](const PipelineStep &step) {
         return step.name == "cuvil-instrument-kernels";
       });
-  indexPath =
-      options.captureSnapshots
-          ? ""
-          : impl->cacheFile(impl->keyFor("text:" + textDigest(indexText)),
-                            ".index");
+  indexPath = options.captureSnapshots
+                  ? ""
+                  : impl->cacheFile(
+                        impl->keyFor("text:" + blake3Hex(indexText)), ".index");
   return impl;
 }
 

@@ -17,6 +17,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cuvil {
@@ -33,6 +34,12 @@ struct PipelineStep {
   /// (with `error`) stops the compilation.
   std::function<bool(OpRef module, bool &changed, std::string &error)> run;
 };
+
+/// BLAKE3 of `data`, 64 lowercase hex digits: names a traced text in the
+/// disk cache's text index and large constants in a key text, several times
+/// faster than SHA-256 on the megabytes a model's weights make (the key
+/// material around it stays SHA-256).
+std::string blake3Hex(std::string_view data);
 
 /// The bytes of a constant the module's text names `dense_resource<name>`:
 /// a front end hands a model's weights over as they are in memory instead of

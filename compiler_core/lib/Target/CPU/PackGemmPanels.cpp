@@ -62,14 +62,15 @@ bool isMultipleOf(OpFoldResult v, int64_t factor) {
   return false;
 }
 
-/// Whether every use of `view` can read a packed copy instead: vector
-/// transfer reads, and subviews of it used so.
-bool onlyRead(Value view) {
+/// Whether every use of `view` (inside `within`, when given) can read a
+/// packed copy instead: vector transfer reads, and subviews of it used so.
+bool onlyRead(Value view, Operation *within = nullptr) {
   return llvm::all_of(view.getUsers(), [&](Operation *user) {
-    if (isa<vector::TransferReadOp>(user))
+    if (isa<vector::TransferReadOp>(user) ||
+        (within && !within->isAncestor(user)))
       return true;
     auto sub = dyn_cast<memref::SubViewOp>(user);
-    return sub && sub.getSource() == view && onlyRead(sub.getResult());
+    return sub && sub.getSource() == view && onlyRead(sub.getResult(), within);
   });
 }
 
@@ -442,16 +443,19 @@ constexpr int64_t kMaxWholeBytes = int64_t(256) << 20;
 constexpr int64_t kMinWholeTakes = 16;
 
 /// Whether `v` is computed from `iv` (through the ops defining it, in the
-/// function).
-bool dependsOn(Value v, Value iv, int depth = 0) {
-  if (v == iv)
-    return true;
-  Operation *def = v.getDefiningOp();
-  if (!def || depth > 16)
-    return false;
-  return llvm::any_of(def->getOperands(), [&](Value operand) {
-    return dependsOn(operand, iv, depth + 1);
-  });
+/// function; each op looked at once).
+bool dependsOn(Value v, Value iv) {
+  SmallVector<Value> work = {v};
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  while (!work.empty()) {
+    Value next = work.pop_back_val();
+    if (next == iv)
+      return true;
+    Operation *def = next.getDefiningOp();
+    if (def && seen.insert(def).second)
+      llvm::append_range(work, def->getOperands());
+  }
+  return false;
 }
 
 /// How many times the loops between `b`'s block and `point` (included)
@@ -467,11 +471,8 @@ int64_t timesTaken(KBlock &b, const Origin &origin, Operation *point) {
     return false;
   };
   auto trips = [](OpFoldResult lb, OpFoldResult ub, OpFoldResult step) {
-    std::optional<int64_t> l = getConstantIntValue(lb),
-                           u = getConstantIntValue(ub),
-                           s = getConstantIntValue(step);
-    return l && u && s && *s > 0 && *u > *l ? llvm::divideCeil(*u - *l, *s)
-                                            : int64_t(1);
+    std::optional<int64_t> count = constantTripCount(lb, ub, step);
+    return count && *count > 0 ? *count : int64_t(1);
   };
   int64_t times = 1;
   for (Operation *op = b.block->getParentOp(); op; op = op->getParentOp()) {
@@ -488,18 +489,6 @@ int64_t timesTaken(KBlock &b, const Origin &origin, Operation *point) {
       break;
   }
   return times;
-}
-
-/// Whether `view` is only read inside `point`: vector transfer reads and
-/// loads, through views of it.
-bool onlyReadIn(Value view, Operation *point) {
-  return llvm::all_of(view.getUsers(), [&](Operation *user) {
-    if (!point->isAncestor(user) ||
-        isa<vector::TransferReadOp, memref::LoadOp>(user))
-      return true;
-    auto sub = dyn_cast<memref::SubViewOp>(user);
-    return sub && sub.getSource() == view && onlyReadIn(sub.getResult(), point);
-  });
 }
 
 /// Where `b`'s whole origin is packed once, at run time: the op in the
@@ -524,7 +513,7 @@ Operation *wholePackingPoint(KBlock &b, const Origin &origin) {
       type.getDimSize(0) * (type.getElementTypeBitWidth() / 8));
   if (!bytes || *bytes > kMaxWholeBytes ||
       timesTaken(b, origin, point) < kMinWholeTakes ||
-      !onlyReadIn(origin.root, point))
+      !onlyRead(origin.root, point))
     return nullptr;
   return point;
 }
