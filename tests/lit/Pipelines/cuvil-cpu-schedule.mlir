@@ -464,3 +464,21 @@ func.func @columns_in_whole_vectors(%a: tensor<64x64xf32>, %b: tensor<64x40xf32>
   %r = linalg.matmul ins(%a, %b : tensor<64x64xf32>, tensor<64x40xf32>) outs(%f : tensor<64x40xf32>) -> tensor<64x40xf32>
   return %r : tensor<64x40xf32>
 }
+
+// -----
+
+// 784 rows (a 28 x 28 image's pixels) in 64-row tiles make 13 tasks, which
+// two threads share as 7 full tiles against 5 and a quarter: 56-row tiles
+// make 14 equal tasks, 7 each, all whole (no peeled rows).
+// CHECK-LABEL: func.func @rows_balanced_between_threads
+// CHECK: scf.forall (%{{.*}}) in (14)
+// CHECK: tensor.extract_slice %arg0[%{{.*}}, 0] [56, 64] [1, 1]
+// CHECK-NOT: affine.min
+// CHECK: scf.forall.in_parallel
+func.func @rows_balanced_between_threads(%a: tensor<784x64xf32>, %b: tensor<64x128xf32>) -> tensor<784x128xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<784x128xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<784x128xf32>) -> tensor<784x128xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<784x64xf32>, tensor<64x128xf32>) outs(%f : tensor<784x128xf32>) -> tensor<784x128xf32>
+  return %r : tensor<784x128xf32>
+}

@@ -527,8 +527,10 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
             : nullptr;
     if (!columns && (!batched || out.getDimSize(0) == 1) && isWorthSharing(op))
       splitLoneTile(m, n, rows, cols, rest, tiles);
-    if (!columns && !batched && !isSmallWork(op))
+    if (!columns && !batched && !isSmallWork(op)) {
+      balanceRowTiles(m, n, rows, rest, tiles);
       evenOutTasks(m, n, cols, rest, tiles);
+    }
     auto tag = IntegerAttr::get(IntegerType::get(module.getContext(), 64), id);
     op->setAttr(mlir::cuvil::CuvilDialect::GemmIdAttrHelper::getNameStr(), tag);
     if (columns)

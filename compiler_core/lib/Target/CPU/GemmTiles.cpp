@@ -138,6 +138,40 @@ void cpu::evenOutTasks(int64_t m, int64_t n, int64_t registerCols,
   }
 }
 
+/// Threads the row tiles are balanced for: static loops are split into
+/// contiguous, equal shares of tasks (see Runtime/ThreadPool.cpp), and the
+/// host has two cores; the balance holds for any even count.
+static constexpr int64_t kBalancedThreads = 2;
+
+/// A static GEMM whose rows end in a partial tile (784 rows in 64-row tiles:
+/// 13 tasks) leaves one thread the extra task (7 full tiles against 5 and a
+/// quarter): picks, from the row tile down to half of it in whole register
+/// tiles, the tile whose largest share of the tasks has the fewest rows
+/// (784: 56-row tiles, 14 tasks, 392 rows each instead of 448), keeping the
+/// larger tile on a tie.
+void cpu::balanceRowTiles(int64_t m, int64_t n, int64_t registerRows,
+                          GemmRemainders &rest, GemmTiles &tiles) {
+  if (ShapedType::isDynamic(m) || ShapedType::isDynamic(n) || rest.cols ||
+      m <= tiles.blockM || m % tiles.blockM == 0 || n % tiles.blockN != 0)
+    return;
+  int64_t colTiles = n / tiles.blockN;
+  auto largestShare = [&](int64_t tile) {
+    int64_t tasks = llvm::divideCeil(m, tile) * colTiles;
+    return llvm::divideCeil(tasks, kBalancedThreads) * tile;
+  };
+  int64_t best = tiles.blockM, bestShare = largestShare(best);
+  for (int64_t tile = tiles.blockM - registerRows; tile >= tiles.blockM / 2;
+       tile -= registerRows) {
+    int64_t share = largestShare(tile);
+    if (share < bestShare) {
+      best = tile;
+      bestShare = share;
+    }
+  }
+  tiles.blockM = best;
+  rest.rows = m % best != 0 || best % registerRows != 0;
+}
+
 /// Whether a GEMM's multiply-adds are known to be fewer than `work`
 /// (static sizes only: a dynamic GEMM may be large).
 static bool hasLessWorkThan(linalg::LinalgOp gemm, int64_t work) {

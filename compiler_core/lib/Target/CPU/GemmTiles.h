@@ -40,6 +40,11 @@ void splitLoneTile(int64_t m, int64_t n, int64_t registerRows,
 void evenOutTasks(int64_t m, int64_t n, int64_t registerCols,
                   const GemmRemainders &rest, GemmTiles &tiles);
 
+/// Picks a static GEMM's row tile so the threads' shares of a partial last
+/// row tile's tasks are even (see GemmTiles.cpp).
+void balanceRowTiles(int64_t m, int64_t n, int64_t registerRows,
+                     GemmRemainders &rest, GemmTiles &tiles);
+
 /// Whether a GEMM does too little work to split across threads.
 bool isSmallWork(linalg::LinalgOp gemm);
 
