@@ -339,23 +339,29 @@ def test_convolutions_run_as_gemms(snapshots, n, c, hw, f, kernel, strides, padd
 
 
 @pytest.mark.parametrize(
-    "n,c,hw,f,kernel,stride,per_task",
+    "n,c,hw,f,kernel,stride,form",
     [
-        (1, 16, 28, 32, 3, 1, True),  # 784 pixels: tasks of 4 output rows
-        (1, 3, 64, 16, 7, 2, True),  # a strided stem, 32 x 32 out: tasks of whole rows
-        (1, 64, 7, 64, 3, 1, False),  # 49 pixels, no whole vectors: columns split
-        (1, 32, 14, 48, 3, 1, False),  # 196 pixels: split 192 + 4
-        (3, 16, 28, 32, 3, 1, True),  # a batch: tasks within one image each
-        (2, 64, 7, 64, 3, 1, False),  # a batch of 49-pixel images: 98 columns split
+        (1, 16, 28, 24, 3, 1, "tasks"),  # 784 pixels: tasks of 4 output rows
+        (1, 3, 64, 16, 7, 2, "tasks"),  # a strided stem, 32 x 32 out: tasks of whole rows
+        (1, 32, 14, 48, 3, 1, "split"),  # 196 pixels, 48 filters: split 192 + 4
+        (3, 16, 28, 24, 3, 1, "tasks"),  # a batch: tasks within one image each
+        (2, 64, 7, 40, 3, 1, "split"),  # a batch of 49-pixel images: 98 columns split
+        (1, 16, 28, 32, 3, 1, "rows"),  # 784 pixels, 32 filters: the pixels are the rows
+        (1, 64, 7, 64, 3, 1, "rows"),  # 49 pixels
+        (2, 64, 7, 64, 3, 1, "rows"),  # a batch of them: 98 rows
+        (1, 8, 9, 32, 3, 2, "rows"),  # strided: 5 x 5 out
     ],
 )
-def test_convolution_columns_per_task_and_split_columns_stay_exact(
-    snapshots, n, c, hw, f, kernel, stride, per_task
+def test_convolution_columns_per_task_split_columns_and_pixel_rows_stay_exact(
+    snapshots, n, c, hw, f, kernel, stride, form
 ):
     """A convolution computes its columns inside the GEMM's thread tasks, whole
     output rows of one image each, where tasks can cover whole vectors; otherwise its
     odd columns are split off. A batch is one GEMM over all images' columns. Bias and
-    ReLU stay the GEMM's epilogue (read back as NCHW for a batch); results are exact."""
+    ReLU stay the GEMM's epilogue (read back as NCHW for a batch). Where the pixels
+    are no whole register tiles but the filters are (with 16 lanes), the pixels are
+    the GEMM's rows and the constant weights, transposed at compile time, its right
+    operand. Results are exact."""
     rng = np.random.default_rng(c * hw + f + n)
     x = rng.standard_normal((n, c, hw, hw)).astype(np.float32)
     w = rng.standard_normal((f, c, kernel, kernel)).astype(np.float32)
@@ -373,11 +379,22 @@ def test_convolution_columns_per_task_and_split_columns_stay_exact(
     assert cuvil.last_fallback_reason(f_jit) is None
     scheduled = _ir_after(f_jit, "cuvil-cpu-schedule")
     out = (hw + 2 * pad - kernel) // stride + 1
+    if form == "rows":
+        as_gemm = _ir_after(f_jit, "cuvil-cpu-conv-to-gemm")
+        rows, depth = n * out * out, c * kernel * kernel
+        assert (
+            f"tensor<{n}x{out}x{out}x{c}x{kernel}x{kernel}xf32> into tensor<{rows}x{depth}xf32>"
+            in as_gemm
+        )
+        assert f"tensor<{rows}x{depth}xf32>, tensor<{depth}x{f}xf32>" in as_gemm  # weights [K, F]
+        assert "permutation = [0, 2, 1]" in as_gemm  # [N, OH*OW, F] back to [N, F, OH*OW]
+        assert "vector<8x32xf32>" in scheduled  # whole register tiles of filters
+        return
     # A task's columns: [1, C, KH, KW, rows, OW] (one image) or [C, KH, KW, 1, rows,
     # OW] (a batch) for fewer rows than an image has.
     shape = rf"1x{c}x{kernel}x{kernel}" if n == 1 else rf"{c}x{kernel}x{kernel}x1"
     tile = re.search(rf"tensor<{shape}x(\d+)x{out}xf32>", scheduled)
-    assert (tile is not None and int(tile.group(1)) < out) == per_task, scheduled[:4000]
+    assert (tile is not None and int(tile.group(1)) < out) == (form == "tasks"), scheduled[:4000]
     if n == 1:  # the ReLU in the GEMM's register loop, never a kernel on the image
         assert re.search(r"arith\.maximumf %\S+, %\S+ : vector<\d+x\d+xf32>", scheduled)
         assert not re.search(rf"arith\.maximumf .* : vector<1x1x1x{out}xf32>", scheduled)

@@ -14,8 +14,11 @@
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <cstring>
 
 namespace mlir::cuvil {
 #define GEN_PASS_DEF_CPUCONVTOGEMM
@@ -36,24 +39,35 @@ Value emptyWithBatch(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
   return b.create<tensor::EmptyOp>(loc, shape, elementType, dynamic);
 }
 
-/// The loop of each of (n, c, kh, kw, oh, ow) in the columns' generic: the
-/// image first, or (`batchInside`) after the kernel offsets, so that the
-/// columns of all images collapse to one [C*KH*KW, N*OH*OW] matrix.
-static SmallVector<int64_t> columnLoops(bool batchInside) {
-  if (batchInside)
+/// How the gathered windows are laid out: columns [N, C, KH, KW, OH, OW]
+/// (one image's collapse to [C*KH*KW, OH*OW]), columns of a batch
+/// [C, KH, KW, N, OH, OW] (all images' collapse to one [C*KH*KW, N*OH*OW]
+/// matrix), or one row per pixel [N, OH, OW, C, KH, KW] (collapsing to
+/// [N*OH*OW, C*KH*KW]).
+enum class Windows { Columns, BatchColumns, PixelRows };
+
+/// The loop of each of (n, c, kh, kw, oh, ow) in the gather's generic.
+static SmallVector<int64_t> windowLoops(Windows layout) {
+  switch (layout) {
+  case Windows::BatchColumns:
     return {3, 0, 1, 2, 4, 5};
+  case Windows::PixelRows:
+    return {0, 3, 4, 5, 1, 2};
+  case Windows::Columns:
+    break;
+  }
   return {0, 1, 2, 3, 4, 5};
 }
 
-/// The columns of the convolution: col[n, c, kh, kw, oh, ow] (loops ordered
-/// by columnLoops) = input[n, c, oh * s0 + kh * d0, ow * s1 + kw * d1] over
+/// The windows of the convolution: col[n, c, kh, kw, oh, ow] (loops ordered
+/// by windowLoops) = input[n, c, oh * s0 + kh * d0, ow * s1 + kw * d1] over
 /// the (already padded) input. Along `ow` a unit stride reads contiguously,
 /// which the vectorizer turns into plain vector loads.
 Value imageToColumns(OpBuilder &b, Location loc, Value input,
                      ArrayRef<int64_t> colShape, ArrayRef<int64_t> strides,
                      ArrayRef<int64_t> dilations, Value batchSize,
-                     bool batchInside = false) {
-  SmallVector<int64_t> loop = columnLoops(batchInside);
+                     Windows layout = Windows::Columns) {
+  SmallVector<int64_t> loop = windowLoops(layout);
   auto inType = cast<RankedTensorType>(input.getType());
   Type elementType = inType.getElementType();
   Value init = emptyWithBatch(b, loc, colShape, elementType, batchSize);
@@ -219,9 +233,9 @@ void batchAsColumns(RewriterBase &rewriter, linalg::Conv2DNchwFchwOp conv,
   auto outType = cast<RankedTensorType>(conv.getResultTypes()[0]);
   ArrayRef<int64_t> w = cast<RankedTensorType>(weight.getType()).getShape(),
                     out = outType.getShape();
-  Value cols = imageToColumns(rewriter, loc, input,
-                              {w[1], w[2], w[3], out[0], out[2], out[3]},
-                              strides, dilations, Value(), true);
+  Value cols = imageToColumns(
+      rewriter, loc, input, {w[1], w[2], w[3], out[0], out[2], out[3]}, strides,
+      dilations, Value(), Windows::BatchColumns);
   cols = rewriter.create<tensor::CollapseShapeOp>(
       loc, cols, SmallVector<ReassociationIndices>{{0, 1, 2}, {3, 4, 5}});
   Value lhs = weightOperand(rewriter, loc, weight, false, 1, Value());
@@ -257,12 +271,95 @@ void batchAsColumns(RewriterBase &rewriter, linalg::Conv2DNchwFchwOp conv,
     rewriter.eraseOp(fill);
 }
 
+/// The weights [F, C, KH, KW], a constant, as the constant [C*KH*KW, F]
+/// (the right operand of the pixel rows' GEMM); null when they are not a
+/// dense constant of whole bytes.
+Value transposedWeights(OpBuilder &b, Location loc, Value weight) {
+  DenseElementsAttr dense;
+  if (!matchPattern(weight, m_Constant(&dense)))
+    return {};
+  auto type = cast<RankedTensorType>(weight.getType());
+  int64_t filters = type.getDimSize(0),
+          k = type.getNumElements() / std::max<int64_t>(filters, 1);
+  auto matrix = RankedTensorType::get({k, filters}, type.getElementType());
+  if (dense.isSplat())
+    return b.create<arith::ConstantOp>(loc, dense.reshape(matrix));
+  int64_t bits = type.getElementTypeBitWidth();
+  ArrayRef<char> raw = dense.getRawData();
+  if (bits % 8 != 0 ||
+      static_cast<int64_t>(raw.size()) != type.getNumElements() * bits / 8)
+    return {};
+  int64_t bytes = bits / 8;
+  std::vector<char> moved(raw.size());
+  for (int64_t f = 0; f < filters; ++f)
+    for (int64_t i = 0; i < k; ++i)
+      std::memcpy(&moved[(i * filters + f) * bytes], &raw[(f * k + i) * bytes],
+                  bytes);
+  return b.create<arith::ConstantOp>(
+      loc, DenseElementsAttr::getFromRawBuffer(matrix, moved));
+}
+
+/// Whether a static batch of images is better multiplied with its pixels as
+/// the GEMM's rows: their count is no whole register tile (two vectors, the
+/// columns of the filters-first GEMM) while the filters are.
+bool pixelsAsRowsPay(int64_t filters, int64_t pixels, int64_t vectorLanes) {
+  int64_t registerCols = 2 * vectorLanes;
+  return registerCols > 0 && filters % registerCols == 0 &&
+         pixels % registerCols != 0;
+}
+
+/// A convolution of a static batch with constant weights as the GEMM
+/// windows [N*OH*OW, C*KH*KW] times weights [C*KH*KW, F] (transposed at
+/// compile time), its [N*OH*OW, F] result transposed to [N, F, OH*OW] and
+/// expanded to NCHW. The filters are whole register tiles and the weights
+/// the constant right operand packed into panels once, where the
+/// filters-first GEMM's columns would end in one-vector or narrower tiles.
+LogicalResult pixelsAsRows(RewriterBase &rewriter,
+                           linalg::Conv2DNchwFchwOp conv, Value input,
+                           Value weight, linalg::FillOp fill,
+                           ArrayRef<int64_t> strides,
+                           ArrayRef<int64_t> dilations) {
+  Location loc = conv.getLoc();
+  Value weights = transposedWeights(rewriter, loc, weight);
+  if (!weights)
+    return failure();
+  auto outType = cast<RankedTensorType>(conv.getResultTypes()[0]);
+  Type element = outType.getElementType();
+  ArrayRef<int64_t> w = cast<RankedTensorType>(weight.getType()).getShape(),
+                    out = outType.getShape();
+  int64_t batch = out[0], pixels = out[2] * out[3];
+  Value rows = imageToColumns(rewriter, loc, input,
+                              {batch, out[2], out[3], w[1], w[2], w[3]},
+                              strides, dilations, Value(), Windows::PixelRows);
+  rows = rewriter.create<tensor::CollapseShapeOp>(
+      loc, rows, SmallVector<ReassociationIndices>{{0, 1, 2}, {3, 4, 5}});
+  Value product = gemm(rewriter, loc, rows, weights, {batch * pixels, w[0]},
+                       fill.getDpsInputs()[0], Value());
+  Value perImage = rewriter.create<tensor::ExpandShapeOp>(
+      loc, RankedTensorType::get({batch, pixels, w[0]}, element), product,
+      SmallVector<ReassociationIndices>{{0, 1}, {2}});
+  Value empty = rewriter.create<tensor::EmptyOp>(
+      loc, ArrayRef<int64_t>{batch, w[0], pixels}, element);
+  Value filtersFirst = rewriter
+                           .create<linalg::TransposeOp>(
+                               loc, perImage, empty, ArrayRef<int64_t>{0, 2, 1})
+                           .getResult()
+                           .front();
+  rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
+      conv, outType, filtersFirst,
+      SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+  if (fill->use_empty())
+    rewriter.eraseOp(fill);
+  return success();
+}
+
 /// conv_2d_nchw_fchw(x, w) with static channels, kernel and output size:
 ///   batch 1:  w[F, C*KH*KW] x cols[C*KH*KW, OH*OW]        (linalg.matmul)
 ///   batch N:  w broadcast to N x cols[N, C*KH*KW, OH*OW]  (batch_matmul)
 /// A 1x1 kernel with unit strides reads the input itself as the columns.
 /// Other convolutions are left as they are.
-void convToGemm(RewriterBase &rewriter, linalg::Conv2DNchwFchwOp conv) {
+void convToGemm(RewriterBase &rewriter, linalg::Conv2DNchwFchwOp conv,
+                int64_t vectorLanes) {
   Location loc = conv.getLoc();
   Value input = conv.getDpsInputs()[0], weight = conv.getDpsInputs()[1];
   auto fill = conv.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
@@ -288,6 +385,11 @@ void convToGemm(RewriterBase &rewriter, linalg::Conv2DNchwFchwOp conv) {
 
   bool pointwise = w[2] == 1 && w[3] == 1 && strides[0] == 1 &&
                    strides[1] == 1 && in[2] == out[2] && in[3] == out[3];
+  if (!pointwise && !ShapedType::isDynamic(batch) &&
+      pixelsAsRowsPay(w[0], pixels, vectorLanes) &&
+      succeeded(pixelsAsRows(rewriter, conv, input, weight, fill, strides,
+                             dilations)))
+    return;
   Value cols = input;
   bool batched = batch != 1;
   if (batched && !pointwise && !ShapedType::isDynamic(batch))
@@ -327,6 +429,8 @@ void convToGemm(RewriterBase &rewriter, linalg::Conv2DNchwFchwOp conv) {
 
 struct CpuConvToGemmPass
     : public cuvil::impl::CpuConvToGemmBase<CpuConvToGemmPass> {
+  using CpuConvToGemmBase::CpuConvToGemmBase;
+
   void runOnOperation() override {
     // Only the convolutions are rewritten: a greedy driver would also fold
     // and reorder the rest of the function.
@@ -334,8 +438,9 @@ struct CpuConvToGemmPass
     getOperation().walk(
         [&](linalg::Conv2DNchwFchwOp conv) { convs.push_back(conv); });
     IRRewriter rewriter(&getContext());
+    int64_t lanes = vectorLanes > 0 ? vectorLanes : cuvil::hostVectorLanes();
     for (linalg::Conv2DNchwFchwOp conv : convs)
-      convToGemm(rewriter, conv);
+      convToGemm(rewriter, conv, lanes);
   }
 };
 } // namespace

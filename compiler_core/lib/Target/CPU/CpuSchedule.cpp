@@ -727,7 +727,8 @@ void mlir::cuvil::addCpuSchedule(PipelineBuilder &p, int vectorLanes,
                                  bool unaliasRows) {
   using Need = PipelineBuilder::Need;
   p.add(Phase::Schedule, "cuvil-tag-kernels", "", "func.func", Need::Optional);
-  p.add(Phase::Schedule, "cuvil-cpu-conv-to-gemm", "", "func.func");
+  p.add(Phase::Schedule, "cuvil-cpu-conv-to-gemm",
+        "vector-lanes=" + std::to_string(vectorLanes), "func.func");
   if (unaliasRows)
     p.add(Phase::Schedule, "cuvil-cpu-unalias-gemm-rows", "", "func.func");
   p.add(Phase::Schedule, "cuvil-cpu-schedule",

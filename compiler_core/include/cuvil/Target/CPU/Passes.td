@@ -66,7 +66,18 @@ def CpuConvToGemm : Pass<"cuvil-cpu-conv-to-gemm", "func::FuncOp"> {
     `tensor<1x16x3x3x32x32xf32>`, collapsed to `tensor<144x1024xf32>`, and
     `linalg.matmul` of `tensor<32x144xf32>` by it, expanded back to
     `tensor<1x32x32x32xf32>`.
+
+    Where the images' pixels are no whole register tiles (28 x 28, 14 x 14,
+    7 x 7 with 16 lanes) but the filters are, and the weights are a
+    constant, the pixels are the GEMM's rows instead: the windows gathered
+    into `[N*OH*OW, C*KH*KW]`, times the weights transposed at compile time
+    to `[C*KH*KW, F]` (which `cuvil-cpu-pack-gemm-panels` then packs), the
+    `[N*OH*OW, F]` result transposed back to NCHW.
   }];
+  let options = [
+    Option<"vectorLanes", "vector-lanes", "int", /*default=*/"0",
+           "f32 lanes of the widest vector register (0: detect the host)">
+  ];
   let dependentDialects = [
     "arith::ArithDialect", "linalg::LinalgDialect", "tensor::TensorDialect"
   ];

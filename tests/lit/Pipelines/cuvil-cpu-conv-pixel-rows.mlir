@@ -1,0 +1,49 @@
+// RUN: %cuvil_opt %s --cuvil-cpu-conv-to-gemm=vector-lanes=4 --split-input-file | FileCheck %s
+// RUN: %cuvil_opt %s --cuvil-cpu-conv-to-gemm=vector-lanes=4 --cuvil-cpu-schedule=vector-lanes=4 --split-input-file | FileCheck %s --check-prefix=SCHED
+
+// 7 x 7 pixels are no whole register tiles (two vectors of 4 lanes) but the 8
+// filters are, and the weights are a constant: the pixels are the GEMM's rows.
+// The windows are gathered as [N, OH, OW, C, KH, KW] (one row per pixel), the
+// weights w[f, 0, kh, kw] = 10 f + 3 kh + kw transposed at compile time to
+// [C*KH*KW, F] (row k holds k, 10 + k, ..., 70 + k), and the [49, 8] product
+// transposed back to the image's [1, 8, 49].
+// CHECK-LABEL: func.func @pixel_rows
+// CHECK-DAG: %[[W:.*]] = arith.constant dense<{{\[}}[0.000000e+00, 1.000000e+01, 2.000000e+01, 3.000000e+01, 4.000000e+01, 5.000000e+01, 6.000000e+01, 7.000000e+01], [1.000000e+00, 1.100000e+01, {{.*}}]]> : tensor<9x8xf32>
+// CHECK: %[[ROWS:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x7x7x1x3x3xf32>)
+// CHECK: tensor.extract %arg0
+// CHECK: %[[A:.*]] = tensor.collapse_shape %[[ROWS]] {{\[}}[0, 1, 2], [3, 4, 5]] : tensor<1x7x7x1x3x3xf32> into tensor<49x9xf32>
+// CHECK: %[[P:.*]] = linalg.matmul ins(%[[A]], %[[W]] : tensor<49x9xf32>, tensor<9x8xf32>) outs(%{{.*}} : tensor<49x8xf32>)
+// CHECK: %[[E:.*]] = tensor.expand_shape %[[P]] {{\[}}[0, 1], [2]] output_shape [1, 49, 8]
+// CHECK: %[[T:.*]] = linalg.transpose ins(%[[E]] : tensor<1x49x8xf32>) outs(%{{.*}} : tensor<1x8x49xf32>) permutation = [0, 2, 1]
+// CHECK: tensor.expand_shape %[[T]] {{\[}}[0], [1], [2, 3]] output_shape [1, 8, 7, 7]
+// CHECK-NOT: linalg.conv_2d_nchw_fchw
+// The filters of a pixel are one register tile's row of FMAs.
+// SCHED-LABEL: func.func @pixel_rows
+// SCHED: vector.fma {{.*}} : vector<8xf32>
+func.func @pixel_rows(%x: tensor<1x1x9x9xf32>) -> tensor<1x8x7x7xf32> {
+  %w = arith.constant dense<[[[[0.0, 1.0, 2.0], [3.0, 4.0, 5.0], [6.0, 7.0, 8.0]]], [[[10.0, 11.0, 12.0], [13.0, 14.0, 15.0], [16.0, 17.0, 18.0]]], [[[20.0, 21.0, 22.0], [23.0, 24.0, 25.0], [26.0, 27.0, 28.0]]], [[[30.0, 31.0, 32.0], [33.0, 34.0, 35.0], [36.0, 37.0, 38.0]]], [[[40.0, 41.0, 42.0], [43.0, 44.0, 45.0], [46.0, 47.0, 48.0]]], [[[50.0, 51.0, 52.0], [53.0, 54.0, 55.0], [56.0, 57.0, 58.0]]], [[[60.0, 61.0, 62.0], [63.0, 64.0, 65.0], [66.0, 67.0, 68.0]]], [[[70.0, 71.0, 72.0], [73.0, 74.0, 75.0], [76.0, 77.0, 78.0]]]]> : tensor<8x1x3x3xf32>
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x8x7x7xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<1x8x7x7xf32>) -> tensor<1x8x7x7xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+     ins(%x, %w : tensor<1x1x9x9xf32>, tensor<8x1x3x3xf32>) outs(%f : tensor<1x8x7x7xf32>) -> tensor<1x8x7x7xf32>
+  return %r : tensor<1x8x7x7xf32>
+}
+
+// -----
+
+// The same convolution with its weights an argument keeps the filters as the
+// rows of a GEMM over the columns (transposing them would cost a copy per
+// call).
+// CHECK-LABEL: func.func @weights_not_constant
+// CHECK: tensor.collapse_shape %{{.*}} {{\[}}[0, 1, 2, 3], [4, 5]] : tensor<1x1x3x3x7x7xf32> into tensor<9x49xf32>
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<8x9xf32>, tensor<9x49xf32>)
+// CHECK-NOT: linalg.transpose
+func.func @weights_not_constant(%x: tensor<1x1x9x9xf32>, %w: tensor<8x1x3x3xf32>) -> tensor<1x8x7x7xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x8x7x7xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<1x8x7x7xf32>) -> tensor<1x8x7x7xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+     ins(%x, %w : tensor<1x1x9x9xf32>, tensor<8x1x3x3xf32>) outs(%f : tensor<1x8x7x7xf32>) -> tensor<1x8x7x7xf32>
+  return %r : tensor<1x8x7x7xf32>
+}
