@@ -346,10 +346,11 @@ def test_convolutions_run_as_gemms(snapshots, n, c, hw, f, kernel, strides, padd
         (1, 32, 14, 48, 3, 1, "split"),  # 196 pixels, 48 filters: split 192 + 4
         (3, 16, 28, 24, 3, 1, "tasks"),  # a batch: tasks within one image each
         (2, 64, 7, 40, 3, 1, "split"),  # a batch of 49-pixel images: 98 columns split
-        (1, 16, 28, 32, 3, 1, "rows"),  # 784 pixels, 32 filters: the pixels are the rows
-        (1, 64, 7, 64, 3, 1, "rows"),  # 49 pixels
-        (2, 64, 7, 64, 3, 1, "rows"),  # a batch of them: 98 rows
-        (1, 8, 9, 32, 3, 2, "rows"),  # strided: 5 x 5 out
+        (1, 16, 28, 32, 3, 1, "rows of 14"),  # 784 pixels, 32 filters: tasks of half the image
+        (1, 32, 14, 64, 3, 1, "rows of 7"),  # 196 pixels: tasks of 98 rows, 2 done one at a time
+        (1, 64, 7, 64, 3, 1, "rows of 7"),  # 49 pixels: one image, two tasks of 32 filters
+        (2, 64, 7, 64, 3, 1, "rows of 7"),  # a batch of them: 98 rows, a task per image
+        (1, 8, 9, 32, 3, 2, "rows"),  # strided: 5 x 5 out, too little work for tasks
     ],
 )
 def test_convolution_columns_per_task_split_columns_and_pixel_rows_stay_exact(
@@ -379,7 +380,15 @@ def test_convolution_columns_per_task_split_columns_and_pixel_rows_stay_exact(
     assert cuvil.last_fallback_reason(f_jit) is None
     scheduled = _ir_after(f_jit, "cuvil-cpu-schedule")
     out = (hw + 2 * pad - kernel) // stride + 1
-    if form == "rows":
+    if form.startswith("rows"):
+        # Each thread task gathers the rows of its own output pixels, whole output
+        # rows of one image: [1, rows, OW, C, KH, KW], inside the GEMM's tasks.
+        task = re.search(rf"tensor<1x(\d+)x{out}x{c}x{kernel}x{kernel}xf32>", scheduled)
+        assert task is not None, scheduled[:4000]
+        in_tasks = "scf.forall" in scheduled[: task.start()]
+        assert in_tasks == (form != "rows"), scheduled[:4000]
+        if in_tasks:
+            assert int(task.group(1)) == int(form.split()[-1])
         as_gemm = _ir_after(f_jit, "cuvil-cpu-conv-to-gemm")
         rows, depth = n * out * out, c * kernel * kernel
         assert (

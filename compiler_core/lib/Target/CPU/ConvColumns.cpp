@@ -9,7 +9,9 @@
 // them from the core's cache. The task's slice of the collapsed columns is
 // first rewritten as the collapse of a slice of the 6-D gather (over whole
 // rows of one image; a batch's columns are all images' side by side), which
-// tile-and-fuse can then compute inside the task.
+// tile-and-fuse can then compute inside the task. A GEMM over pixel rows
+// ([N*OH*OW, C*KH*KW] windows times the transposed weights) gathers the rows
+// of its task's output pixels the same way.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,10 +45,23 @@ static bool isColumnsCollapse(tensor::CollapseShapeOp collapse) {
   return (groups == oneImage && type.getDimSize(0) == 1) || groups == batch;
 }
 
-linalg::GenericOp cpu::columnsOf(linalg::MatmulOp gemm) {
-  auto collapse =
-      gemm.getDpsInputs()[1].getDefiningOp<tensor::CollapseShapeOp>();
-  if (!collapse || !collapse->hasOneUse() || !isColumnsCollapse(collapse))
+/// Whether `collapse` takes a gather's pixel rows [N, OH, OW, C, KH, KW] to
+/// a GEMM's left operand [N*OH*OW, C*KH*KW] (see cuvil-cpu-conv-to-gemm).
+static bool isRowsCollapse(tensor::CollapseShapeOp collapse) {
+  auto type = cast<RankedTensorType>(collapse.getSrcType());
+  SmallVector<ReassociationIndices> rows = {{0, 1, 2}, {3, 4, 5}};
+  return type.getRank() == 6 && type.hasStaticShape() &&
+         collapse.getReassociationIndices() == rows;
+}
+
+/// The gather (a generic of tensor.extract without inputs) that `operand`
+/// collapses, by a collapse `isGatherCollapse` accepts, if the operand is
+/// its only use; else null.
+static linalg::GenericOp
+gatherOf(Value operand,
+         llvm::function_ref<bool(tensor::CollapseShapeOp)> isGatherCollapse) {
+  auto collapse = operand.getDefiningOp<tensor::CollapseShapeOp>();
+  if (!collapse || !collapse->hasOneUse() || !isGatherCollapse(collapse))
     return {};
   auto gather = collapse.getSrc().getDefiningOp<linalg::GenericOp>();
   if (!gather || !gather->hasOneUse() || gather.getNumDpsInputs() != 0 ||
@@ -55,17 +70,77 @@ linalg::GenericOp cpu::columnsOf(linalg::MatmulOp gemm) {
   return gather;
 }
 
+linalg::GenericOp cpu::columnsOf(linalg::MatmulOp gemm) {
+  return gatherOf(gemm.getDpsInputs()[1], isColumnsCollapse);
+}
+
+linalg::GenericOp cpu::pixelRowsOf(linalg::MatmulOp gemm) {
+  return gatherOf(gemm.getDpsInputs()[0], isRowsCollapse);
+}
+
 /// The most bytes of columns one thread task computes for itself (its tile
 /// then stays in the core's L2 cache while the register tiles read it).
 constexpr int64_t kColumnTaskBytes = int64_t(1) << 20;
 
+/// A GEMM over pixel rows whose thread tasks gather their own rows: the
+/// gather, with `tiles.blockM` whole output rows of one image (pixelRowTile)
+/// and `rest.rows` set where they are no whole register tiles; else null.
+static linalg::GenericOp pixelRowTasks(linalg::MatmulOp matmul,
+                                       int64_t registerRows,
+                                       int64_t registerCols,
+                                       GemmRemainders &rest, GemmTiles &tiles) {
+  linalg::GenericOp rows = pixelRowsOf(matmul);
+  if (!rows || rest.cols)
+    return {};
+  auto type = cast<RankedTensorType>(rows.getResult(0).getType());
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t k = shape[3] * shape[4] * shape[5];
+  int64_t n = cast<ShapedType>(matmul.getResultTypes()[0]).getDimSize(1);
+  int64_t colTiles = n / tiles.blockN;
+  int64_t bytesPerRow = k * type.getElementTypeBitWidth() / 8;
+  int64_t blockM =
+      pixelRowTile(shape[0], shape[1] * shape[2], shape[2], registerRows,
+                   colTiles, kColumnTaskBytes / bytesPerRow);
+  if (!blockM || n % tiles.blockN != 0)
+    return {};
+  tiles.blockM = blockM;
+  rest.rows = blockM % registerRows != 0;
+  // One task (a 7 x 7 image's 49 rows by 64 filters): two, by columns.
+  if (shape[0] * shape[1] * shape[2] / blockM * colTiles == 1 &&
+      tiles.blockN % (2 * registerCols) == 0)
+    tiles.blockN /= 2;
+  return rows;
+}
+
+int64_t cpu::pixelRowTile(int64_t images, int64_t pixels, int64_t outWidth,
+                          int64_t registerRows, int64_t colTiles,
+                          int64_t maxRows) {
+  // The largest thread's share of the tasks, in rows, a row of a partial
+  // register tile (done one row at a time) counted three times.
+  auto largestShare = [&](int64_t tile) {
+    int64_t tasks = images * (pixels / tile) * colTiles;
+    int64_t cost = tile - tile % registerRows + 3 * (tile % registerRows);
+    return (tasks + 1) / 2 * cost;
+  };
+  int64_t best = 0;
+  for (int64_t tile = outWidth; tile <= std::min(pixels, maxRows);
+       tile += outWidth)
+    if (pixels % tile == 0 &&
+        (!best || largestShare(tile) <= largestShare(best)))
+      best = tile;
+  return best;
+}
+
 linalg::GenericOp cpu::columnTasks(linalg::LinalgOp gemm, bool fullRegisterRows,
-                                   int64_t registerCols,
-                                   const GemmRemainders &rest,
-                                   GemmTiles &tiles) {
+                                   int64_t registerRows, int64_t registerCols,
+                                   GemmRemainders &rest, GemmTiles &tiles) {
   auto matmul = dyn_cast<linalg::MatmulOp>(gemm.getOperation());
-  if (!matmul || rest.rows || rest.cols || !fullRegisterRows ||
-      isSmallWork(gemm))
+  if (!matmul || !fullRegisterRows || isSmallWork(gemm))
+    return {};
+  if (linalg::GenericOp rows =
+          pixelRowTasks(matmul, registerRows, registerCols, rest, tiles))
+    return rows;
+  if (rest.rows || rest.cols)
     return {};
   linalg::GenericOp columns = columnsOf(matmul);
   if (!columns)
@@ -133,51 +208,70 @@ std::string cpu::fuseColumnsIntoTasks(int64_t id) {
          i + " {vectorize_nd_extract} : !transform.any_op\n";
 }
 
-/// The task's slice `slice` of the collapsed columns `collapse` of a
-/// gather, as the collapse of a slice of the gather, or null where the
-/// slice does not take every row of K and whole output rows of one image.
+/// The task's slice `slice` of the collapse `collapse` of a gather, as the
+/// collapse of a slice of the gather, or null where the slice does not take
+/// every row of K and whole output rows of one image. The pixels are the
+/// collapse's columns ([C*KH*KW, (N*)OH*OW]), or with `pixelRows` its rows
+/// ([N*OH*OW, C*KH*KW]).
 static Value sliceBeforeCollapse(RewriterBase &rewriter,
                                  tensor::ExtractSliceOp slice,
-                                 tensor::CollapseShapeOp collapse) {
+                                 tensor::CollapseShapeOp collapse,
+                                 bool pixelRows) {
   ArrayRef<int64_t> shape = collapse.getSrcType().getShape();
   SmallVector<ReassociationIndices> groups = collapse.getReassociationIndices();
-  int64_t width = shape[5], pixels = shape[4] * shape[5];
-  std::optional<int64_t> rows = getConstantIntValue(slice.getMixedSizes()[0]);
-  std::optional<int64_t> cols = getConstantIntValue(slice.getMixedSizes()[1]);
-  if (!slice.hasUnitStride() || !rows ||
-      *rows != collapse.getResultType().getDimSize(0) || !cols ||
-      *cols % width != 0 || pixels % *cols != 0 ||
-      !isConstantIntValue(slice.getMixedOffsets()[0], 0))
+  unsigned pixelDim = pixelRows ? 0 : 1, kDim = 1 - pixelDim;
+  int64_t width = shape[groups[pixelDim].back()];
+  int64_t pixels = shape[groups[pixelDim].back() - 1] * width;
+  std::optional<int64_t> taken =
+      getConstantIntValue(slice.getMixedSizes()[pixelDim]);
+  std::optional<int64_t> depth =
+      getConstantIntValue(slice.getMixedSizes()[kDim]);
+  if (!slice.hasUnitStride() || !depth ||
+      *depth != collapse.getResultType().getDimSize(kDim) || !taken ||
+      *taken % width != 0 || pixels % *taken != 0 ||
+      !isConstantIntValue(slice.getMixedOffsets()[kDim], 0))
     return {};
   Location loc = slice.getLoc();
   rewriter.setInsertionPoint(slice);
   AffineExpr p;
   bindDims(rewriter.getContext(), p);
-  OpFoldResult offset = slice.getMixedOffsets()[1];
+  OpFoldResult offset = slice.getMixedOffsets()[pixelDim];
   auto apply = [&](AffineExpr e) {
     return affine::makeComposedFoldedAffineApply(rewriter, loc, e, {offset});
   };
-  // K whole; the columns: (image,) first output row, every column.
+  // K whole; the pixels: (image,) first output row, every column.
   SmallVector<OpFoldResult> offsets, sizes;
-  for (int64_t d : groups[0]) {
+  for (unsigned g = 0; g < 2; ++g) {
+    if (g == kDim) {
+      for (int64_t d : groups[g]) {
+        offsets.push_back(rewriter.getIndexAttr(0));
+        sizes.push_back(rewriter.getIndexAttr(shape[d]));
+      }
+      continue;
+    }
+    AffineExpr inImage = p;
+    if (groups[g].size() == 3) {
+      offsets.push_back(apply(p.floorDiv(pixels)));
+      sizes.push_back(rewriter.getIndexAttr(1));
+      inImage = p % pixels;
+    }
+    offsets.push_back(apply(inImage.floorDiv(width)));
+    sizes.push_back(rewriter.getIndexAttr(*taken / width));
     offsets.push_back(rewriter.getIndexAttr(0));
-    sizes.push_back(rewriter.getIndexAttr(shape[d]));
+    sizes.push_back(rewriter.getIndexAttr(width));
   }
-  AffineExpr inImage = p;
-  if (groups[1].size() == 3) {
-    offsets.push_back(apply(p.floorDiv(pixels)));
-    sizes.push_back(rewriter.getIndexAttr(1));
-    inImage = p % pixels;
-  }
-  offsets.push_back(apply(inImage.floorDiv(width)));
-  sizes.push_back(rewriter.getIndexAttr(*cols / width));
-  offsets.push_back(rewriter.getIndexAttr(0));
-  sizes.push_back(rewriter.getIndexAttr(width));
   Value part = rewriter.create<tensor::ExtractSliceOp>(
       loc, collapse.getSrc(), offsets, sizes,
       SmallVector<OpFoldResult>(6, rewriter.getIndexAttr(1)));
   return rewriter.create<tensor::CollapseShapeOp>(loc, slice.getType(), part,
                                                   groups);
+}
+
+/// Whether `slice` is a GEMM's left operand (a task's pixel rows).
+static bool isLeftOperand(tensor::ExtractSliceOp slice) {
+  return llvm::any_of(slice->getUses(), [](OpOperand &use) {
+    return isa<linalg::MatmulOp>(use.getOwner()) && use.getOperandNumber() == 0;
+  });
 }
 
 void cpu::sliceColumnsBeforeCollapse(ModuleOp module) {
@@ -190,12 +284,15 @@ void cpu::sliceColumnsBeforeCollapse(ModuleOp module) {
     auto gather = collapse.getSrc().getDefiningOp<linalg::GenericOp>();
     if (gather &&
         gather->hasAttr(CuvilDialect::GemmIdAttrHelper::getNameStr()) &&
-        isColumnsCollapse(collapse) && slice.getType().getRank() == 2)
+        slice.getType().getRank() == 2 &&
+        (isColumnsCollapse(collapse) || isRowsCollapse(collapse)))
       slices.push_back({slice, collapse});
   });
   IRRewriter rewriter(module.getContext());
   for (auto [slice, collapse] : slices)
-    if (Value replacement = sliceBeforeCollapse(rewriter, slice, collapse)) {
+    if (Value replacement = sliceBeforeCollapse(rewriter, slice, collapse,
+                                                isLeftOperand(slice) &&
+                                                    isRowsCollapse(collapse))) {
       rewriter.replaceOp(slice, replacement);
       if (collapse->use_empty())
         rewriter.eraseOp(collapse);

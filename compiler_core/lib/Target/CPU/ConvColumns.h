@@ -23,10 +23,26 @@ linalg::GenericOp columnsOf(linalg::MatmulOp gemm);
 /// A convolution's GEMM (static, whole register tiles, not small) whose
 /// thread tasks can compute their own columns: its image-to-column gather,
 /// with `tiles` set to tasks of whole output rows of one image (columnTile
-/// of one image's pixels) and K in one block; else null.
+/// of one image's pixels) and K in one block; or, for a GEMM over pixel
+/// rows, its pixel-row gather, with tasks of whole output rows of one image
+/// (pixelRowTile) and `rest.rows` set where they end in a partial register
+/// tile; else null.
 linalg::GenericOp columnTasks(linalg::LinalgOp gemm, bool fullRegisterRows,
-                              int64_t registerCols, const GemmRemainders &rest,
-                              GemmTiles &tiles);
+                              int64_t registerRows, int64_t registerCols,
+                              GemmRemainders &rest, GemmTiles &tiles);
+
+/// The pixel-row gather (cuvil-cpu-conv-to-gemm's 6-D generic over
+/// [N, OH, OW, C, KH, KW]) that `gemm`'s left operand collapses to
+/// [N*OH*OW, C*KH*KW], if that is its only use; else null.
+linalg::GenericOp pixelRowsOf(linalg::MatmulOp gemm);
+
+/// The row tile of a GEMM over `images` images' pixel rows whose tasks
+/// gather their own rows: whole output rows (`outWidth` pixels each)
+/// dividing an image's `pixels`, at most `maxRows`, whose largest share of
+/// the tasks between two threads is least (a row of a partial register
+/// tile counted three times), the larger on a tie; 0 if none fits.
+int64_t pixelRowTile(int64_t images, int64_t pixels, int64_t outWidth,
+                     int64_t registerRows, int64_t colTiles, int64_t maxRows);
 
 /// The column tile (thread task) of a GEMM over `n` = OH x `outWidth`
 /// pixels whose register tiles are `registerCols` wide, such that every

@@ -522,9 +522,9 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
     // A convolution's columns computed per thread task need the thread
     // stage (see ConvColumns.cpp).
     linalg::GenericOp columns =
-        threadStage
-            ? cpu::columnTasks(op, rows == registerRows, cols, rest, tiles)
-            : nullptr;
+        threadStage ? cpu::columnTasks(op, rows == registerRows, registerRows,
+                                       cols, rest, tiles)
+                    : nullptr;
     if (!columns && (!batched || out.getDimSize(0) == 1) && isWorthSharing(op))
       splitLoneTile(m, n, rows, cols, rest, tiles);
     if (!columns && !batched && !isSmallWork(op)) {
