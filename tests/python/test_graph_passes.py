@@ -361,8 +361,8 @@ def test_convolution_columns_per_task_split_columns_and_pixel_rows_stay_exact(
     odd columns are split off. A batch is one GEMM over all images' columns. Bias and
     ReLU stay the GEMM's epilogue (read back as NCHW for a batch). Where the pixels
     are no whole register tiles but the filters are (with 16 lanes), the pixels are
-    the GEMM's rows and the constant weights, transposed at compile time, its right
-    operand. Results are exact."""
+    the GEMM's rows, gathered from the image made NHWC, and the constant weights,
+    reordered at compile time, its right operand. Results are exact."""
     rng = np.random.default_rng(c * hw + f + n)
     x = rng.standard_normal((n, c, hw, hw)).astype(np.float32)
     w = rng.standard_normal((f, c, kernel, kernel)).astype(np.float32)
@@ -382,8 +382,8 @@ def test_convolution_columns_per_task_split_columns_and_pixel_rows_stay_exact(
     out = (hw + 2 * pad - kernel) // stride + 1
     if form.startswith("rows"):
         # Each thread task gathers the rows of its own output pixels, whole output
-        # rows of one image: [1, rows, OW, C, KH, KW], inside the GEMM's tasks.
-        task = re.search(rf"tensor<1x(\d+)x{out}x{c}x{kernel}x{kernel}xf32>", scheduled)
+        # rows of one image: [1, rows, OW, KH, KW, C], inside the GEMM's tasks.
+        task = re.search(rf"tensor<1x(\d+)x{out}x{kernel}x{kernel}x{c}xf32>", scheduled)
         assert task is not None, scheduled[:4000]
         in_tasks = "scf.forall" in scheduled[: task.start()]
         assert in_tasks == (form != "rows"), scheduled[:4000]
@@ -392,11 +392,13 @@ def test_convolution_columns_per_task_split_columns_and_pixel_rows_stay_exact(
         as_gemm = _ir_after(f_jit, "cuvil-cpu-conv-to-gemm")
         rows, depth = n * out * out, c * kernel * kernel
         assert (
-            f"tensor<{n}x{out}x{out}x{c}x{kernel}x{kernel}xf32> into tensor<{rows}x{depth}xf32>"
+            f"tensor<{n}x{out}x{out}x{kernel}x{kernel}x{c}xf32> into tensor<{rows}x{depth}xf32>"
             in as_gemm
         )
         assert f"tensor<{rows}x{depth}xf32>, tensor<{depth}x{f}xf32>" in as_gemm  # weights [K, F]
-        assert "permutation = [0, 2, 1]" in as_gemm  # [N, OH*OW, F] back to [N, F, OH*OW]
+        # The image to NHWC ([N, C, H*W] to [N, H*W, C]) and the product back to
+        # NCHW ([N, OH*OW, F] to [N, F, OH*OW]).
+        assert as_gemm.count("permutation = [0, 2, 1]") == 2
         assert "vector<8x32xf32>" in scheduled  # whole register tiles of filters
         return
     # A task's columns: [1, C, KH, KW, rows, OW] (one image) or [C, KH, KW, 1, rows,

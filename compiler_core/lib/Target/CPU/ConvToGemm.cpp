@@ -42,8 +42,9 @@ Value emptyWithBatch(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
 /// How the gathered windows are laid out: columns [N, C, KH, KW, OH, OW]
 /// (one image's collapse to [C*KH*KW, OH*OW]), columns of a batch
 /// [C, KH, KW, N, OH, OW] (all images' collapse to one [C*KH*KW, N*OH*OW]
-/// matrix), or one row per pixel [N, OH, OW, C, KH, KW] (collapsing to
-/// [N*OH*OW, C*KH*KW]).
+/// matrix), both from an NCHW image, or one row per pixel
+/// [N, OH, OW, KH, KW, C] (collapsing to [N*OH*OW, KH*KW*C]) from an NHWC
+/// image, so that each window row is one contiguous read of its channels.
 enum class Windows { Columns, BatchColumns, PixelRows };
 
 /// The loop of each of (n, c, kh, kw, oh, ow) in the gather's generic.
@@ -52,7 +53,7 @@ static SmallVector<int64_t> windowLoops(Windows layout) {
   case Windows::BatchColumns:
     return {3, 0, 1, 2, 4, 5};
   case Windows::PixelRows:
-    return {0, 3, 4, 5, 1, 2};
+    return {0, 5, 3, 4, 1, 2};
   case Windows::Columns:
     break;
   }
@@ -61,8 +62,9 @@ static SmallVector<int64_t> windowLoops(Windows layout) {
 
 /// The windows of the convolution: col[n, c, kh, kw, oh, ow] (loops ordered
 /// by windowLoops) = input[n, c, oh * s0 + kh * d0, ow * s1 + kw * d1] over
-/// the (already padded) input. Along `ow` a unit stride reads contiguously,
-/// which the vectorizer turns into plain vector loads.
+/// the (already padded) input, NHWC for pixel rows. Along `ow` (along `c`
+/// for pixel rows) a unit stride reads contiguously, which the vectorizer
+/// turns into plain vector loads.
 Value imageToColumns(OpBuilder &b, Location loc, Value input,
                      ArrayRef<int64_t> colShape, ArrayRef<int64_t> strides,
                      ArrayRef<int64_t> dilations, Value batchSize,
@@ -95,8 +97,10 @@ Value imageToColumns(OpBuilder &b, Location loc, Value input,
         };
         Value h = position(4, 2, strides[0], dilations[0]);
         Value w = position(5, 3, strides[1], dilations[1]);
-        Value element = nb.create<tensor::ExtractOp>(
-            l, input, ValueRange{index(0), index(1), h, w});
+        SmallVector<Value> at = {index(0), index(1), h, w};
+        if (layout == Windows::PixelRows)
+          at = {index(0), h, w, index(1)};
+        Value element = nb.create<tensor::ExtractOp>(l, input, at);
         nb.create<linalg::YieldOp>(l, element);
       });
   return generic.getResult(0);
@@ -271,7 +275,7 @@ void batchAsColumns(RewriterBase &rewriter, linalg::Conv2DNchwFchwOp conv,
     rewriter.eraseOp(fill);
 }
 
-/// The weights [F, C, KH, KW], a constant, as the constant [C*KH*KW, F]
+/// The weights [F, C, KH, KW], a constant, as the constant [KH*KW*C, F]
 /// (the right operand of the pixel rows' GEMM); null when they are not a
 /// dense constant of whole bytes.
 Value transposedWeights(OpBuilder &b, Location loc, Value weight) {
@@ -291,12 +295,50 @@ Value transposedWeights(OpBuilder &b, Location loc, Value weight) {
     return {};
   int64_t bytes = bits / 8;
   std::vector<char> moved(raw.size());
+  int64_t channels = type.getDimSize(1),
+          window = type.getDimSize(2) * type.getDimSize(3);
   for (int64_t f = 0; f < filters; ++f)
-    for (int64_t i = 0; i < k; ++i)
-      std::memcpy(&moved[(i * filters + f) * bytes], &raw[(f * k + i) * bytes],
-                  bytes);
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t j = 0; j < window; ++j)
+        std::memcpy(&moved[((j * channels + c) * filters + f) * bytes],
+                    &raw[(f * k + c * window + j) * bytes], bytes);
   return b.create<arith::ConstantOp>(
       loc, DenseElementsAttr::getFromRawBuffer(matrix, moved));
+}
+
+/// The NCHW `input` of a convolution as NHWC: its source transposed once
+/// (a transpose of the last two dimensions of [N, C, H*W]) and, where
+/// `input` pads that source with a constant, padded again in NHWC, so that
+/// the padding's copy moves whole rows of channels.
+Value channelsLast(OpBuilder &b, Location loc, Value input) {
+  auto pad = input.getDefiningOp<tensor::PadOp>();
+  Value image = pad && pad.getConstantPaddingValue() ? pad.getSource() : input;
+  auto type = cast<RankedTensorType>(image.getType());
+  ArrayRef<int64_t> in = type.getShape();
+  Type element = type.getElementType();
+  Value flat = b.create<tensor::CollapseShapeOp>(
+      loc, image, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+  Value empty = b.create<tensor::EmptyOp>(
+      loc, ArrayRef<int64_t>{in[0], in[2] * in[3], in[1]}, element);
+  Value moved = b.create<linalg::TransposeOp>(loc, flat, empty,
+                                              ArrayRef<int64_t>{0, 2, 1})
+                    .getResult()
+                    .front();
+  Value nhwc = b.create<tensor::ExpandShapeOp>(
+      loc, RankedTensorType::get({in[0], in[2], in[3], in[1]}, element), moved,
+      SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}});
+  if (image == input)
+    return nhwc;
+  auto toLast = [](SmallVector<OpFoldResult> v) {
+    return SmallVector<OpFoldResult>{v[0], v[2], v[3], v[1]};
+  };
+  ArrayRef<int64_t> padded = pad.getResultType().getShape();
+  return b.create<tensor::PadOp>(
+      loc,
+      RankedTensorType::get({padded[0], padded[2], padded[3], padded[1]},
+                            element),
+      nhwc, toLast(pad.getMixedLowPad()), toLast(pad.getMixedHighPad()),
+      pad.getConstantPaddingValue());
 }
 
 /// Whether a static batch of images is better multiplied with its pixels as
@@ -309,11 +351,12 @@ bool pixelsAsRowsPay(int64_t filters, int64_t pixels, int64_t vectorLanes) {
 }
 
 /// A convolution of a static batch with constant weights as the GEMM
-/// windows [N*OH*OW, C*KH*KW] times weights [C*KH*KW, F] (transposed at
-/// compile time), its [N*OH*OW, F] result transposed to [N, F, OH*OW] and
-/// expanded to NCHW. The filters are whole register tiles and the weights
-/// the constant right operand packed into panels once, where the
-/// filters-first GEMM's columns would end in one-vector or narrower tiles.
+/// windows [N*OH*OW, KH*KW*C] (gathered from the image made NHWC) times
+/// weights [KH*KW*C, F] (reordered at compile time), its [N*OH*OW, F]
+/// result transposed to [N, F, OH*OW] and expanded to NCHW. The filters are
+/// whole register tiles and the weights the constant right operand packed into
+/// panels once, where the filters-first GEMM's columns would end in one-vector
+/// or narrower tiles.
 LogicalResult pixelsAsRows(RewriterBase &rewriter,
                            linalg::Conv2DNchwFchwOp conv, Value input,
                            Value weight, linalg::FillOp fill,
@@ -328,8 +371,8 @@ LogicalResult pixelsAsRows(RewriterBase &rewriter,
   ArrayRef<int64_t> w = cast<RankedTensorType>(weight.getType()).getShape(),
                     out = outType.getShape();
   int64_t batch = out[0], pixels = out[2] * out[3];
-  Value rows = imageToColumns(rewriter, loc, input,
-                              {batch, out[2], out[3], w[1], w[2], w[3]},
+  Value rows = imageToColumns(rewriter, loc, channelsLast(rewriter, loc, input),
+                              {batch, out[2], out[3], w[2], w[3], w[1]},
                               strides, dilations, Value(), Windows::PixelRows);
   rows = rewriter.create<tensor::CollapseShapeOp>(
       loc, rows, SmallVector<ReassociationIndices>{{0, 1, 2}, {3, 4, 5}});
@@ -348,6 +391,9 @@ LogicalResult pixelsAsRows(RewriterBase &rewriter,
   rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
       conv, outType, filtersFirst,
       SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+  // The NCHW padding, if the convolution was its only reader.
+  if (auto pad = input.getDefiningOp<tensor::PadOp>(); pad && pad->use_empty())
+    rewriter.eraseOp(pad);
   if (fill->use_empty())
     rewriter.eraseOp(fill);
   return success();

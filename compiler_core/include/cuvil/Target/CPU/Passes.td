@@ -69,9 +69,11 @@ def CpuConvToGemm : Pass<"cuvil-cpu-conv-to-gemm", "func::FuncOp"> {
 
     Where the images' pixels are no whole register tiles (28 x 28, 14 x 14,
     7 x 7 with 16 lanes) but the filters are, and the weights are a
-    constant, the pixels are the GEMM's rows instead: the windows gathered
-    into `[N*OH*OW, C*KH*KW]`, times the weights transposed at compile time
-    to `[C*KH*KW, F]` (which `cuvil-cpu-pack-gemm-panels` then packs), the
+    constant, the pixels are the GEMM's rows instead: the image made NHWC
+    (one transpose, its padding redone in NHWC), the windows gathered into
+    `[N*OH*OW, KH*KW*C]` (each window row a contiguous read of the
+    channels), times the weights reordered at compile time to
+    `[KH*KW*C, F]` (which `cuvil-cpu-pack-gemm-panels` then packs), the
     `[N*OH*OW, F]` result transposed back to NCHW.
   }];
   let options = [
