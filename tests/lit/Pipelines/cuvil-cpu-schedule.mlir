@@ -482,3 +482,23 @@ func.func @rows_balanced_between_threads(%a: tensor<784x64xf32>, %b: tensor<64x1
   %r = linalg.matmul ins(%a, %b : tensor<784x64xf32>, tensor<64x128xf32>) outs(%f : tensor<784x128xf32>) -> tensor<784x128xf32>
   return %r : tensor<784x128xf32>
 }
+
+// -----
+
+// A convolution's zero border: the padding value written by an elementwise
+// kernel of its own, vectorized along the padded rows and split across
+// threads by channel, and the image inserted into its interior (no
+// tensor.pad left to bufferize into a scalar loop nest).
+// CHECK-LABEL: func.func @pad_as_fill_and_insert
+// CHECK-NOT: tensor.pad
+// CHECK: %[[FILL:.*]] = scf.forall (%{{.*}}) in (64)
+// CHECK: vector.transfer_write %{{.*}} : vector<1x1x1x8xf32>
+// CHECK: tensor.insert_slice %arg0 into %[[FILL]][0, 0, 1, 1] [1, 64, 30, 30] [1, 1, 1, 1]
+func.func @pad_as_fill_and_insert(%x: tensor<1x64x30x30xf32>) -> tensor<1x64x32x32xf32> {
+  %cst = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %cst : f32
+  } : tensor<1x64x30x30xf32> to tensor<1x64x32x32xf32>
+  return %p : tensor<1x64x32x32xf32>
+}

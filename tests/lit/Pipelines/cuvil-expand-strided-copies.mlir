@@ -2,15 +2,16 @@
 // RUN: %cuvil_opt %s --split-input-file --pass-pipeline="builtin.module(func.func(cuvil-expand-strided-copies), finalize-memref-to-llvm)" | FileCheck %s --check-prefix=LLVM
 
 // A padded image's interior: the copy into it is a loop nest (no call of
-// the runtime's element-by-element copy), innermost over the row.
+// the runtime's element-by-element copy) over the rows, each row of 32
+// floats one vector read and write.
 // CHECK-LABEL: func.func @pad_interior
 // CHECK-NOT: memref.copy
-// CHECK: scf.for
-// CHECK: scf.for
-// CHECK: scf.for
-// CHECK: scf.for %[[W:.*]] = %{{.*}} to %c32
-// CHECK: %[[V:.*]] = memref.load %arg0[%{{.*}}, %{{.*}}, %{{.*}}, %[[W]]] : memref<1x3x32x32xf32>
-// CHECK: memref.store %[[V]], %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %[[W]]] : memref<1x3x32x32xf32, strided<[4332, 1444, 38, 1], offset: 117>>
+// CHECK: scf.for %[[N:.*]] = %{{.*}} to %c1
+// CHECK: scf.for %[[C:.*]] = %{{.*}} to %c3
+// CHECK: scf.for %[[H:.*]] = %{{.*}} to %c32
+// CHECK-NOT: scf.for
+// CHECK: %[[V:.*]] = vector.transfer_read %arg0[%[[N]], %[[C]], %[[H]], %c0], %{{.*}} {in_bounds = [true]} : memref<1x3x32x32xf32>, vector<32xf32>
+// CHECK: vector.transfer_write %[[V]], %{{.*}}[%[[N]], %[[C]], %[[H]], %c0] {in_bounds = [true]} : vector<32xf32>, memref<1x3x32x32xf32, strided<[4332, 1444, 38, 1], offset: 117>>
 // LLVM-NOT: memrefCopy
 func.func @pad_interior(%x: memref<1x3x32x32xf32>, %padded: memref<1x3x38x38xf32>) {
   %interior = memref.subview %padded[0, 0, 3, 3] [1, 3, 32, 32] [1, 1, 1, 1] : memref<1x3x38x38xf32> to memref<1x3x32x32xf32, strided<[4332, 1444, 38, 1], offset: 117>>
@@ -20,12 +21,14 @@ func.func @pad_interior(%x: memref<1x3x32x32xf32>, %padded: memref<1x3x38x38xf32
 
 // -----
 
-// Dynamic sizes: the loops run to the source's dims.
+// Dynamic sizes: the loops run to the source's dims, innermost over the
+// row one element at a time (LLVM vectorizes that loop).
 // CHECK-LABEL: func.func @dynamic
 // CHECK-DAG: %[[D0:.*]] = memref.dim %arg0, %c0
 // CHECK-DAG: %[[D1:.*]] = memref.dim %arg0, %c1
 // CHECK: scf.for %{{.*}} = %c0 to %[[D0]]
 // CHECK: scf.for %{{.*}} = %c0 to %[[D1]]
+// CHECK: memref.load
 // CHECK-NOT: memref.copy
 func.func @dynamic(%x: memref<?x?xf32, strided<[?, 1], offset: ?>>, %y: memref<?x?xf32>) {
   memref.copy %x, %y : memref<?x?xf32, strided<[?, 1], offset: ?>> to memref<?x?xf32>
@@ -44,5 +47,21 @@ func.func @contiguous(%x: memref<4x8xf32>, %y: memref<4x8xf32>, %z: memref<8x8xf
   memref.copy %x, %y : memref<4x8xf32> to memref<4x8xf32>
   %rows = memref.subview %z[4, 0] [4, 8] [1, 1] : memref<8x8xf32> to memref<4x8xf32, strided<[8, 1], offset: 32>>
   memref.copy %x, %rows : memref<4x8xf32> to memref<4x8xf32, strided<[8, 1], offset: 32>>
+  return
+}
+
+// -----
+
+// A row that is not contiguous in the target (every other element of a
+// column pair) stays a loop of scalar loads and stores.
+// CHECK-LABEL: func.func @strided_row
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: memref.load
+// CHECK: memref.store
+// CHECK-NOT: vector.transfer
+func.func @strided_row(%x: memref<4x8xf32>, %z: memref<4x16xf32>) {
+  %every_other = memref.subview %z[0, 0] [4, 8] [1, 2] : memref<4x16xf32> to memref<4x8xf32, strided<[16, 2]>>
+  memref.copy %x, %every_other : memref<4x8xf32> to memref<4x8xf32, strided<[16, 2]>>
   return
 }

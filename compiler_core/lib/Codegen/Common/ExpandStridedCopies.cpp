@@ -6,13 +6,16 @@
 // finalize-memref-to-llvm, to a call of MLIR's generic runtime copy, which
 // walks the elements one by one through their descriptors. As a loop nest
 // of loads and stores, the innermost loop over unit-stride elements, LLVM
-// vectorizes it instead. Contiguous copies stay memref.copy (a memcpy).
+// vectorizes it instead; a short static row contiguous on both sides is
+// one vector read and write (LLVM left 56-element rows as 56 scalar
+// copies). Contiguous copies stay memref.copy (a memcpy).
 //
 //===----------------------------------------------------------------------===//
 
 #include "cuvil/Codegen/Common/Passes.h"
 
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
+#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 
 namespace mlir::cuvil {
 #define GEN_PASS_DEF_EXPANDSTRIDEDCOPIES
@@ -48,6 +51,58 @@ void mlir::cuvil::expandCopyToLoops(memref::CopyOp copy) {
 
 namespace {
 
+/// The longest row copied as one vector.
+constexpr int64_t kMaxVectorRow = 256;
+
+/// Whether `type`'s innermost dimension has unit stride.
+bool innermostContiguous(MemRefType type) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return succeeded(getStridesAndOffset(type, strides, offset)) &&
+         !strides.empty() && strides.back() == 1;
+}
+
+/// `copy` as loops over all but the innermost dimension, each row one
+/// vector read and write, where that row is static, short and contiguous
+/// on both sides; false (and nothing changed) otherwise.
+bool expandCopyToVectorRows(memref::CopyOp copy) {
+  auto source = cast<MemRefType>(copy.getSource().getType());
+  auto target = cast<MemRefType>(copy.getTarget().getType());
+  Type element = source.getElementType();
+  int64_t row = source.getShape().back();
+  if (ShapedType::isDynamic(row) || row > kMaxVectorRow ||
+      !element.isIntOrFloat() || element.getIntOrFloatBitWidth() % 8 != 0 ||
+      !innermostContiguous(source) || !innermostContiguous(target))
+    return false;
+  OpBuilder builder(copy);
+  Location loc = copy.getLoc();
+  Value zero = builder.create<arith::ConstantIndexOp>(loc, 0);
+  Value one = builder.create<arith::ConstantIndexOp>(loc, 1);
+  SmallVector<Value> lower, upper, steps;
+  for (auto [dim, size] : llvm::enumerate(source.getShape().drop_back())) {
+    lower.push_back(zero);
+    upper.push_back(
+        ShapedType::isDynamic(size)
+            ? builder.create<memref::DimOp>(loc, copy.getSource(), dim)
+                  .getResult()
+            : builder.create<arith::ConstantIndexOp>(loc, size).getResult());
+    steps.push_back(one);
+  }
+  auto vectorType = VectorType::get({row}, element);
+  scf::buildLoopNest(builder, loc, lower, upper, steps,
+                     [&](OpBuilder &b, Location l, ValueRange outer) {
+                       SmallVector<Value> at(outer.begin(), outer.end());
+                       at.push_back(zero);
+                       SmallVector<bool> inBounds = {true};
+                       Value value = b.create<vector::TransferReadOp>(
+                           l, vectorType, copy.getSource(), at, inBounds);
+                       b.create<vector::TransferWriteOp>(
+                           l, value, copy.getTarget(), at, inBounds);
+                     });
+  copy.erase();
+  return true;
+}
+
 /// Whether `value` is a memref whose elements lie one after another in
 /// row-major order (what a memcpy copies).
 bool isContiguous(Value value) {
@@ -67,7 +122,8 @@ struct ExpandStridedCopiesPass
         copies.push_back(copy);
     });
     for (memref::CopyOp copy : copies)
-      cuvil::expandCopyToLoops(copy);
+      if (!expandCopyToVectorRows(copy))
+        cuvil::expandCopyToLoops(copy);
   }
 };
 

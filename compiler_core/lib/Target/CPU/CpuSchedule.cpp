@@ -9,6 +9,7 @@
 
 #include "ConvColumns.h"
 #include "GemmTiles.h"
+#include "PadKernels.h"
 #include "RowKernels.h"
 
 #include "cuvil/Dialect/Cuvil/IR/CuvilDialect.h"
@@ -676,6 +677,7 @@ struct CpuSchedulePass
       return signalPassFailure();
     }
     int lanes = vectorLanes > 0 ? (int)vectorLanes : hostVectorLanes();
+    cpu::padsAsFilledCopies(module);
     std::string threadStage;
     std::string schedule = buildCpuSchedule(module, lanes, fuseEpilogues,
                                             registerRows, &threadStage);

@@ -233,7 +233,10 @@ def ExpandStridedCopies : Pass<"cuvil-expand-strided-copies", "func::FuncOp"> {
     runtime copy, which visits one element at a time through the
     descriptors. Such copies become a loop nest of loads and stores over the
     shape (sizes read with `memref.dim` where dynamic), whose innermost
-    loop LLVM vectorizes. Copies between contiguous memrefs stay
+    loop LLVM vectorizes; where the innermost dimension is static, at most
+    256 elements and contiguous on both sides, the loops stop above it and
+    each row is one vector read and write (LLVM's vectorizer left such short
+    rows as unrolled scalar copies). Copies between contiguous memrefs stay
     `memref.copy` (a `memcpy`).
 
     Before:
@@ -241,11 +244,12 @@ def ExpandStridedCopies : Pass<"cuvil-expand-strided-copies", "func::FuncOp"> {
     memref.copy %x, %interior : memref<1x3x32x32xf32> to
         memref<1x3x32x32xf32, strided<[4332, 1444, 38, 1], offset: 117>>
     ```
-    After: four nested `scf.for` loops around a `memref.load` from `%x` and
-    a `memref.store` into `%interior`.
+    After: three nested `scf.for` loops around a `vector.transfer_read` of
+    `vector<32xf32>` from `%x` and a `vector.transfer_write` into
+    `%interior`.
   }];
   let dependentDialects = ["scf::SCFDialect", "memref::MemRefDialect",
-                           "arith::ArithDialect"];
+                           "arith::ArithDialect", "vector::VectorDialect"];
 }
 
 def StaticBuffers : Pass<"cuvil-static-buffers", "ModuleOp"> {

@@ -1,0 +1,69 @@
+//===- PadKernels.cpp - Paddings as a fill and a copy ---------------------===//
+//
+// A tensor.pad (a convolution's zero border) bufferizes into a linalg.map
+// writing the padding value over the whole buffer and a copy of the source
+// into its interior. The map reaches LLVM as a scalar loop nest, which its
+// vectorizer turned into scattered stores (64 x 58 x 58 floats: most of a
+// 56 x 56 convolution's serial time). As a linalg.generic of no inputs
+// before cuvil-cpu-schedule, the fill is an elementwise kernel like any
+// other, tiled and vectorized along its rows; the source is inserted into
+// it (a copy into a strided view, see cuvil-expand-strided-copies).
+//
+//===----------------------------------------------------------------------===//
+
+#include "PadKernels.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+
+using namespace mlir;
+
+/// The elementwise kernel writing `value` over a fresh `type` tensor.
+static Value filled(OpBuilder &b, Location loc, RankedTensorType type,
+                    Value value) {
+  Value empty =
+      b.create<tensor::EmptyOp>(loc, type.getShape(), type.getElementType());
+  SmallVector<AffineMap> maps = {
+      b.getMultiDimIdentityMap(static_cast<unsigned>(type.getRank()))};
+  SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                             utils::IteratorType::parallel);
+  return b
+      .create<linalg::GenericOp>(loc, type, ValueRange{}, ValueRange{empty},
+                                 maps, iterators,
+                                 [&](OpBuilder &nb, Location l, ValueRange) {
+                                   nb.create<linalg::YieldOp>(l, value);
+                                 })
+      .getResult(0);
+}
+
+void mlir::cuvil::cpu::padsAsFilledCopies(ModuleOp module) {
+  SmallVector<tensor::PadOp> pads;
+  module.walk([&](tensor::PadOp pad) {
+    Value value = pad.getConstantPaddingValue();
+    if (value && pad.getResultType().hasStaticShape() &&
+        pad.getSourceType().hasStaticShape() && pad.getStaticLow().size() &&
+        !ShapedType::isDynamicShape(pad.getStaticLow()))
+      pads.push_back(pad);
+  });
+  IRRewriter rewriter(module.getContext());
+  for (tensor::PadOp pad : pads) {
+    rewriter.setInsertionPoint(pad);
+    Location loc = pad.getLoc();
+    // The value yielded by the region (a constant there) or defined above.
+    Value value = pad.getConstantPaddingValue();
+    if (Operation *def = value.getDefiningOp();
+        def && pad->isProperAncestor(def))
+      value = rewriter.clone(*def)->getResult(0);
+    Value into = filled(rewriter, loc, pad.getResultType(), value);
+    if (Operation *fill = into.getDefiningOp())
+      fill->setDiscardableAttrs(pad->getDiscardableAttrDictionary());
+    SmallVector<OpFoldResult> sizes, strides;
+    for (int64_t size : pad.getSourceType().getShape()) {
+      sizes.push_back(rewriter.getIndexAttr(size));
+      strides.push_back(rewriter.getIndexAttr(1));
+    }
+    rewriter.replaceOpWithNewOp<tensor::InsertSliceOp>(
+        pad, pad.getSource(), into, pad.getMixedLowPad(), sizes, strides);
+  }
+}
