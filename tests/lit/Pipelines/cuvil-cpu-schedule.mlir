@@ -502,3 +502,20 @@ func.func @pad_as_fill_and_insert(%x: tensor<1x64x30x30xf32>) -> tensor<1x64x32x
   } : tensor<1x64x30x30xf32> to tensor<1x64x32x32xf32>
   return %p : tensor<1x64x32x32xf32>
 }
+
+// -----
+
+// 576 rows in 64-row tiles make 9 tasks (5 against 4 on two threads):
+// 48-row tiles make 12, still dividing the rows.
+// CHECK-LABEL: func.func @odd_task_count_balanced
+// CHECK: scf.forall (%{{.*}}) in (12)
+// CHECK: tensor.extract_slice %arg0[%{{.*}}, 0] [48, 64] [1, 1]
+// CHECK-NOT: affine.min
+// CHECK: scf.forall.in_parallel
+func.func @odd_task_count_balanced(%a: tensor<576x64xf32>, %b: tensor<64x128xf32>) -> tensor<576x128xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<576x128xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<576x128xf32>) -> tensor<576x128xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<576x64xf32>, tensor<64x128xf32>) outs(%f : tensor<576x128xf32>) -> tensor<576x128xf32>
+  return %r : tensor<576x128xf32>
+}

@@ -143,17 +143,19 @@ void cpu::evenOutTasks(int64_t m, int64_t n, int64_t registerCols,
 /// host has two cores; the balance holds for any even count.
 static constexpr int64_t kBalancedThreads = 2;
 
-/// A static GEMM whose rows end in a partial tile (784 rows in 64-row tiles:
-/// 13 tasks) leaves one thread the extra task (7 full tiles against 5 and a
-/// quarter): picks, from the row tile down to half of it in whole register
-/// tiles, the tile whose largest share of the tasks has the fewest rows
-/// (784: 56-row tiles, 14 tasks, 392 rows each instead of 448), keeping the
-/// larger tile on a tie.
+/// A static GEMM whose row tiles make an odd number of tasks, or end in a
+/// partial tile (784 rows in 64-row tiles: 13 tasks), leaves one thread the
+/// extra task (7 full tiles against 5 and a quarter): picks, from the row
+/// tile down to half of it in whole register tiles, the tile whose largest
+/// share of the tasks has the fewest rows (784: 56-row tiles, 14 tasks, 392
+/// rows each instead of 448; 576: 48-row tiles, 12 tasks instead of 9),
+/// keeping the larger tile on a tie. Rows the tile divided stay divided.
 void cpu::balanceRowTiles(int64_t m, int64_t n, int64_t registerRows,
                           GemmRemainders &rest, GemmTiles &tiles) {
   if (ShapedType::isDynamic(m) || ShapedType::isDynamic(n) || rest.cols ||
-      m <= tiles.blockM || m % tiles.blockM == 0 || n % tiles.blockN != 0)
+      m <= tiles.blockM || n % tiles.blockN != 0)
     return;
+  bool divided = m % tiles.blockM == 0;
   int64_t colTiles = n / tiles.blockN;
   auto largestShare = [&](int64_t tile) {
     int64_t tasks = llvm::divideCeil(m, tile) * colTiles;
@@ -163,7 +165,7 @@ void cpu::balanceRowTiles(int64_t m, int64_t n, int64_t registerRows,
   for (int64_t tile = tiles.blockM - registerRows; tile >= tiles.blockM / 2;
        tile -= registerRows) {
     int64_t share = largestShare(tile);
-    if (share < bestShare) {
+    if (share < bestShare && (!divided || m % tile == 0)) {
       best = tile;
       bestShare = share;
     }

@@ -40,8 +40,9 @@ void splitLoneTile(int64_t m, int64_t n, int64_t registerRows,
 void evenOutTasks(int64_t m, int64_t n, int64_t registerCols,
                   const GemmRemainders &rest, GemmTiles &tiles);
 
-/// Picks a static GEMM's row tile so the threads' shares of a partial last
-/// row tile's tasks are even (see GemmTiles.cpp).
+/// Picks a static GEMM's row tile so that the threads' shares of its tasks
+/// are even where an odd count or a partial last row tile left them uneven
+/// (see GemmTiles.cpp).
 void balanceRowTiles(int64_t m, int64_t n, int64_t registerRows,
                      GemmRemainders &rest, GemmTiles &tiles);
 
