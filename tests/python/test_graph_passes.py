@@ -411,6 +411,43 @@ def test_convolution_columns_per_task_split_columns_and_pixel_rows_stay_exact(
         assert not re.search(rf"arith\.maximumf .* : vector<1x1x1x{out}xf32>", scheduled)
 
 
+@pytest.mark.parametrize(
+    "n,c,hw,f,kernel,strides,padding,dilations,dtype",
+    [
+        (1, 1, (14, 14), 32, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), np.float32),  # one channel
+        (2, 3, (9, 11), 32, (5, 3), (1, 2), (0, 2, 1, 0), (1, 1), np.float32),  # odd pads
+        (1, 17, (14, 14), 64, (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), np.float32),  # strided
+        (1, 8, (14, 14), 32, (3, 3), (1, 1), (2, 2, 2, 2), (2, 2), np.float32),  # dilated
+        (1, 8, (7, 7), 32, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), np.float32),  # 1x1
+        (2, 8, (7, 7), 64, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), np.float64),  # float64
+    ],
+)
+def test_pixel_row_convolutions_stay_exact(
+    snapshots, n, c, hw, f, kernel, strides, padding, dilations, dtype
+):
+    """Convolutions whose pixels are the GEMM's rows (constant weights, odd pixel
+    counts) match a float64 reference whatever their strides, padding, dilation,
+    batch and element type."""
+    rng = np.random.default_rng(c * f + n)
+    x = rng.standard_normal((n, c, *hw)).astype(dtype)
+    w = rng.standard_normal((f, c, *kernel)).astype(dtype)
+
+    def block(x, w):
+        return np.maximum(cuvil.conv2d(x, w, strides, padding, dilations), 0.0)
+
+    f_jit = cuvil.jit(block, constants=("w",))
+    reference = np.maximum(
+        cuvil.conv2d(x.astype(np.float64), w.astype(np.float64), strides, padding, dilations),
+        0.0,
+    )
+    tolerance = 1e-4 if dtype == np.float32 else 1e-10
+    np.testing.assert_allclose(f_jit(x, w), reference, rtol=tolerance, atol=tolerance)
+    assert cuvil.last_fallback_reason(f_jit) is None
+    pointwise = kernel == (1, 1) and strides == (1, 1)
+    rows = "permutation = [0, 2, 1]" in _ir_after(f_jit, "cuvil-cpu-conv-to-gemm")
+    assert rows != pointwise  # a 1x1 kernel reads the image itself as its columns
+
+
 def test_every_snapshot_is_valid_mlir_with_the_users_locations(snapshots):
     """What the Workbench exports for a step can be fed back to cuvil-opt."""
     from conftest import load_example
