@@ -400,6 +400,9 @@ def test_convolution_columns_per_task_split_columns_and_pixel_rows_stay_exact(
         # NCHW ([N, OH*OW, F] to [N, F, OH*OW]).
         assert as_gemm.count("permutation = [0, 2, 1]") == 2
         assert "vector<8x32xf32>" in scheduled  # whole register tiles of filters
+        # Bias and ReLU (one op) on the product: the GEMM's epilogue before the
+        # transpose, on whole register tiles of filters.
+        assert re.search(r"arith\.maximumf %\S+, %\S+ : vector<\d+x32xf32>", scheduled)
         return
     # A task's columns: [1, C, KH, KW, rows, OW] (one image) or [C, KH, KW, 1, rows,
     # OW] (a batch) for fewer rows than an image has.

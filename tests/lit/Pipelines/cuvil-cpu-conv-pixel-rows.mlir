@@ -84,3 +84,36 @@ func.func @pixel_rows_per_task(%x: tensor<1x16x30x30xf32>) -> tensor<1x32x28x28x
      ins(%x, %w : tensor<1x16x30x30xf32>, tensor<32x16x3x3xf32>) outs(%f : tensor<1x32x28x28xf32>) -> tensor<1x32x28x28xf32>
   return %r : tensor<1x32x28x28xf32>
 }
+
+// -----
+
+// The bias and ReLU on the image are computed on the [49, 8] product before
+// the transpose (the bias [1, 8, 1, 1] read as a vector of the 8 filters),
+// where cuvil-cpu-schedule makes them the GEMM's epilogue.
+// CHECK-LABEL: func.func @pixel_rows_epilogue
+// CHECK: %[[P:.*]] = linalg.matmul {{.*}} -> tensor<49x8xf32>
+// CHECK: %[[B:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0, 1, 2, 3]] : tensor<1x8x1x1xf32> into tensor<8xf32>
+// CHECK: %[[R:.*]] = linalg.generic {{.*}} ins(%[[P]], %[[B]] : tensor<49x8xf32>, tensor<8xf32>) outs(%{{.*}} : tensor<49x8xf32>)
+// CHECK: arith.addf
+// CHECK: arith.maximumf
+// CHECK: %[[E:.*]] = tensor.expand_shape %[[R]] {{\[}}[0, 1], [2]] output_shape [1, 49, 8]
+// CHECK: linalg.transpose ins(%[[E]] : tensor<1x49x8xf32>)
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @pixel_rows_epilogue(%x: tensor<1x2x9x9xf32>) -> tensor<1x8x7x7xf32> {
+  %w = arith.constant dense<2.500000e-01> : tensor<8x2x3x3xf32>
+  %bias = arith.constant dense<1.000000e+00> : tensor<1x8x1x1xf32>
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x8x7x7xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<1x8x7x7xf32>) -> tensor<1x8x7x7xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+     ins(%x, %w : tensor<1x2x9x9xf32>, tensor<8x2x3x3xf32>) outs(%f : tensor<1x8x7x7xf32>) -> tensor<1x8x7x7xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (n, c, 0, 0)>, affine_map<(n, c, h, w) -> (n, c, h, w)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%r, %bias : tensor<1x8x7x7xf32>, tensor<1x8x1x1xf32>) outs(%e : tensor<1x8x7x7xf32>) {
+  ^bb0(%v: f32, %b: f32, %o: f32):
+    %s = arith.addf %v, %b : f32
+    %m = arith.maximumf %s, %cst : f32
+    linalg.yield %m : f32
+  } -> tensor<1x8x7x7xf32>
+  return %y : tensor<1x8x7x7xf32>
+}

@@ -350,6 +350,75 @@ bool pixelsAsRowsPay(int64_t filters, int64_t pixels, int64_t vectorLanes) {
          pixels % registerCols != 0;
 }
 
+/// An operand the elementwise op on a convolution's image reads through
+/// `map` over (n, f, h, w), as a vector of filters [F] for the pixel rows'
+/// (p, f): where it is indexed by filter alone (a bias [1, F, 1, 1], or
+/// [F, 1, 1]; by image too where there is one image, its dimensions other
+/// than the filter's of size 1); null otherwise.
+static Value perFilter(OpBuilder &b, Location loc, Value operand, AffineMap map,
+                       int64_t batch) {
+  auto type = dyn_cast<RankedTensorType>(operand.getType());
+  if (!type || !type.hasStaticShape() || type.getRank() == 0)
+    return {};
+  std::optional<int64_t> filterDim;
+  for (auto [d, e] : llvm::enumerate(map.getResults())) {
+    auto dim = dyn_cast<AffineDimExpr>(e);
+    if (dim && dim.getPosition() == 1 && !filterDim) {
+      filterDim = d;
+      continue;
+    }
+    bool unit = type.getDimSize(d) == 1;
+    if (!unit || (dim && !(dim.getPosition() == 0 && batch == 1)))
+      return {};
+  }
+  if (!filterDim)
+    return {};
+  SmallVector<ReassociationIndices> all(1);
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    all.front().push_back(d);
+  return b.create<tensor::CollapseShapeOp>(loc, operand, all);
+}
+
+/// The elementwise op `consumer` on a convolution's NCHW image (its bias and
+/// ReLU) computed on the pixel rows' [N*OH*OW, F] `product` instead: the
+/// same body over (p, f), its other operands read by filter alone, so
+/// cuvil-cpu-schedule fuses it into the GEMM as its epilogue. Null where an
+/// operand depends on the pixel or the body on its position.
+Value onMatrix(RewriterBase &rewriter, linalg::GenericOp consumer, Value image,
+               Value product, int64_t batch) {
+  if (!consumer.getBody()->getOps<linalg::IndexOp>().empty())
+    return {};
+  MLIRContext *ctx = rewriter.getContext();
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  for (OpOperand *input : consumer.getDpsInputOperands()) {
+    if (input->get() == image) {
+      inputs.push_back(product);
+      maps.push_back(rewriter.getMultiDimIdentityMap(2));
+      continue;
+    }
+    Value filters = perFilter(rewriter, consumer.getLoc(), input->get(),
+                              consumer.getMatchingIndexingMap(input), batch);
+    if (!filters)
+      return {};
+    inputs.push_back(filters);
+    maps.push_back(AffineMap::get(2, 0, {getAffineDimExpr(1, ctx)}, ctx));
+  }
+  auto type = cast<RankedTensorType>(product.getType());
+  Type element = getElementTypeOrSelf(consumer.getResultTypes()[0]);
+  Location loc = consumer.getLoc();
+  Value empty = rewriter.create<tensor::EmptyOp>(loc, type.getShape(), element);
+  maps.push_back(rewriter.getMultiDimIdentityMap(2));
+  SmallVector<utils::IteratorType> iterators(2, utils::IteratorType::parallel);
+  auto generic = rewriter.create<linalg::GenericOp>(
+      loc, TypeRange{empty.getType()}, inputs, ValueRange{empty}, maps,
+      iterators);
+  rewriter.cloneRegionBefore(consumer.getRegion(), generic.getRegion(),
+                             generic.getRegion().end());
+  generic->setDiscardableAttrs(consumer->getDiscardableAttrDictionary());
+  return generic.getResult(0);
+}
+
 /// A convolution of a static batch with constant weights as the GEMM
 /// windows [N*OH*OW, KH*KW*C] (gathered from the image made NHWC) times
 /// weights [KH*KW*C, F] (reordered at compile time), its [N*OH*OW, F]
@@ -378,6 +447,18 @@ LogicalResult pixelsAsRows(RewriterBase &rewriter,
       loc, rows, SmallVector<ReassociationIndices>{{0, 1, 2}, {3, 4, 5}});
   Value product = gemm(rewriter, loc, rows, weights, {batch * pixels, w[0]},
                        fill.getDpsInputs()[0], Value());
+  // The elementwise op on the image (its bias and ReLU) computed on the
+  // product before the transpose: the GEMM's epilogue, on its accumulators.
+  Operation *replaced = conv;
+  if (linalg::GenericOp consumer =
+          cuvil::cpu::elementwiseUserOf(conv.getResult(0)))
+    if (Value result =
+            onMatrix(rewriter, consumer, conv.getResult(0), product, batch)) {
+      replaced = consumer;
+      product = result;
+      element = getElementTypeOrSelf(product.getType());
+      outType = cast<RankedTensorType>(consumer.getResultTypes()[0]);
+    }
   Value perImage = rewriter.create<tensor::ExpandShapeOp>(
       loc, RankedTensorType::get({batch, pixels, w[0]}, element), product,
       SmallVector<ReassociationIndices>{{0, 1}, {2}});
@@ -389,8 +470,10 @@ LogicalResult pixelsAsRows(RewriterBase &rewriter,
                            .getResult()
                            .front();
   rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
-      conv, outType, filtersFirst,
+      replaced, outType, filtersFirst,
       SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+  if (replaced != conv)
+    rewriter.eraseOp(conv);
   // The NCHW padding, if the convolution was its only reader.
   if (auto pad = input.getDefiningOp<tensor::PadOp>(); pad && pad->use_empty())
     rewriter.eraseOp(pad);
