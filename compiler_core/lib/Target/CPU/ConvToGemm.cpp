@@ -312,7 +312,9 @@ Value transposedWeights(OpBuilder &b, Location loc, Value weight) {
 /// the padding's copy moves whole rows of channels.
 Value channelsLast(OpBuilder &b, Location loc, Value input) {
   auto pad = input.getDefiningOp<tensor::PadOp>();
-  Value image = pad && pad.getConstantPaddingValue() ? pad.getSource() : input;
+  bool repad = pad && pad.getConstantPaddingValue() &&
+               pad.getSourceType().hasStaticShape();
+  Value image = repad ? pad.getSource() : input;
   auto type = cast<RankedTensorType>(image.getType());
   ArrayRef<int64_t> in = type.getShape();
   Type element = type.getElementType();
@@ -383,10 +385,11 @@ static Value perFilter(OpBuilder &b, Location loc, Value operand, AffineMap map,
 /// ReLU) computed on the pixel rows' [N*OH*OW, F] `product` instead: the
 /// same body over (p, f), its other operands read by filter alone, so
 /// cuvil-cpu-schedule fuses it into the GEMM as its epilogue. Null where an
-/// operand depends on the pixel or the body on its position.
+/// operand depends on the pixel or the body on its position or its init.
 Value onMatrix(RewriterBase &rewriter, linalg::GenericOp consumer, Value image,
                Value product, int64_t batch) {
-  if (!consumer.getBody()->getOps<linalg::IndexOp>().empty())
+  if (!consumer.getBody()->getOps<linalg::IndexOp>().empty() ||
+      !consumer.getRegionOutputArgs().front().use_empty())
     return {};
   MLIRContext *ctx = rewriter.getContext();
   SmallVector<Value> inputs;
