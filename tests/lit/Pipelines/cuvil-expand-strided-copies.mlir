@@ -1,5 +1,6 @@
 // RUN: %cuvil_opt %s --split-input-file --pass-pipeline="builtin.module(func.func(cuvil-expand-strided-copies))" | FileCheck %s
 // RUN: %cuvil_opt %s --split-input-file --pass-pipeline="builtin.module(func.func(cuvil-expand-strided-copies), finalize-memref-to-llvm)" | FileCheck %s --check-prefix=LLVM
+// RUN: %cuvil_opt %s --split-input-file --pass-pipeline="builtin.module(func.func(cuvil-expand-strided-copies{threads=0}))" | FileCheck %s --check-prefix=SERIAL
 
 // A padded image's interior: the copy into it is a loop nest (no call of
 // the runtime's element-by-element copy) over the rows, each row of 32
@@ -63,5 +64,22 @@ func.func @contiguous(%x: memref<4x8xf32>, %y: memref<4x8xf32>, %z: memref<8x8xf
 func.func @strided_row(%x: memref<4x8xf32>, %z: memref<4x16xf32>) {
   %every_other = memref.subview %z[0, 0] [4, 8] [1, 2] : memref<4x16xf32> to memref<4x8xf32, strided<[16, 2]>>
   memref.copy %x, %every_other : memref<4x8xf32> to memref<4x8xf32, strided<[16, 2]>>
+  return
+}
+
+// -----
+
+// A padded 64 x 56 x 56 image's interior (200 K elements): its rows are
+// split across threads by channel; serial builds (threads=0) keep loops.
+// CHECK-LABEL: func.func @large_interior
+// CHECK: scf.parallel (%[[C:.*]]) = (%{{.*}}) to (%c64)
+// CHECK: scf.for %[[H:.*]] = %{{.*}} to %c56
+// CHECK: vector.transfer_read %arg0[%{{.*}}, %[[C]], %[[H]], %{{.*}}]{{.*}} vector<56xf32>
+// SERIAL-LABEL: func.func @large_interior
+// SERIAL-NOT: scf.parallel
+// SERIAL: vector.transfer_read
+func.func @large_interior(%x: memref<1x64x56x56xf32>, %padded: memref<1x64x58x58xf32>) {
+  %interior = memref.subview %padded[0, 0, 1, 1] [1, 64, 56, 56] [1, 1, 1, 1] : memref<1x64x58x58xf32> to memref<1x64x56x56xf32, strided<[215296, 3364, 58, 1], offset: 59>>
+  memref.copy %x, %interior : memref<1x64x56x56xf32> to memref<1x64x56x56xf32, strided<[215296, 3364, 58, 1], offset: 59>>
   return
 }

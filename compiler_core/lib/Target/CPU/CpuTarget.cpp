@@ -110,7 +110,8 @@ void CpuTarget::buildPhases(const TargetOptions &o, PipelineBuilder &p) const {
   p.add(Phase::Bufferize, "cuvil-check-result-sizes");
 
   p.add(Phase::Lower, "cuvil-lower-strided-gathers", "", "func.func");
-  p.add(Phase::Lower, "cuvil-expand-strided-copies", "", "func.func");
+  p.add(Phase::Lower, "cuvil-expand-strided-copies",
+        o.parallel ? "" : "threads=0", "func.func");
   p.add(Phase::Lower, "cuvil-approximate-math", "", "func.func",
         Need::Optional);
   p.add(Phase::Lower, "convert-vector-to-scf", "full-unroll=1");

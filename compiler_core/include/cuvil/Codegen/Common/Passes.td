@@ -236,8 +236,11 @@ def ExpandStridedCopies : Pass<"cuvil-expand-strided-copies", "func::FuncOp"> {
     loop LLVM vectorizes; where the innermost dimension is static, at most
     256 elements and contiguous on both sides, the loops stop above it and
     each row is one vector read and write (LLVM's vectorizer left such short
-    rows as unrolled scalar copies). Copies between contiguous memrefs stay
-    `memref.copy` (a `memcpy`).
+    rows as unrolled scalar copies); such a copy of 2^15 elements or more,
+    static and outside any parallel loop, splits its rows across threads
+    (an `scf.parallel` over its first dimension longer than 1) unless
+    `threads=0`. Copies between contiguous memrefs stay `memref.copy` (a
+    `memcpy`).
 
     Before:
     ```mlir
@@ -248,6 +251,10 @@ def ExpandStridedCopies : Pass<"cuvil-expand-strided-copies", "func::FuncOp"> {
     `vector<32xf32>` from `%x` and a `vector.transfer_write` into
     `%interior`.
   }];
+  let options = [
+    Option<"threads", "threads", "bool", /*default=*/"true",
+           "Split large copies' rows across threads (scf.parallel)">
+  ];
   let dependentDialects = ["scf::SCFDialect", "memref::MemRefDialect",
                            "arith::ArithDialect", "vector::VectorDialect"];
 }
