@@ -15,7 +15,6 @@
 #include "cuvil/Codegen/Common/Passes.h"
 
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
-#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 
 namespace mlir::cuvil {
 #define GEN_PASS_DEF_EXPANDSTRIDEDCOPIES
@@ -24,24 +23,42 @@ namespace mlir::cuvil {
 
 using namespace mlir;
 
+namespace {
+
+/// Loops from 0 by 1 over the first `dims` dimensions of `source` (sizes
+/// read with memref.dim where dynamic), and the index 0 they start from.
+struct CopyLoops {
+  SmallVector<Value> lower, upper, steps;
+  Value zero;
+};
+CopyLoops copyLoops(OpBuilder &b, Location loc, Value source, unsigned dims) {
+  auto type = cast<MemRefType>(source.getType());
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+  Value one = b.create<arith::ConstantIndexOp>(loc, 1);
+  CopyLoops loops;
+  loops.zero = zero;
+  for (unsigned dim = 0; dim < dims; ++dim) {
+    int64_t size = type.getDimSize(dim);
+    loops.lower.push_back(zero);
+    loops.upper.push_back(
+        ShapedType::isDynamic(size)
+            ? b.create<memref::DimOp>(loc, source, dim).getResult()
+            : b.create<arith::ConstantIndexOp>(loc, size).getResult());
+    loops.steps.push_back(one);
+  }
+  return loops;
+}
+
+} // namespace
+
 void mlir::cuvil::expandCopyToLoops(memref::CopyOp copy) {
   OpBuilder builder(copy);
   Location loc = copy.getLoc();
   Value source = copy.getSource();
-  auto type = cast<MemRefType>(source.getType());
-  SmallVector<Value> lower, upper, steps;
-  Value zero = builder.create<arith::ConstantIndexOp>(loc, 0);
-  Value one = builder.create<arith::ConstantIndexOp>(loc, 1);
-  for (auto [dim, size] : llvm::enumerate(type.getShape())) {
-    lower.push_back(zero);
-    upper.push_back(
-        ShapedType::isDynamic(size)
-            ? builder.create<memref::DimOp>(loc, source, dim).getResult()
-            : builder.create<arith::ConstantIndexOp>(loc, size).getResult());
-    steps.push_back(one);
-  }
+  CopyLoops loops = copyLoops(builder, loc, source,
+                              cast<MemRefType>(source.getType()).getRank());
   scf::buildLoopNest(
-      builder, loc, lower, upper, steps,
+      builder, loc, loops.lower, loops.upper, loops.steps,
       [&](OpBuilder &b, Location l, ValueRange indices) {
         Value value = b.create<memref::LoadOp>(l, source, indices);
         b.create<memref::StoreOp>(l, value, copy.getTarget(), indices);
@@ -94,18 +111,9 @@ bool expandCopyToVectorRows(memref::CopyOp copy, bool threads) {
     return false;
   OpBuilder builder(copy);
   Location loc = copy.getLoc();
-  Value zero = builder.create<arith::ConstantIndexOp>(loc, 0);
-  Value one = builder.create<arith::ConstantIndexOp>(loc, 1);
-  SmallVector<Value> lower, upper, steps;
-  for (auto [dim, size] : llvm::enumerate(source.getShape().drop_back())) {
-    lower.push_back(zero);
-    upper.push_back(
-        ShapedType::isDynamic(size)
-            ? builder.create<memref::DimOp>(loc, copy.getSource(), dim)
-                  .getResult()
-            : builder.create<arith::ConstantIndexOp>(loc, size).getResult());
-    steps.push_back(one);
-  }
+  CopyLoops loops =
+      copyLoops(builder, loc, copy.getSource(), source.getRank() - 1);
+  Value zero = loops.zero;
   auto vectorType = VectorType::get({row}, element);
   auto rows = [&](OpBuilder &b, Location l, ValueRange outer) {
     SmallVector<Value> at(outer.begin(), outer.end());
@@ -120,25 +128,28 @@ bool expandCopyToVectorRows(memref::CopyOp copy, bool threads) {
       !copy->getParentOfType<scf::ForallOp>())
     split = threadedDim(source);
   if (!split) {
-    scf::buildLoopNest(builder, loc, lower, upper, steps, rows);
-    copy.erase();
-    return true;
+    scf::buildLoopNest(builder, loc, loops.lower, loops.upper, loops.steps,
+                       rows);
+  } else {
+    // Dimensions before the split one have size 1: index 0.
+    unsigned d = *split;
+    auto after = [&](SmallVector<Value> &v) {
+      return ArrayRef(v).drop_front(d + 1);
+    };
+    builder.create<scf::ParallelOp>(
+        loc, ValueRange{loops.lower[d]}, ValueRange{loops.upper[d]},
+        ValueRange{loops.steps[d]},
+        [&](OpBuilder &pb, Location pl, ValueRange task) {
+          scf::buildLoopNest(pb, pl, after(loops.lower), after(loops.upper),
+                             after(loops.steps),
+                             [&](OpBuilder &b, Location l, ValueRange inner) {
+                               SmallVector<Value> outer(d, zero);
+                               outer.push_back(task.front());
+                               outer.append(inner.begin(), inner.end());
+                               rows(b, l, outer);
+                             });
+        });
   }
-  // Dimensions before the split one have size 1: index 0.
-  unsigned d = *split;
-  builder.create<scf::ParallelOp>(
-      loc, ValueRange{lower[d]}, ValueRange{upper[d]}, ValueRange{steps[d]},
-      [&](OpBuilder &pb, Location pl, ValueRange task) {
-        scf::buildLoopNest(pb, pl, ArrayRef(lower).drop_front(d + 1),
-                           ArrayRef(upper).drop_front(d + 1),
-                           ArrayRef(steps).drop_front(d + 1),
-                           [&](OpBuilder &b, Location l, ValueRange inner) {
-                             SmallVector<Value> outer(d, zero);
-                             outer.push_back(task.front());
-                             outer.append(inner.begin(), inner.end());
-                             rows(b, l, outer);
-                           });
-      });
   copy.erase();
   return true;
 }

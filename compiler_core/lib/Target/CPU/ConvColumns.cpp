@@ -10,7 +10,7 @@
 // first rewritten as the collapse of a slice of the 6-D gather (over whole
 // rows of one image; a batch's columns are all images' side by side), which
 // tile-and-fuse can then compute inside the task. A GEMM over pixel rows
-// ([N*OH*OW, C*KH*KW] windows times the transposed weights) gathers the rows
+// ([N*OH*OW, KH*KW*C] windows times the reordered weights) gathers the rows
 // of its task's output pixels the same way.
 //
 //===----------------------------------------------------------------------===//
@@ -45,8 +45,8 @@ static bool isColumnsCollapse(tensor::CollapseShapeOp collapse) {
   return (groups == oneImage && type.getDimSize(0) == 1) || groups == batch;
 }
 
-/// Whether `collapse` takes a gather's pixel rows [N, OH, OW, C, KH, KW] to
-/// a GEMM's left operand [N*OH*OW, C*KH*KW] (see cuvil-cpu-conv-to-gemm).
+/// Whether `collapse` takes a gather's pixel rows [N, OH, OW, KH, KW, C] to
+/// a GEMM's left operand [N*OH*OW, KH*KW*C] (see cuvil-cpu-conv-to-gemm).
 static bool isRowsCollapse(tensor::CollapseShapeOp collapse) {
   auto type = cast<RankedTensorType>(collapse.getSrcType());
   SmallVector<ReassociationIndices> rows = {{0, 1, 2}, {3, 4, 5}};
@@ -90,18 +90,18 @@ static linalg::GenericOp pixelRowTasks(linalg::MatmulOp matmul,
                                        int64_t registerCols,
                                        GemmRemainders &rest, GemmTiles &tiles) {
   linalg::GenericOp rows = pixelRowsOf(matmul);
-  if (!rows || rest.cols)
+  int64_t n = cast<ShapedType>(matmul.getResultTypes()[0]).getDimSize(1);
+  if (!rows || rest.cols || n % tiles.blockN != 0)
     return {};
   auto type = cast<RankedTensorType>(rows.getResult(0).getType());
   ArrayRef<int64_t> shape = type.getShape();
   int64_t k = shape[3] * shape[4] * shape[5];
-  int64_t n = cast<ShapedType>(matmul.getResultTypes()[0]).getDimSize(1);
   int64_t colTiles = n / tiles.blockN;
   int64_t bytesPerRow = k * type.getElementTypeBitWidth() / 8;
   int64_t blockM =
       pixelRowTile(shape[0], shape[1] * shape[2], shape[2], registerRows,
                    colTiles, kColumnTaskBytes / bytesPerRow);
-  if (!blockM || n % tiles.blockN != 0)
+  if (!blockM)
     return {};
   tiles.blockM = blockM;
   rest.rows = blockM % registerRows != 0;
@@ -117,16 +117,14 @@ int64_t cpu::pixelRowTile(int64_t images, int64_t pixels, int64_t outWidth,
                           int64_t maxRows) {
   // The largest thread's share of the tasks, in rows, a row of a partial
   // register tile (done one row at a time) counted three times.
-  auto largestShare = [&](int64_t tile) {
-    int64_t tasks = images * (pixels / tile) * colTiles;
+  auto rowsOfShare = [&](int64_t tile) {
     int64_t cost = tile - tile % registerRows + 3 * (tile % registerRows);
-    return (tasks + 1) / 2 * cost;
+    return largestShare(images * (pixels / tile) * colTiles) * cost;
   };
   int64_t best = 0;
   for (int64_t tile = outWidth; tile <= std::min(pixels, maxRows);
        tile += outWidth)
-    if (pixels % tile == 0 &&
-        (!best || largestShare(tile) <= largestShare(best)))
+    if (pixels % tile == 0 && (!best || rowsOfShare(tile) <= rowsOfShare(best)))
       best = tile;
   return best;
 }
@@ -212,7 +210,7 @@ std::string cpu::fuseColumnsIntoTasks(int64_t id) {
 /// collapse of a slice of the gather, or null where the slice does not take
 /// every row of K and whole output rows of one image. The pixels are the
 /// collapse's columns ([C*KH*KW, (N*)OH*OW]), or with `pixelRows` its rows
-/// ([N*OH*OW, C*KH*KW]).
+/// ([N*OH*OW, KH*KW*C]).
 static Value sliceBeforeCollapse(RewriterBase &rewriter,
                                  tensor::ExtractSliceOp slice,
                                  tensor::CollapseShapeOp collapse,

@@ -32,8 +32,8 @@ linalg::GenericOp columnTasks(linalg::LinalgOp gemm, bool fullRegisterRows,
                               GemmRemainders &rest, GemmTiles &tiles);
 
 /// The pixel-row gather (cuvil-cpu-conv-to-gemm's 6-D generic over
-/// [N, OH, OW, C, KH, KW]) that `gemm`'s left operand collapses to
-/// [N*OH*OW, C*KH*KW], if that is its only use; else null.
+/// [N, OH, OW, KH, KW, C]) that `gemm`'s left operand collapses to
+/// [N*OH*OW, KH*KW*C], if that is its only use; else null.
 linalg::GenericOp pixelRowsOf(linalg::MatmulOp gemm);
 
 /// The row tile of a GEMM over `images` images' pixel rows whose tasks

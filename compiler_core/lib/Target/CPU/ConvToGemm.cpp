@@ -352,33 +352,27 @@ bool pixelsAsRowsPay(int64_t filters, int64_t pixels, int64_t vectorLanes) {
          pixels % registerCols != 0;
 }
 
-/// An operand the elementwise op on a convolution's image reads through
-/// `map` over (n, f, h, w), as a vector of filters [F] for the pixel rows'
-/// (p, f): where it is indexed by filter alone (a bias [1, F, 1, 1], or
-/// [F, 1, 1]; by image too where there is one image, its dimensions other
-/// than the filter's of size 1); null otherwise.
-static Value perFilter(OpBuilder &b, Location loc, Value operand, AffineMap map,
-                       int64_t batch) {
+/// Whether an operand the elementwise op on a convolution's image reads
+/// through `map` over (n, f, h, w) is indexed by filter alone (a bias
+/// [1, F, 1, 1], or [F, 1, 1]; by image too where there is one image), its
+/// other dimensions of size 1: a vector of filters [F] for the pixel rows'
+/// (p, f).
+static bool isPerFilter(Value operand, AffineMap map, int64_t batch) {
   auto type = dyn_cast<RankedTensorType>(operand.getType());
   if (!type || !type.hasStaticShape() || type.getRank() == 0)
-    return {};
-  std::optional<int64_t> filterDim;
+    return false;
+  bool filters = false;
   for (auto [d, e] : llvm::enumerate(map.getResults())) {
     auto dim = dyn_cast<AffineDimExpr>(e);
-    if (dim && dim.getPosition() == 1 && !filterDim) {
-      filterDim = d;
+    if (dim && dim.getPosition() == 1 && !filters) {
+      filters = true;
       continue;
     }
-    bool unit = type.getDimSize(d) == 1;
-    if (!unit || (dim && !(dim.getPosition() == 0 && batch == 1)))
-      return {};
+    if (type.getDimSize(d) != 1 ||
+        (dim && !(dim.getPosition() == 0 && batch == 1)))
+      return false;
   }
-  if (!filterDim)
-    return {};
-  SmallVector<ReassociationIndices> all(1);
-  for (int64_t d = 0; d < type.getRank(); ++d)
-    all.front().push_back(d);
-  return b.create<tensor::CollapseShapeOp>(loc, operand, all);
+  return filters;
 }
 
 /// The elementwise op `consumer` on a convolution's NCHW image (its bias and
@@ -389,9 +383,15 @@ static Value perFilter(OpBuilder &b, Location loc, Value operand, AffineMap map,
 Value onMatrix(RewriterBase &rewriter, linalg::GenericOp consumer, Value image,
                Value product, int64_t batch) {
   if (!consumer.getBody()->getOps<linalg::IndexOp>().empty() ||
-      !consumer.getRegionOutputArgs().front().use_empty())
+      !consumer.getRegionOutputArgs().front().use_empty() ||
+      !llvm::all_of(consumer.getDpsInputOperands(), [&](OpOperand *input) {
+        return input->get() == image ||
+               isPerFilter(input->get(), consumer.getMatchingIndexingMap(input),
+                           batch);
+      }))
     return {};
   MLIRContext *ctx = rewriter.getContext();
+  Location loc = consumer.getLoc();
   SmallVector<Value> inputs;
   SmallVector<AffineMap> maps;
   for (OpOperand *input : consumer.getDpsInputOperands()) {
@@ -400,16 +400,17 @@ Value onMatrix(RewriterBase &rewriter, linalg::GenericOp consumer, Value image,
       maps.push_back(rewriter.getMultiDimIdentityMap(2));
       continue;
     }
-    Value filters = perFilter(rewriter, consumer.getLoc(), input->get(),
-                              consumer.getMatchingIndexingMap(input), batch);
-    if (!filters)
-      return {};
-    inputs.push_back(filters);
+    // All its dimensions collapsed into the filters'.
+    auto type = cast<RankedTensorType>(input->get().getType());
+    SmallVector<ReassociationIndices> all(1);
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      all.front().push_back(d);
+    inputs.push_back(
+        rewriter.create<tensor::CollapseShapeOp>(loc, input->get(), all));
     maps.push_back(AffineMap::get(2, 0, {getAffineDimExpr(1, ctx)}, ctx));
   }
   auto type = cast<RankedTensorType>(product.getType());
   Type element = getElementTypeOrSelf(consumer.getResultTypes()[0]);
-  Location loc = consumer.getLoc();
   Value empty = rewriter.create<tensor::EmptyOp>(loc, type.getShape(), element);
   maps.push_back(rewriter.getMultiDimIdentityMap(2));
   SmallVector<utils::IteratorType> iterators(2, utils::IteratorType::parallel);

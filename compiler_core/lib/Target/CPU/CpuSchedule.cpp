@@ -677,7 +677,7 @@ struct CpuSchedulePass
       return signalPassFailure();
     }
     int lanes = vectorLanes > 0 ? (int)vectorLanes : hostVectorLanes();
-    cpu::padsAsFilledCopies(module);
+    bool changed = cpu::padsAsFilledCopies(module);
     std::string threadStage;
     std::string schedule = buildCpuSchedule(module, lanes, fuseEpilogues,
                                             registerRows, &threadStage);
@@ -691,8 +691,12 @@ struct CpuSchedulePass
               mlir::cuvil::CuvilDialect::VectorIdAttrHelper::getNameStr()))
         any = true;
     });
-    if (!any)
-      return markAllAnalysesPreserved();
+    if (!any) {
+      // Nothing to schedule; a rewritten padding still changed the IR.
+      if (!changed)
+        markAllAnalysesPreserved();
+      return;
+    }
     // Convolutions' GEMMs are cut into thread tasks first, so that their
     // columns can be sliced per task (see ConvColumns.cpp).
     if (!threadStage.empty()) {

@@ -143,6 +143,10 @@ void cpu::evenOutTasks(int64_t m, int64_t n, int64_t registerCols,
 /// host has two cores; the balance holds for any even count.
 static constexpr int64_t kBalancedThreads = 2;
 
+int64_t cpu::largestShare(int64_t tasks) {
+  return llvm::divideCeil(tasks, kBalancedThreads);
+}
+
 /// A static GEMM whose row tiles make an odd number of tasks, or end in a
 /// partial tile (784 rows in 64-row tiles: 13 tasks), leaves one thread the
 /// extra task (7 full tiles against 5 and a quarter): picks, from the row
@@ -157,21 +161,20 @@ void cpu::balanceRowTiles(int64_t m, int64_t n, int64_t registerRows,
     return;
   bool divided = m % tiles.blockM == 0;
   int64_t colTiles = n / tiles.blockN;
-  auto largestShare = [&](int64_t tile) {
-    int64_t tasks = llvm::divideCeil(m, tile) * colTiles;
-    return llvm::divideCeil(tasks, kBalancedThreads) * tile;
+  auto rowsOfShare = [&](int64_t tile) {
+    return largestShare(llvm::divideCeil(m, tile) * colTiles) * tile;
   };
-  int64_t best = tiles.blockM, bestShare = largestShare(best);
+  int64_t best = tiles.blockM, bestShare = rowsOfShare(best);
   for (int64_t tile = tiles.blockM - registerRows; tile >= tiles.blockM / 2;
        tile -= registerRows) {
-    int64_t share = largestShare(tile);
+    int64_t share = rowsOfShare(tile);
     if (share < bestShare && (!divided || m % tile == 0)) {
       best = tile;
       bestShare = share;
     }
   }
   tiles.blockM = best;
-  rest.rows = m % best != 0 || best % registerRows != 0;
+  rest.rows = m % best != 0;
 }
 
 /// Whether a GEMM's multiply-adds are known to be fewer than `work`

@@ -40,6 +40,10 @@ void splitLoneTile(int64_t m, int64_t n, int64_t registerRows,
 void evenOutTasks(int64_t m, int64_t n, int64_t registerCols,
                   const GemmRemainders &rest, GemmTiles &tiles);
 
+/// The most tasks one thread runs of `tasks` split between the threads the
+/// schedule balances for (two).
+int64_t largestShare(int64_t tasks);
+
 /// Picks a static GEMM's row tile so that the threads' shares of its tasks
 /// are even where an odd count or a partial last row tile left them uneven
 /// (see GemmTiles.cpp).

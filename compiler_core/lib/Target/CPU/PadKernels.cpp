@@ -37,21 +37,20 @@ static Value filled(OpBuilder &b, Location loc, RankedTensorType type,
       .getResult(0);
 }
 
-void mlir::cuvil::cpu::padsAsFilledCopies(ModuleOp module) {
-  SmallVector<tensor::PadOp> pads;
+bool mlir::cuvil::cpu::padsAsFilledCopies(ModuleOp module) {
+  SmallVector<std::pair<tensor::PadOp, Value>> pads;
   module.walk([&](tensor::PadOp pad) {
     Value value = pad.getConstantPaddingValue();
     if (value && pad.getResultType().hasStaticShape() &&
-        pad.getSourceType().hasStaticShape() && pad.getStaticLow().size() &&
+        pad.getSourceType().hasStaticShape() &&
         !ShapedType::isDynamicShape(pad.getStaticLow()))
-      pads.push_back(pad);
+      pads.push_back({pad, value});
   });
   IRRewriter rewriter(module.getContext());
-  for (tensor::PadOp pad : pads) {
+  for (auto [pad, value] : pads) {
     rewriter.setInsertionPoint(pad);
     Location loc = pad.getLoc();
     // The value yielded by the region (a constant there) or defined above.
-    Value value = pad.getConstantPaddingValue();
     if (Operation *def = value.getDefiningOp();
         def && pad->isProperAncestor(def))
       value = rewriter.clone(*def)->getResult(0);
@@ -66,4 +65,5 @@ void mlir::cuvil::cpu::padsAsFilledCopies(ModuleOp module) {
     rewriter.replaceOpWithNewOp<tensor::InsertSliceOp>(
         pad, pad.getSource(), into, pad.getMixedLowPad(), sizes, strides);
   }
+  return !pads.empty();
 }

@@ -15,8 +15,8 @@ namespace mlir::cuvil::cpu {
 
 /// Rewrites each static tensor.pad with a constant padding value as an
 /// elementwise kernel writing the value everywhere and the source inserted
-/// into its interior.
-void padsAsFilledCopies(ModuleOp module);
+/// into its interior; whether it rewrote any.
+bool padsAsFilledCopies(ModuleOp module);
 
 } // namespace mlir::cuvil::cpu
 
