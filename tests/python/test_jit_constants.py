@@ -153,3 +153,33 @@ def test_constant_bytes_that_do_not_fit_their_resource_are_refused_by_name():
         ext.compile(_RESOURCE_MODULE, "f", constants=[("other", data.view(np.uint8))])
     with pytest.raises(ValueError, match="constant 'w'.*contiguous"):
         ext.compile(_RESOURCE_MODULE, "f", constants=[("w", memoryview(data.view(np.uint8))[::2])])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
+def test_compiled_in_arrays_keep_their_values_at_every_width(dtype):
+    """The object code holds a constant array of 1 KiB or more as its bytes (an
+    array of numbers is written a number at a time): every element width, nested
+    rows and a small array beside it keep their values; a GEMM's packed weights
+    keep the alignment its vector loads need."""
+    rng = np.random.default_rng(7)
+    w = (rng.standard_normal((48, 40)) * 100).astype(dtype)  # 7.5-15 KiB, rows nested
+    small = (rng.standard_normal(40) * 100).astype(dtype)  # under 1 KiB
+    x = (rng.standard_normal((48, 40)) * 100).astype(dtype)
+
+    def shift(x, w, small):
+        return x + w * 3 - small
+
+    f = cuvil.jit(shift, constants=("w", "small"))
+    np.testing.assert_array_equal(f(x, w, small), x + w * 3 - small)
+    assert cuvil.last_fallback_reason(f) is None
+
+    if dtype == np.float32:
+        a = rng.standard_normal((64, 256)).astype(np.float32)
+        b = rng.standard_normal((256, 512)).astype(np.float32)
+
+        def project(a, b):
+            return a @ b
+
+        g = cuvil.jit(project, constants=("b",))
+        np.testing.assert_allclose(g(a, b), a @ b, rtol=1e-4, atol=1e-3)
+        assert cuvil.last_fallback_reason(g) is None

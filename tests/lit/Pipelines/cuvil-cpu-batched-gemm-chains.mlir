@@ -20,7 +20,9 @@
 // CHECK: math.exp {{.*}} : vector<1x1x16xf32>
 // CHECK: vector.reduction <add>, {{.*}} : vector<256xf32> into f32
 // CHECK: arith.divf {{.*}} : vector<1x1x16xf32>
-// CHECK: linalg.fill {{.*}} -> tensor<1x16x64xf32>
+// CHECK-NOT: linalg.fill
+// CHECK: %[[ZEROS:.*]] = arith.constant dense<0.000000e+00> : vector<1x1x16xf32>
+// CHECK: vector.transfer_write %[[ZEROS]], {{.*}} : vector<1x1x16xf32>, tensor<1x1x16xf32>
 // CHECK: scf.for {{.*}} to %c256 step %c1 {{.*}} -> (vector<1x8x32xf32>)
 // CHECK: vector.fma {{.*}} : vector<32xf32>
 // CHECK: scf.forall.in_parallel

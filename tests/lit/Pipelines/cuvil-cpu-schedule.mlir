@@ -73,10 +73,12 @@ func.func @lone_tile_shared(%a: tensor<64x1024xf32>, %b: tensor<1024x64xf32>) ->
 // -----
 
 // Half that work (2^21) stays one tile, run by the calling thread. K is
-// four blocks: the result is filled first, each block's tiles add to it.
+// four blocks: the result is filled first, a register at a time along its
+// rows, then each block's tiles add to it.
 // CHECK-LABEL: func.func @lone_tile_kept
 // CHECK-NOT: scf.forall
-// CHECK: linalg.fill
+// CHECK-NOT: linalg.fill
+// CHECK: vector.transfer_write {{.*}} : vector<1x8xf32>, tensor<1x8xf32>
 // CHECK: scf.for {{.*}} step %c128
 // CHECK: vector.transfer_read {{.*}} vector<8x16xf32>
 // CHECK: scf.for

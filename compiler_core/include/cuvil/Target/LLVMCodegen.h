@@ -29,7 +29,10 @@ translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
 /// Runs LLVM's IR pipeline (O2) on `module` for `tm`.
 llvm::Error optimizeLLVMIR(llvm::Module &module, llvm::TargetMachine &tm);
 
-/// Emits `module` as assembly text or an object file into `out`.
+/// Emits `module` as assembly text or an object file into `out`. For an
+/// object file, constant arrays of numbers are first rewritten as arrays of
+/// their bytes (same contents, address and alignment), which the object
+/// writer emits in one piece.
 llvm::Error emitMachineCode(llvm::Module &module, llvm::TargetMachine &tm,
                             bool assembly, std::string &out);
 

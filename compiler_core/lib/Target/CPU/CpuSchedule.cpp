@@ -301,14 +301,6 @@ std::string dequantGemmBlock(int64_t id, bool serial, const GemmTiles &tiles,
   return block;
 }
 
-/// Inner tile for vectorizing an innermost dimension of `size`: whole
-/// registers when they divide it, the whole dimension when it is short.
-int64_t innerVectorTile(int64_t size, int64_t lanes) {
-  if (size % lanes == 0)
-    return lanes;
-  return size <= 4 * lanes ? size : 0;
-}
-
 /// Schedule of one tagged elementwise kernel or row reduction: every outer
 /// dimension tiled by 1, the innermost one vectorized. A kernel reading a
 /// tensor at computed positions (a gather) needs the vectorizer's
@@ -709,6 +701,7 @@ struct CpuSchedulePass
     cpu::readRowsFromBlocks(module);
     cpu::hoistInvariantTensorReads(module);
     cpu::reduceAsTrees(module);
+    cpu::vectorizeFills(module, lanes);
     // The tags only link schedule and payload; drop them afterwards.
     module.walk([](Operation *op) {
       op->removeAttr(mlir::cuvil::CuvilDialect::GemmIdAttrHelper::getNameStr());

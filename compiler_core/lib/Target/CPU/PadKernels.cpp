@@ -1,4 +1,4 @@
-//===- PadKernels.cpp - Paddings as a fill and a copy ---------------------===//
+//===- PadKernels.cpp - Paddings and fills as vector kernels --------------===//
 //
 // A tensor.pad (a convolution's zero border) bufferizes into a linalg.map
 // writing the padding value over the whole buffer and a copy of the source
@@ -9,11 +9,19 @@
 // other, tiled and vectorized along its rows; the source is inserted into
 // it (a copy into a strided view, see cuvil-expand-strided-copies).
 //
+// The fills the schedule does not fuse into a kernel (a GEMM's result
+// before its K blocks, attention's running maximum, sum and output) are
+// vectorized after it, a register at a time along their rows. Left to LLVM,
+// they came as scalar loops that it unrolled in full (64 stores a row) and
+// then spent most of its dead-store analysis on.
+//
 //===----------------------------------------------------------------------===//
 
 #include "PadKernels.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -66,4 +74,44 @@ bool mlir::cuvil::cpu::padsAsFilledCopies(ModuleOp module) {
         pad, pad.getSource(), into, pad.getMixedLowPad(), sizes, strides);
   }
   return !pads.empty();
+}
+
+int64_t mlir::cuvil::cpu::innerVectorTile(int64_t size, int64_t lanes) {
+  if (size % lanes == 0)
+    return lanes;
+  return size <= 4 * lanes ? size : 0;
+}
+
+void mlir::cuvil::cpu::vectorizeFills(ModuleOp module, int64_t lanes) {
+  SmallVector<linalg::FillOp> fills;
+  module.walk([&](linalg::FillOp fill) {
+    auto type = dyn_cast<RankedTensorType>(fill.getResult(0).getType());
+    if (type && type.hasStaticShape() && type.getRank() > 0 &&
+        type.getElementType().isIntOrFloat() &&
+        innerVectorTile(type.getShape().back(), lanes) != 0)
+      fills.push_back(fill);
+  });
+  IRRewriter rewriter(module.getContext());
+  for (linalg::FillOp fill : fills) {
+    ArrayRef<int64_t> shape =
+        cast<RankedTensorType>(fill.getResult(0).getType()).getShape();
+    // A loop of one element per outer dimension (none for a unit one), a
+    // register or a short row along the innermost.
+    SmallVector<OpFoldResult> tiles;
+    for (int64_t size : shape.drop_back())
+      tiles.push_back(rewriter.getIndexAttr(size == 1 ? 0 : 1));
+    tiles.push_back(
+        rewriter.getIndexAttr(innerVectorTile(shape.back(), lanes)));
+    rewriter.setInsertionPoint(fill);
+    scf::SCFTilingOptions options;
+    options.setTileSizes(tiles);
+    FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+        rewriter, cast<TilingInterface>(fill.getOperation()), options);
+    if (failed(tiled))
+      continue;
+    rewriter.replaceOp(fill, tiled->replacements);
+    for (Operation *op : tiled->tiledOps)
+      if (auto tile = dyn_cast<linalg::FillOp>(op))
+        (void)linalg::vectorize(rewriter, tile);
+  }
 }

@@ -1,7 +1,6 @@
-//===- PadKernels.h - Paddings as a fill and a copy --------------*- C++
-//-*-===//
+//===- PadKernels.h - Paddings and fills as vector kernels ------*- C++ -*-===//
 //
-// How cuvil-cpu-schedule makes a tensor.pad vectorizable (see
+// How cuvil-cpu-schedule makes tensor.pad and linalg.fill vectorizable (see
 // PadKernels.cpp).
 //
 //===----------------------------------------------------------------------===//
@@ -17,6 +16,15 @@ namespace mlir::cuvil::cpu {
 /// elementwise kernel writing the value everywhere and the source inserted
 /// into its interior; whether it rewrote any.
 bool padsAsFilledCopies(ModuleOp module);
+
+/// Inner tile for vectorizing an innermost dimension of `size`: whole
+/// registers of `lanes` when they divide it, the whole dimension when it is
+/// short, else 0.
+int64_t innerVectorTile(int64_t size, int64_t lanes);
+
+/// Vectorizes each static linalg.fill the schedule left (see PadKernels.cpp):
+/// one vector store per row of `lanes`-wide registers.
+void vectorizeFills(ModuleOp module, int64_t lanes);
 
 } // namespace mlir::cuvil::cpu
 
