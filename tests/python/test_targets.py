@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -155,3 +156,41 @@ def test_loading_a_bad_target_plugin_names_the_file(tmp_path):
     example = BUILD_DIR / "lib" / "CuvilExamplePlugin.so"  # a pass plugin, not a target one
     with pytest.raises(ValueError, match="does not export cuvilRegisterTargetPlugin"):
         cuvil.load_target_plugin(str(example))
+
+
+def _symbols(library: pathlib.Path, table: str) -> list[list[str]]:
+    """``readelf``'s rows of ``library``'s dynamic (``--dyn-syms``) or full (``-s``) symbols."""
+    text = subprocess.run(
+        ["readelf", "-W", table, str(library)], check=True, capture_output=True, text=True
+    ).stdout
+    return [line.split() for line in text.splitlines() if re.match(r"\s*\d+:", line)]
+
+
+def test_cpu_code_emitted_in_two_parts_exports_only_its_entry_points(tmp_path):
+    """A module of more than a few hundred instructions has its machine code emitted
+    on two threads, its functions cut between two objects linked into one library
+    (SplitCodegen.cpp): the results are unchanged, the symbols one part takes from
+    the other (named ``cuvil.local.N`` where they had no name) stay inside the
+    library, and only the entry points, runtime slots and hooks are exported."""
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((64, 256)).astype(np.float32)
+    w1 = rng.standard_normal((256, 512)).astype(np.float32) / 16
+    b1 = rng.standard_normal(512).astype(np.float32)
+    w2 = rng.standard_normal((512, 128)).astype(np.float32) / 16
+
+    def layers(x, w1, b1, w2):
+        return np.tanh(np.maximum(x @ w1 + b1, 0) @ w2)
+
+    f = cuvil.jit(layers, constants=("w1", "b1", "w2"))
+    expected = np.tanh(np.maximum(x @ w1 + b1, 0) @ w2)
+    np.testing.assert_allclose(f(x, w1, b1, w2), expected, rtol=1e-4, atol=1e-4)
+    library = tmp_path / "layers.so"
+    cuvil.compilations()[-1].compiled.emit("so", str(library))
+
+    everything = _symbols(library, "-s")
+    assert any(row[-1].startswith("cuvil.local.") for row in everything), everything
+    exported = {row[-1].split("@")[0] for row in _symbols(library, "--dyn-syms") if row[6] != "UND"}
+    assert exported, "no symbols exported"
+    for name in exported:
+        assert name.startswith(("cuvil_", "_mlir_")) and "omp_par" not in name, exported
+        assert "local" not in name and "constant" not in name, exported

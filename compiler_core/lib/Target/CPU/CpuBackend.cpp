@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cuvil/Target/CPU/CpuBackend.h"
+#include "SplitCodegen.h"
 #include "cuvil/Runtime/MemRefCall.h"
 #include "cuvil/Runtime/MemoryPool.h"
 #include "cuvil/Target/LLVMCodegen.h"
@@ -14,6 +15,7 @@
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
@@ -66,21 +68,20 @@ std::string cpu::hostDescription() {
   return text;
 }
 
-llvm::Error cpu::emitArtifact(ModuleOp module, Artifact kind, std::string &out,
-                              llvm::StringRef packedEntry,
-                              FinishModule finish) {
-  auto tm = createHostTargetMachine(/*positionIndependent=*/true);
-  if (!tm)
-    return tm.takeError();
-  llvm::LLVMContext context;
-  auto llvmModule = translateToLLVMIR(module, context, **tm, false);
+/// `module` translated to LLVM IR for `tm`, completed with the runtime's
+/// functions and optimized: what every artifact is emitted from.
+static llvm::Expected<std::unique_ptr<llvm::Module>>
+optimizedModule(ModuleOp module, llvm::LLVMContext &context,
+                llvm::TargetMachine &tm, llvm::StringRef packedEntry,
+                cpu::FinishModule finish) {
+  auto llvmModule = translateToLLVMIR(module, context, tm, false);
   if (!llvmModule)
     return llvmModule.takeError();
   if (!packedEntry.empty())
-    if (llvm::Error e = addPackedInterface(**llvmModule, packedEntry))
-      return e;
-  defineAllocationFunctions(**llvmModule);
-  defineSizeMismatchFunction(**llvmModule);
+    if (llvm::Error e = cpu::addPackedInterface(**llvmModule, packedEntry))
+      return std::move(e);
+  cpu::defineAllocationFunctions(**llvmModule);
+  cpu::defineSizeMismatchFunction(**llvmModule);
   if (finish)
     finish(**llvmModule);
   // A GEMM's fill of its accumulator tile is a store loop per row, which
@@ -90,12 +91,25 @@ llvm::Error cpu::emitArtifact(ModuleOp module, Artifact kind, std::string &out,
   for (llvm::Function &f : **llvmModule)
     if (!f.isDeclaration())
       f.addFnAttr("no-builtin-memset");
-  if (llvm::Error e = optimizeLLVMIR(**llvmModule, **tm))
-    return e;
+  if (llvm::Error e = optimizeLLVMIR(**llvmModule, tm))
+    return std::move(e);
   // After the optimizer: its OpenMP passes know what __kmpc_fork_call does
   // with the outlined region (an indirect call through a slot, it ran the
   // regions' GEMMs 20-50% slower).
-  defineThreadCalls(**llvmModule);
+  cpu::defineThreadCalls(**llvmModule);
+  return llvmModule;
+}
+
+llvm::Error cpu::emitArtifact(ModuleOp module, Artifact kind, std::string &out,
+                              llvm::StringRef packedEntry,
+                              FinishModule finish) {
+  auto tm = createHostTargetMachine(/*positionIndependent=*/true);
+  if (!tm)
+    return tm.takeError();
+  llvm::LLVMContext context;
+  auto llvmModule = optimizedModule(module, context, **tm, packedEntry, finish);
+  if (!llvmModule)
+    return llvmModule.takeError();
   if (kind == Artifact::LLVMIR) {
     out.clear();
     llvm::raw_string_ostream os(out);
@@ -282,24 +296,36 @@ void cpu::defineSizeMismatchFunction(llvm::Module &module) {
 
 llvm::Error cpu::emitSharedLibrary(ModuleOp module, llvm::StringRef funcName,
                                    llvm::StringRef path, FinishModule finish) {
-  std::string object;
-  if (llvm::Error e =
-          emitArtifact(module, Artifact::Object, object, funcName, finish))
-    return e;
-  std::string objectPath = (path + ".o").str();
+  auto tm = createHostTargetMachine(/*positionIndependent=*/true);
+  if (!tm)
+    return tm.takeError();
+  std::vector<std::string> objects;
   {
+    llvm::LLVMContext context;
+    auto llvmModule = optimizedModule(module, context, **tm, funcName, finish);
+    if (!llvmModule)
+      return llvmModule.takeError();
+    if (llvm::Error e = emitObjects(**llvmModule, **tm, objects))
+      return e;
+  }
+  std::vector<std::string> objectPaths;
+  auto removeObjects = llvm::make_scope_exit([&] {
+    for (const std::string &objectPath : objectPaths)
+      llvm::sys::fs::remove(objectPath);
+  });
+  for (auto [index, object] : llvm::enumerate(objects)) {
+    objectPaths.push_back((path + "." + llvm::Twine(index) + ".o").str());
     std::error_code ec;
-    llvm::raw_fd_ostream os(objectPath, ec);
+    llvm::raw_fd_ostream os(objectPaths.back(), ec);
     if (ec)
-      return llvm::createStringError(ec, "cannot write %s", objectPath.c_str());
+      return llvm::createStringError(ec, "cannot write %s",
+                                     objectPaths.back().c_str());
     os << object;
   }
-  llvm::Error linked = linkSharedLibrary(objectPath, path);
-  llvm::sys::fs::remove(objectPath);
-  return linked;
+  return linkSharedLibrary(objectPaths, path);
 }
 
-llvm::Error cpu::linkSharedLibrary(llvm::StringRef objectPath,
+llvm::Error cpu::linkSharedLibrary(llvm::ArrayRef<std::string> objectPaths,
                                    llvm::StringRef sharedLibraryPath) {
   // The system compiler driver knows the C library's paths; ld.lld is the
   // fallback on machines without one. -Bsymbolic binds the library's calls
@@ -312,16 +338,10 @@ llvm::Error cpu::linkSharedLibrary(llvm::StringRef objectPath,
   auto linker = llvm::sys::findProgramByName("cc");
   if (linker) {
     rpath = "-Wl,-rpath," + dir;
-    args = {*linker,
-            "-shared",
-            "-Wl,-Bsymbolic",
-            objectPath.data(),
-            "-o",
-            sharedLibraryPath,
-            libDir,
-            rpath,
-            "-lmlir_c_runner_utils",
-            "-lm"};
+    args = {*linker, "-shared", "-Wl,-Bsymbolic"};
+    args.append(objectPaths.begin(), objectPaths.end());
+    args.append({"-o", sharedLibraryPath, libDir, rpath,
+                 "-lmlir_c_runner_utils", "-lm"});
   } else {
     linker = llvm::sys::findProgramByName("ld.lld-19");
     if (!linker)
@@ -331,9 +351,10 @@ llvm::Error cpu::linkSharedLibrary(llvm::StringRef objectPath,
           linker.getError(),
           "no linker found to build a shared library (install gcc or lld-19)");
     rpath = "-rpath=" + dir;
-    args = {*linker,    "-shared", "-Bsymbolic",
-            objectPath, "-o",      sharedLibraryPath,
-            libDir,     rpath,     "-lmlir_c_runner_utils"};
+    args = {*linker, "-shared", "-Bsymbolic"};
+    args.append(objectPaths.begin(), objectPaths.end());
+    args.append(
+        {"-o", sharedLibraryPath, libDir, rpath, "-lmlir_c_runner_utils"});
   }
   return runTool(*linker, args, sharedLibraryPath);
 }

@@ -75,12 +75,15 @@ void defineSizeMismatchFunction(llvm::Module &module);
 /// entry point for `funcName` is the packed interface. This is the one way
 /// CPU code is built, whether it is then cached or only loaded: code run
 /// right after compiling and code loaded from the cache are the same bytes.
+/// A large module's machine code is emitted on two threads (see
+/// SplitCodegen.cpp).
 llvm::Error emitSharedLibrary(ModuleOp module, llvm::StringRef funcName,
                               llvm::StringRef path,
                               FinishModule finish = nullptr);
 
-/// Links an object file into a shared library against the runtime libraries.
-llvm::Error linkSharedLibrary(llvm::StringRef objectPath,
+/// Links object files into one shared library against the runtime
+/// libraries.
+llvm::Error linkSharedLibrary(llvm::ArrayRef<std::string> objectPaths,
                               llvm::StringRef sharedLibraryPath);
 
 } // namespace mlir::cuvil::cpu
