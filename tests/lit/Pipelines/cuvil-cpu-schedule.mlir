@@ -93,6 +93,34 @@ func.func @lone_tile_kept(%a: tensor<64x512xf32>, %b: tensor<512x64xf32>) -> ten
 
 // -----
 
+// Fills no kernel absorbs are vectorized along their rows, floats and
+// integers of whole bytes alike; a boolean fill stays scalar (vectors of i1
+// are bit-packed in memory, tensors of i1 a byte per element). A short row
+// (20 floats) is one vector.
+// CHECK-LABEL: func.func @fills_beside_a_gemm
+// CHECK-DAG: vector.transfer_write {{.*}} : vector<1x8xi32>, tensor<1x8xi32>
+// CHECK-DAG: vector.transfer_write {{.*}} : vector<20xf32>, tensor<20xf32>
+// CHECK-DAG: linalg.fill ins(%{{.*}} : i1) outs(%{{.*}} : tensor<4x32xi1>)
+// CHECK: return
+func.func @fills_beside_a_gemm(%a: tensor<64x512xf32>, %b: tensor<512x64xf32>) -> (tensor<64x64xf32>, tensor<4x32xi32>, tensor<20xf32>, tensor<4x32xi1>) {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x64xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<64x512xf32>, tensor<512x64xf32>) outs(%f : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %seven = arith.constant 7 : i32
+  %ei = tensor.empty() : tensor<4x32xi32>
+  %fi = linalg.fill ins(%seven : i32) outs(%ei : tensor<4x32xi32>) -> tensor<4x32xi32>
+  %half = arith.constant 0.5 : f32
+  %ev = tensor.empty() : tensor<20xf32>
+  %fv = linalg.fill ins(%half : f32) outs(%ev : tensor<20xf32>) -> tensor<20xf32>
+  %true = arith.constant true
+  %eb = tensor.empty() : tensor<4x32xi1>
+  %fb = linalg.fill ins(%true : i1) outs(%eb : tensor<4x32xi1>) -> tensor<4x32xi1>
+  return %r, %fi, %fv, %fb : tensor<64x64xf32>, tensor<4x32xi32>, tensor<20xf32>, tensor<4x32xi1>
+}
+
+// -----
+
 // A GEMM smaller than one register tile both ways is left alone (scalar
 // loops later): vectors would gain nothing.
 // CHECK-LABEL: func.func @tiny_untouched

@@ -85,9 +85,12 @@ int64_t mlir::cuvil::cpu::innerVectorTile(int64_t size, int64_t lanes) {
 void mlir::cuvil::cpu::vectorizeFills(ModuleOp module, int64_t lanes) {
   SmallVector<linalg::FillOp> fills;
   module.walk([&](linalg::FillOp fill) {
+    // Vectors of i1 are bit-packed in memory while tensors of i1 are stored
+    // a byte per element: boolean fills stay scalar.
     auto type = dyn_cast<RankedTensorType>(fill.getResult(0).getType());
     if (type && type.hasStaticShape() && type.getRank() > 0 &&
         type.getElementType().isIntOrFloat() &&
+        type.getElementType().getIntOrFloatBitWidth() % 8 == 0 &&
         innerVectorTile(type.getShape().back(), lanes) != 0)
       fills.push_back(fill);
   });
