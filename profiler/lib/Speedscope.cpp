@@ -204,6 +204,15 @@ SharedFrame readFrame(const nlohmann::json &f, Trace &trace) {
   return frame;
 }
 
+/// `object[key]` when it is a string, `fallback` when it is absent or of
+/// another type (a file from elsewhere may hold anything there).
+std::string stringField(const nlohmann::json &object, const char *key,
+                        const std::string &fallback) {
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>()
+                                               : fallback;
+}
+
 int64_t unitScale(const std::string &unit) {
   if (unit == "seconds")
     return 1000000000;
@@ -275,13 +284,14 @@ Expected<Trace> parseSpeedscope(std::string_view text,
   for (const json &profile : doc["profiles"]) {
     if (!profile.is_object() || !profile.contains("type"))
       return bad("every profile needs a \"type\"");
-    std::string type = profile["type"].is_string()
-                           ? profile["type"].get<std::string>()
-                           : std::string();
-    int64_t scale = unitScale(profile.value("unit", std::string("none")));
+    std::string type = stringField(profile, "type", "");
+    if (profile.contains("unit") && !profile["unit"].is_string())
+      return bad("a profile's \"unit\" is a string, not " +
+                 profile["unit"].dump());
+    int64_t scale = unitScale(stringField(profile, "unit", "none"));
     uint32_t thread = trace.thread(0, tid++);
     trace.threads[thread].name =
-        trace.intern(profile.value("name", std::string("profile")));
+        trace.intern(stringField(profile, "name", "profile"));
     auto frameOk = [&](const json &f) {
       return f.is_number_integer() && f.get<int64_t>() >= 0 &&
              f.get<size_t>() < frames.size();
@@ -314,7 +324,7 @@ Expected<Trace> parseSpeedscope(std::string_view text,
         if (!detail::scaleToNs(ev["at"].get<double>(), double(scale), at))
           return bad("event \"at\" " + ev["at"].dump() +
                      " is beyond ±146 years");
-        std::string kind = ev.value("type", std::string());
+        std::string kind = stringField(ev, "type", "");
         if (kind == "O") {
           open.emplace_back(frame, uint32_t(trace.events.size()));
           add(frame, at, at);
@@ -330,7 +340,7 @@ Expected<Trace> parseSpeedscope(std::string_view text,
         }
       }
       if (!open.empty())
-        return bad("profile \"" + profile.value("name", std::string()) +
+        return bad("profile \"" + stringField(profile, "name", "") +
                    "\" ends with open frames");
     } else if (type == "sampled") {
       if (!profile.contains("samples") || !profile["samples"].is_array() ||

@@ -121,6 +121,24 @@ TEST(Speedscope, SampledProfilesAndErrors) {
     "profiles": [{"type": "evented", "events": [{"type": "O", "frame": 3, "at": 0}]}]})");
   ASSERT_FALSE(badFrame);
 
+  // Fields of the wrong type: a name that is not a string falls back to
+  // "profile", a unit that is not a string is refused by name.
+  auto oddName = parseSpeedscope(R"({"shared": {"frames": [{"name": "a"}]},
+    "profiles": [{"type": "sampled", "name": [4e9, 4e9],
+                  "samples": [[0]], "weights": [3]}]})");
+  ASSERT_TRUE(oddName) << oddName.error().text();
+  EXPECT_EQ(writeFoldedStacks(*oddName), "a 3\n");
+  auto oddUnit = parseSpeedscope(R"({"shared": {"frames": [{"name": "a"}]},
+    "profiles": [{"type": "sampled", "unit": 5, "samples": [[0]], "weights": [3]}]})");
+  ASSERT_FALSE(oddUnit);
+  EXPECT_NE(oddUnit.error().message.find("\"unit\" is a string, not 5"),
+            std::string::npos)
+      << oddUnit.error().message;
+  auto oddEventType = parseSpeedscope(R"({"shared": {"frames": [{"name": "a"}]},
+    "profiles": [{"type": "evented", "events": [{"type": 7, "frame": 0, "at": 0}]}]})");
+  ASSERT_FALSE(oddEventType);
+  EXPECT_NE(oddEventType.error().message.find("neither"), std::string::npos);
+
   auto truncated = parseSpeedscope("{\"shared\": {\"frames\": [");
   ASSERT_FALSE(truncated);
   EXPECT_NE(truncated.error().message.find("truncated"), std::string::npos);
