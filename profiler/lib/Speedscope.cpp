@@ -173,21 +173,27 @@ struct SharedFrame {
   int64_t opId = kNoOp;
 };
 
+/// `object[key]` when it is a string, `fallback` when it is absent or of
+/// another type (a file from elsewhere may hold anything there).
+std::string stringField(const nlohmann::json &object, const char *key,
+                        const std::string &fallback) {
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>()
+                                               : fallback;
+}
+
 /// One of "shared.frames" (an object with a "name" string): file, line and
 /// col become the loc; Cuvil's own "name [node]" frames with "node" and
 /// "op_id" get their model node and IR op back.
 SharedFrame readFrame(const nlohmann::json &f, Trace &trace) {
   SharedFrame frame;
   std::string name = f["name"].get<std::string>();
-  if (f.contains("node") && f["node"].is_string()) {
-    std::string node = f["node"].get<std::string>();
-    std::string suffix = " [" + node + "]";
-    if (!node.empty() && name.size() > suffix.size() &&
-        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
-      name.resize(name.size() - suffix.size());
-      frame.args =
-          trace.addArgs({{trace.intern(kNodeArg), trace.intern(node)}});
-    }
+  std::string node = stringField(f, "node", "");
+  std::string suffix = " [" + node + "]";
+  if (!node.empty() && name.size() > suffix.size() &&
+      name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    name.resize(name.size() - suffix.size());
+    frame.args = trace.addArgs({{trace.intern(kNodeArg), trace.intern(node)}});
   }
   if (f.contains("op_id") && f["op_id"].is_number_integer())
     frame.opId = f["op_id"].get<int64_t>();
@@ -202,15 +208,6 @@ SharedFrame readFrame(const nlohmann::json &f, Trace &trace) {
   }
   frame.loc = loc.empty() ? 0 : trace.intern(loc);
   return frame;
-}
-
-/// `object[key]` when it is a string, `fallback` when it is absent or of
-/// another type (a file from elsewhere may hold anything there).
-std::string stringField(const nlohmann::json &object, const char *key,
-                        const std::string &fallback) {
-  auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>()
-                                               : fallback;
 }
 
 int64_t unitScale(const std::string &unit) {

@@ -374,10 +374,8 @@ SmallVector<int64_t> vectorTiles(linalg::GenericOp generic, int64_t lanes) {
           mlir::cuvil::CuvilDialect::EpilogueIdAttrHelper::getNameStr()))
     return {};
   for (Value operand : generic->getOperands()) {
-    // Vectors of i1 are bit-packed in memory while tensors of i1 are stored
-    // a byte per element: boolean kernels stay scalar.
     auto type = dyn_cast<RankedTensorType>(operand.getType());
-    if (!type || type.getElementType().isInteger(1))
+    if (!type || cpu::isBitPackedInVectors(type.getElementType()))
       return {};
   }
   SmallVector<int64_t> ranges = generic.getStaticLoopRanges();

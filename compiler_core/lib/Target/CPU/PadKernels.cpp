@@ -82,22 +82,23 @@ int64_t mlir::cuvil::cpu::innerVectorTile(int64_t size, int64_t lanes) {
   return size <= 4 * lanes ? size : 0;
 }
 
+bool mlir::cuvil::cpu::isBitPackedInVectors(Type elementType) {
+  return elementType.isIntOrFloat() &&
+         elementType.getIntOrFloatBitWidth() % 8 != 0;
+}
+
 void mlir::cuvil::cpu::vectorizeFills(ModuleOp module, int64_t lanes) {
-  SmallVector<linalg::FillOp> fills;
+  SmallVector<std::pair<linalg::FillOp, ArrayRef<int64_t>>> fills;
   module.walk([&](linalg::FillOp fill) {
-    // Vectors of i1 are bit-packed in memory while tensors of i1 are stored
-    // a byte per element: boolean fills stay scalar.
     auto type = dyn_cast<RankedTensorType>(fill.getResult(0).getType());
     if (type && type.hasStaticShape() && type.getRank() > 0 &&
         type.getElementType().isIntOrFloat() &&
-        type.getElementType().getIntOrFloatBitWidth() % 8 == 0 &&
+        !isBitPackedInVectors(type.getElementType()) &&
         innerVectorTile(type.getShape().back(), lanes) != 0)
-      fills.push_back(fill);
+      fills.push_back({fill, type.getShape()});
   });
   IRRewriter rewriter(module.getContext());
-  for (linalg::FillOp fill : fills) {
-    ArrayRef<int64_t> shape =
-        cast<RankedTensorType>(fill.getResult(0).getType()).getShape();
+  for (auto [fill, shape] : fills) {
     // A loop of one element per outer dimension (none for a unit one), a
     // register or a short row along the innermost.
     SmallVector<OpFoldResult> tiles;

@@ -22,6 +22,11 @@ bool padsAsFilledCopies(ModuleOp module);
 /// short, else 0.
 int64_t innerVectorTile(int64_t size, int64_t lanes);
 
+/// Whether vectors of `elementType` are bit-packed in memory while tensors
+/// of it are stored a byte (or more) per element, as for i1: kernels on
+/// such elements stay scalar.
+bool isBitPackedInVectors(Type elementType);
+
 /// Vectorizes each static linalg.fill the schedule left (see PadKernels.cpp):
 /// one vector store per row of `lanes`-wide registers.
 void vectorizeFills(ModuleOp module, int64_t lanes);
