@@ -100,7 +100,9 @@ struct cuvil::CompiledFunction::Impl {
   MemoryPool pool{0, MemoryPool::Growth::Grow};
 
   LogicalResult lower(std::string &error);
-  LogicalResult runStep(const PipelineStep &step,
+  /// Runs one step; the module is verified after it when `verifyAfter`
+  /// (an external pass's result always is).
+  LogicalResult runStep(const PipelineStep &step, bool verifyAfter,
                         std::vector<PassSnapshot> &recorded);
   void readCodegenAttributes();
   /// The disk cache key of a module identified by `identity` (its
@@ -147,6 +149,8 @@ struct cuvil::CompiledFunction::Impl {
     o.device = options.device;
     return o;
   }
+  /// The steps are the target's default list (not the caller's).
+  bool stepsDefaulted = false;
   /// Passes outside the compiler (Python) ran: no disk cache, and the IR is
   /// kept rather than rebuilt by running them again.
   bool hasExternalPasses() const {
@@ -196,7 +200,13 @@ LogicalResult cuvil::CompiledFunction::Impl::lower(std::string &error) {
     target->prepareForLowering(*lowered);
     prepared = true;
   };
-  for (const PipelineStep &step : options.steps) {
+  // The default passes are verified where a phase ends: after every one of
+  // them, the verifier took a tenth of a transformer block's compilation.
+  // Someone else's list, and snapshots (which show the IR after each pass),
+  // are verified after every pass.
+  bool verifyEach = !stepsDefaulted || options.captureSnapshots;
+  const std::vector<PipelineStep> &steps = options.steps;
+  for (auto [index, step] : llvm::enumerate(steps)) {
     // The "optimized" IR is what leaves the target-neutral phases.
     if (!optimizedTaken && step.phase > kLastOptimizedPhase) {
       optimized = lowered->clone();
@@ -204,9 +214,20 @@ LogicalResult cuvil::CompiledFunction::Impl::lower(std::string &error) {
     }
     if (!prepared && step.phase == Phase::Lower)
       prepare();
-    if (failed(runStep(step, recorded))) {
+    bool phaseEnds =
+        index + 1 == steps.size() || steps[index + 1].phase != step.phase;
+    if (failed(runStep(step, verifyEach, recorded))) {
       error =
           diagnostics.take("compilation failed in pass '" + step.name + "'");
+      lowered = nullptr;
+      return failure();
+    }
+    if (!verifyEach && phaseEnds && failed(mlir::verify(*lowered))) {
+      error = diagnostics.take(
+          std::string("the IR after the '") + phaseName(step.phase) +
+          "' phase (its last pass '" + step.name +
+          "') does not verify; set CUVIL_CAPTURE_SNAPSHOTS=1 to verify after "
+          "every pass and find the one that broke it");
       lowered = nullptr;
       return failure();
     }
@@ -249,11 +270,12 @@ void cuvil::CompiledFunction::Impl::readCodegenAttributes() {
 
 LogicalResult
 cuvil::CompiledFunction::Impl::runStep(const PipelineStep &step,
+                                       bool verifyAfter,
                                        std::vector<PassSnapshot> &recorded) {
   if (!step.run)
     return mlir::cuvil::PipelineBuilder::runStep(
         *lowered, step.phase, step.pipeline, options.captureSnapshots,
-        recorded);
+        verifyAfter, recorded);
   // An external pass: timed and snapshotted like the built-in ones, and
   // the module must still verify afterwards.
   Operation *root = lowered->getOperation();
@@ -599,6 +621,7 @@ cuvil::CompiledFunction::Impl::create(const std::string &funcName,
   // calling convention all follow this list. The default one is checked
   // (every step parses) unless the text index finds code it compiled.
   defaulted = impl->options.steps.empty();
+  impl->stepsDefaulted = defaulted;
   if (defaulted && !defaultSteps(options, impl->options.steps, error))
     return nullptr;
   request.instrumented =

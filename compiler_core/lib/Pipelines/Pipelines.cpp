@@ -207,6 +207,7 @@ bool PipelineBuilder::verify(std::string &error) const {
 
 LogicalResult PipelineBuilder::runStep(ModuleOp module, Phase phase,
                                        StringRef pipeline, bool captureIR,
+                                       bool verify,
                                        std::vector<PassSnapshot> &snapshots) {
   if (pipeline.empty())
     return success();
@@ -217,6 +218,7 @@ LogicalResult PipelineBuilder::runStep(ModuleOp module, Phase phase,
   if (failed(parsePassPipeline(pipeline, pm, errorStream)))
     return module.emitError("invalid pass pipeline '")
            << pipeline << "' in phase '" << phaseName(phase) << "': " << errors;
+  pm.enableVerifier(verify);
   pm.addInstrumentation(std::make_unique<SnapshotInstrumentation>(
       module, phase, captureIR, snapshots));
   return pm.run(module);

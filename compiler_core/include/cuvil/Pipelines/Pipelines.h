@@ -65,9 +65,11 @@ public:
                          llvm::StringRef pipeline, std::string &error);
 
   /// Runs one step's textual pipeline on `module`, recording a snapshot
-  /// under `phase` (the IR only when `captureIR`).
+  /// under `phase` (the IR only when `captureIR`); MLIR's verifier runs
+  /// after each of its passes when `verify`.
   static LogicalResult runStep(ModuleOp module, Phase phase,
                                llvm::StringRef pipeline, bool captureIR,
+                               bool verify,
                                std::vector<PassSnapshot> &snapshots);
 
 private:
