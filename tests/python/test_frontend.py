@@ -84,6 +84,39 @@ def test_fingerprint_is_a_stable_structural_sha256():
     assert f"fingerprint={first.fingerprint[:12]}" in text and "mode='inference'" in text
 
 
+class TwoLayers:
+    """Two square layers whose weights can be swapped."""
+
+    def __init__(self, first, second):
+        self.first, self.second = first, second
+
+    def __call__(self, x):
+        return (x @ self.first) @ self.second
+
+
+def test_fingerprint_tells_weights_apart_by_place_and_value():
+    rng = np.random.default_rng(5)
+    a, b = (rng.standard_normal((16, 16)).astype(np.float32) for _ in range(2))
+    spec = {"x": (4, 16)}
+    prints = {
+        build_ir(TwoLayers(a, b), spec).fingerprint,
+        build_ir(TwoLayers(b, a), spec).fingerprint,
+        build_ir(TwoLayers(a, a), spec).fingerprint,
+        build_ir(TwoLayers(b, b), spec).fingerprint,
+    }
+    assert len(prints) == 4
+    changed = a.copy()
+    changed[15, 15] = np.nextafter(changed[15, 15], np.float32(np.inf))
+    assert (
+        build_ir(TwoLayers(changed, b), spec).fingerprint
+        != build_ir(TwoLayers(a, b), spec).fingerprint
+    )
+    assert (
+        build_ir(TwoLayers(a, b), spec).fingerprint
+        == build_ir(TwoLayers(a.copy(), b.copy()), spec).fingerprint
+    )
+
+
 def test_compiled_mlp_matches_numpy(rng):
     model = TinyMLP(seed=1)
     compiled = build_ir(model, {"x": (4, 16)}).compile()

@@ -93,6 +93,63 @@ def test_irpkg_with_changed_ir_fails_its_fingerprint(module, tmp_path):
         cuvil.load_irpkg(bad)
 
 
+LEGACY = os.path.join(os.path.dirname(__file__), "data", "tiny_mlp_scheme1.irpkg")
+
+
+def tiny_mlp_seed7(x):
+    """What the legacy package computes: two dense layers with seed-7 weights."""
+    rng = np.random.default_rng(7)
+    w1 = rng.standard_normal((16, 32)).astype(np.float32)
+    b1 = rng.standard_normal(32).astype(np.float32)
+    w2 = rng.standard_normal((32, 8)).astype(np.float32)
+    return np.maximum(x @ w1 + b1, 0.0) @ w2
+
+
+def test_irpkg_records_its_fingerprint_scheme(module, tmp_path):
+    path = tmp_path / "mlp.irpkg"
+    module.save(path)
+    assert json.loads(packages.read(str(path), "ir")["metadata"])["fingerprint_scheme"] == 2
+
+
+def test_irpkg_with_the_first_fingerprint_scheme_still_loads_and_is_checked(tmp_path):
+    # Written by Cuvil 0.1.0 before the field existed: its fingerprint hashes the
+    # weights as hex text (scheme 1).
+    meta = json.loads(packages.read(LEGACY, "ir")["metadata"])
+    assert "fingerprint_scheme" not in meta
+    loaded = cuvil.load_irpkg(LEGACY)
+    x = np.random.default_rng(0).standard_normal((4, 16)).astype(np.float32)
+    np.testing.assert_allclose(loaded.compile()(x), tiny_mlp_seed7(x), rtol=1e-5, atol=1e-5)
+    # Reported in today's scheme, as build_ir gives it for the same graph.
+    assert loaded.fingerprint != meta["fingerprint"]
+    again = tmp_path / "again.irpkg"
+    loaded.save(again)
+    assert cuvil.load_irpkg(again).fingerprint == loaded.fingerprint
+    # One weight changed in the text (read, as from another MLIR major): scheme 1
+    # still catches it.
+    text = packages.read(LEGACY, "ir")["entries"]["ir/module.mlir"].decode()
+    start = text.index('dense<"0x') + len('dense<"0x')
+    digit = "0" if text[start] != "0" else "1"
+    bad = tmp_path / "bad.irpkg"
+    _rewrite(
+        LEGACY,
+        bad,
+        metadata={"mlir_version": "24.0"},
+        entries={"ir/module.mlir": (text[:start] + digit + text[start + 1 :]).encode()},
+    )
+    with pytest.raises(cuvil.PackageError, match=r"bad\.irpkg: fingerprint: .* metadata names"):
+        cuvil.load_irpkg(bad)
+
+
+def test_irpkg_from_a_newer_fingerprint_scheme_is_refused_by_name(module, tmp_path):
+    path, newer = tmp_path / "a.irpkg", tmp_path / "newer.irpkg"
+    module.save(path)
+    _rewrite(path, newer, metadata={"fingerprint_scheme": 9})
+    with pytest.raises(
+        cuvil.PackageError, match=r"newer\.irpkg: metadata field fingerprint_scheme: 9"
+    ):
+        cuvil.load_irpkg(newer)
+
+
 def test_runtime_runs_an_exported_model(exported):
     rt = cuvil.runtime.Runtime(device="cpu")
     exe = rt.load_executable(exported)

@@ -17,10 +17,17 @@
 
 namespace cuvil {
 
+/// The fingerprint scheme structuralFingerprint computes by default; IR
+/// packages record theirs (`fingerprint_scheme`, absent for 1).
+constexpr int kFingerprintScheme = 2;
+
 /// Hex SHA-256 over the generic form without locations, functions renamed
 /// by position: equal for graphs that compute the same thing, whatever
-/// front end built them.
-std::string structuralFingerprint(mlir::ModuleOp module);
+/// front end built them. Scheme 1 hashes the text with every constant in
+/// hex; scheme 2 hashes the text with large dense constants elided, then
+/// their raw bytes (docs/irpkg.md).
+std::string structuralFingerprint(mlir::ModuleOp module,
+                                  int scheme = kFingerprintScheme);
 
 /// Entry names inside an IR package.
 constexpr const char *kIRBytecodeEntry = "ir/module.mlirbc";
