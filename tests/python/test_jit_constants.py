@@ -156,7 +156,7 @@ def test_constant_bytes_that_do_not_fit_their_resource_are_refused_by_name():
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
-def test_compiled_in_arrays_keep_their_values_at_every_width(dtype):
+def test_compiled_in_arrays_keep_their_values_at_every_width(dtype, tmp_path):
     """The object code holds a constant array of 1 KiB or more as its bytes (an
     array of numbers is written a number at a time): every element width, nested
     rows and a small array beside it keep their values; a GEMM's packed weights
@@ -172,6 +172,25 @@ def test_compiled_in_arrays_keep_their_values_at_every_width(dtype):
     f = cuvil.jit(shift, constants=("w", "small"))
     np.testing.assert_array_equal(f(x, w, small), x + w * 3 - small)
     assert cuvil.last_fallback_reason(f) is None
+    # Only the object code holds bytes: the LLVM dialect keeps its values after
+    # an object was emitted from it, and LLVM IR shows the numbers.
+    compiled = cuvil.compilations()[-1].compiled
+    compiled.emit("obj", str(tmp_path / "shift.o"))
+    assert (tmp_path / "shift.o").stat().st_size > w.nbytes
+    dialect = cuvil.inspect_ir(f, "llvm-dialect")
+    assert re.search(r"llvm\.mlir\.global [a-z ]*constant @\S+\(dense<", dialect)
+    element = {np.float32: "float", np.float64: "double", np.int32: "i32", np.int64: "i64"}[dtype]
+    assert re.search(rf"\[48 x \[40 x {element}\]\]", cuvil.inspect_ir(f, "llvm"))
+
+    # Booleans are bit-packed in MLIR's constants and a byte each in LLVM's.
+    mask = rng.standard_normal((48, 40)) > 0
+
+    def pick(x, mask):
+        return np.where(mask, x, x * 2)
+
+    p = cuvil.jit(pick, constants=("mask",))
+    np.testing.assert_array_equal(p(x, mask), np.where(mask, x, x * 2))
+    assert cuvil.last_fallback_reason(p) is None
 
     if dtype == np.float32:
         a = rng.standard_normal((64, 256)).astype(np.float32)

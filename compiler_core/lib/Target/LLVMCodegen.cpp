@@ -8,9 +8,12 @@
 
 #include "cuvil/Target/LLVMCodegen.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -34,9 +37,100 @@ llvm::Error mlir::cuvil::optimizeLLVMIR(llvm::Module &module,
   return makeOptimizingTransformer(kIROptLevel, 0, &tm)(&module);
 }
 
+namespace {
+/// A constant global translated without its value, which is then given as
+/// raw bytes (translateToLLVMIR).
+struct HeldValue {
+  LLVM::GlobalOp op;
+  DenseIntOrFPElementsAttr value;
+  LLVM::Linkage linkage;
+};
+} // namespace
+
+/// The value of `global` when it can be stored as its raw data: a constant
+/// array of 1 KiB or more of whole-byte numbers (a dense i1 attribute is
+/// bit-packed, LLVM's i1 arrays are not), shaped as its LLVM array type,
+/// with a linkage a definition of bytes keeps.
+static DenseIntOrFPElementsAttr rawValue(LLVM::GlobalOp global) {
+  auto dense =
+      llvm::dyn_cast_or_null<DenseIntOrFPElementsAttr>(global.getValueOrNull());
+  if (!dense || dense.isSplat() || !global.getConstant() ||
+      global.getThreadLocal_() || !global.getInitializerRegion().empty() ||
+      dense.getRawData().size() < 1024)
+    return {};
+  LLVM::Linkage linkage = global.getLinkage();
+  if (linkage != LLVM::Linkage::Private && linkage != LLVM::Linkage::Internal)
+    return {};
+  Type element = dense.getElementType();
+  if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() < 8 ||
+      !llvm::isPowerOf2_32(element.getIntOrFloatBitWidth()))
+    return {};
+  Type type = global.getGlobalType();
+  for (int64_t extent : dense.getType().getShape()) {
+    auto array = llvm::dyn_cast<LLVM::LLVMArrayType>(type);
+    if (!array || int64_t(array.getNumElements()) != extent)
+      return {};
+    type = array.getElementType();
+  }
+  return type == element ? dense : DenseIntOrFPElementsAttr();
+}
+
+/// Replaces `global` by a constant array of `bytes` with `linkage` and the
+/// name, attributes and alignment it had.
+static void defineAsBytes(llvm::GlobalVariable *global, llvm::StringRef bytes,
+                          llvm::GlobalValue::LinkageTypes linkage) {
+  llvm::Module &module = *global->getParent();
+  llvm::Constant *raw = llvm::ConstantDataArray::getRaw(
+      bytes, bytes.size(), llvm::Type::getInt8Ty(module.getContext()));
+  auto *defined = new llvm::GlobalVariable(
+      module, raw->getType(), /*isConstant=*/true, linkage, raw, "", global,
+      global->getThreadLocalMode(), global->getAddressSpace());
+  defined->copyAttributesFrom(global);
+  defined->setAlignment(module.getDataLayout().getPreferredAlign(global));
+  defined->takeName(global);
+  global->replaceAllUsesWith(defined);
+  global->eraseFromParent();
+}
+
+/// Defines the global each held value was taken from as an array of its
+/// bytes, with the alignment its numbers had.
+static void defineHeldValues(llvm::Module &module,
+                             llvm::ArrayRef<HeldValue> held) {
+  for (HeldValue entry : held) {
+    llvm::ArrayRef<char> raw = entry.value.getRawData();
+    defineAsBytes(module.getNamedGlobal(entry.op.getSymName()),
+                  llvm::StringRef(raw.data(), raw.size()),
+                  entry.linkage == LLVM::Linkage::Private
+                      ? llvm::GlobalValue::PrivateLinkage
+                      : llvm::GlobalValue::InternalLinkage);
+  }
+}
+
 llvm::Expected<std::unique_ptr<llvm::Module>>
 mlir::cuvil::translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
-                               llvm::TargetMachine &tm, bool optimize) {
+                               llvm::TargetMachine &tm, bool optimize,
+                               bool constantsAsBytes) {
+  // Large constant arrays as bytes: MLIR would build one LLVM constant per
+  // innermost row (200,000 of them for a 12 MB transformer block, 30 ms
+  // with their teardown), which the object writer then emits number by
+  // number. Their globals are translated as declarations and defined
+  // afterwards; the MLIR module gets its values back. Numbers are held in
+  // the host's byte order.
+  llvm::SmallVector<HeldValue> held;
+  if (constantsAsBytes &&
+      tm.createDataLayout().isLittleEndian() == llvm::sys::IsLittleEndianHost)
+    for (auto global : module.getOps<LLVM::GlobalOp>())
+      if (DenseIntOrFPElementsAttr value = rawValue(global)) {
+        held.push_back({global, value, global.getLinkage()});
+        global.removeValueAttr();
+        global.setLinkage(LLVM::Linkage::External);
+      }
+  auto giveBack = llvm::make_scope_exit([&] {
+    for (HeldValue entry : held) {
+      entry.op.setValueAttr(entry.value);
+      entry.op.setLinkage(entry.linkage);
+    }
+  });
   // MLIR reports why through diagnostics: keep the first one (its op and
   // location) for the message.
   std::string why;
@@ -57,6 +151,7 @@ mlir::cuvil::translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
                                    why.empty() ? "" : ": ", why.c_str());
   llvmModule->setDataLayout(tm.createDataLayout());
   llvmModule->setTargetTriple(tm.getTargetTriple().str());
+  defineHeldValues(*llvmModule, held);
   if (optimize) {
     if (llvm::Error error = optimizeLLVMIR(*llvmModule, tm))
       return std::move(error);
@@ -111,19 +206,9 @@ static void storeConstantArraysAsBytes(llvm::Module &module) {
       arrays.push_back(&global);
   for (llvm::GlobalVariable *global : arrays) {
     std::string bytes;
-    if (!appendStoredBytes(global->getInitializer(), layout, bytes) ||
-        bytes.size() != layout.getTypeAllocSize(global->getValueType()))
-      continue;
-    llvm::Constant *raw = llvm::ConstantDataArray::getRaw(
-        bytes, bytes.size(), llvm::Type::getInt8Ty(module.getContext()));
-    auto *flat = new llvm::GlobalVariable(
-        module, raw->getType(), /*isConstant=*/true, global->getLinkage(), raw,
-        "", global, global->getThreadLocalMode(), global->getAddressSpace());
-    flat->copyAttributesFrom(global);
-    flat->setAlignment(layout.getPreferredAlign(global));
-    flat->takeName(global);
-    global->replaceAllUsesWith(flat);
-    global->eraseFromParent();
+    if (appendStoredBytes(global->getInitializer(), layout, bytes) &&
+        bytes.size() == layout.getTypeAllocSize(global->getValueType()))
+      defineAsBytes(global, bytes, global->getLinkage());
   }
 }
 

@@ -21,10 +21,15 @@ class TargetMachine;
 namespace mlir::cuvil {
 
 /// Translates an LLVM-dialect module to LLVM IR for `tm` (its data layout
-/// and triple), optimized (optimizeLLVMIR) when asked.
+/// and triple), optimized (optimizeLLVMIR) when asked. With
+/// `constantsAsBytes`, local constant arrays of numbers of 1 KiB or more
+/// become arrays of their bytes (same contents, name and alignment): for
+/// object code, which reaches them by address alone; LLVM IR and assembly
+/// read better with the numbers.
 llvm::Expected<std::unique_ptr<llvm::Module>>
 translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
-                  llvm::TargetMachine &tm, bool optimize);
+                  llvm::TargetMachine &tm, bool optimize,
+                  bool constantsAsBytes = false);
 
 /// Runs LLVM's IR pipeline (O2) on `module` for `tm`.
 llvm::Error optimizeLLVMIR(llvm::Module &module, llvm::TargetMachine &tm);

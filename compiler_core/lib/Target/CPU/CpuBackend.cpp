@@ -74,8 +74,9 @@ std::string cpu::hostDescription() {
 static llvm::Expected<std::unique_ptr<llvm::Module>>
 optimizedModule(ModuleOp module, llvm::LLVMContext &context,
                 llvm::TargetMachine &tm, llvm::StringRef packedEntry,
-                cpu::FinishModule finish) {
-  auto llvmModule = translateToLLVMIR(module, context, tm, false);
+                cpu::FinishModule finish, bool forObjects) {
+  auto llvmModule = translateToLLVMIR(module, context, tm, /*optimize=*/false,
+                                      /*constantsAsBytes=*/forObjects);
   if (!llvmModule)
     return llvmModule.takeError();
   if (!packedEntry.empty())
@@ -108,7 +109,8 @@ llvm::Error cpu::emitArtifact(ModuleOp module, Artifact kind, std::string &out,
   if (!tm)
     return tm.takeError();
   llvm::LLVMContext context;
-  auto llvmModule = optimizedModule(module, context, **tm, packedEntry, finish);
+  auto llvmModule = optimizedModule(module, context, **tm, packedEntry, finish,
+                                    kind == Artifact::Object);
   if (!llvmModule)
     return llvmModule.takeError();
   if (kind == Artifact::LLVMIR) {
@@ -302,7 +304,8 @@ llvm::Error cpu::emitSharedLibrary(ModuleOp module, llvm::StringRef funcName,
     return tm.takeError();
   std::vector<std::string> objects;
   auto context = std::make_unique<llvm::LLVMContext>();
-  auto llvmModule = optimizedModule(module, *context, **tm, funcName, finish);
+  auto llvmModule = optimizedModule(module, *context, **tm, funcName, finish,
+                                    /*forObjects=*/true);
   if (!llvmModule)
     return llvmModule.takeError();
   if (llvm::Error e = emitObjects(**llvmModule, **tm, objects))
