@@ -132,8 +132,24 @@ def test_enable_fusion_false_also_keeps_epilogues_out_of_gemm_tiles(snapshots):
 
 @pytest.mark.parametrize(
     "m,k,n",
-    [(101, 97, 103), (1, 300, 257), (130, 7, 45), (64, 999, 1001), (9, 16, 31)],
-    ids=["primes", "gemv", "skinny-k", "odd-k-and-n", "one-row-tile-over"],
+    [
+        (101, 97, 103),
+        (1, 300, 257),
+        (130, 7, 45),
+        (64, 999, 1001),
+        (9, 16, 31),
+        (640, 768, 300),
+        (1000, 1001, 999),
+    ],
+    ids=[
+        "primes",
+        "gemv",
+        "skinny-k",
+        "odd-k-and-n",
+        "one-row-tile-over",
+        "large-128-row-tiles-256-k-blocks",
+        "large-partial-tiles",
+    ],
 )
 @pytest.mark.parametrize("epilogue", [False, True], ids=["plain", "bias-relu"])
 def test_gemms_no_tile_divides_are_scheduled_and_exact(snapshots, m, k, n, epilogue):
@@ -155,6 +171,8 @@ def test_gemms_no_tile_divides_are_scheduled_and_exact(snapshots, m, k, n, epilo
     scheduled = _ir_after(f, "cuvil-cpu-schedule")
     assert "vector.fma" in scheduled
     assert "linalg.matmul ins" not in scheduled  # every tile became vector code
+    if (m, k) == (640, 768):  # large: A read in 128-row tiles, 256-deep K blocks
+        assert "to tensor<128x256xf32>" in scheduled
 
 
 @pytest.mark.parametrize(
