@@ -58,8 +58,13 @@ static int64_t cacheTile(int64_t size, int64_t reg,
   return candidates.front();
 }
 
-/// M and K from which a static GEMM counts as large (N from half of it).
-static constexpr int64_t kLargeGemmExtent = 512;
+/// From which rows, depth and columns a static GEMM counts as large. From
+/// 256 rows: the s256 block (its projections and FFN, 256 rows by 512 or
+/// 2048 deep) ran 1.09-1.10x ONNX Runtime's time with 64-row tiles and
+/// 1.04x with 128 (bench_peers, two alternated runs).
+static constexpr int64_t kLargeGemmRows = 256;
+static constexpr int64_t kLargeGemmDepth = 512;
+static constexpr int64_t kLargeGemmCols = 256;
 
 /// Chooses the cache tiles of an (m, n, k) GEMM and which register loops
 /// end in a partial tile. K needs no remainder handling: its register loop
@@ -77,8 +82,8 @@ GemmTiles cpu::chooseTiles(int64_t m, int64_t n, int64_t k,
   // and the 1024x512->2048->512 MLP from 1.06-1.08x to 0.98-0.99x ONNX
   // Runtime's (bench_peers, two alternated runs).
   bool large = !ShapedType::isDynamic(m) && !ShapedType::isDynamic(n) &&
-               !ShapedType::isDynamic(k) && m >= kLargeGemmExtent &&
-               k >= kLargeGemmExtent && n >= kLargeGemmExtent / 2;
+               !ShapedType::isDynamic(k) && m >= kLargeGemmRows &&
+               k >= kLargeGemmDepth && n >= kLargeGemmCols;
   // Small dividing tiles (8 rows, one register tile of columns) would
   // reload the other operand's panel for every few rows: a partial last tile
   // of the full size is cheaper.
