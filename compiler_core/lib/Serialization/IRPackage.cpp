@@ -92,9 +92,12 @@ private:
     } else if (auto dictionary = llvm::dyn_cast<mlir::DictionaryAttr>(attr)) {
       for (mlir::NamedAttribute named : dictionary)
         attribute(named.getValue());
-    } else if (holdsElided(attr)) {
-      // Anything else that holds one (a dialect attribute, a type with an
-      // encoding) is rare: printed whole.
+    } else if (llvm::isa<mlir::DenseElementsAttr, mlir::SparseElementsAttr>(
+                   attr) ||
+               holdsElided(attr)) {
+      // Strings, sparse constants and anything else that holds an elements
+      // attribute (a dialect attribute, a type with an encoding) are rare:
+      // printed whole.
       record('a', printed(attr));
     }
   }

@@ -97,9 +97,12 @@ static void defineAsBytes(llvm::GlobalVariable *global, llvm::StringRef bytes,
 static void defineHeldValues(llvm::Module &module,
                              llvm::ArrayRef<HeldValue> held) {
   for (HeldValue entry : held) {
+    llvm::GlobalVariable *declared =
+        module.getNamedGlobal(entry.op.getSymName());
+    if (!declared)
+      continue; // not translated: nothing refers to it
     llvm::ArrayRef<char> raw = entry.value.getRawData();
-    defineAsBytes(module.getNamedGlobal(entry.op.getSymName()),
-                  llvm::StringRef(raw.data(), raw.size()),
+    defineAsBytes(declared, llvm::StringRef(raw.data(), raw.size()),
                   entry.linkage == LLVM::Linkage::Private
                       ? llvm::GlobalValue::PrivateLinkage
                       : llvm::GlobalValue::InternalLinkage);
