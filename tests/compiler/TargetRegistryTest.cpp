@@ -153,6 +153,31 @@ TEST(Targets, PluginTargetCompilesThroughTheDriverAndCache) {
   llvm::sys::fs::remove_directories(cache);
 }
 
+TEST(Targets, IRThatStopsVerifyingIsReportedWithItsPhaseAndLastPass) {
+  std::string error;
+  ASSERT_TRUE(cuvil::loadTargetPlugin(CUVIL_NULL_TARGET_PLUGIN, error))
+      << error;
+  ASSERT_TRUE(hasTarget("null-broken"));
+  cuvil::CompileOptions options;
+  options.target = "null-broken";
+  // The default passes are verified where each phase ends: the error names
+  // the phase, its last pass and how to find the pass that broke the IR.
+  EXPECT_FALSE(cuvil::compile(kModule, "add", options, error));
+  EXPECT_NE(error.find("the IR after the 'bufferize' phase (its last pass "
+                       "'cuvil-test-break-ir') does not verify"),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find("CUVIL_CAPTURE_SNAPSHOTS=1"), std::string::npos)
+      << error;
+  EXPECT_NE(error.find("entry block"), std::string::npos) << error;
+  // With snapshots every pass is verified: the failing pass is named.
+  options.captureSnapshots = true;
+  EXPECT_FALSE(cuvil::compile(kModule, "add", options, error));
+  EXPECT_NE(error.find("compilation failed in pass 'cuvil-test-break-ir'"),
+            std::string::npos)
+      << error;
+}
+
 TEST(Targets, KernelsKeepTheModelNodeName) {
   cuvil::CompileOptions options;
   std::string error;

@@ -143,7 +143,7 @@ def test_a_plugin_target_goes_through_the_python_api(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0] == "['c', 'cpu', 'cuda', 'null', 'wasm']"
+    assert lines[0] == "['c', 'cpu', 'cuda', 'null', 'null-broken', 'wasm']"
     assert lines[1] == "[0.0, 0.0, 0.0, 0.0, 0.0]"  # the null target writes zeros
     assert lines[2] == "null ['input', 'optimized', 'llvm-dialect'] ['mlir']"
     assert lines[3] == "bufferize"

@@ -216,21 +216,21 @@ LogicalResult cuvil::CompiledFunction::Impl::lower(std::string &error) {
       prepare();
     bool phaseEnds =
         index + 1 == steps.size() || steps[index + 1].phase != step.phase;
-    if (failed(runStep(step, verifyEach, recorded))) {
-      error =
-          diagnostics.take("compilation failed in pass '" + step.name + "'");
+    // The pass and phase, then what MLIR diagnosed (the op and its place).
+    auto fail = [&](const std::string &what) {
+      std::string why = diagnostics.take("");
+      error = what + (why.empty() ? "" : ": " + why);
       lowered = nullptr;
       return failure();
-    }
-    if (!verifyEach && phaseEnds && failed(mlir::verify(*lowered))) {
-      error = diagnostics.take(
-          std::string("the IR after the '") + phaseName(step.phase) +
-          "' phase (its last pass '" + step.name +
-          "') does not verify; set CUVIL_CAPTURE_SNAPSHOTS=1 to verify after "
-          "every pass and find the one that broke it");
-      lowered = nullptr;
-      return failure();
-    }
+    };
+    if (failed(runStep(step, verifyEach, recorded)))
+      return fail("compilation failed in pass '" + step.name + "' (phase '" +
+                  phaseName(step.phase) + "')");
+    if (!verifyEach && phaseEnds && failed(mlir::verify(*lowered)))
+      return fail(std::string("the IR after the '") + phaseName(step.phase) +
+                  "' phase (its last pass '" + step.name +
+                  "') does not verify; set CUVIL_CAPTURE_SNAPSHOTS=1 to "
+                  "verify after every pass and find the one that broke it");
   }
   if (!optimizedTaken)
     optimized = lowered->clone();

@@ -12,6 +12,8 @@
 #include "cuvil/Pipelines/Pipelines.h"
 #include "cuvil/Target/TargetPlugin.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/Pass.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
@@ -103,6 +105,41 @@ public:
   }
 };
 
+/// Gives every function a type its body does not have: IR that no longer
+/// verifies, as a broken pass would leave it.
+struct BreakFunctionTypes
+    : public PassWrapper<BreakFunctionTypes, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(BreakFunctionTypes)
+  StringRef getArgument() const override { return "cuvil-test-break-ir"; }
+  StringRef getDescription() const override {
+    return "test-only: leaves functions whose type does not match their body";
+  }
+  void runOnOperation() override {
+    getOperation().walk([](func::FuncOp func) {
+      func.setFunctionTypeAttr(TypeAttr::get(
+          FunctionType::get(func.getContext(), TypeRange(), TypeRange())));
+    });
+  }
+};
+
+/// The null target with a default pass list whose last pass breaks the IR:
+/// shows how the driver reports IR that stops verifying where a phase ends.
+class BrokenTarget : public NullTarget {
+public:
+  StringRef name() const override { return "null-broken"; }
+  StringRef description() const override {
+    return "test-only: the null target whose bufferize phase breaks the IR";
+  }
+  void buildPhases(const TargetOptions &options,
+                   PipelineBuilder &p) const override {
+    NullTarget::buildPhases(options, p);
+    p.add(::cuvil::Phase::Bufferize, "cuvil-test-break-ir");
+  }
+  std::string cacheKeyMaterial(const TargetOptions &) const override {
+    return "null-broken-v1";
+  }
+};
+
 } // namespace
 
 extern "C" CUVIL_TARGET_PLUGIN_EXPORT void
@@ -112,4 +149,10 @@ cuvilRegisterTargetPlugin(::cuvil::TargetPluginRegistrar *registrar) {
     return;
   }
   registrar->add(registrar, new NullTarget());
+  static bool passRegistered = [] {
+    PassRegistration<BreakFunctionTypes>();
+    return true;
+  }();
+  (void)passRegistered;
+  registrar->add(registrar, new BrokenTarget());
 }
