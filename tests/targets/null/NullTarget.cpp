@@ -4,7 +4,8 @@
 // a bufferize phase, keeps a disk cache of its own (the lowered IR as
 // text), and loads into an executable that writes zeros to every output.
 // The tests compile through the driver, the cache and the Python API with
-// it; it is never registered outside tests.
+// it; it is never registered outside tests. A second target, null-broken,
+// ends its bufferize phase with a pass that breaks the IR.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,21 +51,29 @@ private:
   std::vector<::cuvil::TensorSignature> outputs;
 };
 
+/// `breaksIR`: "null-broken", whose default bufferize phase ends with a pass
+/// that leaves IR which no longer verifies (how the driver reports that).
 class NullTarget : public TargetBackend {
 public:
-  StringRef name() const override { return "null"; }
+  explicit NullTarget(bool breaksIR) : breaksIR(breaksIR) {}
+
+  StringRef name() const override { return breaksIR ? "null-broken" : "null"; }
   StringRef description() const override {
-    return "test-only: bufferizes, then every call writes zeros";
+    return breaksIR ? "test-only: the null target, its bufferize phase "
+                      "breaking the IR"
+                    : "test-only: bufferizes, then every call writes zeros";
   }
 
   void buildPhases(const TargetOptions &options,
                    PipelineBuilder &p) const override {
     p.add(::cuvil::Phase::Bufferize, "one-shot-bufferize",
           "bufferize-function-boundaries=1");
+    if (breaksIR)
+      p.add(::cuvil::Phase::Bufferize, "cuvil-test-break-ir");
   }
 
   std::string cacheKeyMaterial(const TargetOptions &) const override {
-    return "null-v1";
+    return breaksIR ? "null-broken-v1" : "null-v1";
   }
 
   FailureOr<std::unique_ptr<::cuvil::Executable>>
@@ -103,6 +112,9 @@ public:
   std::vector<::cuvil::IRStage> irStages() const override {
     return {::cuvil::IRStage::Lowered};
   }
+
+private:
+  bool breaksIR;
 };
 
 /// Gives every function a type its body does not have: IR that no longer
@@ -122,24 +134,6 @@ struct BreakFunctionTypes
   }
 };
 
-/// The null target with a default pass list whose last pass breaks the IR:
-/// shows how the driver reports IR that stops verifying where a phase ends.
-class BrokenTarget : public NullTarget {
-public:
-  StringRef name() const override { return "null-broken"; }
-  StringRef description() const override {
-    return "test-only: the null target whose bufferize phase breaks the IR";
-  }
-  void buildPhases(const TargetOptions &options,
-                   PipelineBuilder &p) const override {
-    NullTarget::buildPhases(options, p);
-    p.add(::cuvil::Phase::Bufferize, "cuvil-test-break-ir");
-  }
-  std::string cacheKeyMaterial(const TargetOptions &) const override {
-    return "null-broken-v1";
-  }
-};
-
 } // namespace
 
 extern "C" CUVIL_TARGET_PLUGIN_EXPORT void
@@ -148,11 +142,11 @@ cuvilRegisterTargetPlugin(::cuvil::TargetPluginRegistrar *registrar) {
     registrar->apiVersion = ::cuvil::kTargetPluginApiVersion;
     return;
   }
-  registrar->add(registrar, new NullTarget());
+  registrar->add(registrar, new NullTarget(/*breaksIR=*/false));
   static bool passRegistered = [] {
     PassRegistration<BreakFunctionTypes>();
     return true;
   }();
   (void)passRegistered;
-  registrar->add(registrar, new BrokenTarget());
+  registrar->add(registrar, new NullTarget(/*breaksIR=*/true));
 }
