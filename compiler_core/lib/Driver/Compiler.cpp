@@ -117,13 +117,13 @@ struct cuvil::CompiledFunction::Impl {
   /// changed) when there is no usable entry.
   bool loadFromTextIndex(const std::string &indexPath);
   /// What compileAndLoad and loadIndexed share: the target, the passes
-  /// (`defaulted`: the default list, not yet checked) and the text index's
-  /// path for `indexText` ("" when not cached). Null with `error` for an
-  /// unknown target or pipeline.
+  /// (stepsDefaulted: the default list, not yet checked) and the text
+  /// index's path for `indexText` ("" when not cached). Null with `error`
+  /// for an unknown target or pipeline.
   static std::unique_ptr<Impl> create(const std::string &funcName,
                                       const CompileOptions &options,
                                       const std::string &indexText,
-                                      bool &defaulted, std::string &indexPath,
+                                      std::string &indexPath,
                                       std::string &error);
   /// `impl` as a compiled function, its compile time counted from `start`.
   static std::unique_ptr<CompiledFunction>
@@ -149,7 +149,8 @@ struct cuvil::CompiledFunction::Impl {
     o.device = options.device;
     return o;
   }
-  /// The steps are the target's default list (not the caller's).
+  /// The steps are the target's default list (not the caller's): checked
+  /// before a compilation, verified where each phase ends.
   bool stepsDefaulted = false;
   /// Passes outside the compiler (Python) ran: no disk cache, and the IR is
   /// kept rather than rebuilt by running them again.
@@ -205,6 +206,13 @@ LogicalResult cuvil::CompiledFunction::Impl::lower(std::string &error) {
   // Someone else's list, and snapshots (which show the IR after each pass),
   // are verified after every pass.
   bool verifyEach = !stepsDefaulted || options.captureSnapshots;
+  // The pass and phase, then what MLIR diagnosed (the op and its place).
+  auto fail = [&](const std::string &what) {
+    std::string why = diagnostics.take("");
+    error = what + (why.empty() ? "" : ": " + why);
+    lowered = nullptr;
+    return failure();
+  };
   const std::vector<PipelineStep> &steps = options.steps;
   for (auto [index, step] : llvm::enumerate(steps)) {
     // The "optimized" IR is what leaves the target-neutral phases.
@@ -216,13 +224,6 @@ LogicalResult cuvil::CompiledFunction::Impl::lower(std::string &error) {
       prepare();
     bool phaseEnds =
         index + 1 == steps.size() || steps[index + 1].phase != step.phase;
-    // The pass and phase, then what MLIR diagnosed (the op and its place).
-    auto fail = [&](const std::string &what) {
-      std::string why = diagnostics.take("");
-      error = what + (why.empty() ? "" : ": " + why);
-      lowered = nullptr;
-      return failure();
-    };
     if (failed(runStep(step, verifyEach, recorded)))
       return fail("compilation failed in pass '" + step.name + "' (phase '" +
                   phaseName(step.phase) + "')");
@@ -606,7 +607,7 @@ std::unique_ptr<cuvil::CompiledFunction::Impl>
 cuvil::CompiledFunction::Impl::create(const std::string &funcName,
                                       const CompileOptions &options,
                                       const std::string &indexText,
-                                      bool &defaulted, std::string &indexPath,
+                                      std::string &indexPath,
                                       std::string &error) {
   auto impl = std::make_unique<CompiledFunction::Impl>();
   impl->target = lookupTarget(options.target, options.device, error);
@@ -620,9 +621,9 @@ cuvil::CompiledFunction::Impl::create(const std::string &funcName,
   // The passes to run, resolved once: lowering, the cache key and the
   // calling convention all follow this list. The default one is checked
   // (every step parses) unless the text index finds code it compiled.
-  defaulted = impl->options.steps.empty();
-  impl->stepsDefaulted = defaulted;
-  if (defaulted && !defaultSteps(options, impl->options.steps, error))
+  impl->stepsDefaulted = impl->options.steps.empty();
+  if (impl->stepsDefaulted &&
+      !defaultSteps(options, impl->options.steps, error))
     return nullptr;
   request.instrumented =
       impl->target->reportsKernels() ||
@@ -650,10 +651,9 @@ std::unique_ptr<cuvil::CompiledFunction>
 cuvil::loadIndexed(const std::string &indexText, const std::string &funcName,
                    const CompileOptions &options, std::string &error) {
   auto start = std::chrono::steady_clock::now();
-  bool defaulted = false;
   std::string indexPath;
   auto impl = CompiledFunction::Impl::create(funcName, options, indexText,
-                                             defaulted, indexPath, error);
+                                             indexPath, error);
   if (!impl || indexPath.empty() || !impl->loadFromTextIndex(indexPath))
     return nullptr;
   return CompiledFunction::Impl::finished(std::move(impl), start);
@@ -670,13 +670,11 @@ cuvil::CompiledFunction::compileAndLoad(std::string mlirText,
                                         const CompileOptions &options,
                                         std::string &error) {
   auto start = std::chrono::steady_clock::now();
-  bool defaulted = false;
   std::string indexPath;
   const std::string &indexText =
       options.indexText.empty() ? static_cast<const std::string &>(mlirText)
                                 : options.indexText;
-  auto impl =
-      Impl::create(funcName, options, indexText, defaulted, indexPath, error);
+  auto impl = Impl::create(funcName, options, indexText, indexPath, error);
   if (!impl)
     return nullptr;
   LoadRequest &request = impl->request;
@@ -696,7 +694,8 @@ cuvil::CompiledFunction::compileAndLoad(std::string mlirText,
     keepText();
     return finish();
   }
-  if (defaulted && !verifySteps(options.target, impl->options.steps, error))
+  if (impl->stepsDefaulted &&
+      !verifySteps(options.target, impl->options.steps, error))
     return nullptr;
   impl->context = createContext();
   DiagnosticCollector diagnostics(impl->context.get());

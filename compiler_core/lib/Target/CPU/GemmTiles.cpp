@@ -87,8 +87,10 @@ GemmTiles cpu::chooseTiles(int64_t m, int64_t n, int64_t k,
   // Small dividing tiles (8 rows, one register tile of columns) would
   // reload the other operand's panel for every few rows: a partial last tile
   // of the full size is cheaper.
-  tiles.blockM = large ? cacheTile(m, registerRows, {128, 64, 32}, rest.rows)
-                       : cacheTile(m, registerRows, {64, 32}, rest.rows);
+  static constexpr int64_t kRowTiles[] = {128, 64, 32};
+  ArrayRef<int64_t> rowTiles(kRowTiles);
+  tiles.blockM = cacheTile(m, registerRows,
+                           large ? rowTiles : rowTiles.drop_front(), rest.rows);
   SmallVector<int64_t, 2> colTiles = {8 * registerCols, 4 * registerCols};
   // A GEMV's (one-row tiles') threads split the columns: the widest tile
   // that still leaves four (two per thread on two cores), down to one
