@@ -361,11 +361,11 @@ def test_convolutions_run_as_gemms(snapshots, n, c, hw, f, kernel, strides, padd
     [
         (1, 16, 28, 24, 3, 1, "tasks"),  # 784 pixels: tasks of 4 output rows
         (1, 3, 64, 16, 7, 2, "tasks"),  # a strided stem, 32 x 32 out: tasks of whole rows
-        (1, 32, 14, 48, 3, 1, "split"),  # 196 pixels, 48 filters: split 192 + 4
+        (1, 8, 14, 48, 3, 1, "split"),  # 196 pixels, 48 filters: split 192 + 4
         (3, 16, 28, 24, 3, 1, "tasks"),  # a batch: tasks within one image each
         (2, 64, 7, 40, 3, 1, "split"),  # a batch of 49-pixel images: 98 columns split
-        (1, 16, 28, 32, 3, 1, "rows of 14"),  # 784 pixels, 32 filters: tasks of half the image
-        (1, 32, 14, 64, 3, 1, "rows of 7"),  # 196 pixels: tasks of 98 rows, 2 done one at a time
+        (1, 8, 28, 32, 3, 1, "rows of 14"),  # 784 pixels, 32 filters: tasks of half the image
+        (1, 12, 14, 64, 3, 1, "rows of 7"),  # 196 pixels: tasks of 98 rows, 2 done one at a time
         (1, 64, 7, 64, 3, 1, "rows of 7"),  # 49 pixels: one image, two tasks of 32 filters
         (2, 64, 7, 64, 3, 1, "rows of 7"),  # a batch of them: 98 rows, a task per image
         (1, 8, 9, 32, 3, 2, "rows"),  # strided: 5 x 5 out, too little work for tasks
@@ -467,6 +467,49 @@ def test_pixel_row_convolutions_stay_exact(
     pointwise = kernel == (1, 1) and strides == (1, 1)
     rows = "permutation = [0, 2, 1]" in _ir_after(f_jit, "cuvil-cpu-conv-to-gemm")
     assert rows != pointwise  # a 1x1 kernel reads the image itself as its columns
+
+
+@pytest.mark.parametrize(
+    "n,c,hw,f,kernel,padding,dilations,constant,dtype",
+    [
+        (1, 16, (28, 28), 32, (3, 3), (1, 1, 1, 1), (1, 1), True, np.float32),
+        (2, 32, (20, 20), 48, (3, 3), (1, 1, 1, 1), (1, 1), True, np.float32),  # a batch
+        (1, 32, (60, 60), 32, (3, 3), (2, 2, 2, 2), (2, 2), True, np.float32),  # dilated
+        (1, 24, (33, 31), 40, (5, 3), (2, 1, 2, 1), (1, 1), False, np.float32),  # weights vary
+        (1, 64, (56, 56), 64, (3, 3), (1, 1, 1, 1), (1, 1), True, np.float32),  # ResNet's
+        (1, 32, (14, 14), 64, (3, 3), (1, 1, 1, 1), (1, 1), True, np.float32),  # 224 for 196
+        (1, 32, (24, 24), 32, (3, 3), (0, 2, 1, 0), (1, 1), True, np.float64),  # odd pads
+    ],
+)
+def test_implicit_gemm_convolutions_stay_exact(
+    snapshots, n, c, hw, f, kernel, padding, dilations, constant, dtype
+):
+    """Unit-stride convolutions with enough channels and filters read the padded
+    image in place as the GEMM's right operand (no columns are copied), the weights
+    packed by register rows; bias and ReLU follow. Results match a float64 reference
+    whatever the batch, dilation, kernel, padding and element type."""
+    rng = np.random.default_rng(c * f + n)
+    x = rng.standard_normal((n, c, *hw)).astype(dtype)
+    w = (rng.standard_normal((f, c, *kernel)) / np.sqrt(c * kernel[0] * kernel[1])).astype(dtype)
+    bias = rng.standard_normal((1, f, 1, 1)).astype(dtype)
+
+    def block(x, w, bias):
+        return np.maximum(cuvil.conv2d(x, w, 1, padding, dilations) + bias, 0.0)
+
+    f_jit = cuvil.jit(block, constants=("w", "bias") if constant else ("bias",))
+    reference = np.maximum(
+        cuvil.conv2d(x.astype(np.float64), w.astype(np.float64), 1, padding, dilations) + bias,
+        0.0,
+    )
+    tolerance = 1e-4 if dtype == np.float32 else 1e-10
+    np.testing.assert_allclose(f_jit(x, w, bias), reference, rtol=tolerance, atol=tolerance)
+    assert cuvil.last_fallback_reason(f_jit) is None
+    as_gemm = _ir_after(f_jit, "cuvil-cpu-conv-to-gemm")
+    assert "cuvil.implicit_conv" in as_gemm and "tensor.extract %" not in as_gemm
+    assert ("linalg.transpose" in as_gemm) != constant  # packed at compile time
+    scheduled = _ir_after(f_jit, "cuvil-cpu-schedule")
+    element = "f32" if dtype == np.float32 else "f64"
+    assert re.search(rf"-> \(vector<8x\d+x{element}>\)", scheduled), scheduled[:3000]
 
 
 def test_every_snapshot_is_valid_mlir_with_the_users_locations(snapshots):

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GemmTiles.h"
+#include "ImplicitConv.h"
 
 #include "cuvil/Target/CPU/Passes.h"
 
@@ -28,6 +29,9 @@ namespace mlir::cuvil {
 using namespace mlir;
 
 namespace {
+
+/// The register tile's rows cuvil-cpu-schedule gives the CPU's GEMMs.
+constexpr int64_t kRegisterRows = 8;
 
 /// A tensor.empty of `shape` whose one dynamic dim, if any, is the batch
 /// `batchSize` (the only size this rewrite lets be dynamic).
@@ -279,31 +283,19 @@ void batchAsColumns(RewriterBase &rewriter, linalg::Conv2DNchwFchwOp conv,
 /// (the right operand of the pixel rows' GEMM); null when they are not a
 /// dense constant of whole bytes.
 Value transposedWeights(OpBuilder &b, Location loc, Value weight) {
-  DenseElementsAttr dense;
-  if (!matchPattern(weight, m_Constant(&dense)))
-    return {};
   auto type = cast<RankedTensorType>(weight.getType());
   int64_t filters = type.getDimSize(0),
           k = type.getNumElements() / std::max<int64_t>(filters, 1);
-  auto matrix = RankedTensorType::get({k, filters}, type.getElementType());
-  if (dense.isSplat())
-    return b.create<arith::ConstantOp>(loc, dense.reshape(matrix));
-  int64_t bits = type.getElementTypeBitWidth();
-  ArrayRef<char> raw = dense.getRawData();
-  if (bits % 8 != 0 ||
-      static_cast<int64_t>(raw.size()) != type.getNumElements() * bits / 8)
-    return {};
-  int64_t bytes = bits / 8;
-  std::vector<char> moved(raw.size());
   int64_t channels = type.getDimSize(1),
           window = type.getDimSize(2) * type.getDimSize(3);
-  for (int64_t f = 0; f < filters; ++f)
-    for (int64_t c = 0; c < channels; ++c)
-      for (int64_t j = 0; j < window; ++j)
-        std::memcpy(&moved[((j * channels + c) * filters + f) * bytes],
-                    &raw[(f * k + c * window + j) * bytes], bytes);
-  return b.create<arith::ConstantOp>(
-      loc, DenseElementsAttr::getFromRawBuffer(matrix, moved));
+  // Element ((j * C + c) * F + f) of the result is (f, c, j) of the weights.
+  return cuvil::cpu::permutedConstant(
+      b, loc, weight,
+      RankedTensorType::get({k, filters}, type.getElementType()),
+      [&](int64_t i) {
+        int64_t f = i % filters, rest = i / filters;
+        return f * k + (rest % channels) * window + rest / channels;
+      });
 }
 
 /// The NCHW `input` of a convolution as NHWC: its source transposed once
@@ -518,6 +510,10 @@ void convToGemm(RewriterBase &rewriter, linalg::Conv2DNchwFchwOp conv,
 
   bool pointwise = w[2] == 1 && w[3] == 1 && strides[0] == 1 &&
                    strides[1] == 1 && in[2] == out[2] && in[3] == out[3];
+  if (!ShapedType::isDynamic(batch) &&
+      succeeded(cuvil::cpu::convAsImplicitGemm(rewriter, conv, fill,
+                                               kRegisterRows, 2 * vectorLanes)))
+    return;
   if (!pointwise && !ShapedType::isDynamic(batch) &&
       pixelsAsRowsPay(w[0], pixels, vectorLanes) &&
       succeeded(pixelsAsRows(rewriter, conv, input, weight, fill, strides,

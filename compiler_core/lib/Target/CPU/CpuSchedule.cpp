@@ -9,6 +9,7 @@
 
 #include "ConvColumns.h"
 #include "GemmTiles.h"
+#include "ImplicitConv.h"
 #include "PadKernels.h"
 #include "RowKernels.h"
 
@@ -564,6 +565,31 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
                              registerCols, rest.rows, deferred);
     ++id;
   });
+  module.walk([&](linalg::GenericOp gemm) {
+    if (!threadStage ||
+        !gemm->hasAttr(CuvilDialect::ImplicitConvAttrHelper::getNameStr()))
+      return;
+    // Loops (n, fo, fi, p, c, kh, kw) over the image's planes [N, C,
+    // plane] and the weights packed by register rows (fi).
+    SmallVector<int64_t> ranges = gemm.getStaticLoopRanges();
+    auto planes = cast<RankedTensorType>(gemm.getDpsInputs()[0].getType());
+    if (ranges.size() != 7 || ShapedType::isDynamicShape(ranges) ||
+        !planes.hasStaticShape())
+      return;
+    int64_t rows = ranges[2];
+    GemmTiles tiles = cpu::implicitConvTiles(
+        ranges[0], ranges[1] * rows, ranges[3],
+        ranges[4] * planes.getElementTypeBitWidth() / 8,
+        planes.getDimSize(2) - ranges[3], rows, registerCols);
+    if (!tiles.blockN)
+      return;
+    gemm->setAttr(
+        CuvilDialect::GemmIdAttrHelper::getNameStr(),
+        IntegerAttr::get(IntegerType::get(module.getContext(), 64), id));
+    threads += cpu::implicitConvTasks(id, tiles, rows, registerCols, ranges[4]);
+    body += cpu::implicitConvRegisterTiles(id, ranges[5], ranges[6]);
+    ++id;
+  });
   // Row-wise kernels: each tagged op gets its vector schedule; chains of
   // them are first fused into row-blocked loops (see RowKernels.cpp), whose
   // fused copies those vector schedules then match.
@@ -693,6 +719,7 @@ struct CpuSchedulePass
       if (failed(applySchedule(module, threadStage)))
         return signalPassFailure();
       cpu::sliceColumnsBeforeCollapse(module);
+      cpu::implicitConvTilesAsMatmuls(module);
     }
     if (failed(applySchedule(module, schedule)))
       return signalPassFailure();
@@ -709,6 +736,8 @@ struct CpuSchedulePass
           mlir::cuvil::CuvilDialect::VectorIdAttrHelper::getNameStr());
       op->removeAttr(
           mlir::cuvil::CuvilDialect::DequantizedGemmAttrHelper::getNameStr());
+      op->removeAttr(CuvilDialect::ImplicitConvAttrHelper::getNameStr());
+      op->removeAttr(CuvilDialect::ImplicitConvAttrHelper::getNameStr());
     });
   }
 };

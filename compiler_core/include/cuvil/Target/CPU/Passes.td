@@ -18,7 +18,13 @@ def CpuSchedule : Pass<"cuvil-cpu-schedule", "ModuleOp"> {
     partial last one is cut into 1-row / 1-column tiles. A GEMM smaller than
     one register tile both ways is left for scalar lowering. Elementwise kernels and
     row reductions are vectorized along their innermost dimension, a
-    dynamic one with a peeled 1-wide tail.
+    dynamic one with a peeled 1-wide tail. An implicit-GEMM convolution
+    (`cuvil.implicit_conv`, see `cuvil-cpu-conv-to-gemm`) is cut into
+    thread tasks of filters by columns, its channels into blocks of 32, and
+    register tiles of 8 filters by 2 vectors of columns, each step's tile a
+    `linalg.matmul` with K = 1 of the packed weights' row by the image's
+    shifted row (vectorized like a GEMM's), the loops over a kernel of up to
+    9 offsets unrolled.
 
     Before:
     ```mlir
@@ -75,6 +81,21 @@ def CpuConvToGemm : Pass<"cuvil-cpu-conv-to-gemm", "func::FuncOp"> {
     channels), times the weights reordered at compile time to
     `[KH*KW*C, F]` (which `cuvil-cpu-pack-gemm-panels` then packs), the
     `[N*OH*OW, F]` result transposed back to NCHW.
+
+    A unit-stride convolution of a static batch with at least 16 channels
+    and 32 filters (in whole register rows of 8) and a kernel larger than
+    1x1 copies no windows at all (an implicit GEMM): numbering the outputs
+    over whole rows of the padded image (`p = oh * W' + ow`), output `p`
+    reads element `p + kh * d0 * W' + kw * d1` of each channel's flattened
+    plane, so the weights multiply the image's planes shifted by a constant
+    per `(c, kh, kw)`, read in place. It becomes a `linalg.generic` tagged
+    `cuvil.implicit_conv` over `(n, fo, fi, p, c, kh, kw)` of the planes
+    `[N, C, plane]` and the weights packed by 8 filters `[F/8, C, KH, KW, 8]`
+    (at compile time when constant, else a transpose), into
+    `[N, F/8, 8, cols]`; the columns past each row's edge are dropped by
+    slices. The columns are rounded up to whole register tiles, at most a
+    sixth more than the image's pixels, and the padding gets the rows their
+    reads need.
   }];
   let options = [
     Option<"vectorLanes", "vector-lanes", "int", /*default=*/"0",

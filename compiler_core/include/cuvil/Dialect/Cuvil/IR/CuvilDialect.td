@@ -41,6 +41,10 @@ def Cuvil_Dialect : Dialect {
     // weight operand is produced by its dequantization; the CPU schedule
     // fuses that into the GEMM's K loop (elementwise fusion leaves it).
     "::mlir::UnitAttr":$dequantized_gemm,
+    // cuvil-cpu-conv-to-gemm: a convolution as a GEMM reading its right
+    // operand from the padded image's shifted rows (loops n, f, p, c, kh,
+    // kw); cuvil-cpu-schedule gives it register tiles like a GEMM's.
+    "::mlir::UnitAttr":$implicit_conv,
     // cuvil-reduce-precision{precision=tf32}, on a function: its float32
     // matmuls may read their operands as TF32 where a target has TF32
     // tensor cores (cuda); elsewhere they stay float32.
