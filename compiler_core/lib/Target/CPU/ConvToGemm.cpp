@@ -512,7 +512,7 @@ void convToGemm(RewriterBase &rewriter, linalg::Conv2DNchwFchwOp conv,
                    strides[1] == 1 && in[2] == out[2] && in[3] == out[3];
   if (!ShapedType::isDynamic(batch) &&
       succeeded(cuvil::cpu::convAsImplicitGemm(rewriter, conv, fill,
-                                               kRegisterRows, 2 * vectorLanes)))
+                                               kRegisterRows, vectorLanes)))
     return;
   if (!pointwise && !ShapedType::isDynamic(batch) &&
       pixelsAsRowsPay(w[0], pixels, vectorLanes) &&

@@ -569,25 +569,26 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
     if (!threadStage ||
         !gemm->hasAttr(CuvilDialect::ImplicitConvAttrHelper::getNameStr()))
       return;
-    // Loops (n, fo, fi, p, c, kh, kw) over the image's planes [N, C,
-    // plane] and the weights packed by register rows (fi).
+    // Loops (n, fo, fi, pb, j, l, c, kh, kw) over the image's planes [N,
+    // C, plane], the weights packed by register rows (fi), the columns in
+    // register tiles of j vectors of l lanes.
     SmallVector<int64_t> ranges = gemm.getStaticLoopRanges();
     auto planes = cast<RankedTensorType>(gemm.getDpsInputs()[0].getType());
-    if (ranges.size() != 7 || ShapedType::isDynamicShape(ranges) ||
+    if (ranges.size() != 9 || ShapedType::isDynamicShape(ranges) ||
         !planes.hasStaticShape())
       return;
-    int64_t rows = ranges[2];
+    int64_t rows = ranges[2], cols = ranges[4] * ranges[5];
     GemmTiles tiles = cpu::implicitConvTiles(
-        ranges[0], ranges[1] * rows, ranges[3],
-        ranges[4] * planes.getElementTypeBitWidth() / 8,
-        planes.getDimSize(2) - ranges[3], rows, registerCols);
+        ranges[0], ranges[1] * rows, ranges[3] * cols,
+        ranges[6] * planes.getElementTypeBitWidth() / 8,
+        planes.getDimSize(2) - ranges[3] * cols, rows, cols);
     if (!tiles.blockN)
       return;
     gemm->setAttr(
         CuvilDialect::GemmIdAttrHelper::getNameStr(),
         IntegerAttr::get(IntegerType::get(module.getContext(), 64), id));
-    threads += cpu::implicitConvTasks(id, tiles, rows, registerCols, ranges[4]);
-    body += cpu::implicitConvRegisterTiles(id, ranges[5], ranges[6]);
+    threads += cpu::implicitConvTasks(id, tiles, rows, cols, ranges[6]);
+    body += cpu::implicitConvRegisterTiles(id, ranges[7], ranges[8]);
     ++id;
   });
   // Row-wise kernels: each tagged op gets its vector schedule; chains of
@@ -719,7 +720,7 @@ struct CpuSchedulePass
       if (failed(applySchedule(module, threadStage)))
         return signalPassFailure();
       cpu::sliceColumnsBeforeCollapse(module);
-      cpu::implicitConvTilesAsMatmuls(module);
+      cpu::implicitConvRegisterContractions(module);
     }
     if (failed(applySchedule(module, schedule)))
       return signalPassFailure();
@@ -736,7 +737,6 @@ struct CpuSchedulePass
           mlir::cuvil::CuvilDialect::VectorIdAttrHelper::getNameStr());
       op->removeAttr(
           mlir::cuvil::CuvilDialect::DequantizedGemmAttrHelper::getNameStr());
-      op->removeAttr(CuvilDialect::ImplicitConvAttrHelper::getNameStr());
       op->removeAttr(CuvilDialect::ImplicitConvAttrHelper::getNameStr());
     });
   }

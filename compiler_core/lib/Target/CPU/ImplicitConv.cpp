@@ -12,15 +12,16 @@
 //
 //   out[n, fo, fi, p] += w[fo, c, kh, kw, fi] * x[n, c, p + kh*d0*W' + kw*d1]
 //
-// a linalg.generic over (n, fo, fi, p, c, kh, kw), the filters split into
-// register tiles of 8 (fo, fi) and the weights packed at compile time so a
-// tile's 8 filters of one step are contiguous. The price: the W' - OW outputs
-// of each row past the image's edge are computed and dropped, and the
-// columns are rounded up to whole register tiles (more rows of padding keep
-// every read inside its channel's plane). cuvil-cpu-schedule tiles it like a
-// GEMM: thread tasks of filters by columns, register tiles of 8 filters by
-// two vectors of outputs accumulated over blocks of channels, one channel and
-// kernel offset per step.
+// a linalg.generic whose filters are split into register rows of 8 (fo, fi),
+// the weights packed at compile time so a tile's 8 filters of one step are
+// contiguous, and whose columns are split into register tiles of 3 vectors
+// of 16 lanes (p = pb * 48 + j * 16 + l), so that a register tile's 24
+// accumulators are whole registers. The price: the W' - OW outputs of each
+// row past the image's edge are computed and dropped, and the columns are
+// rounded up to whole register tiles (more rows of padding keep every read
+// inside its channel's plane). cuvil-cpu-schedule tiles it like a GEMM:
+// thread tasks of filters by columns, blocks of channels, register tiles
+// accumulated one channel and kernel offset per step.
 //
 //===----------------------------------------------------------------------===//
 
@@ -215,30 +216,35 @@ static Value packedWeights(RewriterBase &rewriter, Location loc, Value weight,
 
 /// The implicit GEMM over the image's `planes` [N, C, plane] and the
 /// `weights` packed as [F/rows, C, KH, KW, rows], filled with `fillValue`:
-/// [N, F/rows, rows, cols], column p of plane row p / `width`.
-static linalg::GenericOp implicitGemm(RewriterBase &rewriter, Location loc,
-                                      Value planes, Value weights,
-                                      Value fillValue, int64_t cols,
-                                      int64_t width,
-                                      ArrayRef<int64_t> dilations) {
+/// [N, F/rows, rows, cols / (pieces * lanes), pieces, lanes], its columns
+/// in register tiles of `pieces` vectors (so that a register tile's
+/// accumulators are vectors of `lanes`, the register's width), column p
+/// reading plane element p + kh * d0 * `width` + kw * d1.
+static linalg::GenericOp
+implicitGemm(RewriterBase &rewriter, Location loc, Value planes, Value weights,
+             Value fillValue, int64_t cols, int64_t width, int64_t pieces,
+             int64_t lanes, ArrayRef<int64_t> dilations) {
   MLIRContext *ctx = rewriter.getContext();
-  AffineExpr n, fo, fi, p, c, kh, kw;
-  bindDims(ctx, n, fo, fi, p, c, kh, kw);
+  AffineExpr n, fo, fi, pb, j, l, c, kh, kw;
+  bindDims(ctx, n, fo, fi, pb, j, l, c, kh, kw);
+  AffineExpr p = pb * (pieces * lanes) + j * lanes + l;
   SmallVector<AffineMap> maps = {
       AffineMap::get(
-          7, 0, {n, c, p + kh * (dilations[0] * width) + kw * dilations[1]},
+          9, 0, {n, c, p + kh * (dilations[0] * width) + kw * dilations[1]},
           ctx),
-      AffineMap::get(7, 0, {fo, c, kh, kw, fi}, ctx),
-      AffineMap::get(7, 0, {n, fo, fi, p}, ctx)};
+      AffineMap::get(9, 0, {fo, c, kh, kw, fi}, ctx),
+      AffineMap::get(9, 0, {n, fo, fi, pb, j, l}, ctx)};
   auto par = utils::IteratorType::parallel,
        red = utils::IteratorType::reduction;
-  SmallVector<utils::IteratorType> iterators = {par, par, par, par,
-                                                red, red, red};
+  SmallVector<utils::IteratorType> iterators(6, par);
+  iterators.append(3, red);
   ArrayRef<int64_t> packed =
       cast<RankedTensorType>(weights.getType()).getShape();
   int64_t images = cast<RankedTensorType>(planes.getType()).getDimSize(0);
   Value empty = rewriter.create<tensor::EmptyOp>(
-      loc, ArrayRef<int64_t>{images, packed[0], packed[4], cols},
+      loc,
+      ArrayRef<int64_t>{images, packed[0], packed[4], cols / (pieces * lanes),
+                        pieces, lanes},
       fillValue.getType());
   Value init =
       rewriter.create<linalg::FillOp>(loc, fillValue, empty).getResult(0);
@@ -254,15 +260,15 @@ static linalg::GenericOp implicitGemm(RewriterBase &rewriter, Location loc,
   return gemm;
 }
 
-/// The implicit GEMM's `product` [N, F/rows, rows, cols] as the
-/// convolution's NCHW result `outType`: the filters whole again, the outputs
-/// of whole padded rows (`width` columns each), then the image's columns of
-/// them.
+/// The implicit GEMM's `product` [N, F/rows, rows, cols/.., pieces, lanes] as
+/// the convolution's NCHW result `outType`: the filters whole again, the
+/// outputs of whole padded rows (`width` columns each), then the image's
+/// columns of them.
 static Value outputsOnImage(RewriterBase &rewriter, Location loc, Value product,
                             RankedTensorType outType, int64_t width) {
   ArrayRef<int64_t> out = outType.getShape();
   Value filters = rewriter.create<tensor::CollapseShapeOp>(
-      loc, product, SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}});
+      loc, product, SmallVector<ReassociationIndices>{{0}, {1, 2}, {3, 4, 5}});
   auto index = [&](int64_t i) { return rewriter.getIndexAttr(i); };
   SmallVector<OpFoldResult> zeros(4, index(0)), ones(4, index(1));
   Value computed = rewriter.create<tensor::ExtractSliceOp>(
@@ -282,10 +288,18 @@ static Value outputsOnImage(RewriterBase &rewriter, Location loc, Value product,
       ones);
 }
 
+int64_t cpu::implicitConvPieces(int64_t vectorLanes, Type element) {
+  // 8 rows by 3 registers of 16 float32 lanes: 24 accumulators of
+  // AVX-512's 32 registers. With AVX2's 16 registers (or wasm's), or wider
+  // elements (a vector of as many float64 lanes takes two registers), two.
+  return vectorLanes >= 16 && element.getIntOrFloatBitWidth() <= 32 ? 3 : 2;
+}
+
 LogicalResult cpu::convAsImplicitGemm(RewriterBase &rewriter,
                                       linalg::Conv2DNchwFchwOp conv,
                                       linalg::FillOp fill, int64_t registerRows,
-                                      int64_t registerCols) {
+                                      int64_t vectorLanes) {
+
   Value input = conv.getDpsInputs()[0], weight = conv.getDpsInputs()[1];
   auto inType = cast<RankedTensorType>(input.getType());
   auto wType = cast<RankedTensorType>(weight.getType());
@@ -310,9 +324,15 @@ LogicalResult cpu::convAsImplicitGemm(RewriterBase &rewriter,
   int64_t width = in[3], valid = out[2] * width;
   int64_t span = (w[2] - 1) * dilations[0] * width + (w[3] - 1) * dilations[1];
   int64_t channelBytes = w[1] * element.getIntOrFloatBitWidth() / 8;
-  int64_t cols =
-      implicitColumns(out[0], w[0], valid, out[2] * out[3], channelBytes, span,
-                      registerRows, registerCols);
+  // The widest register tile whose columns waste little enough (14 x 14
+  // images: 224 columns in tiles of 32, not 240 in tiles of 48).
+  int64_t pieces = 0, cols = 0;
+  for (int64_t tried = implicitConvPieces(vectorLanes, element);
+       tried >= 2 && !cols; --tried) {
+    pieces = tried;
+    cols = implicitColumns(out[0], w[0], valid, out[2] * out[3], channelBytes,
+                           span, registerRows, pieces * vectorLanes);
+  }
   if (!cols)
     return failure();
 
@@ -328,7 +348,7 @@ LogicalResult cpu::convAsImplicitGemm(RewriterBase &rewriter,
 
   linalg::GenericOp gemm =
       implicitGemm(rewriter, loc, planes, weights, fill.getDpsInputs()[0], cols,
-                   width, dilations);
+                   width, pieces, vectorLanes, dilations);
   rewriter.replaceOp(
       conv, outputsOnImage(rewriter, loc, gemm.getResult(0), outType, width));
   if (fill->use_empty())
@@ -345,10 +365,13 @@ std::string cpu::implicitConvTasks(int64_t id, const GemmTiles &tiles,
   std::string i = std::to_string(id);
   std::string anyOp = "!transform.any_op";
   std::string attr = CuvilDialect::GemmIdAttrHelper::getNameStr().str();
-  // Thread tasks of one image's filters by columns with the fill fused in;
-  // blocks of channels; register tiles of one row of packed filters by the
-  // columns, one channel and kernel offset per step.
+  // Loops (n, fo, fi, pb, j, l, c, kh, kw). Thread tasks of one image's
+  // filters by columns with the fill fused in; blocks of channels; register
+  // tiles of one row of packed filters (fi) by one block of columns (j, l),
+  // one channel and kernel offset per step.
   int64_t block = channels % kChannelBlock == 0 ? kChannelBlock : 0;
+  std::string thread = joinSizes({1, tiles.blockM / registerRows, 0,
+                                  tiles.blockN / registerCols, 0, 0, 0, 0, 0});
   return "    %ic" + i +
          " = transform.structured.match ops{[\"linalg.generic\"]} "
          "attributes{" +
@@ -356,24 +379,23 @@ std::string cpu::implicitConvTasks(int64_t id, const GemmTiles &tiles,
          "\n    %icf" + i + " = transform.get_producer_of_operand %ic" + i +
          "[2] : (" + anyOp + ") -> " + anyOp + "\n    %ica" + i +
          ", %icforall" + i + " = transform.structured.tile_using_forall %ic" +
-         i + " tile_sizes [1, " + std::to_string(tiles.blockM / registerRows) +
-         ", 0, " + std::to_string(tiles.blockN) + ", 0, 0, 0] : (" + anyOp +
-         ") -> (" + anyOp + ", " + anyOp + ")\n    %icff" + i + ", %icfl" + i +
+         i + " tile_sizes [" + thread + "] : (" + anyOp + ") -> (" + anyOp +
+         ", " + anyOp + ")\n    %icff" + i + ", %icfl" + i +
          " = transform.structured.fuse_into_containing_op %icf" + i +
          " into %icforall" + i + " : (" + anyOp + ", " + anyOp + ") -> (" +
          anyOp + ", " + anyOp + ")\n" +
          (block ? tileUsingFor("ica" + i, "icb" + i, "icbl" + i,
-                               {0, 0, 0, 0, block, 0, 0})
+                               {0, 0, 0, 0, 0, 0, block, 0, 0})
                 : "    %icb" + i + " = transform.merge_handles %ica" + i +
                       " : " + anyOp + "\n") +
          tileUsingFor("icb" + i, "icr" + i, "icl" + i,
-                      {0, 1, 0, registerCols, 1, 1, 1});
+                      {0, 1, 0, 1, 0, 0, 1, 1, 1});
 }
 
 std::string cpu::implicitConvRegisterTiles(int64_t id, int64_t kernelHeight,
                                            int64_t kernelWidth) {
   std::string i = std::to_string(id);
-  std::string match = "transform.structured.match ops{[\"linalg.matmul\"]} "
+  std::string match = "transform.structured.match ops{[\"linalg.generic\"]} "
                       "attributes{" +
                       CuvilDialect::GemmIdAttrHelper::getNameStr().str() +
                       " = " + i +
@@ -409,57 +431,87 @@ static Value rankReduced(RewriterBase &rewriter, tensor::ExtractSliceOp slice,
       slice.getMixedSizes(), slice.getMixedStrides());
 }
 
-void cpu::implicitConvTilesAsMatmuls(ModuleOp module) {
+/// The register tile `tile` (loops of extent 1 but fi, j and l) as a
+/// contraction over (m, j, l, k) of the packed weights' row [rows, 1] by the
+/// image's shifted row [1, pieces, lanes] into the accumulators [rows,
+/// pieces, lanes], tagged like the convolution; failure where its operands
+/// are not the slices tiling leaves.
+static LogicalResult asRegisterContraction(IRRewriter &rewriter,
+                                           linalg::GenericOp tile) {
+  auto image = tile.getDpsInputs()[0].getDefiningOp<tensor::ExtractSliceOp>();
+  auto weights = tile.getDpsInputs()[1].getDefiningOp<tensor::ExtractSliceOp>();
+  auto acc = tile.getDpsInits()[0].getDefiningOp<tensor::ExtractSliceOp>();
+  auto insert = tile->hasOneUse()
+                    ? dyn_cast<tensor::InsertSliceOp>(*tile->getUsers().begin())
+                    : nullptr;
+  if (!image || !weights || !acc || !insert ||
+      insert.getSource() != tile.getResult(0))
+    return failure();
+  SmallVector<int64_t> r = tile.getStaticLoopRanges();
+  int64_t rows = r[2], pieces = r[4], lanes = r[5];
+  Type element = getElementTypeOrSelf(tile.getResultTypes()[0]);
+  auto type = [&](ArrayRef<int64_t> shape) {
+    return RankedTensorType::get(shape, element);
+  };
+  Location loc = tile.getLoc();
+  rewriter.setInsertionPoint(tile);
+  // Over one channel and kernel offset the image's shift is a constant of
+  // the slice's offset: the tile's filters of that step by its columns of
+  // the shifted row are a contraction with K = 1.
+  Value lhs = rewriter.create<tensor::ExpandShapeOp>(
+      loc, type({rows, 1}), rankReduced(rewriter, weights, type({rows})),
+      SmallVector<ReassociationIndices>{{0, 1}});
+  Value rhs = rewriter.create<tensor::ExpandShapeOp>(
+      loc, type({1, pieces, lanes}),
+      rankReduced(rewriter, image, type({pieces * lanes})),
+      SmallVector<ReassociationIndices>{{0, 1, 2}});
+  Value out = rankReduced(rewriter, acc, type({rows, pieces, lanes}));
+  MLIRContext *ctx = rewriter.getContext();
+  AffineExpr m, j, l, k;
+  bindDims(ctx, m, j, l, k);
+  SmallVector<AffineMap> maps = {AffineMap::get(4, 0, {m, k}, ctx),
+                                 AffineMap::get(4, 0, {k, j, l}, ctx),
+                                 AffineMap::get(4, 0, {m, j, l}, ctx)};
+  auto par = utils::IteratorType::parallel;
+  auto gemm = rewriter.create<linalg::GenericOp>(
+      loc, out.getType(), ValueRange{lhs, rhs}, ValueRange{out}, maps,
+      SmallVector<utils::IteratorType>{par, par, par,
+                                       utils::IteratorType::reduction},
+      [](OpBuilder &b, Location l, ValueRange args) {
+        Value product = b.create<arith::MulFOp>(l, args[0], args[1]);
+        b.create<linalg::YieldOp>(
+            l, b.create<arith::AddFOp>(l, args[2], product).getResult());
+      });
+  gemm->setAttr(CuvilDialect::GemmIdAttrHelper::getNameStr(),
+                tile->getAttr(CuvilDialect::GemmIdAttrHelper::getNameStr()));
+  rewriter.setInsertionPoint(insert);
+  rewriter.replaceOpWithNewOp<tensor::InsertSliceOp>(
+      insert, gemm.getResult(0), insert.getDest(), insert.getMixedOffsets(),
+      insert.getMixedSizes(), insert.getMixedStrides());
+  rewriter.eraseOp(tile);
+  for (Operation *slice :
+       {image.getOperation(), weights.getOperation(), acc.getOperation()})
+    if (slice->use_empty())
+      rewriter.eraseOp(slice);
+  return success();
+}
+
+void cpu::implicitConvRegisterContractions(ModuleOp module) {
   SmallVector<linalg::GenericOp> tiles;
   module.walk([&](linalg::GenericOp generic) {
-    SmallVector<int64_t> r = generic.getStaticLoopRanges();
-    if (generic->hasAttr(CuvilDialect::ImplicitConvAttrHelper::getNameStr()) &&
-        r.size() == 7 && r[0] == 1 && r[1] == 1 && r[4] == 1 && r[5] == 1 &&
-        r[6] == 1 && !ShapedType::isDynamic(r[2]) &&
-        !ShapedType::isDynamic(r[3]))
+    if (generic->hasAttr(CuvilDialect::ImplicitConvAttrHelper::getNameStr()))
       tiles.push_back(generic);
   });
   IRRewriter rewriter(module.getContext());
   for (linalg::GenericOp tile : tiles) {
-    auto image = tile.getDpsInputs()[0].getDefiningOp<tensor::ExtractSliceOp>();
-    auto weights =
-        tile.getDpsInputs()[1].getDefiningOp<tensor::ExtractSliceOp>();
-    auto acc = tile.getDpsInits()[0].getDefiningOp<tensor::ExtractSliceOp>();
-    auto insert =
-        tile->hasOneUse()
-            ? dyn_cast<tensor::InsertSliceOp>(*tile->getUsers().begin())
-            : nullptr;
-    if (!image || !weights || !acc || !insert ||
-        insert.getSource() != tile.getResult(0))
-      continue;
     SmallVector<int64_t> r = tile.getStaticLoopRanges();
-    int64_t rows = r[2], cols = r[3];
-    Type element = getElementTypeOrSelf(tile.getResultTypes()[0]);
-    auto matrix = [&](int64_t m, int64_t n) {
-      return RankedTensorType::get({m, n}, element);
-    };
-    rewriter.setInsertionPoint(tile);
-    // Over one channel and kernel offset the image's shift is a constant of
-    // the slice's offset: the tile's filters of that step by its columns of
-    // the shifted row are a GEMM with K = 1.
-    Value lhs = rewriter.create<tensor::ExpandShapeOp>(
-        tile.getLoc(), matrix(rows, 1),
-        rankReduced(rewriter, weights, RankedTensorType::get({rows}, element)),
-        SmallVector<ReassociationIndices>{{0, 1}});
-    Value rhs = rankReduced(rewriter, image, matrix(1, cols));
-    Value out = rankReduced(rewriter, acc, matrix(rows, cols));
-    auto gemm = rewriter.create<linalg::MatmulOp>(
-        tile.getLoc(), out.getType(), ValueRange{lhs, rhs}, ValueRange{out});
-    gemm->setAttr(CuvilDialect::GemmIdAttrHelper::getNameStr(),
-                  tile->getAttr(CuvilDialect::GemmIdAttrHelper::getNameStr()));
-    rewriter.setInsertionPoint(insert);
-    rewriter.replaceOpWithNewOp<tensor::InsertSliceOp>(
-        insert, gemm.getResult(0), insert.getDest(), insert.getMixedOffsets(),
-        insert.getMixedSizes(), insert.getMixedStrides());
-    rewriter.eraseOp(tile);
-    for (Operation *slice :
-         {image.getOperation(), weights.getOperation(), acc.getOperation()})
-      if (slice->use_empty())
-        rewriter.eraseOp(slice);
+    bool registerTile = r.size() == 9 && r[0] == 1 && r[1] == 1 && r[3] == 1 &&
+                        r[6] == 1 && r[7] == 1 && r[8] == 1 &&
+                        !ShapedType::isDynamicShape(r);
+    // One the schedule did not cut into register tiles stays untagged (and
+    // runs as loops) rather than reach the vectorizer, which its shifted
+    // reads would fail.
+    if (!registerTile || failed(asRegisterContraction(rewriter, tile)))
+      tile->removeAttr(CuvilDialect::GemmIdAttrHelper::getNameStr());
   }
 }

@@ -38,18 +38,23 @@ Value permutedConstant(OpBuilder &b, Location loc, Value value,
 /// Rewrites `conv` (unit strides, static sizes, a kernel larger than 1x1,
 /// filters in whole `registerRows`, initialized by `fill`) as an implicit
 /// GEMM, its weights packed by `registerRows` filters, where the columns it
-/// computes beyond the image's width (rounded up to whole `registerCols`)
-/// cost at most a sixth more work; fails, leaving the IR as it was,
-/// elsewhere.
+/// computes beyond the image's width (rounded up to whole register tiles of
+/// implicitConvPieces vectors of `vectorLanes`, or fewer) cost at most a
+/// sixth more work; fails, leaving the IR as it was, elsewhere.
 LogicalResult convAsImplicitGemm(RewriterBase &rewriter,
                                  linalg::Conv2DNchwFchwOp conv,
                                  linalg::FillOp fill, int64_t registerRows,
-                                 int64_t registerCols);
+                                 int64_t vectorLanes);
+
+/// The vectors of `vectorLanes` lanes in a register tile's row of an
+/// implicit convolution GEMM of `element`s, at most: fewer where the
+/// columns would waste too much.
+int64_t implicitConvPieces(int64_t vectorLanes, Type element);
 
 /// Transform text for the thread stage of cuvil-cpu-schedule: the
 /// implicit convolution GEMM tagged `cuvil.gemm_id` = `id` (loops n, fo, fi,
-/// p, c, kh, kw over `channels` channels) cut into thread tasks of `tiles`
-/// with its fill fused into each, its channels into blocks, then into
+/// pb, j, l, c, kh, kw over `channels` channels) cut into thread tasks of
+/// `tiles` with its fill fused into each, its channels into blocks, then into
 /// register tiles of one row of packed filters (`registerRows`, fi) by
 /// `registerCols` columns accumulated one channel and kernel offset at a
 /// time.
@@ -58,15 +63,17 @@ std::string implicitConvTasks(int64_t id, const GemmTiles &tiles,
                               int64_t channels);
 
 /// Rewrites each register tile implicitConvTasks left (loops of extent 1
-/// but filters and columns) as a linalg.matmul of the weights' [rows, 1] by
-/// the image's shifted row [1, cols] into the accumulators [rows, cols]
+/// but the filters fi and the columns j, l) as a contraction over
+/// (m, j, l, k) of the packed weights' row [rows, 1] by the image's shifted
+/// row [1, pieces, lanes] into the accumulators [rows, pieces, lanes]
 /// (rank-reducing slices, so the accumulators stay a subset of the task's
-/// tile that the K loops can carry in registers), tagged like the
-/// convolution. Runs between the thread stage and the main schedule.
-void implicitConvTilesAsMatmuls(ModuleOp module);
+/// tile that the K loops carry in registers, as vectors of `lanes`), tagged
+/// like the convolution; a tile it cannot rewrite loses its tag and runs as
+/// loops. Runs between the thread stage and the main schedule.
+void implicitConvRegisterContractions(ModuleOp module);
 
 /// Transform text of the main stage vectorizing those register tiles
-/// (implicitConvTilesAsMatmuls) like any GEMM's, the loops over a small
+/// (implicitConvRegisterContractions) like any GEMM's, the loops over a small
 /// kernel's `kernelHeight` x `kernelWidth` offsets unrolled first.
 std::string implicitConvRegisterTiles(int64_t id, int64_t kernelHeight,
                                       int64_t kernelWidth);

@@ -21,10 +21,11 @@ def CpuSchedule : Pass<"cuvil-cpu-schedule", "ModuleOp"> {
     dynamic one with a peeled 1-wide tail. An implicit-GEMM convolution
     (`cuvil.implicit_conv`, see `cuvil-cpu-conv-to-gemm`) is cut into
     thread tasks of filters by columns, its channels into blocks of 32, and
-    register tiles of 8 filters by 2 vectors of columns, each step's tile a
-    `linalg.matmul` with K = 1 of the packed weights' row by the image's
-    shifted row (vectorized like a GEMM's), the loops over a kernel of up to
-    9 offsets unrolled.
+    register tiles of 8 filters by 3 vectors of columns (2 for AVX2, wasm
+    or float64), each step's tile a contraction with K = 1 of the packed
+    weights' row by the image's shifted row, its accumulators carried as
+    `vector<8x3x16xf32>` (whole registers: LLVM scalarizes a loop-carried
+    `<48 x float>`), the loops over a kernel of up to 9 offsets unrolled.
 
     Before:
     ```mlir
@@ -92,8 +93,10 @@ def CpuConvToGemm : Pass<"cuvil-cpu-conv-to-gemm", "func::FuncOp"> {
     `cuvil.implicit_conv` over `(n, fo, fi, p, c, kh, kw)` of the planes
     `[N, C, plane]` and the weights packed by 8 filters `[F/8, C, KH, KW, 8]`
     (at compile time when constant, else a transpose), into
-    `[N, F/8, 8, cols]`; the columns past each row's edge are dropped by
-    slices. The columns are rounded up to whole register tiles, at most a
+    `[N, F/8, 8, cols/48, 3, 16]` (register tiles of 3 vectors of 16 lanes;
+    2 vectors where 3 would waste too much, and for AVX2, wasm or float64);
+    the columns past each row's edge are dropped by slices. The columns are
+    rounded up to whole register tiles, at most a
     sixth more than the image's pixels, and the padding gets the rows their
     reads need.
   }];
