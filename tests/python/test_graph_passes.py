@@ -478,6 +478,8 @@ def test_pixel_row_convolutions_stay_exact(
         (1, 24, (33, 31), 40, (5, 3), (2, 1, 2, 1), (1, 1), False, np.float32),  # weights vary
         (1, 64, (56, 56), 64, (3, 3), (1, 1, 1, 1), (1, 1), True, np.float32),  # ResNet's
         (1, 32, (14, 14), 64, (3, 3), (1, 1, 1, 1), (1, 1), True, np.float32),  # 224 for 196
+        (1, 32, (20, 20), 32, (3, 1), (1, 0, 1, 0), (1, 1), True, np.float32),  # one column
+        (1, 32, (20, 20), 40, (1, 3), (0, 1, 0, 1), (1, 1), True, np.float32),  # one row
         (1, 32, (24, 24), 32, (3, 3), (0, 2, 1, 0), (1, 1), True, np.float64),  # odd pads
     ],
 )

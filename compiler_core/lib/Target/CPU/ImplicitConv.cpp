@@ -299,7 +299,6 @@ LogicalResult cpu::convAsImplicitGemm(RewriterBase &rewriter,
                                       linalg::Conv2DNchwFchwOp conv,
                                       linalg::FillOp fill, int64_t registerRows,
                                       int64_t vectorLanes) {
-
   Value input = conv.getDpsInputs()[0], weight = conv.getDpsInputs()[1];
   auto inType = cast<RankedTensorType>(input.getType());
   auto wType = cast<RankedTensorType>(weight.getType());
