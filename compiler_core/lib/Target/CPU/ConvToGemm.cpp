@@ -3,6 +3,8 @@
 // Rewrites NCHW convolutions as an image-to-column copy and a GEMM, so the
 // convolution gets the GEMM schedule (cache tiles across threads, register
 // tiles of vector FMAs) instead of running as a plain loop nest.
+// Unit-stride convolutions with enough channels and filters copy no windows:
+// they become implicit GEMMs over the padded image (see ImplicitConv.cpp).
 //
 //===----------------------------------------------------------------------===//
 

@@ -90,15 +90,15 @@ def CpuConvToGemm : Pass<"cuvil-cpu-conv-to-gemm", "func::FuncOp"> {
     reads element `p + kh * d0 * W' + kw * d1` of each channel's flattened
     plane, so the weights multiply the image's planes shifted by a constant
     per `(c, kh, kw)`, read in place. It becomes a `linalg.generic` tagged
-    `cuvil.implicit_conv` over `(n, fo, fi, p, c, kh, kw)` of the planes
-    `[N, C, plane]` and the weights packed by 8 filters `[F/8, C, KH, KW, 8]`
-    (at compile time when constant, else a transpose), into
-    `[N, F/8, 8, cols/48, 3, 16]` (register tiles of 3 vectors of 16 lanes;
-    2 vectors where 3 would waste too much, and for AVX2, wasm or float64);
-    the columns past each row's edge are dropped by slices. The columns are
-    rounded up to whole register tiles, at most a
-    sixth more than the image's pixels, and the padding gets the rows their
-    reads need.
+    `cuvil.implicit_conv` over `(n, fo, fi, pb, j, l, c, kh, kw)` (the
+    column `p = pb * 48 + j * 16 + l`) of the planes `[N, C, plane]` and the
+    weights packed by 8 filters `[F/8, C, KH, KW, 8]` (at compile time when
+    constant, else a transpose), into `[N, F/8, 8, cols/48, 3, 16]`
+    (register tiles of 3 vectors of 16 lanes; 2 vectors where 3 would waste
+    too much, and for AVX2, wasm or float64); the columns past each row's
+    edge are dropped by slices. The columns are rounded up to whole register
+    tiles, at most a sixth more than the image's pixels, and the padding
+    gets the rows their reads need.
   }];
   let options = [
     Option<"vectorLanes", "vector-lanes", "int", /*default=*/"0",

@@ -42,8 +42,9 @@ def Cuvil_Dialect : Dialect {
     // fuses that into the GEMM's K loop (elementwise fusion leaves it).
     "::mlir::UnitAttr":$dequantized_gemm,
     // cuvil-cpu-conv-to-gemm: a convolution as a GEMM reading its right
-    // operand from the padded image's shifted rows (loops n, f, p, c, kh,
-    // kw); cuvil-cpu-schedule gives it register tiles like a GEMM's.
+    // operand from the padded image's shifted rows (loops n, fo, fi, pb, j,
+    // l, c, kh, kw); cuvil-cpu-schedule gives it register tiles like a
+    // GEMM's.
     "::mlir::UnitAttr":$implicit_conv,
     // cuvil-reduce-precision{precision=tf32}, on a function: its float32
     // matmuls may read their operands as TF32 where a target has TF32
