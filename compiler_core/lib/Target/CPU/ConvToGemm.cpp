@@ -10,6 +10,7 @@
 
 #include "GemmTiles.h"
 #include "ImplicitConv.h"
+#include "PadKernels.h"
 
 #include "cuvil/Target/CPU/Passes.h"
 
@@ -334,7 +335,7 @@ Value channelsLast(OpBuilder &b, Location loc, Value input) {
       RankedTensorType::get({padded[0], padded[2], padded[3], padded[1]},
                             element),
       nhwc, toLast(pad.getMixedLowPad()), toLast(pad.getMixedHighPad()),
-      pad.getConstantPaddingValue());
+      cuvil::cpu::paddingValueOutside(b, pad));
 }
 
 /// Whether a static batch of images is better multiplied with its pixels as

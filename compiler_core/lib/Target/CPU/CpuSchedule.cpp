@@ -588,7 +588,10 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
         CuvilDialect::GemmIdAttrHelper::getNameStr(),
         IntegerAttr::get(IntegerType::get(module.getContext(), 64), id));
     threads += cpu::implicitConvTasks(id, tiles, rows, cols, ranges[6]);
-    body += cpu::implicitConvRegisterTiles(id, ranges[7], ranges[8]);
+    body += cpu::implicitConvKernelUnroll(id, ranges[7], ranges[8]) +
+            vectorizeTagged("icm" + std::to_string(id), "linalg.generic",
+                            CuvilDialect::GemmIdAttrHelper::getNameStr(), id,
+                            false);
     ++id;
   });
   // Row-wise kernels: each tagged op gets its vector schedule; chains of

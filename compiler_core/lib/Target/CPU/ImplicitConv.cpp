@@ -26,6 +26,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ImplicitConv.h"
+#include "PadKernels.h"
 #include "RowKernels.h"
 
 #include "cuvil/Dialect/Cuvil/IR/CuvilDialect.h"
@@ -145,11 +146,7 @@ static Value padBelow(RewriterBase &rewriter, Location loc, Value input,
     source = pad.getSource();
     low = pad.getMixedLowPad();
     high = pad.getMixedHighPad();
-    value = pad.getConstantPaddingValue();
-    // A constant yielded from inside the region is made again outside it.
-    if (Operation *def = value.getDefiningOp();
-        def && pad->isProperAncestor(def))
-      value = rewriter.clone(*def)->getResult(0);
+    value = paddingValueOutside(rewriter, pad);
   } else {
     value = rewriter.create<arith::ConstantOp>(
         loc, rewriter.getZeroAttr(type.getElementType()));
@@ -391,8 +388,13 @@ std::string cpu::implicitConvTasks(int64_t id, const GemmTiles &tiles,
                       {0, 1, 0, 1, 0, 0, 1, 1, 1});
 }
 
-std::string cpu::implicitConvRegisterTiles(int64_t id, int64_t kernelHeight,
-                                           int64_t kernelWidth) {
+std::string cpu::implicitConvKernelUnroll(int64_t id, int64_t kernelHeight,
+                                          int64_t kernelWidth) {
+  // A kernel of up to kUnrolledWindow offsets: its loops unrolled, so one
+  // loop step is a channel's every offset (the loops' own instructions
+  // were a tenth of the register kernel's).
+  if (kernelHeight * kernelWidth > kUnrolledWindow)
+    return "";
   std::string i = std::to_string(id);
   std::string match = "transform.structured.match ops{[\"linalg.generic\"]} "
                       "attributes{" +
@@ -400,26 +402,19 @@ std::string cpu::implicitConvRegisterTiles(int64_t id, int64_t kernelHeight,
                       " = " + i +
                       " : i64} in %root : (!transform.any_op) -> "
                       "!transform.any_op\n";
-  // A kernel of up to kUnrolledWindow offsets: its loops unrolled, so one
-  // loop step is a channel's every offset (the loops' own instructions
-  // were a tenth of the register kernel's).
   std::string text;
-  if (kernelHeight * kernelWidth <= kUnrolledWindow) {
-    int64_t level = 0;
-    for (int64_t extent : {kernelWidth, kernelHeight}) {
-      std::string l = i + "_" + std::to_string(level++);
-      text += "    %icu" + l + " = " + match + "    %icp" + l +
-              " = transform.get_parent_op %icu" + l +
-              " {deduplicate, op_name = \"scf.for\"} : (!transform.any_op) "
-              "-> !transform.any_op\n"
-              "    transform.loop.unroll %icp" +
-              l + " {factor = " + std::to_string(extent) +
-              "} : !transform.any_op\n";
-    }
+  int64_t level = 0;
+  for (int64_t extent : {kernelWidth, kernelHeight}) {
+    std::string l = i + "_" + std::to_string(level++);
+    text += "    %icu" + l + " = " + match + "    %icp" + l +
+            " = transform.get_parent_op %icu" + l +
+            " {deduplicate, op_name = \"scf.for\"} : (!transform.any_op) "
+            "-> !transform.any_op\n"
+            "    transform.loop.unroll %icp" +
+            l + " {factor = " + std::to_string(extent) +
+            "} : !transform.any_op\n";
   }
-  return text + "    %icm" + i + " = " + match +
-         "    transform.structured.vectorize %icm" + i +
-         " : !transform.any_op\n";
+  return text;
 }
 
 /// The slice `slice` takes, as `type` (its shape without unit dimensions).
@@ -498,7 +493,8 @@ static LogicalResult asRegisterContraction(IRRewriter &rewriter,
 void cpu::implicitConvRegisterContractions(ModuleOp module) {
   SmallVector<linalg::GenericOp> tiles;
   module.walk([&](linalg::GenericOp generic) {
-    if (generic->hasAttr(CuvilDialect::ImplicitConvAttrHelper::getNameStr()))
+    if (generic->hasAttr(CuvilDialect::ImplicitConvAttrHelper::getNameStr()) &&
+        generic->hasAttr(CuvilDialect::GemmIdAttrHelper::getNameStr()))
       tiles.push_back(generic);
   });
   IRRewriter rewriter(module.getContext());

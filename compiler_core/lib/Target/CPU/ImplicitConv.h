@@ -72,11 +72,12 @@ std::string implicitConvTasks(int64_t id, const GemmTiles &tiles,
 /// loops. Runs between the thread stage and the main schedule.
 void implicitConvRegisterContractions(ModuleOp module);
 
-/// Transform text of the main stage vectorizing those register tiles
-/// (implicitConvRegisterContractions) like any GEMM's, the loops over a small
-/// kernel's `kernelHeight` x `kernelWidth` offsets unrolled first.
-std::string implicitConvRegisterTiles(int64_t id, int64_t kernelHeight,
-                                      int64_t kernelWidth);
+/// Transform text of the main stage unrolling, before the register tiles
+/// (implicitConvRegisterContractions) are vectorized, the loops over a
+/// small kernel's `kernelHeight` x `kernelWidth` offsets; empty for a larger
+/// kernel.
+std::string implicitConvKernelUnroll(int64_t id, int64_t kernelHeight,
+                                     int64_t kernelWidth);
 
 } // namespace mlir::cuvil::cpu
 

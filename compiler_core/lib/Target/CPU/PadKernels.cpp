@@ -45,6 +45,15 @@ static Value filled(OpBuilder &b, Location loc, RankedTensorType type,
       .getResult(0);
 }
 
+Value mlir::cuvil::cpu::paddingValueOutside(OpBuilder &b, tensor::PadOp pad) {
+  Value value = pad.getConstantPaddingValue();
+  // The value yielded by the region (a constant there) or defined above.
+  if (Operation *def = value ? value.getDefiningOp() : nullptr;
+      def && pad->isProperAncestor(def))
+    value = b.clone(*def)->getResult(0);
+  return value;
+}
+
 bool mlir::cuvil::cpu::padsAsFilledCopies(ModuleOp module) {
   SmallVector<std::pair<tensor::PadOp, Value>> pads;
   module.walk([&](tensor::PadOp pad) {
@@ -58,10 +67,7 @@ bool mlir::cuvil::cpu::padsAsFilledCopies(ModuleOp module) {
   for (auto [pad, value] : pads) {
     rewriter.setInsertionPoint(pad);
     Location loc = pad.getLoc();
-    // The value yielded by the region (a constant there) or defined above.
-    if (Operation *def = value.getDefiningOp();
-        def && pad->isProperAncestor(def))
-      value = rewriter.clone(*def)->getResult(0);
+    value = paddingValueOutside(rewriter, pad);
     Value into = filled(rewriter, loc, pad.getResultType(), value);
     if (Operation *fill = into.getDefiningOp())
       fill->setDiscardableAttrs(pad->getDiscardableAttrDictionary());

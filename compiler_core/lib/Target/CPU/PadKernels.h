@@ -8,6 +8,7 @@
 #ifndef CUVIL_TARGET_CPU_PADKERNELS_H
 #define CUVIL_TARGET_CPU_PADKERNELS_H
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 
 namespace mlir::cuvil::cpu {
@@ -16,6 +17,11 @@ namespace mlir::cuvil::cpu {
 /// elementwise kernel writing the value everywhere and the source inserted
 /// into its interior; whether it rewrote any.
 bool padsAsFilledCopies(ModuleOp module);
+
+/// The constant value `pad` pads with, usable outside its region (a
+/// constant the region defines itself is made again before the insertion
+/// point of `b`); null when `pad` pads with no constant.
+Value paddingValueOutside(OpBuilder &b, tensor::PadOp pad);
 
 /// Inner tile for vectorizing an innermost dimension of `size`: whole
 /// registers of `lanes` when they divide it, the whole dimension when it is
