@@ -182,8 +182,7 @@ std::string cpu::fuseColumnsIntoTasks(int64_t id) {
          attr + " = " + i +
          " : i64} in %root : (!transform.any_op) -> !transform.any_op\n"
          "    %gt" +
-         i + ", %fl" + i +
-         " = transform.structured.fuse_into_containing_op %g" + i +
+         i + ", %fl" + i + " = transform.cuvil.fuse_into_containing_op %g" + i +
          " into %tf" + i +
          " : (!transform.any_op, !transform.any_op) -> (!transform.any_op, "
          "!transform.any_op)\n"

@@ -153,13 +153,13 @@ std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
     block += R"mlir(
     %epi@ID@ = transform.structured.match ops{["linalg.generic"]} attributes{@EPILOGUE_ATTR@ = @ID@ : i64} in %root : (!transform.any_op) -> !transform.any_op
     %et@ID@, %forall@ID@ = transform.structured.tile_using_forall %epi@ID@ tile_sizes [@B1@@BM@, @BN@] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %a@ID@, %fm@ID@ = transform.structured.fuse_into_containing_op %mm@ID@ into %forall@ID@ : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %f@ID@, %fl@ID@ = transform.structured.fuse_into_containing_op %fill@ID@ into %fm@ID@ : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %a@ID@, %fm@ID@ = transform.cuvil.fuse_into_containing_op %mm@ID@ into %forall@ID@ : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %f@ID@, %fl@ID@ = transform.cuvil.fuse_into_containing_op %fill@ID@ into %fm@ID@ : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
 )mlir";
   else
     block += R"mlir(
     %a@ID@, %forall@ID@ = transform.structured.tile_using_forall %mm@ID@ tile_sizes [@B1@@BM@, @BN@, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %f@ID@, %fl@ID@ = transform.structured.fuse_into_containing_op %fill@ID@ into %forall@ID@ : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %f@ID@, %fl@ID@ = transform.cuvil.fuse_into_containing_op %fill@ID@ into %forall@ID@ : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
 )mlir";
   if (threads) {
     // The thread tasks are this stage; the next finds the tiled ops by their
@@ -190,8 +190,8 @@ std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
     // the epilogue computes on the accumulators while they are in
     // registers, and the GEMM's result is never stored.
     block += R"mlir(
-    %ga@ID@, %gl@ID@ = transform.structured.fuse_into_containing_op %a@ID@ into %el@ID@#1 : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %gf@ID@, %gfl@ID@ = transform.structured.fuse_into_containing_op %f@ID@ into %gl@ID@ : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %ga@ID@, %gl@ID@ = transform.cuvil.fuse_into_containing_op %a@ID@ into %el@ID@#1 : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %gf@ID@, %gfl@ID@ = transform.cuvil.fuse_into_containing_op %f@ID@ into %gl@ID@ : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
 )mlir" + vectorizedKSteps("ga@ID@", "gf@ID@", "c@ID@", batched) +
              "    transform.structured.vectorize %ev@ID@ : !transform.any_op\n";
   } else if (epilogue) {
@@ -264,10 +264,10 @@ std::string dequantGemmBlock(int64_t id, bool serial, const GemmTiles &tiles,
     %qf@ID@ = transform.get_producer_of_operand %qg@ID@[2] : (!transform.any_op) -> !transform.any_op
     %qd@ID@ = transform.get_producer_of_operand %qg@ID@[1] : (!transform.any_op) -> !transform.any_op
     %a@ID@, %forall@ID@ = transform.structured.tile_using_forall %qg@ID@ tile_sizes [@BM@, 1, @BN@, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %f@ID@, %fl@ID@ = transform.structured.fuse_into_containing_op %qf@ID@ into %forall@ID@ : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %d@ID@, %dl@ID@ = transform.structured.fuse_into_containing_op %qd@ID@ into %forall@ID@ : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %f@ID@, %fl@ID@ = transform.cuvil.fuse_into_containing_op %qf@ID@ into %forall@ID@ : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %d@ID@, %dl@ID@ = transform.cuvil.fuse_into_containing_op %qd@ID@ into %forall@ID@ : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
     %b@ID@, %kl@ID@ = transform.structured.tile_using_for %a@ID@ tile_sizes [0, 0, 0, 1, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %dk@ID@, %dkl@ID@ = transform.structured.fuse_into_containing_op %d@ID@ into %kl@ID@ : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %dk@ID@, %dkl@ID@ = transform.cuvil.fuse_into_containing_op %d@ID@ into %kl@ID@ : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
     %dt@ID@, %dtl@ID@:2 = transform.structured.tile_using_for %dk@ID@ tile_sizes [0, 1, 0, @RC@] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
     transform.structured.vectorize %dt@ID@ : !transform.any_op
     %c@ID@, %rl@ID@:3 = transform.structured.tile_using_for %b@ID@ tile_sizes [@RR@, 0, @RC@, 0, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)

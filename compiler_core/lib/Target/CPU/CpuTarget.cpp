@@ -14,6 +14,7 @@
 #include "cuvil/Pipelines/Pipelines.h"
 #include "cuvil/Runtime/SharedLibrary.h"
 #include "cuvil/Target/CPU/CpuBackend.h"
+#include "cuvil/Target/CPU/CpuTransformOps.h"
 #include "cuvil/Target/CPU/Passes.h"
 #include "cuvil/Target/TargetSupport.h"
 
@@ -39,6 +40,7 @@ public:
 
   void registerDialects(DialectRegistry &registry) const override {
     cpu::initializeTargets(registry);
+    registerCpuTransformOps(registry);
   }
   void registerPasses() const override { registerCpuCodegenPasses(); }
 

@@ -377,7 +377,7 @@ std::string cpu::implicitConvTasks(int64_t id, const GemmTiles &tiles,
          ", %icforall" + i + " = transform.structured.tile_using_forall %ic" +
          i + " tile_sizes [" + thread + "] : (" + anyOp + ") -> (" + anyOp +
          ", " + anyOp + ")\n    %icff" + i + ", %icfl" + i +
-         " = transform.structured.fuse_into_containing_op %icf" + i +
+         " = transform.cuvil.fuse_into_containing_op %icf" + i +
          " into %icforall" + i + " : (" + anyOp + ", " + anyOp + ") -> (" +
          anyOp + ", " + anyOp + ")\n" +
          (block ? tileUsingFor("ica" + i, "icb" + i, "icbl" + i,

@@ -347,7 +347,7 @@ struct LoopFusion {
     std::string from = g + "f" + std::to_string(step++);
     std::string into = g + "f" + std::to_string(step);
     text += "    %" + producer + "x, %" + into +
-            " = transform.structured.fuse_into_containing_op %" + producer +
+            " = transform.cuvil.fuse_into_containing_op %" + producer +
             " into %" + from +
             " : (!transform.any_op, !transform.any_op) -> (!transform.any_op, "
             "!transform.any_op)\n";

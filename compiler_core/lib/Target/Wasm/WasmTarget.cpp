@@ -19,6 +19,7 @@
 #include "WasmBackend.h"
 
 #include "cuvil/Pipelines/Pipelines.h"
+#include "cuvil/Target/CPU/CpuTransformOps.h"
 #include "cuvil/Target/CPU/Passes.h"
 #include "cuvil/Target/TargetSupport.h"
 #include "cuvil/Target/Wasm/Passes.h"
@@ -44,6 +45,8 @@ public:
 
   void registerDialects(DialectRegistry &registry) const override {
     registerAllToLLVMIRTranslations(registry);
+    // The CPU's schedule, which this target runs at its own vector width.
+    registerCpuTransformOps(registry);
   }
   void registerPasses() const override {
     registerCpuCodegenPasses();
