@@ -441,6 +441,8 @@ def test_convolution_columns_per_task_split_columns_and_pixel_rows_stay_exact(
         (1, 8, (14, 14), 32, (3, 3), (1, 1), (2, 2, 2, 2), (2, 2), np.float32),  # dilated
         (1, 8, (7, 7), 32, (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), np.float32),  # 1x1
         (2, 8, (7, 7), 64, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), np.float64),  # float64
+        (1, 256, (7, 7), 32, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), np.float32),  # rows by 64
+        (1, 144, (7, 7), 32, (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), np.float32),  # rows by 16
     ],
 )
 def test_pixel_row_convolutions_stay_exact(

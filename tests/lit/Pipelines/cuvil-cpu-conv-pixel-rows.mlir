@@ -119,3 +119,31 @@ func.func @pixel_rows_epilogue(%x: tensor<1x2x9x9xf32>) -> tensor<1x8x7x7xf32> {
   } -> tensor<1x8x7x7xf32>
   return %y : tensor<1x8x7x7xf32>
 }
+
+// -----
+
+// 256 channels: each task gathers a window's row of channels 64 at a time
+// (a loop, not one vector<256xf32> copy per offset, which LLVM unrolled
+// with the offsets' and pixels' loops into one block of thousands of loads
+// and stores), and the NHWC padding (9 x 9 x 256, too small to split across
+// threads) is filled as one row of 20736 elements in one loop.
+// TASKS-LABEL: func.func @wide_channels
+// TASKS: tensor.empty() : tensor<20736xf32>
+// TASKS: scf.for %{{.*}} = %c0 to %c20736 step %c16
+// TASKS: tensor.expand_shape %{{.*}} {{\[}}[0, 1, 2, 3]] output_shape [1, 9, 9, 256] : tensor<20736xf32> into tensor<1x9x9x256xf32>
+// TASKS: scf.for %{{.*}} = %c0 to %c256 step %c64
+// TASKS: vector.transfer_read {{.*}} : tensor<1x9x9x256xf32>, vector<64xf32>
+// TASKS-NOT: vector<256xf32>
+func.func @wide_channels(%x: tensor<1x256x7x7xf32>) -> tensor<1x32x7x7xf32> {
+  %w = arith.constant dense<0.5> : tensor<32x256x3x3xf32>
+  %cst = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %cst : f32
+  } : tensor<1x256x7x7xf32> to tensor<1x256x9x9xf32>
+  %e = tensor.empty() : tensor<1x32x7x7xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<1x32x7x7xf32>) -> tensor<1x32x7x7xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+     ins(%p, %w : tensor<1x256x9x9xf32>, tensor<32x256x3x3xf32>) outs(%f : tensor<1x32x7x7xf32>) -> tensor<1x32x7x7xf32>
+  return %r : tensor<1x32x7x7xf32>
+}

@@ -83,3 +83,38 @@ func.func @large_interior(%x: memref<1x64x56x56xf32>, %padded: memref<1x64x58x58
   memref.copy %x, %interior : memref<1x64x56x56xf32> to memref<1x64x56x56xf32, strided<[215296, 3364, 58, 1], offset: 59>>
   return
 }
+
+// -----
+
+// An NHWC image's interior with rows of 256 channels: each row copied a
+// cache line (16 floats) at a time in a loop, so that LLVM, which weighs a
+// vector load of any width as one instruction, does not unroll the rows'
+// loops into one block of 1,568 loads and stores. A row of 64 floats or
+// fewer (or not whole pieces) stays one vector.
+// CHECK-LABEL: func.func @wide_rows
+// CHECK: scf.for %[[H:.*]] = %{{.*}} to %c7
+// CHECK: scf.for %[[W:.*]] = %{{.*}} to %c7
+// CHECK: scf.for %[[P:.*]] = %c0{{.*}} to %c256{{.*}} step %c16
+// CHECK: %[[V:.*]] = vector.transfer_read %arg0[%{{.*}}, %[[H]], %[[W]], %[[P]]]{{.*}} vector<16xf32>
+// CHECK: vector.transfer_write %[[V]], %{{.*}}[%{{.*}}, %[[H]], %[[W]], %[[P]]]
+// CHECK-LABEL: func.func @rows_of_64
+// CHECK-NOT: step %c16
+// CHECK: vector.transfer_read {{.*}} vector<64xf32>
+// CHECK-LABEL: func.func @rows_of_200
+// CHECK-NOT: step %c16
+// CHECK: vector.transfer_read {{.*}} vector<200xf32>
+func.func @wide_rows(%x: memref<1x7x7x256xf32>, %padded: memref<1x9x9x256xf32>) {
+  %interior = memref.subview %padded[0, 1, 1, 0] [1, 7, 7, 256] [1, 1, 1, 1] : memref<1x9x9x256xf32> to memref<1x7x7x256xf32, strided<[20736, 2304, 256, 1], offset: 2560>>
+  memref.copy %x, %interior : memref<1x7x7x256xf32> to memref<1x7x7x256xf32, strided<[20736, 2304, 256, 1], offset: 2560>>
+  return
+}
+func.func @rows_of_64(%x: memref<4x64xf32>, %z: memref<4x128xf32>) {
+  %left = memref.subview %z[0, 0] [4, 64] [1, 1] : memref<4x128xf32> to memref<4x64xf32, strided<[128, 1]>>
+  memref.copy %x, %left : memref<4x64xf32> to memref<4x64xf32, strided<[128, 1]>>
+  return
+}
+func.func @rows_of_200(%x: memref<4x200xf32>, %z: memref<4x256xf32>) {
+  %left = memref.subview %z[0, 0] [4, 200] [1, 1] : memref<4x256xf32> to memref<4x200xf32, strided<[256, 1]>>
+  memref.copy %x, %left : memref<4x200xf32> to memref<4x200xf32, strided<[256, 1]>>
+  return
+}

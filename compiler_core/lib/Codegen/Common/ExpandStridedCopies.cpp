@@ -68,8 +68,16 @@ void mlir::cuvil::expandCopyToLoops(memref::CopyOp copy) {
 
 namespace {
 
-/// The longest row copied as one vector.
+/// The longest row copied as vectors.
 constexpr int64_t kMaxVectorRow = 256;
+
+/// Rows of more than four pieces of this many bytes that are whole pieces
+/// are copied a piece at a time in a loop. LLVM costs a load or store of
+/// any vector as one instruction when it decides what to unroll, so the
+/// rows' loops of a 7 x 7 x 256 copy, one `<256 x float>` each, came out as
+/// a single block of 1,568 loads and stores that its instruction scheduler
+/// took a quarter of a second over.
+constexpr int64_t kRowPieceBytes = 64;
 
 /// Whether `type`'s innermost dimension has unit stride.
 bool innermostContiguous(MemRefType type) {
@@ -114,14 +122,30 @@ bool expandCopyToVectorRows(memref::CopyOp copy, bool threads) {
   CopyLoops loops =
       copyLoops(builder, loc, copy.getSource(), source.getRank() - 1);
   Value zero = loops.zero;
-  auto vectorType = VectorType::get({row}, element);
+  int64_t piece = kRowPieceBytes * 8 / element.getIntOrFloatBitWidth();
+  if (row <= 4 * piece || row % piece != 0)
+    piece = row;
+  auto vectorType = VectorType::get({piece}, element);
   auto rows = [&](OpBuilder &b, Location l, ValueRange outer) {
-    SmallVector<Value> at(outer.begin(), outer.end());
-    at.push_back(zero);
-    SmallVector<bool> inBounds = {true};
-    Value value = b.create<vector::TransferReadOp>(
-        l, vectorType, copy.getSource(), at, inBounds);
-    b.create<vector::TransferWriteOp>(l, value, copy.getTarget(), at, inBounds);
+    auto copyAt = [&](OpBuilder &pb, Location pl, Value column) {
+      SmallVector<Value> at(outer.begin(), outer.end());
+      at.push_back(column);
+      SmallVector<bool> inBounds = {true};
+      Value value = pb.create<vector::TransferReadOp>(
+          pl, vectorType, copy.getSource(), at, inBounds);
+      pb.create<vector::TransferWriteOp>(pl, value, copy.getTarget(), at,
+                                         inBounds);
+    };
+    if (piece == row)
+      return copyAt(b, l, zero);
+    Value end = b.create<arith::ConstantIndexOp>(l, row);
+    Value step = b.create<arith::ConstantIndexOp>(l, piece);
+    b.create<scf::ForOp>(
+        l, zero, end, step, std::nullopt,
+        [&](OpBuilder &pb, Location pl, Value column, ValueRange) {
+          copyAt(pb, pl, column);
+          pb.create<scf::YieldOp>(pl);
+        });
   };
   std::optional<unsigned> split;
   if (threads && !copy->getParentOfType<scf::ParallelOp>() &&

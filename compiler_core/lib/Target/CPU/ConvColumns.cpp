@@ -104,6 +104,7 @@ static linalg::GenericOp pixelRowTasks(linalg::MatmulOp matmul,
   if (!blockM)
     return {};
   tiles.blockM = blockM;
+  tiles.gatherRow = gatherRowTile(shape[5]);
   rest.rows = blockM % registerRows != 0;
   // One task (a 7 x 7 image's 49 rows by 64 filters): two, by columns.
   if (shape[0] * shape[1] * shape[2] / blockM * colTiles == 1 &&
@@ -168,7 +169,13 @@ int64_t cpu::columnTile(int64_t n, int64_t outWidth, int64_t registerCols) {
   return 0;
 }
 
-std::string cpu::fuseColumnsIntoTasks(int64_t id) {
+int64_t cpu::gatherRowTile(int64_t extent) {
+  if (ShapedType::isDynamic(extent) || extent <= 128)
+    return 0;
+  return largestDivisor(extent, {64, 32, 16});
+}
+
+std::string cpu::fuseColumnsIntoTasks(int64_t id, int64_t rowTile) {
   std::string i = std::to_string(id);
   std::string attr = CuvilDialect::GemmIdAttrHelper::getNameStr().str();
   // The gather's tile ([1, C, KH, KW, rows, OW], or [C, KH, KW, 1, rows,
@@ -191,7 +198,7 @@ std::string cpu::fuseColumnsIntoTasks(int64_t id) {
          " {\n"
          "      transform.apply_patterns.tensor.fold_tensor_empty\n"
          "    } : !transform.any_op\n" +
-         tileUsingFor("gt" + i, "gr" + i, "grl" + i, {1, 1, 1, 1, 1, 0}) +
+         tileUsingFor("gt" + i, "gr" + i, "grl" + i, {1, 1, 1, 1, 1, rowTile}) +
          "    transform.apply_patterns to %grl" + i +
          "#4 {\n"
          "      transform.apply_patterns.linalg.fold_unit_extent_dims_via_"

@@ -53,9 +53,18 @@ int64_t columnTile(int64_t n, int64_t outWidth, int64_t registerCols);
 
 /// Transform text fusing the gather tagged `cuvil.gemm_id` = `id` into the
 /// thread tasks of its (already tiled) GEMM and vectorizing its tile one
-/// output row at a time. Expects `%tf<id>`, the GEMM's forall, and leaves
-/// `%fl<id>`, the forall after fusion.
-std::string fuseColumnsIntoTasks(int64_t id);
+/// output row at a time, or `rowTile` elements of it at a time (0: the whole
+/// row). Expects `%tf<id>`, the GEMM's forall, and leaves `%fl<id>`, the
+/// forall after fusion.
+std::string fuseColumnsIntoTasks(int64_t id, int64_t rowTile = 0);
+
+/// The piece of a gathered row of `extent` elements one vector copy moves:
+/// 0 (the whole row) up to 128 elements, else the largest of 64, 32 and 16
+/// dividing it. LLVM weighs a copy of a `<512 x float>` as one instruction,
+/// so loops of such copies get unrolled whole (a 7 x 7 image's gather of 512
+/// channels: 2,016 loads and stores in one block, and a second of machine
+/// scheduling).
+int64_t gatherRowTile(int64_t extent);
 
 /// Rewrites each thread task's slice of the collapsed columns as the
 /// collapse of a slice of the gather (whole output rows of one image, every

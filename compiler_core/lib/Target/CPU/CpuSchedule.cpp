@@ -174,7 +174,7 @@ std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
       block += R"mlir(
     %et@ID@ = transform.structured.match ops{["linalg.generic"]} attributes{@EPILOGUE_ATTR@ = @ID@ : i64} in %root : (!transform.any_op) -> !transform.any_op
 )mlir";
-    block += fuseColumnsIntoTasks(id);
+    block += fuseColumnsIntoTasks(id, tiles.gatherRow);
   }
   if (epilogue)
     block += R"mlir(

@@ -14,6 +14,9 @@ namespace mlir::cuvil::cpu {
 /// Tile sizes of one GEMM (batch 0 for a plain matmul).
 struct GemmTiles {
   int64_t blockM, blockN, blockK;
+  /// A convolution's gather computed per thread task: the tile of its
+  /// innermost dimension each vector copy moves (0: the whole row).
+  int64_t gatherRow = 0;
 };
 
 /// Which register loops of a GEMM may end in a partial tile (M or N dynamic

@@ -108,10 +108,6 @@ static void readThroughExpansion(linalg::GenericOp generic,
 
 namespace {
 
-/// Chains smaller than this many elements are not grouped (see
-/// rowGroupSchedule); larger ones run across threads.
-constexpr int64_t kSerialElements = int64_t(1) << 15;
-
 /// The side of the square blocks 2-D transposes are vectorized in: an
 /// AVX-512 register of floats.
 constexpr int64_t kTransposeBlock = 16;

@@ -20,6 +20,11 @@
 
 namespace mlir::cuvil::cpu {
 
+/// Elementwise and row kernels smaller than this many elements run on one
+/// thread (chains of them are not grouped, see rowGroupSchedule); larger
+/// ones run across threads.
+constexpr int64_t kSerialElements = int64_t(1) << 15;
+
 /// The innermost tile an op's vector schedule gives it (0: its whole
 /// innermost extent), or nothing when it gets none.
 using VectorTileOf =

@@ -236,7 +236,11 @@ def ExpandStridedCopies : Pass<"cuvil-expand-strided-copies", "func::FuncOp"> {
     loop LLVM vectorizes; where the innermost dimension is static, at most
     256 elements and contiguous on both sides, the loops stop above it and
     each row is one vector read and write (LLVM's vectorizer left such short
-    rows as unrolled scalar copies); such a copy of 2^15 elements or more,
+    rows as unrolled scalar copies), or a loop of 64-byte vectors where the
+    row is more than four of them and a whole number (LLVM weighs a vector
+    load of any width as one instruction and unrolled the loops of
+    `vector<256xf32>` rows into blocks of thousands of loads and stores,
+    which its instruction scheduler takes quadratic time over); such a copy of 2^15 elements or more,
     static and outside any parallel loop, splits its rows across threads
     (an `scf.parallel` over its first dimension longer than 1) unless
     `threads=0`. Copies between contiguous memrefs stay `memref.copy` (a
