@@ -13,7 +13,7 @@
 // CHECK: tensor.empty() : tensor<1x8x3x3x4x28xf32>
 // CHECK: vector.transfer_read %arg0{{.*}} : tensor<1x8x30x30xf32>, vector<28xf32>
 // CHECK: %[[COLS:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0, 1, 2, 3], [4, 5]] : tensor<1x8x3x3x4x28xf32> into tensor<72x112xf32>
-// CHECK: %[[ACC:.*]] = scf.for %{{.*}} = %c0 to %c72 step %c1 iter_args(%{{.*}} = %cst{{.*}}) -> (vector<8x16xf32>)
+// CHECK: %[[ACC:.*]] = scf.for %{{.*}} = %c0 to %c72 step %c4 iter_args(%{{.*}} = %cst{{.*}}) -> (vector<8x16xf32>)
 // CHECK: tensor.extract_slice %[[COLS]]
 // CHECK-COUNT-8: vector.fma
 // CHECK: arith.maximumf %[[ACC]]

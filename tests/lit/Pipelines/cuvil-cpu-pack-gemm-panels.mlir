@@ -392,3 +392,40 @@ func.func @whole_operand_written(%b: memref<256x96xf32>, %c: memref<1024x96xf32>
   }
   return
 }
+
+// -----
+
+// Register tiles taking four K steps per iteration read four rows of the
+// block at a time: each read becomes four consecutive rows of a panel.
+// CHECK-LABEL: func.func @four_k_steps
+// CHECK: %[[P:.*]] = memref.view %{{.*}} to memref<2x128x32xf32>
+// CHECK: scf.for %[[K:.*]] = %c0 to %c128 step %c4
+// CHECK: %[[ROWS:.*]] = memref.subview %[[P]][%{{.*}}, %[[K]], 0] [1, 4, 32] [1, 1, 1] : memref<2x128x32xf32> to memref<4x32xf32, strided<[32, 1], offset: ?>>
+// CHECK: vector.transfer_read %[[ROWS]]{{.*}} vector<4x32xf32>
+func.func @four_k_steps(%b: memref<256x64xf32>, %c: memref<64x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %c256 = arith.constant 256 : index
+  %f0 = arith.constant 0.0 : f32
+  scf.for %k0 = %c0 to %c256 step %c128 {
+    %bk = memref.subview %b[%k0, 0] [128, 64] [1, 1] : memref<256x64xf32> to memref<128x64xf32, strided<[64, 1], offset: ?>>
+    scf.for %m = %c0 to %c64 step %c8 {
+      scf.for %j = %c0 to %c64 step %c32 {
+        %zero = arith.constant dense<0.0> : vector<4x32xf32>
+        %acc = scf.for %k = %c0 to %c128 step %c4 iter_args(%s = %zero) -> (vector<4x32xf32>) {
+          %rows = memref.subview %bk[%k, %j] [4, 32] [1, 1] : memref<128x64xf32, strided<[64, 1], offset: ?>> to memref<4x32xf32, strided<[64, 1], offset: ?>>
+          %v = vector.transfer_read %rows[%c0, %c0], %f0 {in_bounds = [true, true]} : memref<4x32xf32, strided<[64, 1], offset: ?>>, vector<4x32xf32>
+          %n = arith.addf %s, %v : vector<4x32xf32>
+          scf.yield %n : vector<4x32xf32>
+        }
+        %sum = vector.extract %acc[0] : vector<32xf32> from vector<4x32xf32>
+        vector.transfer_write %sum, %c[%m, %j] {in_bounds = [true]} : vector<32xf32>, memref<64x64xf32>
+      }
+    }
+  }
+  return
+}

@@ -37,12 +37,14 @@ func.func @even_tasks(%a: tensor<64x128xf32>, %b: tensor<128x384xf32>) -> tensor
 
 // 2^21 multiply-adds: worth the second core, the thread tiles stay parallel.
 // K is one block: the register tiles start from zero and read the rows of
-// the thread's block of the right operand (which the panel packing copies).
+// the thread's block of the right operand (which the panel packing copies),
+// four K steps' rows per iteration of their loop.
 // CHECK-LABEL: func.func @threads_for_large_work
 // CHECK: scf.forall (%{{.*}}, %{{.*}}) in (4, 2)
 // CHECK: %[[BLOCK:.*]] = tensor.extract_slice %arg1[0, %{{.*}}] [32, 128] [1, 1]
 // CHECK-NOT: linalg.fill
-// CHECK: tensor.extract_slice %[[BLOCK]][%{{.*}}, %{{.*}}] [1, 16] [1, 1]
+// CHECK: scf.for %{{.*}} = %c0 to %c32 step %c4
+// CHECK: tensor.extract_slice %[[BLOCK]][%{{.*}}, %{{.*}}] [4, 16] [1, 1]
 // CHECK-NOT: cuvil.serial
 // CHECK: return
 func.func @threads_for_large_work(%a: tensor<256x32xf32>, %b: tensor<32x256xf32>) -> tensor<256x256xf32> {

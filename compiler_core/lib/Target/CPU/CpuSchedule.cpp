@@ -144,6 +144,8 @@ std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
   };
   bool dynamic = rest.rows || rest.cols;
   bool fillInRegisters = !dynamic && !rest.batch && tiles.blockK >= k;
+  int64_t kStep =
+      dynamic || batched ? 1 : registerKStep(k, std::min(tiles.blockK, k));
   std::string head;
   std::string block = R"mlir(
     %mm@ID@ = transform.structured.match ops{["@OP@"]} attributes{@GEMM_ATTR@ = @ID@ : i64} in %root : (!transform.any_op) -> !transform.any_op
@@ -192,7 +194,7 @@ std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
     block += R"mlir(
     %ga@ID@, %gl@ID@ = transform.cuvil.fuse_into_containing_op %a@ID@ into %el@ID@#1 : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
     %gf@ID@, %gfl@ID@ = transform.cuvil.fuse_into_containing_op %f@ID@ into %gl@ID@ : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
-)mlir" + vectorizedKSteps("ga@ID@", "gf@ID@", "c@ID@", batched) +
+)mlir" + vectorizedKSteps("ga@ID@", "gf@ID@", "c@ID@", batched, kStep) +
              "    transform.structured.vectorize %ev@ID@ : !transform.any_op\n";
   } else if (epilogue) {
     block += "    transform.structured.vectorize %ev@ID@ : !transform.any_op\n";
@@ -205,12 +207,13 @@ std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
     // epilogue, done above).
     if (!epilogue)
       block += registerTileWithFill("a@ID@", "c@ID@", batched, registerRows,
-                                    registerCols);
+                                    registerCols, kStep);
   } else {
     block += R"mlir(
     %b@ID@, %kl@ID@@KLOOPS@ = transform.structured.tile_using_for %a@ID@ tile_sizes [@BB@0, 0, @BK@] : (!transform.any_op) -> (!transform.any_op, !transform.any_op@KTYPES@)
-    %c@ID@, %rl@ID@:3 = transform.structured.tile_using_for %b@ID@ tile_sizes [@B0@@RR@, @RC@, 1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    %c@ID@, %rl@ID@:3 = transform.structured.tile_using_for %b@ID@ tile_sizes [@B0@@RR@, @RC@, @KS@] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
 )mlir";
+    substitute(block, "@KS@", std::to_string(kStep));
     if (dynamic) {
       block += peeled("rl", opName, b0 + 3);
       deferred += vectorizeTagged("mmv" + std::to_string(id), opName,

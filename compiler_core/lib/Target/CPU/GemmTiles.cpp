@@ -234,9 +234,18 @@ bool cpu::isWorthSharing(linalg::LinalgOp gemm) {
   return !hasLessWorkThan(gemm, 4 * kSerialWork);
 }
 
+int64_t cpu::registerKStep(int64_t k, int64_t blockK) {
+  constexpr int64_t kSteps = 4;
+  return !ShapedType::isDynamic(k) && blockK > 0 && k % blockK == 0 &&
+                 blockK % kSteps == 0
+             ? kSteps
+             : 1;
+}
+
 std::string cpu::vectorizedKSteps(llvm::StringRef gemm, llvm::StringRef fill,
-                                  llvm::StringRef out, bool batched) {
-  SmallVector<int64_t> steps = {0, 0, 1};
+                                  llvm::StringRef out, bool batched,
+                                  int64_t kStep) {
+  SmallVector<int64_t> steps = {0, 0, kStep};
   if (batched)
     steps.insert(steps.begin(), 0);
   return tileUsingFor(gemm, out, (out + "_k").str(), steps) +
@@ -246,8 +255,8 @@ std::string cpu::vectorizedKSteps(llvm::StringRef gemm, llvm::StringRef fill,
 }
 
 std::string cpu::registerTileWithFill(llvm::StringRef gemm, llvm::StringRef out,
-                                      bool batched, int64_t rows,
-                                      int64_t cols) {
+                                      bool batched, int64_t rows, int64_t cols,
+                                      int64_t kStep) {
   std::string b0 = batched ? "0, " : "";
   std::string o = out.str();
   std::string anyOp = "!transform.any_op";
@@ -257,7 +266,7 @@ std::string cpu::registerTileWithFill(llvm::StringRef gemm, llvm::StringRef out,
          anyOp + ", " + anyOp + ")\n" + "    %" + o +
          "_z = transform.structured.match ops{[\"linalg.fill\"]} in %" + o +
          "_l#1 : (" + anyOp + ") -> " + anyOp + "\n" +
-         vectorizedKSteps(o + "_f", o + "_z", o, batched);
+         vectorizedKSteps(o + "_f", o + "_z", o, batched, kStep);
 }
 
 /// Whether `slice` takes whole unit-stride rows' spans of a 2-D tensor: all
@@ -275,9 +284,10 @@ void cpu::readRowsFromBlocks(ModuleOp module) {
   SmallVector<tensor::ExtractSliceOp> rows;
   module.walk([&](tensor::ExtractSliceOp row) {
     auto column = row.getSource().getDefiningOp<tensor::ExtractSliceOp>();
+    std::optional<int64_t> steps = getConstantIntValue(row.getMixedSizes()[0]);
     if (column && isFullDepthColumnSlice(column) &&
-        row.getType().getRank() == 2 && row.hasUnitStride() &&
-        isConstantIntValue(row.getMixedSizes()[0], 1))
+        row.getType().getRank() == 2 && row.hasUnitStride() && steps &&
+        *steps >= 1 && *steps <= 8)
       rows.push_back(row);
   });
   IRRewriter rewriter(module.getContext());

@@ -67,16 +67,25 @@ bool isWorthSharing(linalg::LinalgOp gemm);
 /// it; then vectorizes both. `%out` is the vectorized GEMM and `%out_l` its
 /// (rows, columns) loops.
 std::string registerTileWithFill(llvm::StringRef gemm, llvm::StringRef out,
-                                 bool batched, int64_t rows, int64_t cols);
+                                 bool batched, int64_t rows, int64_t cols,
+                                 int64_t kStep = 1);
 
-/// Transform text tiling the register-tile GEMM `%gemm` by one step of K
-/// (`%out`, its loop `%out_k`) and vectorizing it and its fused fill
+/// Transform text tiling the register-tile GEMM `%gemm` by `kStep` steps of
+/// K (`%out`, its loop `%out_k`) and vectorizing it and its fused fill
 /// `%fill`.
 std::string vectorizedKSteps(llvm::StringRef gemm, llvm::StringRef fill,
-                             llvm::StringRef out, bool batched);
+                             llvm::StringRef out, bool batched,
+                             int64_t kStep = 1);
+
+/// The K steps a register tile's loop takes at a time: 4 where K (static)
+/// is whole K blocks of `blockK` and these are whole steps of 4, else 1.
+/// Four steps per iteration issue the same FMAs with a quarter of the
+/// loop's own instructions.
+int64_t registerKStep(int64_t k, int64_t blockK);
 
 /// Register tiles with their fill read the right operand through a slice of
-/// the tile's columns taken per column tile, then one row of it per K step.
+/// the tile's columns taken per column tile, then the rows of each K step
+/// (one to eight at a time).
 /// Rewrites such row reads as reads of the block the column slice was cut
 /// from (the thread's block), as the other GEMMs' tiles read it, so that
 /// cuvil-cpu-pack-gemm-panels finds the block the row tiles share.

@@ -78,7 +78,7 @@ bool onlyRead(Value view, Operation *within = nullptr) {
 struct KBlock {
   Operation *home;                     ///< where the block is taken (a loop)
   memref::SubViewOp block;             ///< %b[%k0, %n0] [kc, n] [1, 1]
-  SmallVector<memref::SubViewOp> rows; ///< %block[%k, %j] [1, w] [1, 1]
+  SmallVector<memref::SubViewOp> rows; ///< %block[%k, %j] [s, w] [1, 1]
   int64_t width = 0;                   ///< the widest row read: a panel
   int64_t maxDepth = 0, maxCols = 0;   ///< bounds of kc and n
 };
@@ -126,6 +126,13 @@ int64_t bytesOf(MemRefType type) {
   return type.getNumElements() * type.getElementTypeBitWidth() / 8;
 }
 
+/// Whether a read of a K block takes `size` rows at a time: the K steps of
+/// one iteration of a register tile's loop (1 to 8).
+bool isRegisterKSteps(OpFoldResult size) {
+  std::optional<int64_t> steps = getConstantIntValue(size);
+  return steps && *steps >= 1 && *steps <= 8;
+}
+
 /// `block` as a K block that can be packed, or nothing: a 2-D view of rows
 /// contiguous in memory, read only as rows of whole panels, at least one
 /// by a register tile's loop.
@@ -149,7 +156,7 @@ std::optional<KBlock> kBlockOf(memref::SubViewOp block) {
     std::optional<int64_t> w =
         row ? upperBound(row.getMixedSizes()[1]) : std::nullopt;
     if (!row || row.getSource() != block.getResult() || !row.hasUnitStride() ||
-        !isConstantIntValue(row.getMixedSizes()[0], 1) ||
+        !isRegisterKSteps(row.getMixedSizes()[0]) ||
         row.getType().getRank() != 2 || !w || *w <= 0 ||
         !onlyRead(row.getResult()))
       return std::nullopt;
@@ -323,7 +330,7 @@ void readPanels(RewriterBase &rewriter, KBlock &b, Value packed) {
     SmallVector<OpFoldResult> offsets = {panel, row.getMixedOffsets()[0],
                                          rewriter.getIndexAttr(0)};
     SmallVector<OpFoldResult> sizes = {rewriter.getIndexAttr(1),
-                                       rewriter.getIndexAttr(1),
+                                       row.getMixedSizes()[0],
                                        row.getMixedSizes()[1]};
     SmallVector<OpFoldResult> strides(3, rewriter.getIndexAttr(1));
     auto type = memref::SubViewOp::inferRankReducedResultType(

@@ -11,7 +11,9 @@ def CpuSchedule : Pass<"cuvil-cpu-schedule", "ModuleOp"> {
     `linalg.matmul` initialized by a `linalg.fill` whose sizes admit the
     register tile: a cache tile on tensors distributed with `scf.forall`, a
     K block, and an 8 x (2 vector registers) accumulator kept in registers
-    across K (outer-product FMAs). Tile sizes are chosen to divide each
+    across K (outer-product FMAs), four K steps per iteration of its loop
+    where K is static and whole blocks of whole steps (a quarter of the
+    loop's own instructions per FMA). Tile sizes are chosen to divide each
     static GEMM where one does, so every tile is static. A dynamic M or N,
     or a static one no tile divides (odd and prime sizes), keeps the full
     tiles and peels the register loops: full tiles get the vector body, the
@@ -155,7 +157,8 @@ def CpuPackGemmPanels : Pass<"cuvil-cpu-pack-gemm-panels", "ModuleOp"> {
     After the schedule and bufferization, a GEMM's K-block loop reads its
     right operand's block (`memref.subview %b[%k0, 0] [kc, n]`) one row of
     a register tile's width at a time (`subview [%k, %j] [1, w]`, `%j` a
-    multiple of the width `nr`): a register tile walks `kc` rows that are
+    multiple of the width `nr`; `[s, w]`, up to 8 rows, where a tile takes
+    `s` K steps per iteration): a register tile walks `kc` rows that are
     a whole row of the operand apart, rows that may be unaligned (odd
     widths), alias in L1 (widths of 1024 floats) or each touch a page of
     their own. This pass copies the block, once per K step of each thread's
