@@ -140,6 +140,7 @@ def test_enable_fusion_false_also_keeps_epilogues_out_of_gemm_tiles(snapshots):
         (9, 16, 31),
         (640, 768, 300),
         (1000, 1001, 999),
+        (300, 3072, 96),
     ],
     ids=[
         "primes",
@@ -149,6 +150,7 @@ def test_enable_fusion_false_also_keeps_epilogues_out_of_gemm_tiles(snapshots):
         "one-row-tile-over",
         "large-128-row-tiles-256-k-blocks",
         "large-partial-tiles",
+        "narrow-deep-1024-k-blocks",
     ],
 )
 @pytest.mark.parametrize("epilogue", [False, True], ids=["plain", "bias-relu"])
@@ -174,6 +176,8 @@ def test_gemms_no_tile_divides_are_scheduled_and_exact(snapshots, m, k, n, epilo
     if (m, k) == (640, 768):  # large: 256-deep K blocks over 128-row tiles
         assert re.search(r"scf\.for %\w+ = %c0 to %c768 step %c256", scheduled)
         assert re.search(r"scf\.for %\w+ = %c0 to %c128 step %c8", scheduled)
+    if (k, n) == (3072, 96):  # narrow and deep: A streamed in 1024-deep K blocks
+        assert re.search(r"scf\.for %\w+ = %c0 to %c3072 step %c1024", scheduled)
 
 
 @pytest.mark.parametrize(

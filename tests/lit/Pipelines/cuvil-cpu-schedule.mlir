@@ -551,3 +551,19 @@ func.func @odd_task_count_balanced(%a: tensor<576x64xf32>, %b: tensor<64x128xf32
   %r = linalg.matmul ins(%a, %b : tensor<576x64xf32>, tensor<64x128xf32>) outs(%f : tensor<576x128xf32>) -> tensor<576x128xf32>
   return %r : tensor<576x128xf32>
 }
+
+// -----
+
+// A narrow, deep GEMM reads each row of its left operand once, from memory:
+// K blocks of 1024 (not 128) let each register tile walk a row 4 KiB at a
+// time, which the prefetchers follow; four K steps per iteration.
+// CHECK-LABEL: func.func @narrow_and_deep
+// CHECK: scf.for %{{.*}} = %c0 to %c2048 step %c1024
+// CHECK: scf.for %{{.*}} = %c0 to %c1024 step %c4
+func.func @narrow_and_deep(%a: tensor<512x2048xf32>, %b: tensor<2048x64xf32>) -> tensor<512x64xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<512x64xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<512x64xf32>) -> tensor<512x64xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<512x2048xf32>, tensor<2048x64xf32>) outs(%f : tensor<512x64xf32>) -> tensor<512x64xf32>
+  return %r : tensor<512x64xf32>
+}
