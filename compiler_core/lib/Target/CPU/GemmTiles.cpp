@@ -259,6 +259,11 @@ int64_t cpu::registerKStep(int64_t k, int64_t blockK) {
              : 1;
 }
 
+bool cpu::isRegisterKSteps(OpFoldResult size) {
+  std::optional<int64_t> steps = getConstantIntValue(size);
+  return steps && *steps >= 1 && *steps <= 8;
+}
+
 std::string cpu::vectorizedKSteps(llvm::StringRef gemm, llvm::StringRef fill,
                                   llvm::StringRef out, bool batched,
                                   int64_t kStep) {
@@ -301,10 +306,9 @@ void cpu::readRowsFromBlocks(ModuleOp module) {
   SmallVector<tensor::ExtractSliceOp> rows;
   module.walk([&](tensor::ExtractSliceOp row) {
     auto column = row.getSource().getDefiningOp<tensor::ExtractSliceOp>();
-    std::optional<int64_t> steps = getConstantIntValue(row.getMixedSizes()[0]);
     if (column && isFullDepthColumnSlice(column) &&
-        row.getType().getRank() == 2 && row.hasUnitStride() && steps &&
-        *steps >= 1 && *steps <= 8)
+        row.getType().getRank() == 2 && row.hasUnitStride() &&
+        isRegisterKSteps(row.getMixedSizes()[0]))
       rows.push_back(row);
   });
   IRRewriter rewriter(module.getContext());

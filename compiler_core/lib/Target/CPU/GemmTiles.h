@@ -83,6 +83,10 @@ std::string vectorizedKSteps(llvm::StringRef gemm, llvm::StringRef fill,
 /// loop's own instructions.
 int64_t registerKStep(int64_t k, int64_t blockK);
 
+/// Whether a read of `size` rows of a GEMM's right operand is the rows of
+/// one iteration of a register tile's K loop (a constant 1 to 8).
+bool isRegisterKSteps(OpFoldResult size);
+
 /// Register tiles with their fill read the right operand through a slice of
 /// the tile's columns taken per column tile, then the rows of each K step
 /// (one to eight at a time).

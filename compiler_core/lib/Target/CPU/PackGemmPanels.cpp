@@ -12,6 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GemmTiles.h"
+
 #include "cuvil/Target/CPU/Passes.h"
 
 #include "cuvil/Dialect/Cuvil/IR/CuvilOps.h"
@@ -126,13 +128,6 @@ int64_t bytesOf(MemRefType type) {
   return type.getNumElements() * type.getElementTypeBitWidth() / 8;
 }
 
-/// Whether a read of a K block takes `size` rows at a time: the K steps of
-/// one iteration of a register tile's loop (1 to 8).
-bool isRegisterKSteps(OpFoldResult size) {
-  std::optional<int64_t> steps = getConstantIntValue(size);
-  return steps && *steps >= 1 && *steps <= 8;
-}
-
 /// `block` as a K block that can be packed, or nothing: a 2-D view of rows
 /// contiguous in memory, read only as rows of whole panels, at least one
 /// by a register tile's loop.
@@ -156,7 +151,7 @@ std::optional<KBlock> kBlockOf(memref::SubViewOp block) {
     std::optional<int64_t> w =
         row ? upperBound(row.getMixedSizes()[1]) : std::nullopt;
     if (!row || row.getSource() != block.getResult() || !row.hasUnitStride() ||
-        !isRegisterKSteps(row.getMixedSizes()[0]) ||
+        !mlir::cuvil::cpu::isRegisterKSteps(row.getMixedSizes()[0]) ||
         row.getType().getRank() != 2 || !w || *w <= 0 ||
         !onlyRead(row.getResult()))
       return std::nullopt;

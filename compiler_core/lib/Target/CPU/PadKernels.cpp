@@ -32,8 +32,8 @@ using namespace mlir;
 /// too small to be split across threads writes a single row of all the
 /// elements, seen in `type`'s shape: one loop, not one per dimension, whose
 /// short static trip counts (a 9 x 9 x 256 NHWC padding) LLVM unrolled into
-/// a block of 1,300 stores that took its instruction scheduler a tenth of a
-/// second. Larger ones keep their dimensions for the threads to split.
+/// one block of 1,300 stores, tens of milliseconds of its instruction
+/// scheduler. Larger ones keep their dimensions for the threads to split.
 static Value filled(OpBuilder &b, Location loc, RankedTensorType type,
                     Value value) {
   bool oneRow =
