@@ -1,4 +1,5 @@
 // RUN: %cuvil_opt %s --cuvil-cpu-schedule=vector-lanes=8 --split-input-file | FileCheck %s
+// RUN: %cuvil_opt %s --cuvil-cpu-schedule=vector-lanes=16 --split-input-file | FileCheck %s --check-prefix=WIDE
 
 // With AVX2-sized registers the register tile is 8 x 16; tile sizes divide
 // the GEMM (M=96 -> 32-row blocks, N=48 -> 48 columns, K=100 -> whole K).
@@ -38,13 +39,17 @@ func.func @even_tasks(%a: tensor<64x128xf32>, %b: tensor<128x384xf32>) -> tensor
 // 2^21 multiply-adds: worth the second core, the thread tiles stay parallel.
 // K is one block: the register tiles start from zero and read the rows of
 // the thread's block of the right operand (which the panel packing copies),
-// four K steps' rows per iteration of their loop.
+// one K step's row per iteration of their loop with 8-lane vectors (16
+// registers: AVX2, wasm), four steps' rows with 16 lanes (AVX-512).
 // CHECK-LABEL: func.func @threads_for_large_work
 // CHECK: scf.forall (%{{.*}}, %{{.*}}) in (4, 2)
 // CHECK: %[[BLOCK:.*]] = tensor.extract_slice %arg1[0, %{{.*}}] [32, 128] [1, 1]
 // CHECK-NOT: linalg.fill
-// CHECK: scf.for %{{.*}} = %c0 to %c32 step %c4
-// CHECK: tensor.extract_slice %[[BLOCK]][%{{.*}}, %{{.*}}] [4, 16] [1, 1]
+// CHECK: scf.for %{{.*}} = %c0 to %c32 step %c1
+// CHECK: tensor.extract_slice %[[BLOCK]][%{{.*}}, %{{.*}}] [1, 16] [1, 1]
+// WIDE-LABEL: func.func @threads_for_large_work
+// WIDE: scf.for %{{.*}} = %c0 to %c32 step %c4
+// WIDE: tensor.extract_slice %{{.*}}[%{{.*}}, %{{.*}}] [4, 32] [1, 1]
 // CHECK-NOT: cuvil.serial
 // CHECK: return
 func.func @threads_for_large_work(%a: tensor<256x32xf32>, %b: tensor<32x256xf32>) -> tensor<256x256xf32> {
@@ -556,10 +561,13 @@ func.func @odd_task_count_balanced(%a: tensor<576x64xf32>, %b: tensor<64x128xf32
 
 // A narrow, deep GEMM reads each row of its left operand once, from memory:
 // K blocks of 1024 (not 128) let each register tile walk a row 4 KiB at a
-// time, which the prefetchers follow; four K steps per iteration.
+// time, which the prefetchers follow.
 // CHECK-LABEL: func.func @narrow_and_deep
 // CHECK: scf.for %{{.*}} = %c0 to %c2048 step %c1024
-// CHECK: scf.for %{{.*}} = %c0 to %c1024 step %c4
+// CHECK: scf.for %{{.*}} = %c0 to %c1024 step %c1
+// WIDE-LABEL: func.func @narrow_and_deep
+// WIDE: scf.for %{{.*}} = %c0 to %c2048 step %c1024
+// WIDE: scf.for %{{.*}} = %c0 to %c1024 step %c4
 func.func @narrow_and_deep(%a: tensor<512x2048xf32>, %b: tensor<2048x64xf32>) -> tensor<512x64xf32> {
   %cst = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<512x64xf32>

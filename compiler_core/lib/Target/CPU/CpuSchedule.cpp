@@ -144,8 +144,7 @@ std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
   };
   bool dynamic = rest.rows || rest.cols;
   bool fillInRegisters = !dynamic && !rest.batch && tiles.blockK >= k;
-  int64_t kStep =
-      dynamic || batched ? 1 : registerKStep(k, std::min(tiles.blockK, k));
+  int64_t kStep = dynamic || batched ? 1 : tiles.kStep;
   std::string head;
   std::string block = R"mlir(
     %mm@ID@ = transform.structured.match ops{["@OP@"]} attributes{@GEMM_ATTR@ = @ID@ : i64} in %root : (!transform.any_op) -> !transform.any_op
@@ -545,6 +544,7 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
     if (epilogue)
       epilogue->setAttr(
           mlir::cuvil::CuvilDialect::EpilogueIdAttrHelper::getNameStr(), tag);
+    tiles.kStep = registerKStep(k, std::min(tiles.blockK, k), vectorLanes);
     body += gemmBlock(op->getName().getStringRef(), id, batched, (bool)epilogue,
                       isSmallWork(op), tiles, k, rows, cols, rest, deferred,
                       columns ? &threads : nullptr);

@@ -17,6 +17,8 @@ struct GemmTiles {
   /// A convolution's gather computed per thread task: the tile of its
   /// innermost dimension each vector copy moves (0: the whole row).
   int64_t gatherRow = 0;
+  /// K steps per iteration of the register tiles' loop (registerKStep).
+  int64_t kStep = 1;
 };
 
 /// Which register loops of a GEMM may end in a partial tile (M or N dynamic
@@ -77,11 +79,12 @@ std::string vectorizedKSteps(llvm::StringRef gemm, llvm::StringRef fill,
                              llvm::StringRef out, bool batched,
                              int64_t kStep = 1);
 
-/// The K steps a register tile's loop takes at a time: 4 where K (static)
-/// is whole K blocks of `blockK` and these are whole steps of 4, else 1.
-/// Four steps per iteration issue the same FMAs with a quarter of the
-/// loop's own instructions.
-int64_t registerKStep(int64_t k, int64_t blockK);
+/// The K steps a register tile takes per iteration of its loop: 4 where K
+/// (static) is whole K blocks of `blockK`, these are whole steps of 4 and
+/// the vectors have 16 float lanes or more (AVX-512), else 1. Four steps
+/// per iteration issue the same FMAs with a quarter of the loop's own
+/// instructions.
+int64_t registerKStep(int64_t k, int64_t blockK, int64_t vectorLanes);
 
 /// Whether a read of `size` rows of a GEMM's right operand is the rows of
 /// one iteration of a register tile's K loop (a constant 1 to 8).

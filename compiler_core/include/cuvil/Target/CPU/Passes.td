@@ -11,9 +11,10 @@ def CpuSchedule : Pass<"cuvil-cpu-schedule", "ModuleOp"> {
     `linalg.matmul` initialized by a `linalg.fill` whose sizes admit the
     register tile: a cache tile on tensors distributed with `scf.forall`, a
     K block, and an 8 x (2 vector registers) accumulator kept in registers
-    across K (outer-product FMAs), four K steps per iteration of its loop
-    where K is static and whole blocks of whole steps (a quarter of the
-    loop's own instructions per FMA). Tile sizes are chosen to divide each
+    across K (outer-product FMAs), with 16-lane vectors (AVX-512) four K
+    steps per iteration of its loop where K is static and whole blocks of
+    whole steps (a quarter of the loop's own instructions per FMA; with 16
+    registers the steps' operands spill). Tile sizes are chosen to divide each
     static GEMM where one does, so every tile is static. A dynamic M or N,
     or a static one no tile divides (odd and prime sizes), keeps the full
     tiles and peels the register loops: full tiles get the vector body, the
