@@ -144,7 +144,6 @@ std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
   };
   bool dynamic = rest.rows || rest.cols;
   bool fillInRegisters = !dynamic && !rest.batch && tiles.blockK >= k;
-  int64_t kStep = dynamic || batched ? 1 : tiles.kStep;
   std::string head;
   std::string block = R"mlir(
     %mm@ID@ = transform.structured.match ops{["@OP@"]} attributes{@GEMM_ATTR@ = @ID@ : i64} in %root : (!transform.any_op) -> !transform.any_op
@@ -193,7 +192,7 @@ std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
     block += R"mlir(
     %ga@ID@, %gl@ID@ = transform.cuvil.fuse_into_containing_op %a@ID@ into %el@ID@#1 : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
     %gf@ID@, %gfl@ID@ = transform.cuvil.fuse_into_containing_op %f@ID@ into %gl@ID@ : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
-)mlir" + vectorizedKSteps("ga@ID@", "gf@ID@", "c@ID@", batched, kStep) +
+)mlir" + vectorizedKSteps("ga@ID@", "gf@ID@", "c@ID@", batched, tiles.kStep) +
              "    transform.structured.vectorize %ev@ID@ : !transform.any_op\n";
   } else if (epilogue) {
     block += "    transform.structured.vectorize %ev@ID@ : !transform.any_op\n";
@@ -206,13 +205,12 @@ std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
     // epilogue, done above).
     if (!epilogue)
       block += registerTileWithFill("a@ID@", "c@ID@", batched, registerRows,
-                                    registerCols, kStep);
+                                    registerCols, tiles.kStep);
   } else {
     block += R"mlir(
     %b@ID@, %kl@ID@@KLOOPS@ = transform.structured.tile_using_for %a@ID@ tile_sizes [@BB@0, 0, @BK@] : (!transform.any_op) -> (!transform.any_op, !transform.any_op@KTYPES@)
     %c@ID@, %rl@ID@:3 = transform.structured.tile_using_for %b@ID@ tile_sizes [@B0@@RR@, @RC@, @KS@] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
 )mlir";
-    substitute(block, "@KS@", std::to_string(kStep));
     if (dynamic) {
       block += peeled("rl", opName, b0 + 3);
       deferred += vectorizeTagged("mmv" + std::to_string(id), opName,
@@ -240,6 +238,7 @@ std::string gemmBlock(llvm::StringRef opName, int64_t id, bool batched,
     substitute(*text, "@KLOOPS@", rest.batch ? ":2" : "");
     substitute(*text, "@KTYPES@", rest.batch ? ", !transform.any_op" : "");
     substitute(*text, "@BM@", std::to_string(tiles.blockM));
+    substitute(*text, "@KS@", std::to_string(tiles.kStep));
     substitute(*text, "@BN@", std::to_string(tiles.blockN));
     substitute(*text, "@BK@", std::to_string(tiles.blockK));
     substitute(*text, "@RC@", std::to_string(registerCols));
@@ -544,7 +543,9 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
     if (epilogue)
       epilogue->setAttr(
           mlir::cuvil::CuvilDialect::EpilogueIdAttrHelper::getNameStr(), tag);
-    tiles.kStep = registerKStep(k, std::min(tiles.blockK, k), vectorLanes);
+    // Peeled (dynamic) and batched tiles keep one K step.
+    if (!batched && !rest.rows && !rest.cols)
+      tiles.kStep = registerKStep(k, std::min(tiles.blockK, k), vectorLanes);
     body += gemmBlock(op->getName().getStringRef(), id, batched, (bool)epilogue,
                       isSmallWork(op), tiles, k, rows, cols, rest, deferred,
                       columns ? &threads : nullptr);

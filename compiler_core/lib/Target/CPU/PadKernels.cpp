@@ -28,14 +28,15 @@
 
 using namespace mlir;
 
-/// The elementwise kernel writing `value` over a fresh `type` tensor. One
-/// too small to be split across threads writes a single row of all the
-/// elements, seen in `type`'s shape: one loop, not one per dimension, whose
+/// The elementwise kernel writing `value` over a fresh `type` tensor, with
+/// `attrs` (the padding's kernel tags) on the kernel. One too small to be
+/// split across threads writes a single row of all the elements, seen in
+/// `type`'s shape: one loop, not one per dimension, whose
 /// short static trip counts (a 9 x 9 x 256 NHWC padding) LLVM unrolled into
 /// one block of 1,300 stores, tens of milliseconds of its instruction
 /// scheduler. Larger ones keep their dimensions for the threads to split.
 static Value filled(OpBuilder &b, Location loc, RankedTensorType type,
-                    Value value) {
+                    Value value, DictionaryAttr attrs) {
   bool oneRow =
       type.getRank() > 1 && type.getNumElements() < cuvil::cpu::kSerialElements;
   auto kernelType = oneRow ? RankedTensorType::get({type.getNumElements()},
@@ -54,6 +55,7 @@ static Value filled(OpBuilder &b, Location loc, RankedTensorType type,
                                     nb.create<linalg::YieldOp>(l, value);
                                   })
           .getResult(0);
+  fill.getDefiningOp()->setDiscardableAttrs(attrs);
   if (!oneRow)
     return fill;
   SmallVector<ReassociationIndices> all(1);
@@ -85,11 +87,8 @@ bool mlir::cuvil::cpu::padsAsFilledCopies(ModuleOp module) {
     rewriter.setInsertionPoint(pad);
     Location loc = pad.getLoc();
     value = paddingValueOutside(rewriter, pad);
-    Value into = filled(rewriter, loc, pad.getResultType(), value);
-    Operation *fill = into.getDefiningOp();
-    if (auto expand = dyn_cast<tensor::ExpandShapeOp>(fill))
-      fill = expand.getSrc().getDefiningOp();
-    fill->setDiscardableAttrs(pad->getDiscardableAttrDictionary());
+    Value into = filled(rewriter, loc, pad.getResultType(), value,
+                        pad->getDiscardableAttrDictionary());
     SmallVector<OpFoldResult> sizes, strides;
     for (int64_t size : pad.getSourceType().getShape()) {
       sizes.push_back(rewriter.getIndexAttr(size));
