@@ -80,8 +80,9 @@ func.func @lone_tile_shared(%a: tensor<64x1024xf32>, %b: tensor<1024x64xf32>) ->
 // -----
 
 // Half that work (2^21) stays one tile, run by the calling thread. K is
-// four blocks: the result is filled first, a register at a time along its
-// rows, then each block's tiles add to it.
+// eight blocks (deeper than 512: not one block): the result is filled
+// first, a register at a time along its rows, then each block's tiles add
+// to it.
 // CHECK-LABEL: func.func @lone_tile_kept
 // CHECK-NOT: scf.forall
 // CHECK-NOT: linalg.fill
@@ -90,12 +91,12 @@ func.func @lone_tile_shared(%a: tensor<64x1024xf32>, %b: tensor<1024x64xf32>) ->
 // CHECK: vector.transfer_read {{.*}} vector<8x16xf32>
 // CHECK: scf.for
 // CHECK: return
-func.func @lone_tile_kept(%a: tensor<64x512xf32>, %b: tensor<512x64xf32>) -> tensor<64x64xf32> {
+func.func @lone_tile_kept(%a: tensor<32x1024xf32>, %b: tensor<1024x64xf32>) -> tensor<32x64xf32> {
   %cst = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<64x64xf32>
-  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
-  %r = linalg.matmul ins(%a, %b : tensor<64x512xf32>, tensor<512x64xf32>) outs(%f : tensor<64x64xf32>) -> tensor<64x64xf32>
-  return %r : tensor<64x64xf32>
+  %e = tensor.empty() : tensor<32x64xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<32x64xf32>) -> tensor<32x64xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<32x1024xf32>, tensor<1024x64xf32>) outs(%f : tensor<32x64xf32>) -> tensor<32x64xf32>
+  return %r : tensor<32x64xf32>
 }
 
 // -----
@@ -574,4 +575,34 @@ func.func @narrow_and_deep(%a: tensor<512x2048xf32>, %b: tensor<2048x64xf32>) ->
   %f = linalg.fill ins(%cst : f32) outs(%e : tensor<512x64xf32>) -> tensor<512x64xf32>
   %r = linalg.matmul ins(%a, %b : tensor<512x2048xf32>, tensor<2048x64xf32>) outs(%f : tensor<512x64xf32>) -> tensor<512x64xf32>
   return %r : tensor<512x64xf32>
+}
+
+// -----
+
+// Up to 512 deep, a GEMM of whole register tiles is one K block when its
+// right operand is a constant (packed at compile time): the register tiles
+// start at the fill's value and walk all of K. An input's block of 512 x 256
+// floats (512 KiB) would not fit the stack its panels are packed on at run
+// time: it keeps K blocks of 256.
+// WIDE-LABEL: func.func @whole_depth_weights
+// WIDE-NOT: linalg.fill
+// WIDE-NOT: step %c256
+// WIDE: scf.for %{{.*}} = %c0 to %c512 step %c4 iter_args(%{{.*}} = %cst
+// WIDE-LABEL: func.func @whole_depth_input
+// WIDE: scf.for %{{.*}} = %c0 to %c512 step %c256
+// WIDE: scf.for %{{.*}} = %c0 to %c256 step %c4
+func.func @whole_depth_weights(%a: tensor<256x512xf32>) -> tensor<256x256xf32> {
+  %cst = arith.constant 0.0 : f32
+  %b = arith.constant dense<0.5> : tensor<512x256xf32>
+  %e = tensor.empty() : tensor<256x256xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<256x256xf32>) -> tensor<256x256xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<256x512xf32>, tensor<512x256xf32>) outs(%f : tensor<256x256xf32>) -> tensor<256x256xf32>
+  return %r : tensor<256x256xf32>
+}
+func.func @whole_depth_input(%a: tensor<256x512xf32>, %b: tensor<512x256xf32>) -> tensor<256x256xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<256x256xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<256x256xf32>) -> tensor<256x256xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<256x512xf32>, tensor<512x256xf32>) outs(%f : tensor<256x256xf32>) -> tensor<256x256xf32>
+  return %r : tensor<256x256xf32>
 }

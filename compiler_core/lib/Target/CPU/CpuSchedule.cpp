@@ -20,6 +20,7 @@
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Transform/Transforms/TransformInterpreterUtils.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
@@ -511,7 +512,10 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
       cols = n;
     }
     int64_t k = lhs.getDimSize(rank - 1);
-    GemmTiles tiles = chooseTiles(m, n, k, rows, cols, rest);
+    GemmTiles tiles =
+        chooseTiles(m, n, k, rows, cols, rest,
+                    matchPattern(op.getDpsInputs()[1], m_Constant()),
+                    lhs.getElementTypeBitWidth() / 8);
     // A convolution's columns computed per thread task need the thread
     // stage (see ConvColumns.cpp).
     linalg::GenericOp columns =

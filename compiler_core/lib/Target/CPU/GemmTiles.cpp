@@ -78,13 +78,31 @@ static constexpr int64_t kLargeGemmCols = 256;
 static constexpr int64_t kStreamedCols = 128;
 static constexpr int64_t kStreamedDepth = 2048;
 
+/// Up to this depth a static GEMM of whole register tiles is one K block: a
+/// register tile's rows of the left operand (8 x 512 floats, 16 KiB) stay
+/// in L1 and the block of the right one (512 x 256, 512 KiB) in L2, and its
+/// accumulators start at the fill's value and end in the epilogue without a
+/// pass zeroing the result or a reload of it per K block (see gemmBlock).
+/// A right operand that is not a constant is packed per K block at run time
+/// (cuvil-cpu-pack-gemm-panels), on the stack up to kStackPanelBytes (the
+/// pass's max-bytes) and only inside a K block's loop: the K blocks stay
+/// with partial tiles or a block larger than that (256x512x2048 with B an
+/// input ran 1.73 ms packed in two blocks, 4.19 unpacked in one). Measured on
+/// two threads, A/B in one process against blocks of 256 (large GEMMs) or 128:
+/// 256x512x2048 1.54-1.58 -> 1.45-1.50 ms, 1024x512x2048 6.08-6.21
+/// -> 5.75-5.88, 512x256x512 0.39 -> 0.35, the s256 block 5.50 -> 5.37; the
+/// MLPs, 1024x512x256 and the convolutions within noise.
+static constexpr int64_t kWholeDepth = 512;
+static constexpr int64_t kStackPanelBytes = 256 * 1024;
+
 /// Chooses the cache tiles of an (m, n, k) GEMM and which register loops
 /// end in a partial tile. K needs no remainder handling: where K is not
 /// whole blocks its register loop steps by 1 (registerKStep), so a short
 /// last K block only shortens that loop.
 GemmTiles cpu::chooseTiles(int64_t m, int64_t n, int64_t k,
                            int64_t registerRows, int64_t registerCols,
-                           GemmRemainders &rest) {
+                           GemmRemainders &rest, bool rhsConstant,
+                           int64_t elementBytes) {
   GemmTiles tiles;
   // A large GEMM takes taller tiles and longer K blocks: each K block of B
   // (256 x 256 floats, 256 KB, in L2) then serves 128 rows instead of 64,
@@ -126,12 +144,15 @@ GemmTiles cpu::chooseTiles(int64_t m, int64_t n, int64_t k,
     tiles.blockK = 128;
   else if (int64_t depth = streamed ? largestDivisor(k, {1024, 512}) : 0)
     tiles.blockK = depth;
+  else if (k <= kWholeDepth && !rest.rows && !rest.cols &&
+           (rhsConstant || k * tiles.blockN * elementBytes <= kStackPanelBytes))
+    tiles.blockK = k;
   else if (large && k % 256 == 0)
     tiles.blockK = 256;
   else if (int64_t divisor = largestDivisor(k, {128, 64, 32}))
     tiles.blockK = divisor;
   else
-    tiles.blockK = k <= 512 ? k : 128;
+    tiles.blockK = k <= kWholeDepth ? k : 128;
   return tiles;
 }
 

@@ -32,9 +32,12 @@ struct GemmRemainders {
 int64_t largestDivisor(int64_t size, ArrayRef<int64_t> candidates);
 
 /// Chooses the cache tiles of an (m, n, k) GEMM and which register loops
-/// end in a partial tile.
+/// end in a partial tile. `rhsConstant`: the right operand is a constant
+/// (its panels are packed at compile time, whatever their size);
+/// `elementBytes`: the size of its elements.
 GemmTiles chooseTiles(int64_t m, int64_t n, int64_t k, int64_t registerRows,
-                      int64_t registerCols, GemmRemainders &rest);
+                      int64_t registerCols, GemmRemainders &rest,
+                      bool rhsConstant = false, int64_t elementBytes = 4);
 
 /// Cuts a static GEMM's single cache tile in two (see GemmTiles.cpp).
 void splitLoneTile(int64_t m, int64_t n, int64_t registerRows,
