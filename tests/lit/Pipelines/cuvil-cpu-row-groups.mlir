@@ -118,3 +118,26 @@ func.func @transposes(%k: tensor<8x256x64xf32>, %s: tensor<4x32x32xf32>) -> (ten
   %u = cuvil.transpose %s {permutation = array<i64: 0, 2, 1>} : (tensor<4x32x32xf32>) -> tensor<4x32x32xf32>
   return %t, %u : tensor<8x64x256xf32>, tensor<4x32x32xf32>
 }
+
+// -----
+
+// Attention's heads split off a projection's columns. Keeping the innermost
+// dimension (q and v: 256 x 8 x 64 -> 8 x 256 x 64), each row of 64 is one
+// contiguous vector copy; taking the input's innermost dimension to the
+// second innermost (k: -> 8 x 64 x 256), blocks of 16 x 16 through
+// shuffles. Neither is a scalar loop.
+// CHECK-LABEL: func.func @head_splits
+// CHECK: scf.forall (%{{.*}}) in (8)
+// CHECK: vector.transfer_read {{.*}} : tensor<1x1x64xf32>, vector<1x1x64xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<1x1x64xf32>, tensor<1x1x64xf32>
+// CHECK: scf.forall (%{{.*}}) in (8)
+// CHECK: vector.transfer_read {{.*}} : tensor<16x1x16xf32>, vector<16x1x16xf32>
+// CHECK: vector.shuffle
+// CHECK: vector.transfer_write {{.*}} : vector<1x16x16xf32>, tensor<1x16x16xf32>
+// CHECK-NOT: linalg.transpose
+// CHECK: return
+func.func @head_splits(%x: tensor<256x8x64xf32>) -> (tensor<8x256x64xf32>, tensor<8x64x256xf32>) {
+  %q = cuvil.transpose %x {permutation = array<i64: 1, 0, 2>} : (tensor<256x8x64xf32>) -> tensor<8x256x64xf32>
+  %k = cuvil.transpose %x {permutation = array<i64: 1, 2, 0>} : (tensor<256x8x64xf32>) -> tensor<8x64x256xf32>
+  return %q, %k : tensor<8x256x64xf32>, tensor<8x64x256xf32>
+}

@@ -702,25 +702,39 @@ std::string cpu::threadedTransposes(ModuleOp module, int64_t lanes,
         "f = transform.structured.tile_using_forall %" + name +
         " tile_sizes [" + joinSizes(tiles) +
         "] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)\n";
-    // Swapping the last two dimensions (attention's k transposed), in
-    // blocks of 16 x 16 each thread's task allows: one transposed vector
-    // read per block, lowered to AVX-512 shuffles (see buildCpuSchedule),
-    // instead of a scalar load and store per element.
     ArrayRef<int64_t> perm = transpose.getPermutation();
     int64_t rank = type.getRank();
     auto taskExtent = [&](int64_t d) {
       return tiles[d] ? tiles[d] : type.getDimSize(d);
     };
-    if (lanes != kTransposeBlock || rank < 2 || perm[rank - 1] != rank - 2 ||
-        perm[rank - 2] != rank - 1 ||
-        taskExtent(rank - 1) % kTransposeBlock != 0 ||
-        taskExtent(rank - 2) % kTransposeBlock != 0)
-      return;
+    // Dimensions of extent 1 stay untiled; the others outside the vectors
+    // step by 1.
     SmallVector<int64_t> block(rank, 1);
-    block[rank - 1] = block[rank - 2] = kTransposeBlock;
-    for (int64_t d = 0; d + 2 < rank; ++d)
+    for (int64_t d = 0; d < rank; ++d)
       if (type.getDimSize(d) == 1)
         block[d] = 0;
+    if (perm[rank - 1] == rank - 1) {
+      // The innermost dimension kept (attention's heads split off a
+      // projection's columns): each row is a contiguous copy, moved in
+      // vectors of up to four registers (wider ones LLVM unrolls whole).
+      int64_t row =
+          largestDivisor(taskExtent(rank - 1), {4 * lanes, 2 * lanes, lanes});
+      if (row == 0)
+        return;
+      block[rank - 1] = row;
+    } else if (lanes == kTransposeBlock && rank >= 2 &&
+               perm[rank - 2] == rank - 1 &&
+               taskExtent(rank - 1) % kTransposeBlock == 0 &&
+               taskExtent(rank - 2) % kTransposeBlock == 0) {
+      // The input's innermost dimension becomes the output's second
+      // innermost (a swap of the last two; attention's k transposed from a
+      // projection's columns): blocks of 16 x 16, one transposed vector read
+      // each, lowered to AVX-512 shuffles (see buildCpuSchedule), instead
+      // of a scalar load and store per element.
+      block[rank - 1] = block[rank - 2] = kTransposeBlock;
+    } else {
+      return;
+    }
     text += tileUsingFor(name + "t", name + "v", name + "l", block) +
             "    transform.structured.vectorize %" + name +
             "v : !transform.any_op\n";
