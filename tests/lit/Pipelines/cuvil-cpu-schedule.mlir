@@ -580,10 +580,12 @@ func.func @narrow_and_deep(%a: tensor<512x2048xf32>, %b: tensor<2048x64xf32>) ->
 // -----
 
 // Up to 512 deep, a GEMM of whole register tiles is one K block when its
-// right operand is a constant (packed at compile time): the register tiles
-// start at the fill's value and walk all of K. An input's block of 512 x 256
-// floats (512 KiB) would not fit the stack its panels are packed on at run
-// time: it keeps K blocks of 256.
+// right operand is a constant (packed at compile time) and N is more than
+// one column tile: the register tiles start at the fill's value and walk all
+// of K. An input's block of 512 x 256 floats (512 KiB) would not fit the
+// stack its panels are packed on at run time, and where every row tile reads
+// the same block (N = 256, one column tile) 512 deep ran slower: both keep
+// K blocks of 256.
 // WIDE-LABEL: func.func @whole_depth_weights
 // WIDE-NOT: linalg.fill
 // WIDE-NOT: step %c256
@@ -591,18 +593,29 @@ func.func @narrow_and_deep(%a: tensor<512x2048xf32>, %b: tensor<2048x64xf32>) ->
 // WIDE-LABEL: func.func @whole_depth_input
 // WIDE: scf.for %{{.*}} = %c0 to %c512 step %c256
 // WIDE: scf.for %{{.*}} = %c0 to %c256 step %c4
-func.func @whole_depth_weights(%a: tensor<256x512xf32>) -> tensor<256x256xf32> {
+// WIDE-LABEL: func.func @whole_depth_one_column_tile
+// WIDE: scf.for %{{.*}} = %c0 to %c512 step %c256
+// WIDE: scf.for %{{.*}} = %c0 to %c256 step %c4
+func.func @whole_depth_weights(%a: tensor<256x512xf32>) -> tensor<256x512xf32> {
+  %cst = arith.constant 0.0 : f32
+  %b = arith.constant dense<0.5> : tensor<512x512xf32>
+  %e = tensor.empty() : tensor<256x512xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<256x512xf32>) -> tensor<256x512xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<256x512xf32>, tensor<512x512xf32>) outs(%f : tensor<256x512xf32>) -> tensor<256x512xf32>
+  return %r : tensor<256x512xf32>
+}
+func.func @whole_depth_input(%a: tensor<256x512xf32>, %b: tensor<512x512xf32>) -> tensor<256x512xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<256x512xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<256x512xf32>) -> tensor<256x512xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<256x512xf32>, tensor<512x512xf32>) outs(%f : tensor<256x512xf32>) -> tensor<256x512xf32>
+  return %r : tensor<256x512xf32>
+}
+func.func @whole_depth_one_column_tile(%a: tensor<1024x512xf32>) -> tensor<1024x256xf32> {
   %cst = arith.constant 0.0 : f32
   %b = arith.constant dense<0.5> : tensor<512x256xf32>
-  %e = tensor.empty() : tensor<256x256xf32>
-  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<256x256xf32>) -> tensor<256x256xf32>
-  %r = linalg.matmul ins(%a, %b : tensor<256x512xf32>, tensor<512x256xf32>) outs(%f : tensor<256x256xf32>) -> tensor<256x256xf32>
-  return %r : tensor<256x256xf32>
-}
-func.func @whole_depth_input(%a: tensor<256x512xf32>, %b: tensor<512x256xf32>) -> tensor<256x256xf32> {
-  %cst = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<256x256xf32>
-  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<256x256xf32>) -> tensor<256x256xf32>
-  %r = linalg.matmul ins(%a, %b : tensor<256x512xf32>, tensor<512x256xf32>) outs(%f : tensor<256x256xf32>) -> tensor<256x256xf32>
-  return %r : tensor<256x256xf32>
+  %e = tensor.empty() : tensor<1024x256xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<1024x256xf32>) -> tensor<1024x256xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<1024x512xf32>, tensor<512x256xf32>) outs(%f : tensor<1024x256xf32>) -> tensor<1024x256xf32>
+  return %r : tensor<1024x256xf32>
 }

@@ -90,8 +90,12 @@ static constexpr int64_t kStreamedDepth = 2048;
 /// input ran 1.73 ms packed in two blocks, 4.19 unpacked in one). Measured on
 /// two threads, A/B in one process against blocks of 256 (large GEMMs) or 128:
 /// 256x512x2048 1.54-1.58 -> 1.45-1.50 ms, 1024x512x2048 6.08-6.21
-/// -> 5.75-5.88, 512x256x512 0.39 -> 0.35, the s256 block 5.50 -> 5.37; the
-/// MLPs, 1024x512x256 and the convolutions within noise.
+/// -> 5.75-5.88, 512x256x512 0.39 -> 0.35, 256x512x512 0.47-0.49 ->
+/// 0.45-0.46, the s256 block 5.50 -> 5.37; the MLPs and the convolutions
+/// within noise. Deeper than 256, only where N is more than one column tile:
+/// where every row tile reads the same block of B (N = 256), 512 deep ran
+/// slower, 1024x512x256 0.90-0.91 -> 0.93-0.96 ms, 2048x512x256 1.77-1.80
+/// -> 1.84-1.87.
 static constexpr int64_t kWholeDepth = 512;
 static constexpr int64_t kStackPanelBytes = 256 * 1024;
 
@@ -145,6 +149,7 @@ GemmTiles cpu::chooseTiles(int64_t m, int64_t n, int64_t k,
   else if (int64_t depth = streamed ? largestDivisor(k, {1024, 512}) : 0)
     tiles.blockK = depth;
   else if (k <= kWholeDepth && !rest.rows && !rest.cols &&
+           (k <= kWholeDepth / 2 || tiles.blockN < n) &&
            (rhsConstant || k * tiles.blockN * elementBytes <= kStackPanelBytes))
     tiles.blockK = k;
   else if (large && k % 256 == 0)
