@@ -32,6 +32,31 @@ func.func @vector_f32(%x: vector<16xf32>) -> (vector<16xf32>, vector<16xf32>, ve
 
 // -----
 
+// f32 erf: x P(x^2) / Q(x^2) on x clamped to [-3.92, 3.92], P of degree 6
+// and Q of degree 4 in Horner form, the quotient clamped to [-1, 1] (NaN
+// passes through maximumf/minimumf); no select per coefficient.
+// CHECK-LABEL: func.func @erf_rational
+// CHECK-DAG: %[[BOUND:.*]] = arith.constant dense<3.920000e+00> : vector<16xf32>
+// CHECK-DAG: %[[ONE:.*]] = arith.constant dense<1.000000e+00> : vector<16xf32>
+// CHECK-NOT: arith.select
+// CHECK: arith.maximumf %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK: %[[X:.*]] = arith.minimumf %{{.*}}, %[[BOUND]] : vector<16xf32>
+// CHECK: %[[T:.*]] = arith.mulf %[[X]], %[[X]] : vector<16xf32>
+// CHECK-COUNT-6: math.fma %{{.*}}, %[[T]], %{{.*}} : vector<16xf32>
+// CHECK: %[[P:.*]] = arith.mulf %[[X]], %{{.*}} : vector<16xf32>
+// CHECK-COUNT-4: math.fma %{{.*}}, %[[T]], %{{.*}} : vector<16xf32>
+// CHECK: %[[R:.*]] = arith.divf %[[P]], %{{.*}} : vector<16xf32>
+// CHECK: arith.maximumf %[[R]], %{{.*}} : vector<16xf32>
+// CHECK: arith.minimumf %{{.*}}, %[[ONE]] : vector<16xf32>
+// CHECK-NOT: arith.select
+// CHECK: return
+func.func @erf_rational(%x: vector<16xf32>) -> vector<16xf32> {
+  %r = math.erf %x : vector<16xf32>
+  return %r : vector<16xf32>
+}
+
+// -----
+
 // Must not fire on f64: there is no f64 approximation, libm keeps it.
 // CHECK-LABEL: func.func @scalar_f64
 // CHECK: math.exp %{{.*}} : f64
