@@ -666,6 +666,37 @@ def test_projections_of_one_input_with_constant_weights_are_one_gemm(snapshots, 
         assert sorted(products) == ["4x64x64", "64x128", "64x128", "64x96"], products
 
 
+def test_attention_reads_heads_of_q_and_v_in_place(snapshots):
+    """Attention whose q, k and v are heads split off one projection (seq 256, 8 heads
+    of 64): the fused attention kernel reads each block's rows of q and each head of v
+    straight from the projection (transform.cuvil.fold_transpose_slices), so no kernel
+    copies q or v into a [heads, seq, 64] tensor first; k, transposed, still is. Results
+    match float64 NumPy."""
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((256, 512)).astype(np.float32)
+    wq, wk, wv = (rng.standard_normal((512, 512)).astype(np.float32) / 23 for _ in range(3))
+
+    def attention(x, wq, wk, wv):
+        def heads(t):
+            return t.reshape(256, 8, 64).transpose(1, 0, 2)
+
+        q, k, v = heads(x @ wq), heads(x @ wk), heads(x @ wv)
+        s = (q @ k.transpose(0, 2, 1)) * 0.125
+        e = np.exp(s - s.max(axis=-1, keepdims=True))
+        return (e / e.sum(axis=-1, keepdims=True)) @ v
+
+    f = cuvil.jit(attention, constants=("wq", "wk", "wv"))
+    got = f(x, wq, wk, wv)
+    assert cuvil.last_fallback_reason(f) is None
+    want = attention(*(a.astype(np.float64) for a in (x, wq, wk, wv)))
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    scheduled = _ir_after(f, "cuvil-cpu-schedule")
+    # Kernels writing a [heads, seq, 64] tensor: the attention's own output only.
+    writers = re.findall(r"scf\.forall .* -> \(tensor<8x256x64xf32>\)", scheduled)
+    assert len(writers) == 1, writers
+    assert re.search(r"scf\.forall .* -> \(tensor<8x64x256xf32>\)", scheduled)  # kᵀ
+
+
 @pytest.mark.parametrize("length", [2048, 4096, 3072])
 def test_rows_longer_than_1024_reduce_in_vector_chunks(snapshots, length):
     """A row reduction over more than 1024 elements (a softmax over 2048 keys, a layer

@@ -3,6 +3,8 @@
 // transform.cuvil.fuse_into_containing_op: producer fusion into a loop that
 // names the producer and the loop in a diagnostic only when it fails (see
 // CpuTransformOps.td for the three ways a producer is fused).
+// transform.cuvil.fold_transpose_slices: slices of a transpose that are
+// views of its input read the input.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +13,8 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/TilingInterface.h"
@@ -217,6 +221,50 @@ Operation *nextProducer(llvm::SetVector<Operation *> &remaining,
   return nullptr;
 }
 
+/// `slice` (unit strides) of a transpose's result as a slice of the
+/// transpose's input, its unit dimensions dropped and expanded back to the
+/// slice's type; null where the slice's extents other than 1 come from the
+/// input in another order (the slice moves data) or do not include the
+/// input's innermost dimension (the view would not be contiguous along its
+/// rows: a copy reads faster).
+Value transposeSliceAsView(RewriterBase &rewriter, tensor::ExtractSliceOp slice,
+                           linalg::TransposeOp transpose) {
+  if (!slice.hasUnitStride())
+    return nullptr;
+  ArrayRef<int64_t> perm = transpose.getPermutation();
+  SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
+  SmallVector<OpFoldResult> sizes = slice.getMixedSizes();
+  int64_t rank = perm.size();
+  SmallVector<OpFoldResult> inOffsets(rank), inSizes(rank);
+  SmallVector<int64_t> kept; // input dimensions of extent other than 1
+  for (int64_t d = 0; d < rank; ++d) {
+    inOffsets[perm[d]] = offsets[d];
+    inSizes[perm[d]] = sizes[d];
+    if (!isConstantIntValue(sizes[d], 1))
+      kept.push_back(perm[d]);
+  }
+  if (kept.empty() || !llvm::is_sorted(kept) || kept.back() != rank - 1)
+    return nullptr;
+  Value input = transpose.getInput();
+  auto inputType = cast<RankedTensorType>(input.getType());
+  SmallVector<OpFoldResult> strides(rank, rewriter.getIndexAttr(1));
+  RankedTensorType reduced =
+      tensor::ExtractSliceOp::inferCanonicalRankReducedResultType(
+          kept.size(), inputType, inOffsets, inSizes, strides);
+  RankedTensorType type = slice.getType();
+  std::optional<SmallVector<ReassociationIndices>> groups =
+      getReassociationIndicesForReshape(reduced, type);
+  if (reduced.getRank() != type.getRank() && !groups)
+    return nullptr;
+  rewriter.setInsertionPoint(slice);
+  Value view = rewriter.create<tensor::ExtractSliceOp>(
+      slice.getLoc(), reduced, input, inOffsets, inSizes, strides);
+  if (reduced.getRank() == type.getRank())
+    return view;
+  return rewriter.create<tensor::ExpandShapeOp>(slice.getLoc(), type, view,
+                                                *groups);
+}
+
 class CpuTransformExtension
     : public transform::TransformDialectExtension<CpuTransformExtension> {
 public:
@@ -296,6 +344,39 @@ void mlir::cuvil::FuseIntoContainingOp::getEffects(
     SmallVectorImpl<MemoryEffects::EffectInstance> &effects) {
   transform::consumesHandle(getProducerOpMutable(), effects);
   transform::onlyReadsHandle(getContainingOpMutable(), effects);
+  transform::producesHandle(getOperation()->getOpResults(), effects);
+  transform::modifiesPayload(effects);
+}
+
+DiagnosedSilenceableFailure mlir::cuvil::FoldTransposeSlicesOp::apply(
+    transform::TransformRewriter &rewriter,
+    transform::TransformResults &results, transform::TransformState &state) {
+  SmallVector<Operation *> targets =
+      llvm::to_vector(state.getPayloadOps(getTarget()));
+  for (Operation *target : targets) {
+    SmallVector<std::pair<tensor::ExtractSliceOp, linalg::TransposeOp>> slices;
+    target->walk([&](tensor::ExtractSliceOp slice) {
+      if (auto transpose =
+              slice.getSource().getDefiningOp<linalg::TransposeOp>())
+        slices.push_back({slice, transpose});
+    });
+    llvm::SetVector<Operation *> transposes;
+    for (auto [slice, transpose] : slices)
+      if (Value view = transposeSliceAsView(rewriter, slice, transpose)) {
+        rewriter.replaceOp(slice, view);
+        transposes.insert(transpose);
+      }
+    for (Operation *transpose : transposes)
+      if (transpose->use_empty())
+        rewriter.eraseOp(transpose);
+  }
+  results.set(cast<OpResult>(getFolded()), targets);
+  return DiagnosedSilenceableFailure::success();
+}
+
+void mlir::cuvil::FoldTransposeSlicesOp::getEffects(
+    SmallVectorImpl<MemoryEffects::EffectInstance> &effects) {
+  transform::onlyReadsHandle(getTargetMutable(), effects);
   transform::producesHandle(getOperation()->getOpResults(), effects);
   transform::modifiesPayload(effects);
 }

@@ -617,6 +617,12 @@ std::string cpu::batchedGemmChainSchedule(ArrayRef<BatchedGemmChain> chains,
         "    transform.apply_cse to %" + g + "fn : !transform.any_op\n";
     tag(chain.first, g + "s");
     loop.fuseWithFill(g + "s", 2);
+    // Each block's slices of q and v split into heads (a transpose moving
+    // only the head, of extent 1 in the slice) read the projection in place:
+    // no kernel copies them whole first.
+    loop.text += "    %" + g + "fv = transform.cuvil.fold_transpose_slices %" +
+                 g + "f" + std::to_string(loop.step) +
+                 " : (!transform.any_op) -> !transform.any_op\n";
     if (chain.serial)
       loop.text += "    transform.annotate %" + g + "f" +
                    std::to_string(loop.step) + " \"" +

@@ -53,4 +53,32 @@ def Cuvil_FuseIntoContainingOp :
   let cppNamespace = "::mlir::cuvil";
 }
 
+def Cuvil_FoldTransposeSlicesOp :
+    Op<Transform_Dialect, "cuvil.fold_transpose_slices",
+      [DeclareOpInterfaceMethods<TransformOpInterface>,
+       DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
+       ReportTrackingListenerFailuresOpTrait]> {
+  let summary = "Reads slices of a transpose from its input where they are views";
+  let description = [{
+    Within each payload op of `target`, replaces every unit-stride
+    `tensor.extract_slice` of a `linalg.transpose`'s result whose extents
+    other than 1 keep the order they have in the transpose's input (the
+    transpose only moves dimensions of extent 1 within the slice: a head of
+    attention's q or v, `[h, rows, 64]` of a `[1, 0, 2]` transpose of
+    `[seq, heads, 64]`) and that keep the input's innermost dimension (the
+    view is contiguous along its rows), by the matching slice of the input,
+    its unit dimensions dropped, then expanded to the slice's type. The
+    slice is then
+    a view of the input once bufferized, where it was a read of a copy the
+    transpose wrote. A transpose left without readers is erased.
+
+    Returns the payload ops unchanged (as `folded`).
+  }];
+
+  let arguments = (ins TransformHandleTypeInterface:$target);
+  let results = (outs TransformHandleTypeInterface:$folded);
+  let assemblyFormat = "$target attr-dict `:` functional-type(operands, results)";
+  let cppNamespace = "::mlir::cuvil";
+}
+
 #endif // CUVIL_TARGET_CPU_TRANSFORMOPS
