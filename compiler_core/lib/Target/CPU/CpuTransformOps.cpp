@@ -252,14 +252,15 @@ Value transposeSliceAsView(RewriterBase &rewriter, tensor::ExtractSliceOp slice,
       tensor::ExtractSliceOp::inferCanonicalRankReducedResultType(
           kept.size(), inputType, inOffsets, inSizes, strides);
   RankedTensorType type = slice.getType();
-  std::optional<SmallVector<ReassociationIndices>> groups =
-      getReassociationIndicesForReshape(reduced, type);
-  if (reduced.getRank() != type.getRank() && !groups)
+  // The slice's unit dimensions put back (none when it dropped them all).
+  std::optional<SmallVector<ReassociationIndices>> groups;
+  if (reduced.getRank() != type.getRank() &&
+      !(groups = getReassociationIndicesForReshape(reduced, type)))
     return nullptr;
   rewriter.setInsertionPoint(slice);
   Value view = rewriter.create<tensor::ExtractSliceOp>(
       slice.getLoc(), reduced, input, inOffsets, inSizes, strides);
-  if (reduced.getRank() == type.getRank())
+  if (!groups)
     return view;
   return rewriter.create<tensor::ExpandShapeOp>(slice.getLoc(), type, view,
                                                 *groups);

@@ -8,6 +8,8 @@
 #include "GemmTiles.h"
 #include "RowKernels.h"
 
+#include "cuvil/Target/CPU/Passes.h"
+
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
@@ -84,8 +86,8 @@ static constexpr int64_t kStreamedDepth = 2048;
 /// accumulators start at the fill's value and end in the epilogue without a
 /// pass zeroing the result or a reload of it per K block (see gemmBlock).
 /// A right operand that is not a constant is packed per K block at run time
-/// (cuvil-cpu-pack-gemm-panels), on the stack up to kStackPanelBytes (the
-/// pass's max-bytes) and only inside a K block's loop: the K blocks stay
+/// (cuvil-cpu-pack-gemm-panels), on the stack up to kMaxStackPanelBytes
+/// and only inside a K block's loop: the K blocks stay
 /// with partial tiles or a block larger than that (256x512x2048 with B an
 /// input ran 1.73 ms packed in two blocks, 4.19 unpacked in one). Measured on
 /// two threads, A/B in one process against blocks of 256 (large GEMMs) or 128:
@@ -97,7 +99,6 @@ static constexpr int64_t kStreamedDepth = 2048;
 /// slower, 1024x512x256 0.90-0.91 -> 0.93-0.96 ms, 2048x512x256 1.77-1.80
 /// -> 1.84-1.87.
 static constexpr int64_t kWholeDepth = 512;
-static constexpr int64_t kStackPanelBytes = 256 * 1024;
 
 /// Chooses the cache tiles of an (m, n, k) GEMM and which register loops
 /// end in a partial tile. K needs no remainder handling: where K is not
@@ -150,7 +151,8 @@ GemmTiles cpu::chooseTiles(int64_t m, int64_t n, int64_t k,
     tiles.blockK = depth;
   else if (k <= kWholeDepth && !rest.rows && !rest.cols &&
            (k <= kWholeDepth / 2 || tiles.blockN < n) &&
-           (rhsConstant || k * tiles.blockN * elementBytes <= kStackPanelBytes))
+           (rhsConstant ||
+            k * tiles.blockN * elementBytes <= kMaxStackPanelBytes))
     tiles.blockK = k;
   else if (large && k % 256 == 0)
     tiles.blockK = 256;

@@ -19,6 +19,12 @@ namespace mlir::cuvil {
 
 class PipelineBuilder;
 
+/// The largest block of a GEMM's right operand cuvil-cpu-pack-gemm-panels
+/// copies onto a thread's stack (its `max-bytes` by default). The schedule
+/// keeps a GEMM whose operand is packed at run time in K blocks no larger
+/// (see GemmTiles.cpp): a block must be packed inside its K loop.
+constexpr int64_t kMaxStackPanelBytes = 256 * 1024;
+
 #define GEN_PASS_DECL
 #include "cuvil/Target/CPU/Passes.h.inc"
 

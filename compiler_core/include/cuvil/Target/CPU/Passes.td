@@ -214,7 +214,8 @@ def CpuPackGemmPanels : Pass<"cuvil-cpu-pack-gemm-panels", "ModuleOp"> {
   let options = [
     Option<"minRows", "min-rows", "int64_t", /*default=*/"32",
            "Result rows that must read a panel for it to be packed">,
-    Option<"maxBytes", "max-bytes", "int64_t", /*default=*/"262144",
+    Option<"maxBytes", "max-bytes", "int64_t",
+           /*default=*/"::mlir::cuvil::kMaxStackPanelBytes",
            "Largest packed block, in bytes (it lives on the stack)">
   ];
   let dependentDialects = [
