@@ -116,6 +116,7 @@ void CpuTarget::buildPhases(const TargetOptions &o, PipelineBuilder &p) const {
         o.parallel ? "" : "threads=0", "func.func");
   p.add(Phase::Lower, "cuvil-approximate-math", "", "func.func",
         Need::Optional);
+  p.add(Phase::Lower, "cuvil-expand-bf16-conversions", "", "func.func");
   p.add(Phase::Lower, "convert-vector-to-scf", "full-unroll=1");
   if (o.parallel) {
     p.add(Phase::Lower, "convert-scf-to-openmp");

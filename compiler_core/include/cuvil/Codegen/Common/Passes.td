@@ -224,6 +224,28 @@ def LowerStridedGathers : Pass<"cuvil-lower-strided-gathers", "func::FuncOp"> {
                            "memref::MemRefDialect", "arith::ArithDialect"];
 }
 
+def ExpandBf16Conversions
+    : Pass<"cuvil-expand-bf16-conversions", "func::FuncOp"> {
+  let summary = "Compute float32/bfloat16 conversions with integer ops";
+  let description = [{
+    Rewrites `arith.truncf` from f32 to bf16 and `arith.extf` from bf16 to
+    f32, scalar or vector, with MLIR's bf16 expansion: the extension is a
+    16-bit shift, the truncation rounds to nearest even with a rounding
+    bias and keeps NaNs quiet. Without AVX512-BF16, LLVM would otherwise
+    call compiler-rt's `__truncsfbf2` per element, a symbol the cpu
+    target's shared libraries do not have.
+
+    Before:
+    ```mlir
+    %h = arith.truncf %x : vector<16xf32> to vector<16xbf16>
+    ```
+    After: `arith.bitcast` to `vector<16xi32>`, the rounding bias added,
+    `arith.shrui` by 16, `arith.trunci` to i16, NaNs selected as `0x7fc0`,
+    and an `arith.bitcast` to `vector<16xbf16>`.
+  }];
+  let dependentDialects = ["arith::ArithDialect"];
+}
+
 def ExpandStridedCopies : Pass<"cuvil-expand-strided-copies", "func::FuncOp"> {
   let summary = "Copy between non-contiguous memrefs with loops";
   let description = [{
