@@ -15,6 +15,16 @@ def snapshots():
     cuvil.set_snapshot_capture(False)
 
 
+def _wide_vectors():
+    """The CPU pipeline scheduled for AVX-512's 16-lane vectors (8-row register tiles)
+    on any host, for the tests that check that schedule's structure; without AVX-512,
+    LLVM splits each vector in two and the results stay exact."""
+    pb = cuvil.PipelineBuilder()
+    pb.configure("cuvil-cpu-conv-to-gemm", vector_lanes=16)
+    pb.configure("cuvil-cpu-schedule", vector_lanes=16)
+    return pb
+
+
 def _ir_after(jitted, pass_name):
     record = jitted._last_compiled
     for snapshot in record.compiled.snapshots:
@@ -163,7 +173,7 @@ def test_gemms_no_tile_divides_are_scheduled_and_exact(snapshots, m, k, n, epilo
     def fused(a, b, bias):
         return np.maximum(a @ b + bias, 0.0)
 
-    f = cuvil.jit(fused if epilogue else plain)
+    f = cuvil.jit(fused if epilogue else plain, pipeline=_wide_vectors())
     rng = np.random.default_rng(m * n + k)
     a, b, bias = (rng.standard_normal(s).astype(np.float32) for s in ((m, k), (k, n), (n,)))
     reference = a.astype(np.float64) @ b.astype(np.float64)
@@ -395,7 +405,7 @@ def test_convolution_columns_per_task_split_columns_and_pixel_rows_stay_exact(
     def block(x, w, bias):
         return np.maximum(cuvil.conv2d(x, w, stride, pad) + bias, 0.0)
 
-    f_jit = cuvil.jit(block, constants=("w", "bias"))
+    f_jit = cuvil.jit(block, constants=("w", "bias"), pipeline=_wide_vectors())
     reference = np.maximum(
         cuvil.conv2d(x.astype(np.float64), w.astype(np.float64), stride, pad) + bias, 0.0
     )
@@ -505,7 +515,9 @@ def test_implicit_gemm_convolutions_stay_exact(
     def block(x, w, bias):
         return np.maximum(cuvil.conv2d(x, w, 1, padding, dilations) + bias, 0.0)
 
-    f_jit = cuvil.jit(block, constants=("w", "bias") if constant else ("bias",))
+    f_jit = cuvil.jit(
+        block, constants=("w", "bias") if constant else ("bias",), pipeline=_wide_vectors()
+    )
     reference = np.maximum(
         cuvil.conv2d(x.astype(np.float64), w.astype(np.float64), 1, padding, dilations) + bias,
         0.0,
@@ -543,7 +555,7 @@ def test_gemm_accumulator_fills_stay_vector_stores_and_small_gemms_share_threads
     """The fill of a GEMM's accumulator tile stays vector stores (LLVM would call memset
     once per tile row), and a GEMM whose one cache tile holds 2^22 multiply-adds is cut
     in two thread tiles; results are exact."""
-    f = cuvil.jit(lambda a, b: a @ b)
+    f = cuvil.jit(lambda a, b: a @ b, pipeline=_wide_vectors())
     rng = np.random.default_rng(m * k + n)
     a = rng.standard_normal((m, k)).astype(np.float32)
     b = rng.standard_normal((k, n)).astype(np.float32)
@@ -611,7 +623,7 @@ def test_attention_runs_as_one_loop_over_blocks_of_queries(
         e = np.exp(s - s.max(axis=-1, keepdims=True))
         return (e / e.sum(axis=-1, keepdims=True)) @ v
 
-    f = cuvil.jit(attention)
+    f = cuvil.jit(attention, pipeline=_wide_vectors())
     rng = np.random.default_rng(heads * queries + keys)
     q = rng.standard_normal((heads, queries, d_head)).astype(np.float32)
     k, v = (rng.standard_normal((heads, keys, d_head)).astype(np.float32) for _ in range(2))

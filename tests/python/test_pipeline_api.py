@@ -406,8 +406,9 @@ def test_configure_builtin_pass_options(snapshots):
     rng = np.random.default_rng(0)
     a = rng.standard_normal((64, 32), dtype=np.float32)
     b = rng.standard_normal((32, 64), dtype=np.float32)
-    # The GEMM micro-kernel is 8 rows x 2 vector registers of `lanes` floats.
-    for lanes, tile in ((8, "vector<8x16xf32>"), (16, "vector<8x32xf32>")):
+    # The GEMM micro-kernel is 2 vector registers of `lanes` floats wide, 8
+    # rows with 16 lanes (AVX-512's 32 registers), 4 with 8 (AVX2's 16).
+    for lanes, tile in ((8, "vector<4x16xf32>"), (16, "vector<8x32xf32>")):
         pb.configure("cuvil-cpu-schedule", vector_lanes=lanes)
 
         @cuvil.jit(pipeline=pb)
@@ -417,8 +418,8 @@ def test_configure_builtin_pass_options(snapshots):
         np.testing.assert_allclose(f(a, b), a @ b, rtol=1e-4, atol=1e-4)
         scheduled = _ir_after(f, "cuvil-cpu-schedule")
         assert tile in scheduled
-        assert {"vector<8x16xf32>", "vector<8x32xf32>"} - {tile} & set(scheduled.split()) == set()
-        assert ("vector<8x16xf32>" in scheduled) != ("vector<8x32xf32>" in scheduled)
+        assert {"vector<4x16xf32>", "vector<8x32xf32>"} - {tile} & set(scheduled.split()) == set()
+        assert ("vector<4x16xf32>" in scheduled) != ("vector<8x32xf32>" in scheduled)
 
 
 def test_required_passes_cannot_be_disabled():

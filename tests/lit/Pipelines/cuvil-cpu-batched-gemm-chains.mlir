@@ -4,7 +4,7 @@
 // multiplied by v while they are in L1; the full score matrix is never
 // written. Both GEMMs keep their 8 x 32 register tiles; the scores'
 // accumulators start at zero in registers (no fill pass over the block).
-// RUN: %cuvil_opt %s --split-input-file --cuvil-cpu-pipeline=up-to=schedule | FileCheck %s
+// RUN: %cuvil_opt %s --split-input-file --cuvil-cpu-pipeline="up-to=schedule vector-lanes=16" | FileCheck %s
 
 // 8 heads, 256 queries and keys, 64 per head: blocks of 16 rows (16 x 256
 // scores are 16 KiB), 128 tasks across threads.

@@ -1,5 +1,6 @@
 // RUN: %cuvil_opt %s --cuvil-cpu-conv-to-gemm=vector-lanes=16 --split-input-file | FileCheck %s
 // RUN: %cuvil_opt %s --cuvil-cpu-conv-to-gemm=vector-lanes=16 --cuvil-cpu-schedule=vector-lanes=16 --split-input-file | FileCheck %s --check-prefix=SCHED
+// RUN: %cuvil_opt %s --cuvil-cpu-conv-to-gemm=vector-lanes=8 --split-input-file | FileCheck %s --check-prefix=AVX2
 
 // A unit-stride convolution with 16 channels and 32 filters is a GEMM whose
 // right operand is the padded image itself, read in place: output column
@@ -11,6 +12,12 @@
 // CHECK-DAG: #[[X:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d6, d3 * 48 + d4 * 16 + d5 + d7 * 30 + d8)>
 // CHECK-DAG: #[[W:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d1, d6, d7, d8, d2)>
 // CHECK-DAG: #[[O:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d4, d5)>
+// With 8 lanes (16 vector registers) the weights are packed by 4 filters,
+// the register tiles 2 vectors wide (848 = 53 x 16 columns).
+// AVX2-LABEL: func.func @implicit
+// AVX2: arith.constant dense<5.000000e-01> : tensor<8x16x3x3x4xf32>
+// AVX2: linalg.fill {{.*}} -> tensor<1x8x4x53x2x8xf32>
+// AVX2: cuvil.implicit_conv
 // CHECK-LABEL: func.func @implicit
 // CHECK: %[[PACKED:.*]] = arith.constant dense<5.000000e-01> : tensor<4x16x3x3x8xf32>
 // CHECK: %[[PAD:.*]] = tensor.pad %arg0 low[0, 0, 0, 0] high[0, 0, 1, 0]

@@ -3,7 +3,7 @@
 // block while its rows are in L1, the exponentials once (both the sum and
 // the division read them), the blocks shared between threads. Chains under
 // 2^15 elements keep a kernel per op.
-// RUN: %cuvil_opt %s --split-input-file --cuvil-cpu-pipeline=up-to=schedule | FileCheck %s
+// RUN: %cuvil_opt %s --split-input-file --cuvil-cpu-pipeline="up-to=schedule vector-lanes=16" | FileCheck %s
 
 // 8 x 256 x 256 scores: 16 rows of 1 KiB per block, 128 blocks, threads.
 // CHECK-LABEL: func.func @softmax

@@ -2,8 +2,8 @@
 // (`reassoc`: LLVM's in-order reduction is one dependent scalar add per
 // element), and the per-row sqrt(variance + eps) is computed once per row,
 // outside the loop over the row's vectors, not once per vector.
-// RUN: %cuvil_opt %s --cuvil-cpu-pipeline=up-to=schedule | FileCheck %s
-// RUN: %cuvil_opt %s --cuvil-cpu-pipeline | FileCheck %s --check-prefix=LLVM
+// RUN: %cuvil_opt %s --cuvil-cpu-pipeline="up-to=schedule vector-lanes=16" | FileCheck %s
+// RUN: %cuvil_opt %s --cuvil-cpu-pipeline=vector-lanes=16 | FileCheck %s --check-prefix=LLVM
 
 // CHECK-LABEL: func.func @layer_norm
 // CHECK: vector.reduction <add>, {{.*}} fastmath<reassoc> : vector<128xf32> into f32

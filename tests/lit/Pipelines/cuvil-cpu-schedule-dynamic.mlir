@@ -1,4 +1,4 @@
-// RUN: %cuvil_opt %s --cuvil-cpu-schedule=vector-lanes=8 --split-input-file | FileCheck %s
+// RUN: %cuvil_opt %s --cuvil-cpu-schedule="vector-lanes=8 register-rows=8" --split-input-file | FileCheck %s
 
 // A dynamic M gets the static N and K's tiles: a thread tile of 64 rows
 // with a partial last one, 8-row register tiles peeled so the full ones keep

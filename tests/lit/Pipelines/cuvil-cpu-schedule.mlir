@@ -1,8 +1,18 @@
-// RUN: %cuvil_opt %s --cuvil-cpu-schedule=vector-lanes=8 --split-input-file | FileCheck %s
+// RUN: %cuvil_opt %s --cuvil-cpu-schedule="vector-lanes=8 register-rows=8" --split-input-file | FileCheck %s
+// RUN: %cuvil_opt %s --cuvil-cpu-schedule=vector-lanes=8 --split-input-file | FileCheck %s --check-prefix=AVX2
 // RUN: %cuvil_opt %s --cuvil-cpu-schedule=vector-lanes=16 --split-input-file | FileCheck %s --check-prefix=WIDE
 
-// With AVX2-sized registers the register tile is 8 x 16; tile sizes divide
-// the GEMM (M=96 -> 32-row blocks, N=48 -> 48 columns, K=100 -> whole K).
+// With AVX2-sized registers and 8 rows the register tile is 8 x 16; tile
+// sizes divide the GEMM (M=96 -> 32-row blocks, N=48 -> 48 columns, K=100
+// -> whole K). By default 8-lane vectors take 4 rows: their ISAs have 16
+// vector registers, and 8 rows (16 accumulators, two vectors of the right
+// operand and a broadcast) would spill. The 4-row tile's 8 accumulators
+// leave room for four K steps per iteration of its loop.
+// AVX2-LABEL: func.func @avx2_tiles
+// AVX2: scf.for %{{.*}} = %c0 to %c100 step %c4 iter_args(%{{.*}} = %{{.*}}) -> (vector<4x16xf32>)
+// AVX2-COUNT-16: vector.fma {{.*}} : vector<16xf32>
+// AVX2-NOT: vector.fma
+// AVX2: return
 // CHECK-LABEL: func.func @avx2_tiles
 // CHECK: scf.forall (%{{.*}}) in (3)
 // CHECK: vector<8x16xf32>

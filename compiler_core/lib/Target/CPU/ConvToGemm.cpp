@@ -33,9 +33,6 @@ using namespace mlir;
 
 namespace {
 
-/// The register tile's rows cuvil-cpu-schedule gives the CPU's GEMMs.
-constexpr int64_t kRegisterRows = 8;
-
 /// A tensor.empty of `shape` whose one dynamic dim, if any, is the batch
 /// `batchSize` (the only size this rewrite lets be dynamic).
 Value emptyWithBatch(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
@@ -487,7 +484,7 @@ LogicalResult pixelsAsRows(RewriterBase &rewriter,
 /// A 1x1 kernel with unit strides reads the input itself as the columns.
 /// Other convolutions are left as they are.
 void convToGemm(RewriterBase &rewriter, linalg::Conv2DNchwFchwOp conv,
-                int64_t vectorLanes) {
+                int64_t vectorLanes, int64_t registerRows) {
   Location loc = conv.getLoc();
   Value input = conv.getDpsInputs()[0], weight = conv.getDpsInputs()[1];
   auto fill = conv.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
@@ -515,7 +512,7 @@ void convToGemm(RewriterBase &rewriter, linalg::Conv2DNchwFchwOp conv,
                    strides[1] == 1 && in[2] == out[2] && in[3] == out[3];
   if (!ShapedType::isDynamic(batch) &&
       succeeded(cuvil::cpu::convAsImplicitGemm(rewriter, conv, fill,
-                                               kRegisterRows, vectorLanes)))
+                                               registerRows, vectorLanes)))
     return;
   if (!pointwise && !ShapedType::isDynamic(batch) &&
       pixelsAsRowsPay(w[0], pixels, vectorLanes) &&
@@ -571,8 +568,10 @@ struct CpuConvToGemmPass
         [&](linalg::Conv2DNchwFchwOp conv) { convs.push_back(conv); });
     IRRewriter rewriter(&getContext());
     int64_t lanes = vectorLanes > 0 ? vectorLanes : cuvil::hostVectorLanes();
+    int64_t rows =
+        registerRows != 0 ? registerRows : cuvil::registerRowsFor(lanes);
     for (linalg::Conv2DNchwFchwOp conv : convs)
-      convToGemm(rewriter, conv, lanes);
+      convToGemm(rewriter, conv, lanes, rows);
   }
 };
 } // namespace

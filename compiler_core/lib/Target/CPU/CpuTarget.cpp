@@ -90,7 +90,7 @@ public:
 void CpuTarget::buildPhases(const TargetOptions &o, PipelineBuilder &p) const {
   using Need = PipelineBuilder::Need;
   addCpuSchedule(p, o.vectorLanes > 0 ? o.vectorLanes : hostVectorLanes(),
-                 o.enableFusion, /*registerRows=*/8,
+                 o.enableFusion, /*registerRows=*/0,
                  /*unaliasRows=*/!o.parallel);
   p.addBufferization();
   p.add(Phase::Bufferize, "cuvil-plan-memory", "", "func.func", Need::Optional);

@@ -82,12 +82,14 @@ std::string vectorizedKSteps(llvm::StringRef gemm, llvm::StringRef fill,
                              llvm::StringRef out, bool batched,
                              int64_t kStep = 1);
 
-/// The K steps a register tile takes per iteration of its loop: 4 where K
-/// (static) is whole K blocks of `blockK`, these are whole steps of 4 and
-/// the vectors have 16 float lanes or more (AVX-512), else 1. Four steps
-/// per iteration issue the same FMAs with a quarter of the loop's own
+/// The K steps a register tile of `accumulators` vectors takes per iteration
+/// of its loop: 4 where K (static) is whole K blocks of `blockK`, these are
+/// whole steps of 4 and the vectors have 16 float lanes or more (AVX-512),
+/// or 8 (AVX2) and the tile at most 8 accumulators, else 1. Four steps per
+/// iteration issue the same FMAs with a quarter of the loop's own
 /// instructions.
-int64_t registerKStep(int64_t k, int64_t blockK, int64_t vectorLanes);
+int64_t registerKStep(int64_t k, int64_t blockK, int64_t vectorLanes,
+                      int64_t accumulators);
 
 /// Whether a read of `size` rows of a GEMM's right operand is the rows of
 /// one iteration of a register tile's K loop (a constant 1 to 8).

@@ -48,15 +48,23 @@ void registerCpuCodegenPasses();
 /// Appends the CPU's Schedule phase to `pipeline`: kernel tags, convolutions
 /// as GEMMs, then the tiling and vectorization schedule for vectors of
 /// `vectorLanes` f32 (GEMM epilogues fused unless `fuseEpilogues` is off),
-/// register tiles of `registerRows` rows; with `unaliasRows`, GEMM operands
-/// whose rows are a multiple of 4 KiB apart are first copied into longer
-/// rows (cuvil-cpu-unalias-gemm-rows: the host's L1 cache sets).
+/// register tiles of `registerRows` rows (0: registerRowsFor(vectorLanes));
+/// with `unaliasRows`, GEMM operands whose rows are a multiple of 4 KiB
+/// apart are first copied into longer rows (cuvil-cpu-unalias-gemm-rows:
+/// the host's L1 cache sets).
 void addCpuSchedule(PipelineBuilder &pipeline, int vectorLanes,
-                    bool fuseEpilogues, int registerRows = 8,
+                    bool fuseEpilogues, int registerRows = 0,
                     bool unaliasRows = false);
 
 /// Host vector width in f32 lanes (16 with AVX-512F, 8 with AVX2+FMA).
 int hostVectorLanes();
+
+/// The rows of a GEMM's register tile (two vectors wide) for vectors of
+/// `vectorLanes` f32: 8 with AVX-512's (its 32 vector registers hold the 16
+/// accumulators, two vectors of B and a broadcast), 4 with narrower ones,
+/// whose ISAs have 16 (AVX2, SSE, and V8's simd128 on x86), where 8 rows
+/// spill: 19 registers live per K step.
+int registerRowsFor(int vectorLanes);
 
 } // namespace mlir::cuvil
 

@@ -11,7 +11,9 @@ def CpuSchedule : Pass<"cuvil-cpu-schedule", "ModuleOp"> {
     `linalg.matmul` initialized by a `linalg.fill` whose sizes admit the
     register tile: a cache tile on tensors distributed with `scf.forall`, a
     K block, and an 8 x (2 vector registers) accumulator kept in registers
-    across K (outer-product FMAs), with 16-lane vectors (AVX-512) four K
+    across K (outer-product FMAs; 4 x 2 where vectors are narrower than
+    AVX-512's 16 lanes, whose ISAs have 16 vector registers, not 32: 8 rows
+    spill there), with 16-lane vectors (AVX-512) four K
     steps per iteration of its loop where K is static and whole blocks of
     whole steps (a quarter of the loop's own instructions per FMA; with 16
     registers the steps' operands spill). Tile sizes are chosen to divide each
@@ -24,8 +26,8 @@ def CpuSchedule : Pass<"cuvil-cpu-schedule", "ModuleOp"> {
     dynamic one with a peeled 1-wide tail. An implicit-GEMM convolution
     (`cuvil.implicit_conv`, see `cuvil-cpu-conv-to-gemm`) is cut into
     thread tasks of filters by columns, its channels into blocks of 32, and
-    register tiles of 8 filters by 3 vectors of columns (2 for AVX2, wasm
-    or float64), each step's tile a contraction with K = 1 of the packed
+    register tiles of 8 filters by 3 vectors of columns (4 filters by 2
+    for AVX2 and wasm, 8 by 2 for float64), each step's tile a contraction with K = 1 of the packed
     weights' row by the image's shifted row, its accumulators carried as
     `vector<8x3x16xf32>` (whole registers: LLVM scalarizes a loop-carried
     `<48 x float>`), the loops over a kernel of up to 9 offsets unrolled.
@@ -38,8 +40,9 @@ def CpuSchedule : Pass<"cuvil-cpu-schedule", "ModuleOp"> {
     register tiles, and `vector.fma` on `vector<32xf32>` accumulators.
   }];
   let options = [
-    Option<"registerRows", "register-rows", "int", /*default=*/"8",
-           "Rows of a GEMM's register tile (its columns are two vectors)">,
+    Option<"registerRows", "register-rows", "int", /*default=*/"0",
+           "Rows of a GEMM's register tile (its columns are two vectors; "
+           "0: 8 for vectors of 16 lanes, else 4)">,
     Option<"vectorLanes", "vector-lanes", "int", /*default=*/"0",
            "f32 lanes of the widest vector register (0: detect the host)">,
     Option<"printSchedule", "print-schedule", "bool", /*default=*/"false",
@@ -96,7 +99,8 @@ def CpuConvToGemm : Pass<"cuvil-cpu-conv-to-gemm", "func::FuncOp"> {
     `cuvil.implicit_conv` over `(n, fo, fi, pb, j, l, c, kh, kw)` (the
     column `p = pb * 48 + j * 16 + l`) of the planes `[N, C, plane]` and the
     weights packed by 8 filters `[F/8, C, KH, KW, 8]` (at compile time when
-    constant, else a transpose), into `[N, F/8, 8, cols/48, 3, 16]`
+    constant, else a transpose; by 4 where the vector registers are 16, see
+    `register-rows`), into `[N, F/8, 8, cols/48, 3, 16]`
     (register tiles of 3 vectors of 16 lanes; 2 vectors where 3 would waste
     too much, and for AVX2, wasm or float64); the columns past each row's
     edge are dropped by slices. The columns are rounded up to whole register
@@ -105,7 +109,10 @@ def CpuConvToGemm : Pass<"cuvil-cpu-conv-to-gemm", "func::FuncOp"> {
   }];
   let options = [
     Option<"vectorLanes", "vector-lanes", "int", /*default=*/"0",
-           "f32 lanes of the widest vector register (0: detect the host)">
+           "f32 lanes of the widest vector register (0: detect the host)">,
+    Option<"registerRows", "register-rows", "int", /*default=*/"0",
+           "Filters of an implicit convolution's register tile (0: as "
+           "cuvil-cpu-schedule's register-rows)">
   ];
   let dependentDialects = [
     "arith::ArithDialect", "linalg::LinalgDialect", "tensor::TensorDialect"
