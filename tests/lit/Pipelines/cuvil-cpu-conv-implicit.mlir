@@ -13,10 +13,11 @@
 // CHECK-DAG: #[[W:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d1, d6, d7, d8, d2)>
 // CHECK-DAG: #[[O:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7, d8) -> (d0, d1, d2, d3, d4, d5)>
 // With 8 lanes (16 vector registers) the weights are packed by 4 filters,
-// the register tiles 2 vectors wide (848 = 53 x 16 columns).
+// the register tiles 3 vectors wide (840 = 35 x 24 columns): 12
+// accumulators.
 // AVX2-LABEL: func.func @implicit
 // AVX2: arith.constant dense<5.000000e-01> : tensor<8x16x3x3x4xf32>
-// AVX2: linalg.fill {{.*}} -> tensor<1x8x4x53x2x8xf32>
+// AVX2: linalg.fill {{.*}} -> tensor<1x8x4x35x3x8xf32>
 // AVX2: cuvil.implicit_conv
 // CHECK-LABEL: func.func @implicit
 // CHECK: %[[PACKED:.*]] = arith.constant dense<5.000000e-01> : tensor<4x16x3x3x8xf32>
