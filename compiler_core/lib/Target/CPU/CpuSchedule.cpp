@@ -50,8 +50,7 @@ int mlir::cuvil::registerRowsFor(int vectorLanes) {
   // With AVX2 on a Zen 3, 8 rows spilled and shuffled their accumulators
   // through the stack every K step: 2048^3 at 0.38x OpenBLAS's speed,
   // 1024x512x256 at 0.38x; 4 rows ran them at 0.89x and 0.99x.
-  constexpr int kWideVectorLanes = 16;
-  return vectorLanes >= kWideVectorLanes ? 8 : 4;
+  return vectorLanes >= kAvx512Lanes ? 8 : 4;
 }
 
 namespace {

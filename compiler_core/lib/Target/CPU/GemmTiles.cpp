@@ -288,9 +288,8 @@ int64_t cpu::registerKStep(int64_t k, int64_t blockK, int64_t vectorLanes,
   // MLP 1024 0.94x and 1024x512x256 0.98x the time of one step, alternated
   // in one process on a Zen 3). wasm's 4-lane tiles ran slower in V8 with
   // four steps (1024x512x256 6.7 -> 8.4 ms), its register allocation spills.
-  constexpr int64_t kWideVectorLanes = 16, kAvx2Lanes = 8;
   constexpr int64_t kAvx2Accumulators = 8;
-  bool fits = vectorLanes >= kWideVectorLanes ||
+  bool fits = vectorLanes >= kAvx512Lanes ||
               (vectorLanes >= kAvx2Lanes && accumulators <= kAvx2Accumulators);
   return fits && !ShapedType::isDynamic(k) && blockK > 0 && k % blockK == 0 &&
                  blockK % kSteps == 0

@@ -30,6 +30,7 @@
 #include "RowKernels.h"
 
 #include "cuvil/Dialect/Cuvil/IR/CuvilDialect.h"
+#include "cuvil/Target/CPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -292,10 +293,8 @@ int64_t cpu::implicitConvPieces(int64_t vectorLanes, Type element) {
   // 0.79-0.87x the time, 128x28x28 0.82-0.86x, 256x14x14 and 512x7x7
   // within noise). wasm's 4-lane tiles in V8, or wider elements (a vector of
   // as many float64 lanes takes two registers), two.
-  constexpr int64_t kWideVectorLanes = 16, kAvx2Lanes = 8;
   bool narrow = element.getIntOrFloatBitWidth() <= 32;
-  return narrow &&
-                 (vectorLanes >= kWideVectorLanes || vectorLanes == kAvx2Lanes)
+  return narrow && (vectorLanes >= kAvx512Lanes || vectorLanes == kAvx2Lanes)
              ? 3
              : 2;
 }

@@ -56,6 +56,11 @@ void addCpuSchedule(PipelineBuilder &pipeline, int vectorLanes,
                     bool fuseEpilogues, int registerRows = 0,
                     bool unaliasRows = false);
 
+/// f32 lanes of AVX-512's vectors (32 vector registers) and of AVX2's (16
+/// registers): what register tiles are sized for.
+constexpr int kAvx512Lanes = 16;
+constexpr int kAvx2Lanes = 8;
+
 /// Host vector width in f32 lanes (16 with AVX-512F, 8 with AVX2+FMA).
 int hostVectorLanes();
 

@@ -27,8 +27,9 @@ def CpuSchedule : Pass<"cuvil-cpu-schedule", "ModuleOp"> {
     (`cuvil.implicit_conv`, see `cuvil-cpu-conv-to-gemm`) is cut into
     thread tasks of filters by columns, its channels into blocks of 32, and
     register tiles of 8 filters by 3 vectors of columns (4 filters by 3
-    with AVX2, 4 by 2 for wasm; 2 vectors for float64), each step's tile a contraction with K = 1 of the packed
-    weights' row by the image's shifted row, its accumulators carried as
+    with AVX2, 4 by 2 for wasm; 2 vectors for float64), each step's tile a
+    contraction with K = 1 of the packed weights' row by the image's
+    shifted row, its accumulators carried as
     `vector<8x3x16xf32>` (whole registers: LLVM scalarizes a loop-carried
     `<48 x float>`), the loops over a kernel of up to 9 offsets unrolled.
 
@@ -102,10 +103,10 @@ def CpuConvToGemm : Pass<"cuvil-cpu-conv-to-gemm", "func::FuncOp"> {
     constant, else a transpose; by 4 where the vector registers are 16, see
     `register-rows`), into `[N, F/8, 8, cols/48, 3, 16]`
     (register tiles of 3 vectors of 16 lanes, or of AVX2's 8; 2 vectors
-    where 3 would waste too much, and for wasm or float64); the columns past each row's
-    edge are dropped by slices. The columns are rounded up to whole register
-    tiles, at most a sixth more than the image's pixels, and the padding
-    gets the rows their reads need.
+    where 3 would waste too much, and for wasm or float64); the columns
+    past each row's edge are dropped by slices. The columns are rounded up
+    to whole register tiles, at most a sixth more than the image's pixels,
+    and the padding gets the rows their reads need.
   }];
   let options = [
     Option<"vectorLanes", "vector-lanes", "int", /*default=*/"0",
