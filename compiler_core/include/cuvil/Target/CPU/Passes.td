@@ -13,10 +13,11 @@ def CpuSchedule : Pass<"cuvil-cpu-schedule", "ModuleOp"> {
     K block, and an 8 x (2 vector registers) accumulator kept in registers
     across K (outer-product FMAs; 4 x 2 where vectors are narrower than
     AVX-512's 16 lanes, whose ISAs have 16 vector registers, not 32: 8 rows
-    spill there), with 16-lane vectors (AVX-512) four K
-    steps per iteration of its loop where K is static and whole blocks of
-    whole steps (a quarter of the loop's own instructions per FMA; with 16
-    registers the steps' operands spill). Tile sizes are chosen to divide each
+    spill there), four K steps per iteration of its loop where K is static
+    and whole blocks of whole steps, with 16-lane vectors (AVX-512) or
+    AVX2's 4 x 2 tiles (a quarter of the loop's own instructions per FMA;
+    wasm's 4-lane tiles keep one step: their operands spill in V8). Tile
+    sizes are chosen to divide each
     static GEMM where one does, so every tile is static. A dynamic M or N,
     or a static one no tile divides (odd and prime sizes), keeps the full
     tiles and peels the register loops: full tiles get the vector body, the
