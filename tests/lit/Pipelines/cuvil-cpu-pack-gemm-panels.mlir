@@ -429,3 +429,50 @@ func.func @four_k_steps(%b: memref<256x64xf32>, %c: memref<64x64xf32>) {
   }
   return
 }
+
+// -----
+
+// A batched GEMM (attention's scores, 8 x 256x64 . 64x256) as the schedule
+// leaves it: each thread task takes one batch's 64 x 128 block of the right
+// operand (`[1, 64, 128]`, rows 1 KiB apart: in L1 they fall in 4 sets) and
+// its register tiles read rows `[1, 4, 16]` of it. The block without its
+// batch of 1 is copied into 8 panels of 64 x 16 at the start of the task,
+// and the rows become rows of the panels.
+// CHECK-LABEL: func.func @batched
+// CHECK: scf.parallel (%[[BATCH:.*]], %{{.*}}) =
+// CHECK-NEXT: %[[BYTES:.*]] = memref.alloca() {alignment = 64 : i64} : memref<32768xi8>
+// CHECK: %[[BK:.*]] = memref.subview %{{.*}}[%[[BATCH]], 0, %{{.*}}] [1, 64, 128] [1, 1, 1]
+// CHECK: %[[P:.*]] = memref.view %[[BYTES]][%{{.*}}][] : memref<32768xi8> to memref<8x64x16xf32>
+// CHECK: %[[FLAT:.*]] = memref.subview %[[BK]][0, 0, 0] [1, 64, 128] [1, 1, 1] : memref<1x64x128xf32, strided<[16384, 256, 1], offset: ?>> to memref<64x128xf32, strided<[256, 1], offset: ?>>
+// CHECK: vector.transfer_read %[[FLAT]][%{{.*}}, %{{.*}}], %{{.*}} : memref<64x128xf32, strided<[256, 1], offset: ?>>, vector<16xf32>
+// CHECK: memref.subview %[[P]][%{{.*}}, %{{.*}}, 0] [1, 4, 16] [1, 1, 1] : memref<8x64x16xf32> to memref<1x4x16xf32, strided<[1024, 16, 1], offset: ?>>
+// CHECK-NOT: memref.subview %[[BK]][0, %{{.*}}, %{{.*}}] [1, 4, 16]
+func.func @batched(%b: memref<8x64x256xf32>, %c: memref<8x256x256xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %f0 = arith.constant 0.0 : f32
+  %zero = arith.constant dense<0.0> : vector<1x4x16xf32>
+  scf.parallel (%bi, %nt) = (%c0, %c0) to (%c8, %c2) step (%c1, %c1) {
+    %n0 = arith.muli %nt, %c128 : index
+    %bk = memref.subview %b[%bi, 0, %n0] [1, 64, 128] [1, 1, 1] : memref<8x64x256xf32> to memref<1x64x128xf32, strided<[16384, 256, 1], offset: ?>>
+    scf.for %m = %c0 to %c64 step %c4 {
+      scf.for %j = %c0 to %c128 step %c16 {
+        %acc = scf.for %k = %c0 to %c64 step %c4 iter_args(%s = %zero) -> (vector<1x4x16xf32>) {
+          %row = memref.subview %bk[0, %k, %j] [1, 4, 16] [1, 1, 1] : memref<1x64x128xf32, strided<[16384, 256, 1], offset: ?>> to memref<1x4x16xf32, strided<[16384, 256, 1], offset: ?>>
+          %v = vector.transfer_read %row[%c0, %c0, %c0], %f0 {in_bounds = [true, true, true]} : memref<1x4x16xf32, strided<[16384, 256, 1], offset: ?>>, vector<1x4x16xf32>
+          %n = arith.addf %s, %v : vector<1x4x16xf32>
+          scf.yield %n : vector<1x4x16xf32>
+        }
+        vector.transfer_write %acc, %c[%bi, %m, %j] {in_bounds = [true, true, true]} : vector<1x4x16xf32>, memref<8x256x256xf32>
+      }
+    }
+    scf.reduce
+  }
+  return
+}

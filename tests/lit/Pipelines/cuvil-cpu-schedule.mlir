@@ -211,10 +211,14 @@ func.func @odd_columns_epilogue(%a: tensor<64x32xf32>, %b: tensor<32x37xf32>, %b
 // -----
 
 // Batched GEMMs (attention) get one thread task per batch element and the
-// same register tile.
+// same register tile. Its K steps read rows of the task's block of the
+// right operand (one batch's `[1, 32, 48]`), which
+// cuvil-cpu-pack-gemm-panels then copies into panels.
 // CHECK-LABEL: func.func @batched
 // CHECK: scf.forall (%{{.*}}) in (4)
+// CHECK: %[[BLOCK:.*]] = tensor.extract_slice %{{.*}}[%{{.*}}, 0, 0] [1, 32, 48] [1, 1, 1]
 // CHECK: vector<1x8x16xf32>
+// CHECK: tensor.extract_slice %[[BLOCK]][0, %{{.*}}, %{{.*}}] [1, 1, 16] [1, 1, 1] : tensor<1x32x48xf32> to tensor<1x1x16xf32>
 // CHECK-COUNT-8: vector.fma {{.*}} : vector<16xf32>
 func.func @batched(%a: tensor<4x64x32xf32>, %b: tensor<4x32x48xf32>) -> tensor<4x64x48xf32> {
   %cst = arith.constant 0.0 : f32

@@ -330,23 +330,27 @@ std::string cpu::registerTileWithFill(llvm::StringRef gemm, llvm::StringRef out,
 }
 
 /// Whether `slice` takes whole unit-stride rows' spans of a 2-D tensor: all
-/// of its rows from the first (a column slice).
+/// of its rows from the first (a column slice); of a 3-D one, the same in
+/// one batch (a batched GEMM's operand).
 static bool isFullDepthColumnSlice(tensor::ExtractSliceOp slice) {
   auto source = cast<RankedTensorType>(slice.getSourceType());
-  return source.getRank() == 2 && slice.getType().getRank() == 2 &&
-         slice.hasUnitStride() &&
-         isConstantIntValue(slice.getMixedOffsets()[0], 0) &&
-         !source.isDynamicDim(0) &&
-         isConstantIntValue(slice.getMixedSizes()[0], source.getDimSize(0));
+  int64_t rank = source.getRank(), depth = rank - 2;
+  SmallVector<OpFoldResult> sizes = slice.getMixedSizes();
+  return (rank == 2 || (rank == 3 && isConstantIntValue(sizes[0], 1))) &&
+         slice.getType().getRank() == rank && slice.hasUnitStride() &&
+         isConstantIntValue(slice.getMixedOffsets()[depth], 0) &&
+         !source.isDynamicDim(depth) &&
+         isConstantIntValue(sizes[depth], source.getDimSize(depth));
 }
 
 void cpu::readRowsFromBlocks(ModuleOp module) {
   SmallVector<tensor::ExtractSliceOp> rows;
   module.walk([&](tensor::ExtractSliceOp row) {
     auto column = row.getSource().getDefiningOp<tensor::ExtractSliceOp>();
+    int64_t rank = row.getType().getRank();
     if (column && isFullDepthColumnSlice(column) &&
-        row.getType().getRank() == 2 && row.hasUnitStride() &&
-        isRegisterKSteps(row.getMixedSizes()[0]))
+        column.getType().getRank() == rank && row.hasUnitStride() &&
+        isRegisterKSteps(row.getMixedSizes()[rank - 2]))
       rows.push_back(row);
   });
   IRRewriter rewriter(module.getContext());
@@ -355,13 +359,15 @@ void cpu::readRowsFromBlocks(ModuleOp module) {
     rewriter.setInsertionPoint(row);
     AffineExpr a, b;
     bindDims(module.getContext(), a, b);
-    OpFoldResult col = affine::makeComposedFoldedAffineApply(
-        rewriter, row.getLoc(), a + b,
-        {column.getMixedOffsets()[1], row.getMixedOffsets()[1]});
+    // The row's place in the column's source: the two slices' offsets added.
+    SmallVector<OpFoldResult> offsets;
+    for (auto [outer, inner] :
+         llvm::zip(column.getMixedOffsets(), row.getMixedOffsets()))
+      offsets.push_back(affine::makeComposedFoldedAffineApply(
+          rewriter, row.getLoc(), a + b, {outer, inner}));
     rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
-        row, row.getType(), column.getSource(),
-        SmallVector<OpFoldResult>{row.getMixedOffsets()[0], col},
-        row.getMixedSizes(), row.getMixedStrides());
+        row, row.getType(), column.getSource(), offsets, row.getMixedSizes(),
+        row.getMixedStrides());
     if (column->use_empty())
       rewriter.eraseOp(column);
   }

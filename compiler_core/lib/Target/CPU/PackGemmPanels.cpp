@@ -77,12 +77,29 @@ bool onlyRead(Value view, Operation *within = nullptr) {
 }
 
 /// A K block of a GEMM's right operand and the register tiles' reads of it.
+/// A batched GEMM's block has a leading batch dimension of size 1 (its
+/// thread task's batch tile): `lead` is 1, every index below shifted by it.
 struct KBlock {
   Operation *home;                     ///< where the block is taken (a loop)
   memref::SubViewOp block;             ///< %b[%k0, %n0] [kc, n] [1, 1]
   SmallVector<memref::SubViewOp> rows; ///< %block[%k, %j] [s, w] [1, 1]
   int64_t width = 0;                   ///< the widest row read: a panel
   int64_t maxDepth = 0, maxCols = 0;   ///< bounds of kc and n
+  unsigned lead = 0;                   ///< leading unit dimensions
+
+  /// The K row (`%k`) and column (`%j`) where `row` starts in the block.
+  OpFoldResult kOf(memref::SubViewOp row) const {
+    return row.getMixedOffsets()[lead];
+  }
+  OpFoldResult columnOf(memref::SubViewOp row) const {
+    return row.getMixedOffsets()[lead + 1];
+  }
+  /// The block's depth (kc) and columns (n).
+  OpFoldResult depth() const { return sizes()[lead]; }
+  OpFoldResult columns() const { return sizes()[lead + 1]; }
+  SmallVector<OpFoldResult> sizes() const {
+    return memref::SubViewOp(block).getMixedSizes();
+  }
 };
 
 /// The most result rows one read of `block` serves: the largest extent of
@@ -97,8 +114,7 @@ int64_t resultRows(const KBlock &b) {
       if (!loop)
         continue;
       Value iv = loop.getInductionVar();
-      if (OpFoldResult(iv) == row.getMixedOffsets()[0] ||
-          OpFoldResult(iv) == row.getMixedOffsets()[1])
+      if (OpFoldResult(iv) == b.kOf(row) || OpFoldResult(iv) == b.columnOf(row))
         continue;
       if (std::optional<int64_t> upper = upperBound(loop.getUpperBound()))
         rows = std::max(rows, *upper);
@@ -106,10 +122,10 @@ int64_t resultRows(const KBlock &b) {
   return rows;
 }
 
-/// Whether `row` is read by a register tile: its row index is the
+/// Whether `row` of `b` is read by a register tile: its row index is the
 /// induction variable of a loop carrying vector sums.
-bool readByRegisterTile(memref::SubViewOp row) {
-  auto index = dyn_cast<Value>(row.getMixedOffsets()[0]);
+bool readByRegisterTile(const KBlock &b, memref::SubViewOp row) {
+  auto index = dyn_cast<Value>(b.kOf(row));
   scf::ForOp loop = index ? scf::getForInductionVarOwner(index) : nullptr;
   return loop && loop.getNumRegionIterArgs() > 0 &&
          llvm::all_of(loop.getRegionIterArgs(), [](BlockArgument arg) {
@@ -128,31 +144,41 @@ int64_t bytesOf(MemRefType type) {
   return type.getNumElements() * type.getElementTypeBitWidth() / 8;
 }
 
+/// Whether the first `count` of `sizes` are 1.
+bool unitSizes(ArrayRef<OpFoldResult> sizes, unsigned count) {
+  return llvm::all_of(sizes.take_front(count),
+                      [](OpFoldResult s) { return isConstantIntValue(s, 1); });
+}
+
 /// `block` as a K block that can be packed, or nothing: a 2-D view of rows
-/// contiguous in memory, read only as rows of whole panels, at least one
-/// by a register tile's loop.
+/// contiguous in memory (or a 3-D one of a single batch), read only as rows
+/// of whole panels, at least one by a register tile's loop.
 std::optional<KBlock> kBlockOf(memref::SubViewOp block) {
   auto type = cast<MemRefType>(block.getSource().getType());
+  int64_t rank = block.getType().getRank();
   SmallVector<int64_t> strides;
   int64_t offset;
-  if (block.getType().getRank() != 2 || type.getRank() != 2 ||
+  if (rank < 2 || rank > 3 || type.getRank() != rank ||
       !isa<FloatType>(type.getElementType()) || !block.hasUnitStride() ||
-      failed(getStridesAndOffset(type, strides, offset)) || strides[1] != 1)
+      failed(getStridesAndOffset(type, strides, offset)) ||
+      strides.back() != 1 || !unitSizes(block.getMixedSizes(), rank - 2))
     return std::nullopt;
-  KBlock b{block->getParentOp(), block, {}, 0, 0, 0};
-  std::optional<int64_t> depth = upperBound(block.getMixedSizes()[0]);
-  std::optional<int64_t> cols = upperBound(block.getMixedSizes()[1]);
+  KBlock b{block->getParentOp(), block, {}, 0, 0, 0, unsigned(rank - 2)};
+  std::optional<int64_t> depth = upperBound(b.depth());
+  std::optional<int64_t> cols = upperBound(b.columns());
   if (!depth || !cols)
     return std::nullopt;
   b.maxDepth = *depth;
   b.maxCols = *cols;
   for (Operation *user : block->getUsers()) {
     auto row = dyn_cast<memref::SubViewOp>(user);
-    std::optional<int64_t> w =
-        row ? upperBound(row.getMixedSizes()[1]) : std::nullopt;
     if (!row || row.getSource() != block.getResult() || !row.hasUnitStride() ||
-        !mlir::cuvil::cpu::isRegisterKSteps(row.getMixedSizes()[0]) ||
-        row.getType().getRank() != 2 || !w || *w <= 0 ||
+        row.getType().getRank() != rank)
+      return std::nullopt;
+    SmallVector<OpFoldResult> sizes = row.getMixedSizes();
+    std::optional<int64_t> w = upperBound(sizes[b.lead + 1]);
+    if (!unitSizes(sizes, b.lead) ||
+        !mlir::cuvil::cpu::isRegisterKSteps(sizes[b.lead]) || !w || *w <= 0 ||
         !onlyRead(row.getResult()))
       return std::nullopt;
     b.width = std::max(b.width, *w);
@@ -160,9 +186,11 @@ std::optional<KBlock> kBlockOf(memref::SubViewOp block) {
   }
   // Panels of whole vectors, every read starting on one.
   if (b.rows.empty() || b.width % 8 != 0 ||
-      !llvm::any_of(b.rows, readByRegisterTile) ||
+      !llvm::any_of(
+          b.rows,
+          [&](memref::SubViewOp row) { return readByRegisterTile(b, row); }) ||
       llvm::any_of(b.rows, [&](memref::SubViewOp row) {
-        return !isMultipleOf(row.getMixedOffsets()[1], b.width);
+        return !isMultipleOf(b.columnOf(row), b.width);
       }))
     return std::nullopt;
   return b;
@@ -186,8 +214,11 @@ struct Origin {
 };
 
 /// The origin of `b`'s block through 2-D unit-stride subviews, when its
-/// panel columns start at multiples of the width.
+/// panel columns start at multiples of the width (not for a batched GEMM's
+/// block: only its copies per K block are made).
 std::optional<Origin> originOf(KBlock &b) {
+  if (b.lead)
+    return std::nullopt;
   Origin origin;
   memref::SubViewOp view = b.block;
   while (true) {
@@ -320,13 +351,13 @@ void readPanels(RewriterBase &rewriter, KBlock &b, Value packed) {
   for (memref::SubViewOp row : b.rows) {
     rewriter.setInsertionPoint(row);
     Value j = getValueOrCreateConstantIndexOp(rewriter, row.getLoc(),
-                                              row.getMixedOffsets()[1]);
+                                              b.columnOf(row));
     Value panel = rewriter.create<arith::DivUIOp>(row.getLoc(), j, width);
-    SmallVector<OpFoldResult> offsets = {panel, row.getMixedOffsets()[0],
+    SmallVector<OpFoldResult> offsets = {panel, b.kOf(row),
                                          rewriter.getIndexAttr(0)};
     SmallVector<OpFoldResult> sizes = {rewriter.getIndexAttr(1),
-                                       row.getMixedSizes()[0],
-                                       row.getMixedSizes()[1]};
+                                       row.getMixedSizes()[b.lead],
+                                       row.getMixedSizes()[b.lead + 1]};
     SmallVector<OpFoldResult> strides(3, rewriter.getIndexAttr(1));
     auto type = memref::SubViewOp::inferRankReducedResultType(
         row.getType().getShape(), packedType, offsets, sizes, strides);
@@ -416,10 +447,21 @@ void pack(RewriterBase &rewriter, KBlock &b, Value buffer) {
   };
   Value packed = rewriter.create<memref::ViewOp>(loc, packedType, buffer,
                                                  index(0), ValueRange());
-  Value depth = getValueOrCreateConstantIndexOp(rewriter, loc,
-                                                b.block.getMixedSizes()[0]);
-  Value cols = getValueOrCreateConstantIndexOp(rewriter, loc,
-                                               b.block.getMixedSizes()[1]);
+  Value depth = getValueOrCreateConstantIndexOp(rewriter, loc, b.depth());
+  Value cols = getValueOrCreateConstantIndexOp(rewriter, loc, b.columns());
+  // The block as [kc, n] (a batched GEMM's without its batch of 1).
+  Value source = b.block.getResult();
+  if (b.lead) {
+    int64_t rank = b.block.getType().getRank();
+    SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0));
+    SmallVector<OpFoldResult> strides(rank, rewriter.getIndexAttr(1));
+    auto type = memref::SubViewOp::inferRankReducedResultType(
+        b.block.getType().getShape().drop_front(b.lead), b.block.getType(),
+        offsets, b.block.getMixedSizes(), strides);
+    source = rewriter.create<memref::SubViewOp>(
+        loc, cast<MemRefType>(type), source, offsets, b.block.getMixedSizes(),
+        strides);
+  }
   // (arith.ceildivui has no direct lowering to LLVM.)
   Value count = rewriter.create<arith::DivUIOp>(
       loc, rewriter.create<arith::AddIOp>(loc, cols, index(b.width - 1)),
@@ -427,7 +469,7 @@ void pack(RewriterBase &rewriter, KBlock &b, Value buffer) {
   rewriter.create<scf::ForOp>(
       loc, index(0), count, index(1), ValueRange(),
       [&](OpBuilder &pb, Location pl, Value p, ValueRange) {
-        copyPanel(pb, pl, b.block.getResult(), packed, p, depth, b.width);
+        copyPanel(pb, pl, source, packed, p, depth, b.width);
         pb.create<scf::YieldOp>(pl);
       });
   readPanels(rewriter, b, packed);
