@@ -410,8 +410,10 @@ void eraseUnusedChain(RewriterBase &rewriter, Operation *view) {
 
 /// Copies the rows 0 .. `depth` of `source` (2-D), columns p*w .. +w, into
 /// panel `p` of `packed` ([panels][depth][w]), zeros past its last column.
+/// With `whole` (the source's columns are whole panels) the reads are
+/// plain loads, not masked ones (AVX2's vmaskmovps, and a mask per row).
 void copyPanel(OpBuilder &builder, Location loc, Value source, Value packed,
-               Value p, Value depth, int64_t width) {
+               Value p, Value depth, int64_t width, bool whole) {
   auto element = cast<MemRefType>(source.getType()).getElementType();
   Value w = builder.create<arith::ConstantIndexOp>(loc, width);
   Value zero = builder.create<arith::ConstantIndexOp>(loc, 0);
@@ -427,7 +429,7 @@ void copyPanel(OpBuilder &builder, Location loc, Value source, Value packed,
         Value row = kb.create<vector::TransferReadOp>(
             kl, vector, source, ValueRange{k, col},
             AffineMap::get(2, 0, kb.getAffineDimExpr(1)), pad,
-            /*mask=*/Value(), kb.getBoolArrayAttr({false}));
+            /*mask=*/Value(), kb.getBoolArrayAttr({whole}));
         kb.create<vector::TransferWriteOp>(
             kl, row, packed, ValueRange{p, k, zero},
             AffineMap::get(3, 0, kb.getAffineDimExpr(2)), ArrayRef<bool>{true});
@@ -449,6 +451,8 @@ void pack(RewriterBase &rewriter, KBlock &b, Value buffer) {
                                                  index(0), ValueRange());
   Value depth = getValueOrCreateConstantIndexOp(rewriter, loc, b.depth());
   Value cols = getValueOrCreateConstantIndexOp(rewriter, loc, b.columns());
+  std::optional<int64_t> n = getConstantIntValue(b.columns());
+  bool whole = n && *n % b.width == 0;
   // The block as [kc, n] (a batched GEMM's without its batch of 1).
   Value source = b.block.getResult();
   if (b.lead) {
@@ -469,7 +473,7 @@ void pack(RewriterBase &rewriter, KBlock &b, Value buffer) {
   rewriter.create<scf::ForOp>(
       loc, index(0), count, index(1), ValueRange(),
       [&](OpBuilder &pb, Location pl, Value p, ValueRange) {
-        copyPanel(pb, pl, source, packed, p, depth, b.width);
+        copyPanel(pb, pl, source, packed, p, depth, b.width, whole);
         pb.create<scf::YieldOp>(pl);
       });
   readPanels(rewriter, b, packed);
@@ -581,7 +585,8 @@ Value packWhole(RewriterBase &rewriter, Value root, int64_t width,
   };
   Value rows = index(depth);
   auto body = [&](OpBuilder &pb, Location pl, Value p) {
-    copyPanel(pb, pl, root, packed, p, rows, width);
+    copyPanel(pb, pl, root, packed, p, rows, width,
+              type.getDimSize(1) % width == 0);
   };
   if (isa<scf::ParallelOp>(point))
     rewriter.create<scf::ParallelOp>(
