@@ -29,6 +29,25 @@ func.func @avx2_tiles(%a: tensor<96x100xf32>, %b: tensor<100x48xf32>) -> tensor<
 
 // -----
 
+// Rows ending in a partial register tile (49 = 12 x 4 + 1: a 7 x 7 image's
+// pixels as rows) take the four K steps too, the peeled last row included.
+// AVX2-LABEL: func.func @partial_rows_k_steps
+// AVX2: scf.for %{{.*}} = %c0 to %c48 step %c4
+// AVX2: scf.for %{{.*}} = %c0 to %c64 step %c4 iter_args(%{{.*}} = %{{.*}}) -> (vector<4x16xf32>)
+// AVX2-COUNT-16: vector.fma {{.*}} : vector<16xf32>
+// AVX2: scf.for %{{.*}} = %c0 to %c64 step %c4 iter_args(%{{.*}} = %{{.*}}) -> (vector<1x16xf32>)
+// AVX2-COUNT-4: vector.fma {{.*}} : vector<16xf32>
+// CHECK-LABEL: func.func @partial_rows_k_steps
+func.func @partial_rows_k_steps(%a: tensor<49x64xf32>, %b: tensor<64x32xf32>) -> tensor<49x32xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<49x32xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<49x32xf32>) -> tensor<49x32xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<49x64xf32>, tensor<64x32xf32>) outs(%f : tensor<49x32xf32>) -> tensor<49x32xf32>
+  return %r : tensor<49x32xf32>
+}
+
+// -----
+
 // A merged q|k|v projection of a small block (64 x 128 by 128 x 384 with
 // AVX2-sized tiles: 128-column cache tiles would make 3 tasks, one core
 // idle for a whole task): 4 tasks of 96 columns.
