@@ -4,6 +4,7 @@
 // the division read them), the blocks shared between threads. Chains under
 // 2^15 elements keep a kernel per op.
 // RUN: %cuvil_opt %s --split-input-file --cuvil-cpu-pipeline="up-to=schedule vector-lanes=16" | FileCheck %s
+// RUN: %cuvil_opt %s --split-input-file --cuvil-cpu-pipeline="up-to=schedule vector-lanes=8" | FileCheck %s --check-prefix=AVX2
 
 // 8 x 256 x 256 scores: 16 rows of 1 KiB per block, 128 blocks, threads.
 // CHECK-LABEL: func.func @softmax
@@ -102,7 +103,9 @@ func.func @layer_norm(%x: tensor<256x512xf32>) -> tensor<256x512xf32> {
 
 // A large transpose (attention's k transposed, 2^17 elements) runs as 8
 // tasks across threads, each in blocks of 16 x 16 (a transposed vector read,
-// AVX-512 shuffles); a small one (2^12) stays one loop nest.
+// AVX-512 shuffles); a small one (2^12) runs in the same blocks on the
+// caller's thread. With AVX2's 8 lanes the blocks are 8 x 8, lowered to
+// x86vector's AVX2 shuffles and blends.
 // CHECK-LABEL: func.func @transposes
 // CHECK: scf.forall (%{{.*}}) in (8)
 // CHECK-NOT: linalg.transpose
@@ -111,8 +114,21 @@ func.func @layer_norm(%x: tensor<256x512xf32>) -> tensor<256x512xf32> {
 // CHECK: vector.transfer_write {{.*}} : vector<1x16x16xf32>, tensor<1x16x16xf32>
 // CHECK: scf.forall.in_parallel
 // CHECK-NOT: scf.forall
-// CHECK: linalg.transpose
+// CHECK-NOT: linalg.transpose
+// CHECK: vector.transfer_read {{.*}} : tensor<1x16x16xf32>, vector<1x16x16xf32>
+// CHECK: vector.shuffle
+// CHECK: vector.transfer_write {{.*}} : vector<1x16x16xf32>, tensor<1x16x16xf32>
+// CHECK-NOT: linalg.transpose
 // CHECK: return
+// AVX2-LABEL: func.func @transposes
+// AVX2: scf.forall (%{{.*}}) in (8)
+// AVX2: vector.transfer_read {{.*}} : tensor<1x8x8xf32>, vector<1x8x8xf32>
+// AVX2: llvm.inline_asm {{.*}}vblendps
+// AVX2: scf.forall.in_parallel
+// AVX2-NOT: scf.forall
+// AVX2: vector.transfer_read {{.*}} : tensor<1x8x8xf32>, vector<1x8x8xf32>
+// AVX2-NOT: linalg.transpose
+// AVX2: return
 func.func @transposes(%k: tensor<8x256x64xf32>, %s: tensor<4x32x32xf32>) -> (tensor<8x64x256xf32>, tensor<4x32x32xf32>) {
   %t = cuvil.transpose %k {permutation = array<i64: 0, 2, 1>} : (tensor<8x256x64xf32>) -> tensor<8x64x256xf32>
   %u = cuvil.transpose %s {permutation = array<i64: 0, 2, 1>} : (tensor<4x32x32xf32>) -> tensor<4x32x32xf32>

@@ -678,7 +678,13 @@ std::string mlir::cuvil::buildCpuSchedule(ModuleOp module, int vectorLanes,
     transform.loop.hoist_loop_invariant_subsets %loops : !transform.any_op
     transform.apply_patterns to %vf {
       transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
-      transform.apply_patterns.vector.lower_transpose lowering_strategy = "shuffle_16x16"
+      transform.apply_patterns.vector.lower_transpose lowering_strategy = "shuffle_16x16")mlir" +
+                       // AVX2's 8 x 8 blocks (threadedTransposes): x86vector's
+                       // shuffles and blends.
+                       std::string(vectorLanes == kAvx2Lanes
+                                       ? " avx2_lowering_strategy = true"
+                                       : "") +
+                       R"mlir(
       transform.apply_patterns.vector.lower_outerproduct
       transform.apply_patterns.vector.lower_multi_reduction lowering_strategy = "innerreduction"
       transform.apply_patterns.vector.transfer_permutation_patterns

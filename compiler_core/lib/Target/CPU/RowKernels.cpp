@@ -23,6 +23,7 @@
 #include "GemmTiles.h"
 
 #include "cuvil/Dialect/Cuvil/IR/CuvilDialect.h"
+#include "cuvil/Target/CPU/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -107,10 +108,6 @@ static void readThroughExpansion(linalg::GenericOp generic,
 //===----------------------------------------------------------------------===//
 
 namespace {
-
-/// The side of the square blocks 2-D transposes are vectorized in: an
-/// AVX-512 register of floats.
-constexpr int64_t kTransposeBlock = 16;
 
 /// Bytes of one block of rows of a tensor in the chain: the block's
 /// intermediates stay in L1 between the chain's ops.
@@ -693,23 +690,15 @@ std::string cpu::threadedTransposes(ModuleOp module, int64_t lanes,
   std::string text;
   module.walk([&](linalg::TransposeOp transpose) {
     auto type = dyn_cast<RankedTensorType>(transpose.getInit().getType());
-    SmallVector<int64_t> tiles =
-        type ? threadTiles(type.getShape()) : SmallVector<int64_t>();
-    if (tiles.empty())
+    if (!type || !type.hasStaticShape())
       return;
-    int64_t id = nextId++;
-    transpose->setAttr(
-        CuvilDialect::VectorIdAttrHelper::getNameStr(),
-        IntegerAttr::get(IntegerType::get(module.getContext(), 64), id));
-    std::string name = "tr" + std::to_string(id);
-    text += matchTagged(name, "linalg.transpose", id);
-    text +=
-        "    %" + name + "t, %" + name +
-        "f = transform.structured.tile_using_forall %" + name +
-        " tile_sizes [" + joinSizes(tiles) +
-        "] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)\n";
-    ArrayRef<int64_t> perm = transpose.getPermutation();
+    // Under kSerialElements no tasks: the caller's thread runs it whole.
+    SmallVector<int64_t> tiles = threadTiles(type.getShape());
+    bool threaded = !tiles.empty();
     int64_t rank = type.getRank();
+    if (!threaded)
+      tiles.assign(rank, 0);
+    ArrayRef<int64_t> perm = transpose.getPermutation();
     auto taskExtent = [&](int64_t d) {
       return tiles[d] ? tiles[d] : type.getDimSize(d);
     };
@@ -728,20 +717,36 @@ std::string cpu::threadedTransposes(ModuleOp module, int64_t lanes,
       if (row == 0)
         return;
       block[rank - 1] = row;
-    } else if (lanes == kTransposeBlock && rank >= 2 &&
+    } else if ((lanes == kAvx512Lanes || lanes == kAvx2Lanes) && rank >= 2 &&
                perm[rank - 2] == rank - 1 &&
-               taskExtent(rank - 1) % kTransposeBlock == 0 &&
-               taskExtent(rank - 2) % kTransposeBlock == 0) {
+               taskExtent(rank - 1) % lanes == 0 &&
+               taskExtent(rank - 2) % lanes == 0) {
       // The input's innermost dimension becomes the output's second
       // innermost (a swap of the last two; attention's k transposed from a
-      // projection's columns): blocks of 16 x 16, one transposed vector read
-      // each, lowered to AVX-512 shuffles (see buildCpuSchedule), instead
-      // of a scalar load and store per element.
-      block[rank - 1] = block[rank - 2] = kTransposeBlock;
+      // projection's columns): square blocks of a register's lanes, one
+      // transposed vector read each, lowered to AVX-512's or AVX2's shuffles
+      // (see buildCpuSchedule), instead of a scalar load and store per
+      // element.
+      block[rank - 1] = block[rank - 2] = lanes;
     } else {
       return;
     }
-    text += tileUsingFor(name + "t", name + "v", name + "l", block) +
+    int64_t id = nextId++;
+    transpose->setAttr(
+        CuvilDialect::VectorIdAttrHelper::getNameStr(),
+        IntegerAttr::get(IntegerType::get(module.getContext(), 64), id));
+    std::string name = "tr" + std::to_string(id);
+    text += matchTagged(name, "linalg.transpose", id);
+    std::string target = name;
+    if (threaded) {
+      text += "    %" + name + "t, %" + name +
+              "f = transform.structured.tile_using_forall %" + name +
+              " tile_sizes [" + joinSizes(tiles) +
+              "] : (!transform.any_op) -> (!transform.any_op, "
+              "!transform.any_op)\n";
+      target = name + "t";
+    }
+    text += tileUsingFor(target, name + "v", name + "l", block) +
             "    transform.structured.vectorize %" + name +
             "v : !transform.any_op\n";
   });

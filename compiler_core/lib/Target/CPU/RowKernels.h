@@ -94,14 +94,16 @@ SmallVector<int64_t> threadTiles(ArrayRef<int64_t> shape,
                                  bool anyDimension = false,
                                  int64_t minElements = 0);
 
-/// Transform-dialect text running each large static linalg.transpose (from
-/// 2^15 elements; attention's k transposed) as equal tasks across threads,
-/// along its first dimension that splits into 8, 4 or 2; tags each with a
-/// fresh vector id from `nextId`. One keeping the innermost dimension is
-/// copied a row of vectors at a time; with 16 lanes, one taking the input's
-/// innermost dimension to the output's second innermost (a swap of the last
-/// two, attention's k transposed out of its heads) is vectorized in 16 x 16
-/// blocks; other transposes stay scalar loops inside.
+/// Transform-dialect text vectorizing each static linalg.transpose, tagged
+/// with a fresh vector id from `nextId`: a large one (from 2^15 elements;
+/// attention's k transposed) as equal tasks across threads, along its first
+/// dimension that splits into 8, 4 or 2, a smaller one on the caller's
+/// thread. One keeping the innermost dimension is copied a row of vectors
+/// at a time; with 16 or 8 lanes, one taking the input's innermost
+/// dimension to the output's second innermost (a swap of the last two,
+/// attention's k transposed out of its heads) in square blocks of that many
+/// lanes (AVX-512's or AVX2's shuffles). Other transposes stay scalar loops
+/// (inside the tasks, when large).
 std::string threadedTransposes(ModuleOp module, int64_t lanes, int64_t &nextId);
 
 /// Moves what the schedule's loops compute from values they do not change
