@@ -137,6 +137,24 @@ func.func @transposes(%k: tensor<8x256x64xf32>, %s: tensor<4x32x32xf32>) -> (ten
 
 // -----
 
+// A large transpose in neither vector form (65 columns: no whole blocks)
+// still runs as tasks across threads, each a loop nest; a small one stays
+// one loop nest on the caller's thread.
+// CHECK-LABEL: func.func @unvectorized_transposes
+// CHECK: scf.forall (%{{.*}}) in (8)
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<1x256x65xf32>)
+// CHECK: scf.forall.in_parallel
+// CHECK-NOT: scf.forall
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<4x32x33xf32>)
+// CHECK: return
+func.func @unvectorized_transposes(%k: tensor<8x256x65xf32>, %s: tensor<4x32x33xf32>) -> (tensor<8x65x256xf32>, tensor<4x33x32xf32>) {
+  %t = cuvil.transpose %k {permutation = array<i64: 0, 2, 1>} : (tensor<8x256x65xf32>) -> tensor<8x65x256xf32>
+  %u = cuvil.transpose %s {permutation = array<i64: 0, 2, 1>} : (tensor<4x32x33xf32>) -> tensor<4x33x32xf32>
+  return %t, %u : tensor<8x65x256xf32>, tensor<4x33x32xf32>
+}
+
+// -----
+
 // Attention's heads split off a projection's columns. Keeping the innermost
 // dimension (q and v: 256 x 8 x 64 -> 8 x 256 x 64), each row of 64 is one
 // contiguous vector copy; taking the input's innermost dimension to the

@@ -708,14 +708,14 @@ std::string cpu::threadedTransposes(ModuleOp module, int64_t lanes,
     for (int64_t d = 0; d < rank; ++d)
       if (type.getDimSize(d) == 1)
         block[d] = 0;
+    bool vectorized = true;
     if (perm[rank - 1] == rank - 1) {
       // The innermost dimension kept (attention's heads split off a
       // projection's columns): each row is a contiguous copy, moved in
       // vectors of up to four registers (wider ones LLVM unrolls whole).
       int64_t row =
           largestDivisor(taskExtent(rank - 1), {4 * lanes, 2 * lanes, lanes});
-      if (row == 0)
-        return;
+      vectorized = row != 0;
       block[rank - 1] = row;
     } else if ((lanes == kAvx512Lanes || lanes == kAvx2Lanes) && rank >= 2 &&
                perm[rank - 2] == rank - 1 &&
@@ -729,8 +729,12 @@ std::string cpu::threadedTransposes(ModuleOp module, int64_t lanes,
       // element.
       block[rank - 1] = block[rank - 2] = lanes;
     } else {
-      return;
+      vectorized = false;
     }
+    // Neither form: a large one's tasks are still split across threads, a
+    // small one stays as it is.
+    if (!threaded && !vectorized)
+      return;
     int64_t id = nextId++;
     transpose->setAttr(
         CuvilDialect::VectorIdAttrHelper::getNameStr(),
@@ -746,9 +750,10 @@ std::string cpu::threadedTransposes(ModuleOp module, int64_t lanes,
               "!transform.any_op)\n";
       target = name + "t";
     }
-    text += tileUsingFor(target, name + "v", name + "l", block) +
-            "    transform.structured.vectorize %" + name +
-            "v : !transform.any_op\n";
+    if (vectorized)
+      text += tileUsingFor(target, name + "v", name + "l", block) +
+              "    transform.structured.vectorize %" + name +
+              "v : !transform.any_op\n";
   });
   return text;
 }
