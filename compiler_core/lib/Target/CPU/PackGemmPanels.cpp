@@ -78,25 +78,28 @@ bool onlyRead(Value view, Operation *within = nullptr) {
 
 /// A K block of a GEMM's right operand and the register tiles' reads of it.
 /// A batched GEMM's block has a leading batch dimension of size 1 (its
-/// thread task's batch tile): `lead` is 1, every index below shifted by it.
+/// thread task's batch tile): `lead()` is 1, every index below shifted by it.
 struct KBlock {
   Operation *home;                     ///< where the block is taken (a loop)
   memref::SubViewOp block;             ///< %b[%k0, %n0] [kc, n] [1, 1]
   SmallVector<memref::SubViewOp> rows; ///< %block[%k, %j] [s, w] [1, 1]
   int64_t width = 0;                   ///< the widest row read: a panel
   int64_t maxDepth = 0, maxCols = 0;   ///< bounds of kc and n
-  unsigned lead = 0;                   ///< leading unit dimensions
 
+  /// The leading unit dimensions before [kc, n].
+  unsigned lead() const {
+    return memref::SubViewOp(block).getType().getRank() - 2;
+  }
   /// The K row (`%k`) and column (`%j`) where `row` starts in the block.
   OpFoldResult kOf(memref::SubViewOp row) const {
-    return row.getMixedOffsets()[lead];
+    return row.getMixedOffsets()[lead()];
   }
   OpFoldResult columnOf(memref::SubViewOp row) const {
-    return row.getMixedOffsets()[lead + 1];
+    return row.getMixedOffsets()[lead() + 1];
   }
   /// The block's depth (kc) and columns (n).
-  OpFoldResult depth() const { return sizes()[lead]; }
-  OpFoldResult columns() const { return sizes()[lead + 1]; }
+  OpFoldResult depth() const { return sizes()[lead()]; }
+  OpFoldResult columns() const { return sizes()[lead() + 1]; }
   SmallVector<OpFoldResult> sizes() const {
     return memref::SubViewOp(block).getMixedSizes();
   }
@@ -163,7 +166,7 @@ std::optional<KBlock> kBlockOf(memref::SubViewOp block) {
       failed(getStridesAndOffset(type, strides, offset)) ||
       strides.back() != 1 || !unitSizes(block.getMixedSizes(), rank - 2))
     return std::nullopt;
-  KBlock b{block->getParentOp(), block, {}, 0, 0, 0, unsigned(rank - 2)};
+  KBlock b{block->getParentOp(), block, {}, 0, 0, 0};
   std::optional<int64_t> depth = upperBound(b.depth());
   std::optional<int64_t> cols = upperBound(b.columns());
   if (!depth || !cols)
@@ -176,9 +179,9 @@ std::optional<KBlock> kBlockOf(memref::SubViewOp block) {
         row.getType().getRank() != rank)
       return std::nullopt;
     SmallVector<OpFoldResult> sizes = row.getMixedSizes();
-    std::optional<int64_t> w = upperBound(sizes[b.lead + 1]);
-    if (!unitSizes(sizes, b.lead) ||
-        !mlir::cuvil::cpu::isRegisterKSteps(sizes[b.lead]) || !w || *w <= 0 ||
+    std::optional<int64_t> w = upperBound(sizes[b.lead() + 1]);
+    if (!unitSizes(sizes, b.lead()) ||
+        !mlir::cuvil::cpu::isRegisterKSteps(sizes[b.lead()]) || !w || *w <= 0 ||
         !onlyRead(row.getResult()))
       return std::nullopt;
     b.width = std::max(b.width, *w);
@@ -217,7 +220,7 @@ struct Origin {
 /// panel columns start at multiples of the width (not for a batched GEMM's
 /// block: only its copies per K block are made).
 std::optional<Origin> originOf(KBlock &b) {
-  if (b.lead)
+  if (b.lead())
     return std::nullopt;
   Origin origin;
   memref::SubViewOp view = b.block;
@@ -356,8 +359,8 @@ void readPanels(RewriterBase &rewriter, KBlock &b, Value packed) {
     SmallVector<OpFoldResult> offsets = {panel, b.kOf(row),
                                          rewriter.getIndexAttr(0)};
     SmallVector<OpFoldResult> sizes = {rewriter.getIndexAttr(1),
-                                       row.getMixedSizes()[b.lead],
-                                       row.getMixedSizes()[b.lead + 1]};
+                                       row.getMixedSizes()[b.lead()],
+                                       row.getMixedSizes()[b.lead() + 1]};
     SmallVector<OpFoldResult> strides(3, rewriter.getIndexAttr(1));
     auto type = memref::SubViewOp::inferRankReducedResultType(
         row.getType().getShape(), packedType, offsets, sizes, strides);
@@ -455,17 +458,10 @@ void pack(RewriterBase &rewriter, KBlock &b, Value buffer) {
   bool whole = n && *n % b.width == 0;
   // The block as [kc, n] (a batched GEMM's without its batch of 1).
   Value source = b.block.getResult();
-  if (b.lead) {
-    int64_t rank = b.block.getType().getRank();
-    SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0));
-    SmallVector<OpFoldResult> strides(rank, rewriter.getIndexAttr(1));
-    auto type = memref::SubViewOp::inferRankReducedResultType(
-        b.block.getType().getShape().drop_front(b.lead), b.block.getType(),
-        offsets, b.block.getMixedSizes(), strides);
-    source = rewriter.create<memref::SubViewOp>(
-        loc, cast<MemRefType>(type), source, offsets, b.block.getMixedSizes(),
-        strides);
-  }
+  if (b.lead())
+    source = memref::createCanonicalRankReducingSubViewOp(
+        rewriter, loc, source,
+        b.block.getType().getShape().drop_front(b.lead()));
   // (arith.ceildivui has no direct lowering to LLVM.)
   Value count = rewriter.create<arith::DivUIOp>(
       loc, rewriter.create<arith::AddIOp>(loc, cols, index(b.width - 1)),

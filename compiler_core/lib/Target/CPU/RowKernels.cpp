@@ -388,11 +388,7 @@ std::string groupBlock(RowGroup group, int64_t index) {
   LoopFusion loop{"g" + std::to_string(index)};
   const std::string &g = loop.g;
   loop.text = matchTagged(g + "s", "linalg.generic", vectorId(group.sink));
-  loop.text +=
-      "    %" + g + "t, %" + g +
-      "f0 = transform.structured.tile_using_forall %" + g + "s tile_sizes [" +
-      cpu::joinSizes(tiles) +
-      "] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)\n";
+  loop.text += cpu::tileUsingForall(g + "s", g + "t", g + "f0", tiles);
   loop.findFunction();
   loop.fuseRowOps(group.producers, "p");
   return loop.text;
@@ -600,11 +596,8 @@ std::string cpu::batchedGemmChainSchedule(ArrayRef<BatchedGemmChain> chains,
     tag(chain.second, g + "c");
     loop.text += "    %" + g + "ci = transform.get_producer_of_operand %" + g +
                  "c[2] : (!transform.any_op) -> !transform.any_op\n";
-    loop.text += "    %" + g + "t, %" + g +
-                 "f0 = transform.structured.tile_using_forall %" + g +
-                 "c tile_sizes [1, " + std::to_string(chain.rows) +
-                 ", 0, 0] : (!transform.any_op) -> (!transform.any_op, "
-                 "!transform.any_op)\n";
+    loop.text +=
+        cpu::tileUsingForall(g + "c", g + "t", g + "f0", {1, chain.rows, 0, 0});
     loop.fuse(g + "ci");
     loop.findFunction();
     loop.fuseRowOps(chain.rowOps(), "r");
@@ -659,6 +652,15 @@ std::string cpu::tileUsingFor(llvm::StringRef target, llvm::StringRef tiled,
          std::to_string(count) + " = transform.structured.tile_using_for %" +
          target.str() + " tile_sizes [" + joinSizes(sizes) +
          "] : (!transform.any_op) -> (!transform.any_op" + types + ")\n";
+}
+
+std::string cpu::tileUsingForall(llvm::StringRef target, llvm::StringRef tiled,
+                                 llvm::StringRef forall,
+                                 ArrayRef<int64_t> sizes) {
+  return "    %" + tiled.str() + ", %" + forall.str() +
+         " = transform.structured.tile_using_forall %" + target.str() +
+         " tile_sizes [" + joinSizes(sizes) +
+         "] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)\n";
 }
 
 SmallVector<int64_t> cpu::threadTiles(ArrayRef<int64_t> shape,
@@ -743,11 +745,7 @@ std::string cpu::threadedTransposes(ModuleOp module, int64_t lanes,
     text += matchTagged(name, "linalg.transpose", id);
     std::string target = name;
     if (threaded) {
-      text += "    %" + name + "t, %" + name +
-              "f = transform.structured.tile_using_forall %" + name +
-              " tile_sizes [" + joinSizes(tiles) +
-              "] : (!transform.any_op) -> (!transform.any_op, "
-              "!transform.any_op)\n";
+      text += tileUsingForall(name, name + "t", name + "f", tiles);
       target = name + "t";
     }
     if (vectorized)

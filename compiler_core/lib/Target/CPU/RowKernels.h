@@ -86,6 +86,11 @@ std::string joinSizes(ArrayRef<int64_t> sizes);
 std::string tileUsingFor(llvm::StringRef target, llvm::StringRef tiled,
                          llvm::StringRef loops, ArrayRef<int64_t> sizes);
 
+/// Transform text tiling `%target` by `sizes` with one scf.forall (thread
+/// tasks): the tiled op is `%tiled`, the loop `%forall`.
+std::string tileUsingForall(llvm::StringRef target, llvm::StringRef tiled,
+                            llvm::StringRef forall, ArrayRef<int64_t> sizes);
+
 /// Thread tiles of a static iteration space of `shape` from 2^15 elements
 /// (or `minElements`, if more): its first dimension that is not 1 (with
 /// `anyDimension`, the first that splits) cut into 8, 4 or 2 equal tasks,

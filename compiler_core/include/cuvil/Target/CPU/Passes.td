@@ -17,8 +17,8 @@ def CpuSchedule : Pass<"cuvil-cpu-schedule", "ModuleOp"> {
     and whole blocks of whole steps, with 16-lane vectors (AVX-512) or
     AVX2's 4 x 2 tiles (a quarter of the loop's own instructions per FMA;
     wasm's 4-lane tiles keep one step: their operands spill in V8). Tile
-    sizes are chosen to divide each
-    static GEMM where one does, so every tile is static. A dynamic M or N,
+    sizes are chosen to divide each static GEMM where one does, so every
+    tile is static. A dynamic M or N,
     or a static one no tile divides (odd and prime sizes), keeps the full
     tiles and peels the register loops: full tiles get the vector body, the
     partial last one is cut into 1-row / 1-column tiles. A GEMM smaller than
