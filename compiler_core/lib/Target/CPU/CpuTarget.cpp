@@ -111,6 +111,7 @@ void CpuTarget::buildPhases(const TargetOptions &o, PipelineBuilder &p) const {
   // with the copy they guard).
   p.add(Phase::Bufferize, "cuvil-check-result-sizes");
 
+  p.add(Phase::Lower, "cuvil-gathers-as-loads", "", "func.func");
   p.add(Phase::Lower, "cuvil-lower-strided-gathers", "", "func.func");
   p.add(Phase::Lower, "cuvil-expand-strided-copies",
         o.parallel ? "" : "threads=0", "func.func");

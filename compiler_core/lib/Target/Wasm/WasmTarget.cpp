@@ -138,6 +138,7 @@ void WasmTarget::buildPhases(const TargetOptions &o, PipelineBuilder &p) const {
   p.add(Phase::Bufferize, "canonicalize");
 
   p.add(Phase::Lower, "cuvil-static-buffers", "target=wasm bounded-views=1");
+  p.add(Phase::Lower, "cuvil-gathers-as-loads", "", "func.func");
   p.add(Phase::Lower, "cuvil-lower-strided-gathers", "", "func.func");
   p.add(Phase::Lower, "cuvil-approximate-math", "", "func.func",
         Need::Optional);

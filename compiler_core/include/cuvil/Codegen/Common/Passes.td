@@ -224,6 +224,42 @@ def LowerStridedGathers : Pass<"cuvil-lower-strided-gathers", "func::FuncOp"> {
                            "memref::MemRefDialect", "arith::ArithDialect"];
 }
 
+def GathersAsLoads : Pass<"cuvil-gathers-as-loads", "func::FuncOp"> {
+  let summary = "Read gathers of evenly spaced elements as a load and a "
+                "shuffle";
+  let description = [{
+    Vectorizing a strided access (a stride-2 convolution's columns read
+    every other pixel of a row) gives a `vector.gather` whose lane i reads
+    the element s * i after lane 0's. x86 has no fast gather: LLVM
+    scalarizes it on most cores (an index extract, a scalar load and an
+    insert per lane). Where every lane is read (an all-true mask), the base
+    is row-major memory and the index vector is lane 0's index plus s * i
+    for a constant s from 1 to 4 (followed back through broadcasts,
+    constants, `vector.step`, sums and products by constants), the gather
+    becomes one `vector.load` of s * (n - 1) + 1 elements from lane 0's and,
+    for s over 1, a `vector.shuffle` keeping every s-th. The gather reads
+    the first and the last of those elements itself, so the load stays
+    inside the memory it reads. Other gathers are left alone.
+
+    Before:
+    ```mlir
+    %idx = arith.addi %uniform, %cst : vector<8xindex>  // cst = [0, 2, ..., 14]
+    %g = vector.gather %img[%c0, %c0] [%idx], %all, %pass
+        : memref<3x230xf32>, vector<8xindex>, vector<8xi1>, vector<8xf32>
+          into vector<8xf32>
+    ```
+    After:
+    ```mlir
+    %flat = memref.collapse_shape %img [[0, 1]] : memref<3x230xf32> into memref<690xf32>
+    %i0 = vector.extract %idx[0] : index from vector<8xindex>
+    %v = vector.load %flat[%i0] : memref<690xf32>, vector<15xf32>
+    %g = vector.shuffle %v, %v [0, 2, 4, 6, 8, 10, 12, 14] : vector<15xf32>, vector<15xf32>
+    ```
+  }];
+  let dependentDialects = ["vector::VectorDialect", "memref::MemRefDialect",
+                           "arith::ArithDialect"];
+}
+
 def ExpandBf16Conversions
     : Pass<"cuvil-expand-bf16-conversions", "func::FuncOp"> {
   let summary = "Compute float32/bfloat16 conversions with integer ops";
