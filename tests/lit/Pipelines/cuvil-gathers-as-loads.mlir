@@ -65,12 +65,13 @@ func.func @consecutive(%m: memref<?x16xf32>, %at: i32) -> vector<4xf32> {
 // Gathers left alone: a mask not known all-true, lanes not evenly spaced,
 // lanes 5 apart (wider than the load is worth), a progression scaled by a
 // value not known at compile time, and a base with a strided layout (left
-// to cuvil-lower-strided-gathers).
+// to cuvil-lower-strided-gathers), and booleans (LLVM would load a vector
+// of i1 as packed bits; the memref holds one per byte).
 // CHECK-LABEL: func.func @left_alone
-// CHECK-COUNT-5: vector.gather
+// CHECK-COUNT-6: vector.gather
 // CHECK-NOT: vector.load
 // CHECK-NOT: vector.shuffle
-func.func @left_alone(%m: memref<64xf32>, %s: memref<8x8xf32, strided<[16, 2]>>, %mask: vector<4xi1>, %k: index) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>) {
+func.func @left_alone(%m: memref<64xf32>, %s: memref<8x8xf32, strided<[16, 2]>>, %bits: memref<64xi1>, %mask: vector<4xi1>, %k: index) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xi1>) {
   %c0 = arith.constant 0 : index
   %all = arith.constant dense<true> : vector<4xi1>
   %pass = arith.constant dense<0.0> : vector<4xf32>
@@ -84,5 +85,6 @@ func.func @left_alone(%m: memref<64xf32>, %s: memref<8x8xf32, strided<[16, 2]>>,
   %c = vector.gather %m[%c0] [%five], %all, %pass : memref<64xf32>, vector<4xindex>, vector<4xi1>, vector<4xf32> into vector<4xf32>
   %d = vector.gather %m[%c0] [%scaled], %all, %pass : memref<64xf32>, vector<4xindex>, vector<4xi1>, vector<4xf32> into vector<4xf32>
   %e = vector.gather %s[%c0, %c0] [%even], %all, %pass : memref<8x8xf32, strided<[16, 2]>>, vector<4xindex>, vector<4xi1>, vector<4xf32> into vector<4xf32>
-  return %a, %b, %c, %d, %e : vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>
+  %f = vector.gather %bits[%c0] [%even], %all, %mask : memref<64xi1>, vector<4xindex>, vector<4xi1>, vector<4xi1> into vector<4xi1>
+  return %a, %b, %c, %d, %e, %f : vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xi1>
 }

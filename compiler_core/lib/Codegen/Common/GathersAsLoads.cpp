@@ -199,9 +199,14 @@ struct GathersAsLoadsPass
     SmallVector<std::pair<vector::GatherOp, int64_t>> found;
     getOperation().walk([&](vector::GatherOp gather) {
       // Row-major memory (an identity layout) collapses to one dimension
-      // whatever its sizes; a tensor has not been bufferized yet.
+      // whatever its sizes; a tensor has not been bufferized yet. Elements
+      // of whole bytes only: LLVM loads a vector of i1 as packed bits, a
+      // memref stores one per byte.
       auto type = dyn_cast<MemRefType>(gather.getBase().getType());
       if (!type || type.getRank() == 0 || !type.getLayout().isIdentity())
+        return;
+      Type element = type.getElementType();
+      if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() % 8 != 0)
         return;
       if (int64_t spacing = spacingOf(gather))
         found.push_back({gather, spacing});
