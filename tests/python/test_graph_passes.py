@@ -445,6 +445,18 @@ def test_convolution_columns_per_task_split_columns_and_pixel_rows_stay_exact(
     if n == 1:  # the ReLU in the GEMM's register loop, never a kernel on the image
         assert re.search(r"arith\.maximumf %\S+, %\S+ : vector<\d+x\d+xf32>", scheduled)
         assert not re.search(rf"arith\.maximumf .* : vector<1x1x1x{out}xf32>", scheduled)
+    if stride == 2:
+        # Every other pixel of a row: a gather of a whole output row, read as one
+        # load of the row's span and a shuffle keeping every other element.
+        assert "vector.gather" in scheduled and f"vector<{out}xindex>" in scheduled
+        lowered = _ir_after(f_jit, "cuvil-gathers-as-loads")
+        assert "vector.gather" not in lowered, lowered[:4000]
+        span = 2 * (out - 1) + 1
+        assert re.search(
+            rf"vector\.load %\S+\[%\S+\] : memref<\d+xf32>, vector<{span}xf32>", lowered
+        )
+        evens = ", ".join(str(2 * i) for i in range(out))
+        assert re.search(rf"vector\.shuffle %(\S+), %\1 \[{evens}\] : vector<{span}xf32>", lowered)
 
 
 @pytest.mark.parametrize(
