@@ -62,16 +62,53 @@ func.func @consecutive(%m: memref<?x16xf32>, %at: i32) -> vector<4xf32> {
 
 // -----
 
+// An embedding's row: the token id, wrapped and clamped lane by lane (a
+// compare, a select, min and max of a broadcast: the same in every lane),
+// times the row length, plus the column and 0..7. One load of the 8
+// consecutive elements.
+// CHECK-LABEL: func.func @embedding_row
+// CHECK-NOT: vector.gather
+// CHECK: %[[FLAT:.*]] = memref.collapse_shape %arg0 {{\[}}[0, 1]] : memref<64x32xf32> into memref<2048xf32>
+// CHECK: %[[FIRST:.*]] = vector.extract %{{.*}}[0] : index from vector<8xindex>
+// CHECK: %[[ROW:.*]] = vector.load %[[FLAT]][%[[FIRST]]] : memref<2048xf32>, vector<8xf32>
+// CHECK-NOT: vector.shuffle
+// CHECK: return %[[ROW]]
+func.func @embedding_row(%table: memref<64x32xf32>, %token: index, %col: index) -> vector<8xf32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant dense<0> : vector<8xindex>
+  %rows = arith.constant dense<64> : vector<8xindex>
+  %last = arith.constant dense<63> : vector<8xindex>
+  %width = arith.constant dense<32> : vector<8xindex>
+  %lanes = arith.constant dense<[0, 1, 2, 3, 4, 5, 6, 7]> : vector<8xindex>
+  %all = arith.constant dense<true> : vector<8xi1>
+  %pass = arith.constant dense<0.0> : vector<8xf32>
+  %t = vector.broadcast %token : index to vector<8xindex>
+  %negative = arith.cmpi slt, %t, %zero : vector<8xindex>
+  %wrapped = arith.addi %t, %rows : vector<8xindex>
+  %id = arith.select %negative, %wrapped, %t : vector<8xi1>, vector<8xindex>
+  %low = arith.minsi %id, %last : vector<8xindex>
+  %clamped = arith.maxsi %low, %zero : vector<8xindex>
+  %start = arith.muli %clamped, %width : vector<8xindex>
+  %c = vector.broadcast %col : index to vector<8xindex>
+  %cols = arith.addi %c, %lanes : vector<8xindex>
+  %idx = arith.addi %cols, %start : vector<8xindex>
+  %g = vector.gather %table[%c0, %c0] [%idx], %all, %pass : memref<64x32xf32>, vector<8xindex>, vector<8xi1>, vector<8xf32> into vector<8xf32>
+  return %g : vector<8xf32>
+}
+
+// -----
+
 // Gathers left alone: a mask not known all-true, lanes not evenly spaced,
 // lanes 5 apart (wider than the load is worth), a progression scaled by a
 // value not known at compile time, and a base with a strided layout (left
-// to cuvil-lower-strided-gathers), and booleans (LLVM would load a vector
-// of i1 as packed bits; the memref holds one per byte).
+// to cuvil-lower-strided-gathers), booleans (LLVM would load a vector of
+// i1 as packed bits; the memref holds one per byte), and a select between
+// two progressions by a mask that differs between lanes.
 // CHECK-LABEL: func.func @left_alone
-// CHECK-COUNT-6: vector.gather
+// CHECK-COUNT-7: vector.gather
 // CHECK-NOT: vector.load
 // CHECK-NOT: vector.shuffle
-func.func @left_alone(%m: memref<64xf32>, %s: memref<8x8xf32, strided<[16, 2]>>, %bits: memref<64xi1>, %mask: vector<4xi1>, %k: index) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xi1>) {
+func.func @left_alone(%m: memref<64xf32>, %s: memref<8x8xf32, strided<[16, 2]>>, %bits: memref<64xi1>, %mask: vector<4xi1>, %k: index) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xi1>, vector<4xf32>) {
   %c0 = arith.constant 0 : index
   %all = arith.constant dense<true> : vector<4xi1>
   %pass = arith.constant dense<0.0> : vector<4xf32>
@@ -86,5 +123,8 @@ func.func @left_alone(%m: memref<64xf32>, %s: memref<8x8xf32, strided<[16, 2]>>,
   %d = vector.gather %m[%c0] [%scaled], %all, %pass : memref<64xf32>, vector<4xindex>, vector<4xi1>, vector<4xf32> into vector<4xf32>
   %e = vector.gather %s[%c0, %c0] [%even], %all, %pass : memref<8x8xf32, strided<[16, 2]>>, vector<4xindex>, vector<4xi1>, vector<4xf32> into vector<4xf32>
   %f = vector.gather %bits[%c0] [%even], %all, %mask : memref<64xi1>, vector<4xindex>, vector<4xi1>, vector<4xi1> into vector<4xi1>
-  return %a, %b, %c, %d, %e, %f : vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xi1>
+  %odd = arith.constant dense<[1, 3, 5, 7]> : vector<4xindex>
+  %picked = arith.select %mask, %even, %odd : vector<4xi1>, vector<4xindex>
+  %g = vector.gather %m[%c0] [%picked], %all, %pass : memref<64xf32>, vector<4xindex>, vector<4xi1>, vector<4xf32> into vector<4xf32>
+  return %a, %b, %c, %d, %e, %f, %g : vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xi1>, vector<4xf32>
 }

@@ -32,24 +32,68 @@ namespace {
 constexpr int64_t kMaxSpacing = 4;
 
 /// Deepest chain of vector arithmetic followed back from an index vector.
-constexpr int kMaxDepth = 16;
+constexpr int kMaxDepth = 32;
 
-/// Each lane of the integer vector `value` less its lane 0, where those
-/// differences are constants: vectors built from broadcasts (uniform across
-/// lanes, whatever their value), constants, `vector.step`, sums,
-/// differences and products by a constant. std::nullopt for anything else,
-/// and where a difference overflows 64 bits.
-std::optional<SmallVector<int64_t>> laneOffsets(Value value, int depth = 0) {
+/// Each lane of an integer vector less its lane 0, where those differences
+/// are constants: vectors built from broadcasts (uniform across lanes,
+/// whatever their value), constants, `vector.step`, sums, differences and
+/// products by a constant, and elementwise ops of uniform operands (a
+/// compare, a select, a clamp: an embedding's token index, clamped and
+/// broadcast to the lanes reading its row). std::nullopt for anything else,
+/// and where a difference overflows 64 bits. Remembers each value's answer,
+/// so a chain that reuses values is walked once.
+class LaneOffsets {
+public:
+  std::optional<SmallVector<int64_t>> of(Value value, int depth = 0) {
+    auto known = answers.find(value);
+    if (known != answers.end())
+      return known->second;
+    std::optional<SmallVector<int64_t>> offsets = compute(value, depth);
+    answers[value] = offsets;
+    return offsets;
+  }
+
+private:
+  static bool allZero(ArrayRef<int64_t> offsets) {
+    return llvm::all_of(offsets, [](int64_t d) { return d == 0; });
+  }
+
+  std::optional<SmallVector<int64_t>> compute(Value value, int depth);
+  std::optional<SmallVector<int64_t>> combine(Operation *op, int depth);
+
+  /// Whether `op`, elementwise and free of side effects, computes the same
+  /// value in every lane: its vector operands do, its scalars are one value.
+  bool isUniform(Operation *op, int depth) {
+    if (!op->hasTrait<OpTrait::Elementwise>() || !isMemoryEffectFree(op))
+      return false;
+    return llvm::all_of(op->getOperands(), [&](Value operand) {
+      if (!isa<VectorType>(operand.getType()))
+        return operand.getType().isIntOrIndexOrFloat();
+      std::optional<SmallVector<int64_t>> offsets = of(operand, depth + 1);
+      return offsets && allZero(*offsets);
+    });
+  }
+
+  DenseMap<Value, std::optional<SmallVector<int64_t>>> answers;
+};
+
+std::optional<SmallVector<int64_t>> LaneOffsets::compute(Value value,
+                                                         int depth) {
   auto type = dyn_cast<VectorType>(value.getType());
   if (!type || type.getRank() != 1 || type.isScalable() || depth > kMaxDepth)
     return std::nullopt;
   int64_t lanes = type.getNumElements();
   SmallVector<int64_t> zeros(lanes, 0);
-  DenseIntElementsAttr constant;
+  ElementsAttr constant;
   if (matchPattern(value, m_Constant(&constant))) {
+    if (constant.isSplat())
+      return zeros;
+    auto ints = dyn_cast<DenseIntElementsAttr>(constant);
+    if (!ints)
+      return std::nullopt;
     SmallVector<int64_t> offsets;
-    APInt first = *constant.value_begin<APInt>();
-    for (const APInt &lane : constant.getValues<APInt>())
+    APInt first = *ints.value_begin<APInt>();
+    for (const APInt &lane : ints.getValues<APInt>())
       if (lane.getBitWidth() > 64 ||
           llvm::SubOverflow(lane.getSExtValue(), first.getSExtValue(),
                             offsets.emplace_back()))
@@ -70,15 +114,20 @@ std::optional<SmallVector<int64_t>> laneOffsets(Value value, int depth = 0) {
   if (isa<vector::StepOp>(op))
     return llvm::to_vector(llvm::seq<int64_t>(0, lanes));
   if (isa<arith::IndexCastOp, arith::ExtSIOp>(op))
-    return laneOffsets(op->getOperand(0), depth + 1);
-  if (!isa<arith::AddIOp, arith::SubIOp, arith::MulIOp>(op))
-    return std::nullopt;
-  std::optional<SmallVector<int64_t>> lhs =
-      laneOffsets(op->getOperand(0), depth + 1);
-  std::optional<SmallVector<int64_t>> rhs =
-      laneOffsets(op->getOperand(1), depth + 1);
+    return of(op->getOperand(0), depth + 1);
+  if (isa<arith::AddIOp, arith::SubIOp, arith::MulIOp>(op))
+    return combine(op, depth);
+  return isUniform(op, depth) ? std::optional(zeros) : std::nullopt;
+}
+
+/// A sum, difference or product's offsets from its operands'.
+std::optional<SmallVector<int64_t>> LaneOffsets::combine(Operation *op,
+                                                         int depth) {
+  std::optional<SmallVector<int64_t>> lhs = of(op->getOperand(0), depth + 1);
+  std::optional<SmallVector<int64_t>> rhs = of(op->getOperand(1), depth + 1);
   if (!lhs || !rhs)
     return std::nullopt;
+  int64_t lanes = lhs->size();
   SmallVector<int64_t> result(lanes);
   if (isa<arith::AddIOp, arith::SubIOp>(op)) {
     bool add = isa<arith::AddIOp>(op);
@@ -90,10 +139,8 @@ std::optional<SmallVector<int64_t>> laneOffsets(Value value, int depth = 0) {
   }
   // A product: uniform by uniform stays uniform; lanes that differ scale
   // only by a constant factor.
-  bool lhsUniform = llvm::all_of(*lhs, [](int64_t d) { return d == 0; });
-  bool rhsUniform = llvm::all_of(*rhs, [](int64_t d) { return d == 0; });
-  if (lhsUniform && rhsUniform)
-    return zeros;
+  if (allZero(*lhs) && allZero(*rhs))
+    return result; // all zero
   for (auto [varying, other] : {std::pair(0, 1), std::pair(1, 0)}) {
     APInt factor;
     if (!matchPattern(op->getOperand(other), m_ConstantInt(&factor)) ||
@@ -115,7 +162,7 @@ int64_t spacingOf(vector::GatherOp gather) {
       !matchPattern(gather.getMask(), m_One()))
     return 0;
   std::optional<SmallVector<int64_t>> offsets =
-      laneOffsets(gather.getIndexVec());
+      LaneOffsets().of(gather.getIndexVec());
   if (!offsets || offsets->size() < 2)
     return 0;
   int64_t spacing = (*offsets)[1];

@@ -235,7 +235,10 @@ def GathersAsLoads : Pass<"cuvil-gathers-as-loads", "func::FuncOp"> {
     insert per lane). Where every lane is read (an all-true mask), the base
     is row-major memory and the index vector is lane 0's index plus s * i
     for a constant s from 1 to 4 (followed back through broadcasts,
-    constants, `vector.step`, sums and products by constants), the gather
+    constants, `vector.step`, sums, products by constants and elementwise
+    ops of lane-uniform operands, such as an embedding's clamped token
+    index), and the elements are whole bytes (LLVM loads an i1 vector as
+    packed bits), the gather
     becomes one `vector.load` of s * (n - 1) + 1 elements from lane 0's and,
     for s over 1, a `vector.shuffle` keeping every s-th. The gather reads
     the first and the last of those elements itself, so the load stays
