@@ -157,12 +157,11 @@ std::optional<SmallVector<int64_t>> LaneOffsets::combine(Operation *op,
 
 /// The spacing s of `gather`'s lanes (lane i reads lane 0's element plus
 /// s * i), where all are read and s is 1 to kMaxSpacing; 0 otherwise.
-int64_t spacingOf(vector::GatherOp gather) {
+int64_t spacingOf(vector::GatherOp gather, LaneOffsets &lanes) {
   if (gather.getVectorType().getRank() != 1 ||
       !matchPattern(gather.getMask(), m_One()))
     return 0;
-  std::optional<SmallVector<int64_t>> offsets =
-      LaneOffsets().of(gather.getIndexVec());
+  std::optional<SmallVector<int64_t>> offsets = lanes.of(gather.getIndexVec());
   if (!offsets || offsets->size() < 2)
     return 0;
   int64_t spacing = (*offsets)[1];
@@ -244,6 +243,9 @@ struct GathersAsLoadsPass
     : cuvil::impl::GathersAsLoadsBase<GathersAsLoadsPass> {
   void runOnOperation() override {
     SmallVector<std::pair<vector::GatherOp, int64_t>> found;
+    // One analysis for the function: gathers in a loop nest share index
+    // arithmetic (nothing is rewritten until every gather is analysed).
+    LaneOffsets lanes;
     getOperation().walk([&](vector::GatherOp gather) {
       // Row-major memory (an identity layout) collapses to one dimension
       // whatever its sizes; a tensor has not been bufferized yet. Elements
@@ -255,7 +257,7 @@ struct GathersAsLoadsPass
       Type element = type.getElementType();
       if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() % 8 != 0)
         return;
-      if (int64_t spacing = spacingOf(gather))
+      if (int64_t spacing = spacingOf(gather, lanes))
         found.push_back({gather, spacing});
     });
     for (auto [gather, spacing] : found)

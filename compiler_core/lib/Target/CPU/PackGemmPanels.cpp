@@ -413,11 +413,14 @@ void eraseUnusedChain(RewriterBase &rewriter, Operation *view) {
 
 /// Copies the rows 0 .. `depth` of `source` (2-D), columns p*w .. +w, into
 /// panel `p` of `packed` ([panels][depth][w]), zeros past its last column.
-/// With `whole` (the source's columns are whole panels) the reads are
-/// plain loads, not masked ones (AVX2's vmaskmovps, and a mask per row).
+/// Where the source's columns are static whole panels the reads are plain
+/// loads, not masked ones (AVX2's vmaskmovps, and a mask per row).
 void copyPanel(OpBuilder &builder, Location loc, Value source, Value packed,
-               Value p, Value depth, int64_t width, bool whole) {
-  auto element = cast<MemRefType>(source.getType()).getElementType();
+               Value p, Value depth, int64_t width) {
+  auto sourceType = cast<MemRefType>(source.getType());
+  auto element = sourceType.getElementType();
+  bool whole =
+      !sourceType.isDynamicDim(1) && sourceType.getDimSize(1) % width == 0;
   Value w = builder.create<arith::ConstantIndexOp>(loc, width);
   Value zero = builder.create<arith::ConstantIndexOp>(loc, 0);
   Value one = builder.create<arith::ConstantIndexOp>(loc, 1);
@@ -454,8 +457,6 @@ void pack(RewriterBase &rewriter, KBlock &b, Value buffer) {
                                                  index(0), ValueRange());
   Value depth = getValueOrCreateConstantIndexOp(rewriter, loc, b.depth());
   Value cols = getValueOrCreateConstantIndexOp(rewriter, loc, b.columns());
-  std::optional<int64_t> n = getConstantIntValue(b.columns());
-  bool whole = n && *n % b.width == 0;
   // The block as [kc, n] (a batched GEMM's without its batch of 1).
   Value source = b.block.getResult();
   if (b.lead())
@@ -469,7 +470,7 @@ void pack(RewriterBase &rewriter, KBlock &b, Value buffer) {
   rewriter.create<scf::ForOp>(
       loc, index(0), count, index(1), ValueRange(),
       [&](OpBuilder &pb, Location pl, Value p, ValueRange) {
-        copyPanel(pb, pl, source, packed, p, depth, b.width, whole);
+        copyPanel(pb, pl, source, packed, p, depth, b.width);
         pb.create<scf::YieldOp>(pl);
       });
   readPanels(rewriter, b, packed);
@@ -581,8 +582,7 @@ Value packWhole(RewriterBase &rewriter, Value root, int64_t width,
   };
   Value rows = index(depth);
   auto body = [&](OpBuilder &pb, Location pl, Value p) {
-    copyPanel(pb, pl, root, packed, p, rows, width,
-              type.getDimSize(1) % width == 0);
+    copyPanel(pb, pl, root, packed, p, rows, width);
   };
   if (isa<scf::ParallelOp>(point))
     rewriter.create<scf::ParallelOp>(
