@@ -161,6 +161,53 @@ def CpuUnaliasGemmRows : Pass<"cuvil-cpu-unalias-gemm-rows", "func::FuncOp"> {
   ];
 }
 
+def CpuSplitAccumulators : Pass<"cuvil-cpu-split-accumulators", "func::FuncOp"> {
+  let summary = "Give a narrow register tile's K loop several partial sums";
+  let description = [{
+    A register tile with few accumulators (a remainder row of 2 vectors,
+    where the full tile has 8) adds each of its K steps to the previous
+    one's sum: every FMA waits for the one before (4 cycles on a Zen 3),
+    so the tile runs at a quarter of the rate of the full tile, whose 8
+    accumulators keep both FMA pipes busy. For an `scf.for` whose vector
+    iter_arg (one row, or rows taken apart by `vector.extract`) goes through
+    a chain of two or more `vector.fma` per iteration, each adding to the
+    last, this pass spreads the chain's steps over S partial sums, as many
+    as the chain has steps and `registers` vector registers hold, the extra
+    ones starting at zero; after the loop they are added up. The sums are
+    reassociated, as in any blocked GEMM. Tiles that already fill
+    `registers` are left alone.
+
+    Before (one row, two vectors' worth, four K steps):
+    ```mlir
+    %r = scf.for %k = %c0 to %c128 step %c4 iter_args(%acc = %init) -> (vector<16xf32>) {
+      %0 = vector.fma %a0, %b0, %acc : vector<16xf32>
+      %1 = vector.fma %a1, %b1, %0 : vector<16xf32>
+      %2 = vector.fma %a2, %b2, %1 : vector<16xf32>
+      %3 = vector.fma %a3, %b3, %2 : vector<16xf32>
+      scf.yield %3 : vector<16xf32>
+    }
+    ```
+    After (`registers` = 8, 256-bit vectors):
+    ```mlir
+    %r:4 = scf.for ... iter_args(%p0 = %init, %p1 = %zero, %p2 = %zero, %p3 = %zero) -> (...) {
+      %0 = vector.fma %a0, %b0, %p0 : vector<16xf32>
+      %1 = vector.fma %a1, %b1, %p1 : vector<16xf32>
+      %2 = vector.fma %a2, %b2, %p2 : vector<16xf32>
+      %3 = vector.fma %a3, %b3, %p3 : vector<16xf32>
+      scf.yield %0, %1, %2, %3 : ...
+    }
+    %s = (%r#0 + %r#1) + (%r#2 + %r#3)
+    ```
+  }];
+  let options = [
+    Option<"registers", "registers", "int64_t", /*default=*/"8",
+           "Vector registers a loop's partial sums may fill">,
+    Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"256",
+           "Bits in one vector register">
+  ];
+  let dependentDialects = ["arith::ArithDialect", "vector::VectorDialect"];
+}
+
 def CpuPackGemmPanels : Pass<"cuvil-cpu-pack-gemm-panels", "ModuleOp"> {
   let summary = "Copy each K block of a GEMM's right operand into packed panels";
   let description = [{
