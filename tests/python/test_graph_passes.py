@@ -190,6 +190,34 @@ def test_gemms_no_tile_divides_are_scheduled_and_exact(snapshots, m, k, n, epilo
         assert re.search(r"scf\.for %\w+ = %c0 to %c3072 step %c1024", scheduled)
 
 
+@pytest.mark.parametrize("m", [49, 57])
+@pytest.mark.parametrize("constant", [False, True], ids=["b-input", "b-constant"])
+def test_remainder_rows_add_their_k_steps_in_partial_sums(snapshots, m, constant):
+    """A GEMM whose rows end one short of a register tile (49 or 57 rows in tiles of
+    4 or 8) computes its last row, whose two accumulators would each wait for the FMA
+    before, with its K steps in several partial sums (cuvil-cpu-split-accumulators),
+    added up after the K loop; the full tiles keep theirs. Results stay close to
+    float64."""
+
+    def gemm(a, b):
+        return a @ b
+
+    f = cuvil.jit(gemm, constants=("b",) if constant else ())
+    rng = np.random.default_rng(m)
+    a = rng.standard_normal((m, 256)).astype(np.float32)
+    b = rng.standard_normal((256, 128)).astype(np.float32)
+    reference = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(f(a, b), reference, rtol=1e-4, atol=1e-4 * np.sqrt(256))
+    before = _ir_after(f, "cuvil-gathers-as-loads")
+    after = _ir_after(f, "cuvil-cpu-split-accumulators")
+    assert not re.search(r"arith\.addf %\w+#0, %\w+#1", before)
+    # The remainder's loop carries its sum and the partial sums that start at zero.
+    loop = re.search(r"%(\w+):(\d) = scf\.for .* iter_args\((.*)\) -> \((vector<\w+>)", after)
+    assert loop is not None, after
+    assert int(loop.group(2)) == 4 and loop.group(3).count("%cst") == 3
+    assert re.search(rf"arith\.addf %{loop.group(1)}#0, %{loop.group(1)}#1", after)
+
+
 @pytest.mark.parametrize(
     "m,k,n,dtype,packed",
     [
