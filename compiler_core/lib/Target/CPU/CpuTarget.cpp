@@ -113,10 +113,10 @@ void CpuTarget::buildPhases(const TargetOptions &o, PipelineBuilder &p) const {
 
   p.add(Phase::Lower, "cuvil-gathers-as-loads", "", "func.func");
   // A remainder tile's FMAs in several partial sums: as many accumulator
-  // registers as the full tile (8 of AVX2's 16, 16 of AVX-512's 32).
+  // registers as the schedule's full tile (its rows by two vectors).
   int lanes = o.vectorLanes > 0 ? o.vectorLanes : hostVectorLanes();
   p.add(Phase::Lower, "cuvil-cpu-split-accumulators",
-        "registers=" + std::to_string(lanes >= kAvx512Lanes ? 16 : 8) +
+        "registers=" + std::to_string(2 * registerRowsFor(lanes)) +
             " vector-bits=" + std::to_string(lanes * 32),
         "func.func");
   p.add(Phase::Lower, "cuvil-lower-strided-gathers", "", "func.func");

@@ -145,13 +145,13 @@ int64_t registersOf(VectorType type, int64_t vectorBits) {
   return rows * llvm::divideCeil(rowBits, vectorBits);
 }
 
-/// Builds a value of `acc`'s type from its rows `rows` (rank 1: the row).
-Value assemble(OpBuilder &b, Location loc, const Accumulator &acc,
+/// Builds a value of `acc`'s type from its rows `rows` (rank 1: the row),
+/// inserted into `zero`.
+Value assemble(OpBuilder &b, Location loc, const Accumulator &acc, Value zero,
                ArrayRef<Value> rows) {
   if (acc.type.getRank() == 1)
     return rows[0];
-  Value result =
-      b.create<arith::ConstantOp>(loc, acc.type, b.getZeroAttr(acc.type));
+  Value result = zero;
   for (auto [row, value] : llvm::enumerate(rows))
     result = b.create<vector::InsertOp>(loc, value, result, row);
   return result;
@@ -163,11 +163,13 @@ void split(scf::ForOp loop, ArrayRef<Accumulator> accs, int64_t parts) {
   IRRewriter rewriter(loop->getContext());
   Location loc = loop.getLoc();
   rewriter.setInsertionPoint(loop);
-  SmallVector<Value> inits;
+  // Per accumulator, the zero its partial sums start at (and are assembled
+  // into, for rows).
+  SmallVector<Value> zeros, inits;
   for (const Accumulator &acc : accs) {
-    Value zero = rewriter.create<arith::ConstantOp>(
-        loc, acc.type, rewriter.getZeroAttr(acc.type));
-    inits.append(parts - 1, zero);
+    zeros.push_back(rewriter.create<arith::ConstantOp>(
+        loc, acc.type, rewriter.getZeroAttr(acc.type)));
+    inits.append(parts - 1, zeros.back());
   }
   Block *body = loop.getBody();
   auto newYields = [&](OpBuilder &b, Location loc,
@@ -202,7 +204,7 @@ void split(scf::ForOp loop, ArrayRef<Accumulator> accs, int64_t parts) {
           ends[p].push_back(last[p]);
       }
       for (int64_t p = 1; p < parts; ++p)
-        yields.push_back(assemble(b, loc, acc, ends[p]));
+        yields.push_back(assemble(b, loc, acc, zeros[n], ends[p]));
     }
     return yields;
   };
