@@ -8,7 +8,7 @@ root=$(pwd)
 
 packages=(
   build-essential cmake ninja-build ccache git pkg-config
-  llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools lld-19
+  llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools lld-19 liblld-19-dev
   python3-dev python3-venv pybind11-dev libzstd-dev zlib1g-dev
   qt6-base-dev qt6-svg-dev libqscintilla2-qt6-dev libgraphviz-dev libssl-dev
   nlohmann-json3-dev libsqlite3-dev libopenblas0-pthread libgtest-dev libdlpack-dev

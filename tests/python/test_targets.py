@@ -191,6 +191,86 @@ def test_cpu_code_emitted_in_two_parts_exports_only_its_entry_points(tmp_path):
     assert any(row[-1].startswith("cuvil.local.") for row in everything), everything
     exported = {row[-1].split("@")[0] for row in _symbols(library, "--dyn-syms") if row[6] != "UND"}
     assert exported, "no symbols exported"
+    # The linker's end-of-data markers, which MLIR's runtime library it links
+    # against exports too, are not the library's own.
+    exported -= {"__bss_start", "_edata", "_end"}
     for name in exported:
         assert name.startswith(("cuvil_", "_mlir_")) and "omp_par" not in name, exported
         assert "local" not in name and "constant" not in name, exported
+
+
+def _needed(library: pathlib.Path) -> list[str]:
+    """The shared libraries ``library`` names (its ``NEEDED`` entries)."""
+    text = subprocess.run(
+        ["readelf", "-W", "-d", str(library)], check=True, capture_output=True, text=True
+    ).stdout
+    return re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", text)
+
+
+def _powers(x, y):
+    return np.power(np.fmod(x, y), y) @ x
+
+
+def test_cpu_libraries_name_only_the_runtime_files_their_code_calls(tmp_path):
+    """LLD links each compiled function inside the process (Linker.cpp): a library
+    whose code calls libm (powf, fmodf) names libm and the C library by their
+    runtime files, one whose code calls neither names neither, and both load and
+    compute the right values."""
+    rng = np.random.default_rng(5)
+    x = rng.random((96, 96), dtype=np.float32) + 0.5
+    y = rng.random((96, 96), dtype=np.float32) + 0.5
+    powers = cuvil.jit(_powers)
+    np.testing.assert_allclose(powers(x, y), _powers(x, y), rtol=1e-4)
+    with_libm = tmp_path / "powers.so"
+    cuvil.compilations()[-1].compiled.emit("so", str(with_libm))
+    assert _needed(with_libm) == ["libm.so.6", "libc.so.6"]
+
+    small = cuvil.jit(add)
+    a = np.arange(8, dtype=np.float32)
+    np.testing.assert_array_equal(small(a, a), a + a)
+    without = tmp_path / "add.so"
+    cuvil.compilations()[-1].compiled.emit("so", str(without))
+    assert "libm.so.6" not in _needed(without)
+
+
+_LINK_SCRIPT = """
+import numpy as np, sys, cuvil
+sys.path.insert(0, sys.argv[1])
+from test_targets import _powers
+rng = np.random.default_rng(5)
+x = rng.random((96, 96), dtype=np.float32) + 0.5
+y = rng.random((96, 96), dtype=np.float32) + 0.5
+np.save(sys.argv[2], cuvil.jit(_powers)(x, y))
+"""
+
+
+def test_the_linkers_program_links_the_same_code(tmp_path):
+    """The compiler links inside its process; CUVIL_LINKER=external runs the
+    linker's program instead (ld.lld-19 on PATH: what the compiler falls back to
+    after LLD stopped on a fatal error). A ld.lld-19 on PATH that notes each run
+    shows which one linked; the results are the same, bit for bit."""
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    runs = tmp_path / "runs"
+    linker = tools / "ld.lld-19"
+    linker.write_text(f'#!/bin/sh\necho "$@" >> {runs}\nexec /usr/lib/llvm-19/bin/ld.lld "$@"\n')
+    linker.chmod(0o755)
+    results = {}
+    for mode in ("in-process", "external"):
+        env = dict(os.environ, CUVIL_DISABLE_DISK_CACHE="1", PATH=f"{tools}:{os.environ['PATH']}")
+        env.pop("CUVIL_LINKER", None)
+        if mode == "external":
+            env["CUVIL_LINKER"] = "external"
+        out = tmp_path / f"{mode}.npy"
+        done = subprocess.run(
+            [sys.executable, "-c", _LINK_SCRIPT, str(pathlib.Path(__file__).parent), str(out)],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
+        assert done.returncode == 0, done.stderr
+        results[mode] = np.load(out)
+        if mode == "in-process":
+            assert not runs.exists(), runs.read_text()
+    assert "-shared" in runs.read_text()
+    np.testing.assert_array_equal(results["external"], results["in-process"])

@@ -135,3 +135,14 @@ std::unique_ptr<llvm::MemoryBuffer> mlir::cuvil::readFile(llvm::StringRef path,
   }
   return std::move(*read);
 }
+
+std::string mlir::cuvil::findProgram(llvm::ArrayRef<llvm::StringRef> names) {
+  for (llvm::StringRef name : names)
+    if (auto path = llvm::sys::findProgramByName(name))
+      return *path;
+  for (llvm::StringRef name : names)
+    if (auto path =
+            llvm::sys::findProgramByName(name, {"/usr/lib/llvm-19/bin"}))
+      return *path;
+  return "";
+}

@@ -63,6 +63,23 @@ llvm::Error runTool(llvm::StringRef program,
                     llvm::ArrayRef<llvm::StringRef> args,
                     llvm::StringRef output);
 
+/// The first of `names` on PATH, else in LLVM 19's folder, or "".
+std::string findProgram(llvm::ArrayRef<llvm::StringRef> names);
+
+/// The linkers of LLVM's LLD the targets use.
+enum class LinkerFlavor {
+  Elf,  // ld.lld: the CPU target's shared libraries
+  Wasm, // wasm-ld: the wasm target's modules
+};
+
+/// Links `output` with LLD's `flavor` driver given `args` (the linker's
+/// arguments, no program name): inside this process, one link at a time, or
+/// with the linker's program (ld.lld-19, wasm-ld-19) when CUVIL_LINKER is
+/// "external" or after LLD stopped on a fatal error in this process. Its
+/// messages become the error when it fails.
+llvm::Error runLinker(LinkerFlavor flavor, llvm::ArrayRef<llvm::StringRef> args,
+                      llvm::StringRef output);
+
 } // namespace mlir::cuvil
 
 #endif // CUVIL_TARGET_TARGETSUPPORT_H

@@ -9,6 +9,7 @@
 #include "SplitCodegen.h"
 #include "cuvil/Runtime/MemRefCall.h"
 #include "cuvil/Runtime/MemoryPool.h"
+#include "cuvil/Runtime/SharedLibrary.h"
 #include "cuvil/Target/LLVMCodegen.h"
 #include "cuvil/Target/TargetSupport.h"
 
@@ -22,7 +23,6 @@
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/TargetParser/Host.h"
@@ -330,34 +330,20 @@ llvm::Error cpu::emitSharedLibrary(ModuleOp module, llvm::StringRef funcName,
 
 llvm::Error cpu::linkSharedLibrary(llvm::ArrayRef<std::string> objectPaths,
                                    llvm::StringRef sharedLibraryPath) {
-  // The system compiler driver knows the C library's paths; ld.lld is the
-  // fallback on machines without one. -Bsymbolic binds the library's calls
-  // to its own functions: several cached libraries define the same names
-  // (cuvil_f for every shape of f) and are loaded into one process.
-  std::string dir = CUVIL_LLVM_LIB_DIR;
-  std::string libDir = "-L" + dir;
-  llvm::SmallVector<llvm::StringRef> args;
-  std::string rpath;
-  auto linker = llvm::sys::findProgramByName("cc");
-  if (linker) {
-    rpath = "-Wl,-rpath," + dir;
-    args = {*linker, "-shared", "-Wl,-Bsymbolic"};
-    args.append(objectPaths.begin(), objectPaths.end());
-    args.append({"-o", sharedLibraryPath, libDir, rpath,
-                 "-lmlir_c_runner_utils", "-lm"});
-  } else {
-    linker = llvm::sys::findProgramByName("ld.lld-19");
-    if (!linker)
-      linker = llvm::sys::findProgramByName("ld.lld");
-    if (!linker)
-      return llvm::createStringError(
-          linker.getError(),
-          "no linker found to build a shared library (install gcc or lld-19)");
-    rpath = "-rpath=" + dir;
-    args = {*linker, "-shared", "-Bsymbolic"};
-    args.append(objectPaths.begin(), objectPaths.end());
-    args.append(
-        {"-o", sharedLibraryPath, libDir, rpath, "-lmlir_c_runner_utils"});
-  }
-  return runTool(*linker, args, sharedLibraryPath);
+  // -Bsymbolic binds the library's calls to its own functions: several
+  // cached libraries define the same names (cuvil_f for every shape of f)
+  // and are loaded into one process. The libraries it may call are named by
+  // their runtime files (no development symlinks needed where a package is
+  // installed), each kept only where the code calls it (--as-needed); libm's
+  // and the C library's folder is the one the build found the C library in.
+  std::string rpath = "-rpath=" CUVIL_LLVM_LIB_DIR;
+  std::string systemDir = "-L" CUVIL_SYSTEM_LIB_DIR;
+  std::vector<std::string> runtime = ::cuvil::codeRuntimeLibraries();
+  llvm::SmallVector<llvm::StringRef> args = {
+      "-shared", "-Bsymbolic", "--eh-frame-hdr", "--as-needed", "--threads=1"};
+  args.append(objectPaths.begin(), objectPaths.end());
+  args.append({"-o", sharedLibraryPath, rpath});
+  args.append(runtime.begin(), runtime.end());
+  args.append({systemDir, "-l:libm.so.6", "-l:libc.so.6"});
+  return runLinker(LinkerFlavor::Elf, args, sharedLibraryPath);
 }

@@ -82,47 +82,23 @@ optimizedModule(ModuleOp lowered, llvm::LLVMContext &context,
   return translateToLLVMIR(lowered, context, tm, /*optimize=*/true);
 }
 
-/// The first of `names` on PATH or in LLVM 19's folder, or "".
-std::string findTool(llvm::ArrayRef<llvm::StringRef> names) {
-  for (llvm::StringRef name : names)
-    if (auto path =
-            llvm::sys::findProgramByName(name, {"", "/usr/lib/llvm-19/bin"}))
-      return *path;
-  for (llvm::StringRef name : names)
-    if (auto path = llvm::sys::findProgramByName(name))
-      return *path;
-  return "";
-}
-
 /// Links `object` into a module at `path` exporting `symbol`.
 LogicalResult link(llvm::StringRef object, llvm::StringRef symbol,
                    llvm::StringRef path, std::string &error) {
-  std::string linker = findTool({"wasm-ld-19", "wasm-ld"});
-  if (linker.empty()) {
-    error = "the wasm target links with wasm-ld from LLVM 19 and there is no "
-            "wasm-ld-19 on PATH; fix: install Debian's lld-19";
-    return failure();
-  }
   std::string exported = ("--export=" + symbol).str();
   std::string stack = ("stack-size=" + kStackBytes).str();
-  SmallVector<StringRef> args = {linker,
-                                 "--no-entry",
-                                 "--stack-first",
-                                 "-z",
-                                 stack,
-                                 exported,
-                                 "--export=__heap_base",
-                                 "-O2",
-                                 "--strip-all",
-                                 "-o",
-                                 path,
-                                 object};
+  SmallVector<StringRef> args = {"--no-entry",  "--stack-first",
+                                 "-z",          stack,
+                                 exported,      "--export=__heap_base",
+                                 "-O2",         "--strip-all",
+                                 "--threads=1", "-o",
+                                 path,          object};
   // Pulled in only for calls the module makes (libm's expf for f64, fmodf):
   // wasm-ld takes an archive's members on demand.
   bool libc = llvm::sys::fs::exists(kWasiLibc);
   if (libc)
     args.push_back(kWasiLibc);
-  if (llvm::Error e = runTool(linker, args, path)) {
+  if (llvm::Error e = runLinker(LinkerFlavor::Wasm, args, path)) {
     error =
         "wasm-ld could not link the module: " + llvm::toString(std::move(e));
     if (!libc && llvm::StringRef(error).contains("undefined symbol"))
@@ -189,7 +165,7 @@ LogicalResult wasm::buildModule(ModuleOp lowered, const LoadRequest &request,
 
 LogicalResult wasm::printText(StringRef bytes, std::string &out,
                               std::string &error) {
-  std::string tool = findTool({"wasm2wat"});
+  std::string tool = findProgram({"wasm2wat"});
   if (tool.empty()) {
     error = "the WebAssembly text comes from wasm2wat and there is none on "
             "PATH; fix: install Debian's wabt";
