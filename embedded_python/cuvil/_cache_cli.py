@@ -8,8 +8,9 @@ import os
 from ._cache import disk_cache_dir, disk_cache_entries
 
 HELP = """\
-Print the disk cache's folder, its entries (compiled code and the text
-indexes that find it without building MLIR) with their size, and its limit.
+Print the disk cache's folder, its entries (compiled code, the text indexes
+that find it without building MLIR, and the shape rules' answers that trace
+without it) with their size, and its limit.
 The folder is CUVIL_CACHE_DIR (default ~/.cache/cuvil); CUVIL_CACHE_MAX_MB
 bounds it (default 2048, 0 for no limit): after a compilation adds entries,
 the least recently used are removed. CUVIL_DISABLE_DISK_CACHE=1 turns it
@@ -59,9 +60,14 @@ def command(args: argparse.Namespace) -> int:
         print(f"cuvil cache: removed {removed} entries ({_mib(freed)}) from {folder}")
         return 0
     indexes = sum(e.name.endswith(".index") for e in entries)
+    answers = sum(e.name.endswith(".answers") for e in entries)
     size = sum(_size(e) for e in entries)
     limit = _extension().disk_cache_limit_bytes()
     print(f"folder   {folder}")
-    print(f"entries  {len(entries) - indexes} compiled, {indexes} text indexes, {_mib(size)}")
+    compiled = len(entries) - indexes - answers
+    print(
+        f"entries  {compiled} compiled, {indexes} text indexes, "
+        f"{answers} shape answer files, {_mib(size)}"
+    )
     print(f"limit    {_mib(limit) if limit else 'none'} (CUVIL_CACHE_MAX_MB)")
     return 0

@@ -10,6 +10,7 @@
 #include "PyText.h"
 
 #include "cuvil/Dialect/Cuvil/IR/DialectQueries.h"
+#include "cuvil/Driver/Compiler.h"
 
 #include <pybind11/stl.h>
 
@@ -67,6 +68,25 @@ void cuvil::python::bindDialect(py::module_ &m) {
       "The result type (MLIR text) of `op_name` on operands of these types "
       "with this attribute dictionary ('{axis = 1 : i64}'), from the op's "
       "shape rule; raises TypeInferenceError with the op's diagnostic.");
+
+  m.def(
+      "set_shape_answer_store",
+      [](const std::string &cacheDir) {
+        inference().setStore(cacheDir.empty()
+                                 ? ""
+                                 : cuvil::buildScopedCacheFile(
+                                       cacheDir, "shape-answers", "answers"));
+      },
+      py::arg("cache_dir"),
+      "Keeps infer_result_type's and check_op's answers in this build's file "
+      "in the disk cache folder `cache_dir` (\"\": in memory only), so a "
+      "new process tracing a model traced before asks no shape rule.");
+
+  m.def(
+      "shape_rules_run", []() { return inference().rulesRun(); },
+      "How many of infer_result_type's and check_op's answers this process "
+      "computed with the ops' shape rules (the rest came from memory or the "
+      "store).");
 
   m.def(
       "check_op",

@@ -296,6 +296,33 @@ def test_disk_cache_is_trimmed_least_recently_used_first(tmp_path):
     assert second["from_cache"] is True
 
 
+_SHAPES_CHILD = _CHILD.replace(
+    '"from_cache": record.from_cache,',
+    '"from_cache": record.from_cache, "rules_run": cuvil._cuvil.shape_rules_run(),',
+)
+
+
+def test_shape_rules_answers_are_kept_for_the_next_process(tmp_path):
+    """A trace asks the ops' shape rules for every result type; the answers go to a
+    file in the cache folder, so a new process tracing the same program runs no shape
+    rule (nor builds the MLIR context they need). A file that is not whole records is
+    removed and the answers computed again."""
+    cache = tmp_path / "cache"
+    first = _child_run(tmp_path, _SHAPES_CHILD, CUVIL_CACHE_DIR=str(cache))
+    (store,) = cache.glob("*.answers")
+    assert len(store.stem) == 64 and b"cuvil.matmul" in store.read_bytes()
+    assert first["rules_run"] == 2  # the matmul and the add
+    second = _child_run(tmp_path, _SHAPES_CHILD, CUVIL_CACHE_DIR=str(cache))
+    assert second["rules_run"] == 0 and second["from_cache"] is True
+    assert second["input"] == first["input"] and second["error"] < 1e-3
+
+    store.write_bytes(store.read_bytes()[:-7] + b"\x00garbage 99999999\n")
+    third = _child_run(tmp_path, _SHAPES_CHILD, CUVIL_CACHE_DIR=str(cache))
+    assert third["rules_run"] == 2 and third["input"] == first["input"]
+    assert third["error"] < 1e-3
+    assert b"garbage" not in store.read_bytes() and b"cuvil.matmul" in store.read_bytes()
+
+
 def test_cuvil_cache_command_lists_and_clears_entries(tmp_path):
     cache = tmp_path / "cache"
     _child_run(tmp_path, CUVIL_CACHE_DIR=str(cache))
@@ -304,10 +331,10 @@ def test_cuvil_cache_command_lists_and_clears_entries(tmp_path):
     shown = run_python(["-m", "cuvil", "cache"], env=env)
     assert shown.returncode == 0, shown.stderr
     assert str(cache) in shown.stdout
-    assert "1 compiled, 1 text indexes" in shown.stdout
+    assert "1 compiled, 1 text indexes, 1 shape answer files" in shown.stdout
     assert "limit    64.0 MiB" in shown.stdout
     cleared = run_python(["-m", "cuvil", "cache", "--clear"], env=env)
-    assert cleared.returncode == 0 and "removed 2 entries" in cleared.stdout
+    assert cleared.returncode == 0 and "removed 3 entries" in cleared.stdout
     assert [p.name for p in cache.iterdir()] == ["notes.txt"]
 
 

@@ -327,6 +327,14 @@ static const std::string &buildIdentity() {
   return identity;
 }
 
+std::string cuvil::buildScopedCacheFile(const std::string &cacheDir,
+                                        const std::string &purpose,
+                                        const std::string &extension) {
+  return cacheDir + "/" +
+         blake3Hex(purpose + "|" + version() + "|" + buildIdentity()) + "." +
+         extension;
+}
+
 std::string cuvil::blake3Hex(std::string_view data) {
   llvm::BLAKE3 hash;
   hash.update(llvm::StringRef(data.data(), data.size()));

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _dtypes, _mlir
+from .._cache import disk_cache_dir
 from .._errors import TraceError
 from .locations import UNKNOWN, NameLoc
 
@@ -207,6 +208,9 @@ class IRBuilder:
         #: Symbol name -> (lowest, highest or None) size the IR's sizes assume (a static slice
         #: limit on a symbolic axis, a slice of a 16-row mask up to a symbolic length).
         self.symbol_ranges: dict[str, tuple[int, int | None]] = {}
+        # The shape rules' answers kept in the disk cache folder: a new process
+        # tracing a model traced before builds no MLIR context to ask them.
+        _dtypes.extension().set_shape_answer_store(disk_cache_dir())
 
     # ----- locations ---------------------------------------------------------------
     @contextlib.contextmanager

@@ -258,6 +258,13 @@ bool loadIRPackage(const std::string &path, std::string &mlirText,
 /// The compiler version, part of every cache key.
 const char *version();
 
+/// The disk cache's name for this build's `purpose` file in `cacheDir`:
+/// "<BLAKE3 of the purpose, version and build>.<extension>", so a rebuilt
+/// Cuvil starts its own and the cache's size limit and clearing cover it.
+std::string buildScopedCacheFile(const std::string &cacheDir,
+                                 const std::string &purpose,
+                                 const std::string &extension);
+
 /// The disk cache's size limit in bytes (CUVIL_CACHE_MAX_MB, default 2048;
 /// 0: no limit). After a compilation adds entries, the least recently used
 /// ones are removed until the folder's entries fit.

@@ -8,6 +8,7 @@
 #ifndef CUVIL_DIALECT_CUVIL_IR_DIALECTQUERIES_H
 #define CUVIL_DIALECT_CUVIL_IR_DIALECTQUERIES_H
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,10 +31,13 @@ std::vector<DTypeRow> dtypeTable();
 std::vector<std::string> comparePredicates();
 
 /// Infers (or checks) result types of cuvil ops from operand types and
-/// attributes given as MLIR text, in a private MLIRContext. Parsed types and
-/// attributes and whole answers are cached, so asking again for a repeated
-/// layer is a lookup. Not thread-safe: callers serialize (the Python bindings
-/// hold the GIL).
+/// attributes given as MLIR text, in a private MLIRContext made on the first
+/// question it cannot answer from memory. Parsed types and attributes and
+/// whole answers are cached, so asking again for a repeated layer is a
+/// lookup; with a store (setStore) the answers outlive the process, and a new
+/// process tracing a model it traced before neither builds the context (1-2
+/// ms) nor computes an answer. Not thread-safe: callers serialize (the Python
+/// bindings hold the GIL).
 class ResultTypeInference {
 public:
   ResultTypeInference();
@@ -57,7 +61,19 @@ public:
              const std::string &attributes, const std::string &resultType,
              std::string &error);
 
+  /// Keeps the successful answers in the file at `path` (of this build of
+  /// the dialect: the caller names it by the build), read before the next
+  /// question and appended to as answers are computed; "" for none. A file
+  /// that is not one of its records in a row, or is over 4 MiB, is removed
+  /// and started again.
+  void setStore(const std::string &path);
+
+  /// How many answers this object computed with the shape rules (the rest
+  /// came from memory or the store).
+  uint64_t rulesRun() const;
+
 private:
+  struct Engine;
   struct Impl;
   std::unique_ptr<Impl> impl;
 };
