@@ -212,7 +212,7 @@ def _powers(x, y):
 
 
 def test_cpu_libraries_name_only_the_runtime_files_their_code_calls(tmp_path):
-    """LLD links each compiled function inside the process (Linker.cpp): a library
+    """Each compiled function is linked into a library (Linker.cpp): a library
     whose code calls libm (powf, fmodf) names libm and the C library by their
     runtime files, one whose code calls neither names neither, and both load and
     compute the right values."""
@@ -245,10 +245,10 @@ np.save(sys.argv[2], cuvil.jit(_powers)(x, y))
 
 
 def test_the_linkers_program_links_the_same_code(tmp_path):
-    """The compiler links inside its process; CUVIL_LINKER=external runs the
-    linker's program instead (ld.lld-19 on PATH: what the compiler falls back to
-    after LLD stopped on a fatal error). A ld.lld-19 on PATH that notes each run
-    shows which one linked; the results are the same, bit for bit."""
+    """A process's first link runs LLD inside it; CUVIL_LINKER=external runs the
+    linker's program instead (ld.lld-19 on PATH: what every later link of a process
+    runs). A ld.lld-19 on PATH that notes each run shows which one linked; the
+    results are the same, bit for bit."""
     tools = tmp_path / "bin"
     tools.mkdir()
     runs = tmp_path / "runs"

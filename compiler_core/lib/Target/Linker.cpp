@@ -4,18 +4,26 @@
 // wasm target into a module. A linker process costs its start-up: 16 ms for
 // ld.bfd, 32 ms for ld.lld (which maps and relocates all of libLLVM first)
 // and as much again for the compiler driver in front of it, against 3-5 ms
-// for LLD's own work on an MLP's object. So the links run LLD's drivers in
-// this process, where libLLVM is already loaded: one link at a time (LLD
-// keeps its state in globals) and inside a crash recovery context, since
-// LLD's fatal errors and crashes would otherwise end the process. After
-// one, LLD cannot be trusted in this process again and the links run the
-// linker's program with the same arguments.
+// for LLD's own work on an MLP's object. So a link can run LLD's driver in
+// this process, where libLLVM is already loaded.
+//
+// Once per process: LLD 19's drivers keep pointers into the memory of the
+// link they finished, and the next link in the process wrote through one
+// (valgrind: writeResult writing into a block the previous link's context
+// freed, even after the driver's own reset of its globals), which corrupted
+// the heap in a test run one time in four. So the first link of a process,
+// the one a cold start waits for, runs here, inside a crash recovery context
+// (LLD's fatal errors and crashes would otherwise end the process); the
+// later ones, and every link with CUVIL_LINKER=external, run the linker's
+// program (ld.lld-19, wasm-ld-19) with the same arguments.
 //
 //===----------------------------------------------------------------------===//
 
 #include "cuvil/Target/TargetSupport.h"
 
+#include "lld/Common/CommonLinkerContext.h"
 #include "lld/Common/Driver.h"
+#include "lld/Common/ErrorHandler.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/raw_ostream.h"
@@ -32,9 +40,9 @@ using namespace mlir::cuvil;
 
 namespace {
 
-/// One link at a time; false once LLD said it cannot run again here.
+/// Whether this process has run LLD's driver (see the file's comment).
 std::mutex linkerMutex;
-bool lldUsable = true;
+bool lldUsed = false;
 
 bool externalLinkerRequested() {
   const char *value = std::getenv("CUVIL_LINKER");
@@ -47,12 +55,14 @@ std::string linkerProgram(LinkerFlavor flavor) {
                                      : findProgram({"wasm-ld-19", "wasm-ld"});
 }
 
-/// Runs LLD's `flavor` driver on `args`; false where LLD was not run.
+/// Runs LLD's `flavor` driver on `args` if this process has not yet; false
+/// where it did not run, or stopped on a fatal error or crashed.
 bool linkInProcess(LinkerFlavor flavor, llvm::ArrayRef<llvm::StringRef> args,
                    llvm::StringRef output, llvm::Error &result) {
   std::lock_guard<std::mutex> lock(linkerMutex);
-  if (!lldUsable)
+  if (lldUsed)
     return false;
+  lldUsed = true;
   // LLD's drivers take C strings, the program's name first (it picks the
   // flavor).
   std::vector<std::string> strings;
@@ -65,26 +75,31 @@ bool linkInProcess(LinkerFlavor flavor, llvm::ArrayRef<llvm::StringRef> args,
 
   std::string messages;
   llvm::raw_string_ostream stream(messages);
+  auto driver =
+      flavor == LinkerFlavor::Elf ? &lld::elf::link : &lld::wasm::link;
+  bool linked = false;
   // With recovery enabled LLD's fatal() and a crash inside it return here
   // instead of ending the process; the handlers go again after the link.
   llvm::CrashRecoveryContext::Enable();
-  lld::Result linked = lld::lldMain(
-      argv, stream, stream,
-      {{lld::Gnu, &lld::elf::link}, {lld::Wasm, &lld::wasm::link}});
+  bool returned = llvm::CrashRecoveryContext().RunSafely([&] {
+    linked = driver(argv, stream, stream, /*exitEarly=*/false,
+                    /*disableOutput=*/false);
+    // LLD 19 resets its driver's globals (the synthetic and output
+    // sections) only on its error path: without it they would point into
+    // the memory the context frees until the process exits.
+    if (lld::errorHandler().cleanupCallback)
+      lld::errorHandler().cleanupCallback();
+    lld::CommonLinkerContext::destroy();
+  });
   llvm::CrashRecoveryContext::Disable();
-  if (!linked.canRunAgain)
-    lldUsable = false;
-  if (linked.retCode == 0) {
+  if (!returned)
+    return false; // a fatal error or a crash: the linker's program tries
+  if (linked)
     result = llvm::Error::success();
-    return true;
-  }
-  result = llvm::createStringError(
-      llvm::inconvertibleErrorCode(), "writing %s with LLD failed (%s): %s",
-      output.str().c_str(),
-      linked.canRunAgain ? "exit 1"
-                         : "it stopped on a fatal error or crashed; later "
-                           "links run the linker's program",
-      llvm::StringRef(messages).trim().str().c_str());
+  else
+    result = llvm::createStringError(
+        llvm::inconvertibleErrorCode(), "writing %s with LLD failed: %s",
+        output.str().c_str(), llvm::StringRef(messages).trim().str().c_str());
   return true;
 }
 

@@ -73,10 +73,10 @@ enum class LinkerFlavor {
 };
 
 /// Links `output` with LLD's `flavor` driver given `args` (the linker's
-/// arguments, no program name): inside this process, one link at a time, or
-/// with the linker's program (ld.lld-19, wasm-ld-19) when CUVIL_LINKER is
-/// "external" or after LLD stopped on a fatal error in this process. Its
-/// messages become the error when it fails.
+/// arguments, no program name): the first link of the process inside it,
+/// later ones (LLD 19 is not safe to run twice in one process; see
+/// Linker.cpp) and all with CUVIL_LINKER=external by the linker's program
+/// (ld.lld-19, wasm-ld-19). Its messages become the error when it fails.
 llvm::Error runLinker(LinkerFlavor flavor, llvm::ArrayRef<llvm::StringRef> args,
                       llvm::StringRef output);
 
