@@ -30,6 +30,7 @@
 
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,13 +56,15 @@ std::string linkerProgram(LinkerFlavor flavor) {
                                      : findProgram({"wasm-ld-19", "wasm-ld"});
 }
 
-/// Runs LLD's `flavor` driver on `args` if this process has not yet; false
-/// where it did not run, or stopped on a fatal error or crashed.
-bool linkInProcess(LinkerFlavor flavor, llvm::ArrayRef<llvm::StringRef> args,
-                   llvm::StringRef output, llvm::Error &result) {
+/// Runs LLD's `flavor` driver on `args` if this process has not yet: its
+/// result, or nothing where it did not run or stopped on a fatal error or
+/// crashed.
+std::optional<llvm::Error> linkInProcess(LinkerFlavor flavor,
+                                         llvm::ArrayRef<llvm::StringRef> args,
+                                         llvm::StringRef output) {
   std::lock_guard<std::mutex> lock(linkerMutex);
   if (lldUsed)
-    return false;
+    return std::nullopt;
   lldUsed = true;
   // LLD's drivers take C strings, the program's name first (it picks the
   // flavor).
@@ -93,14 +96,12 @@ bool linkInProcess(LinkerFlavor flavor, llvm::ArrayRef<llvm::StringRef> args,
   });
   llvm::CrashRecoveryContext::Disable();
   if (!returned)
-    return false; // a fatal error or a crash: the linker's program tries
+    return std::nullopt; // a fatal error or a crash: the program tries
   if (linked)
-    result = llvm::Error::success();
-  else
-    result = llvm::createStringError(
-        llvm::inconvertibleErrorCode(), "writing %s with LLD failed: %s",
-        output.str().c_str(), llvm::StringRef(messages).trim().str().c_str());
-  return true;
+    return llvm::Error::success();
+  return llvm::createStringError(
+      llvm::inconvertibleErrorCode(), "writing %s with LLD failed: %s",
+      output.str().c_str(), llvm::StringRef(messages).trim().str().c_str());
 }
 
 } // namespace
@@ -108,12 +109,9 @@ bool linkInProcess(LinkerFlavor flavor, llvm::ArrayRef<llvm::StringRef> args,
 llvm::Error mlir::cuvil::runLinker(LinkerFlavor flavor,
                                    llvm::ArrayRef<llvm::StringRef> args,
                                    llvm::StringRef output) {
-  if (!externalLinkerRequested()) {
-    llvm::Error result = llvm::Error::success();
-    if (linkInProcess(flavor, args, output, result))
-      return result;
-    llvm::consumeError(std::move(result));
-  }
+  if (!externalLinkerRequested())
+    if (std::optional<llvm::Error> linked = linkInProcess(flavor, args, output))
+      return std::move(*linked);
   std::string program = linkerProgram(flavor);
   if (program.empty())
     return llvm::createStringError(
@@ -123,7 +121,7 @@ llvm::Error mlir::cuvil::runLinker(LinkerFlavor flavor,
         output.str().c_str(),
         flavor == LinkerFlavor::Elf ? "ld.lld-19" : "wasm-ld-19",
         externalLinkerRequested() ? "off: CUVIL_LINKER=external"
-                                  : "unusable after an earlier failure");
+                                  : "for a process's first link only");
   llvm::SmallVector<llvm::StringRef> argv = {program};
   argv.append(args.begin(), args.end());
   return runTool(program, argv, output);
