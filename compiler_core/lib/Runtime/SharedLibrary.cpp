@@ -282,10 +282,16 @@ bool place(const std::string &path, std::string_view code, std::string &error) {
   int failure = cuvil::writeAll(fd, code);
   if (::close(fd) != 0 && !failure)
     failure = errno;
-  if (!failure && ::rename(temporary.c_str(), path.c_str()) != 0)
+  // Processes placing the same code at once must end up mapping one file:
+  // the first link(2) wins and the others use its file; a file with other
+  // bytes is replaced, as is everything where the file system has no hard
+  // links.
+  if (!failure && ::link(temporary.c_str(), path.c_str()) != 0 &&
+      (errno != EEXIST || !holds(path, code)) &&
+      ::rename(temporary.c_str(), path.c_str()) != 0)
     failure = errno;
+  ::unlink(temporary.c_str());
   if (failure) {
-    ::unlink(temporary.c_str());
     error = "cannot write " + path + ": " + std::strerror(failure);
     return false;
   }
