@@ -158,11 +158,16 @@ def test_loading_a_bad_target_plugin_names_the_file(tmp_path):
         cuvil.load_target_plugin(str(example))
 
 
-def _symbols(library: pathlib.Path, table: str) -> list[list[str]]:
-    """``readelf``'s rows of ``library``'s dynamic (``--dyn-syms``) or full (``-s``) symbols."""
-    text = subprocess.run(
+def _readelf(library: pathlib.Path, table: str) -> str:
+    """``readelf -W`` with ``table`` (``--dyn-syms``, ``-s``, ``-d``) on ``library``."""
+    return subprocess.run(
         ["readelf", "-W", table, str(library)], check=True, capture_output=True, text=True
     ).stdout
+
+
+def _symbols(library: pathlib.Path, table: str) -> list[list[str]]:
+    """``readelf``'s rows of ``library``'s dynamic (``--dyn-syms``) or full (``-s``) symbols."""
+    text = _readelf(library, table)
     return [line.split() for line in text.splitlines() if re.match(r"\s*\d+:", line)]
 
 
@@ -201,9 +206,7 @@ def test_cpu_code_emitted_in_two_parts_exports_only_its_entry_points(tmp_path):
 
 def _needed(library: pathlib.Path) -> list[str]:
     """The shared libraries ``library`` names (its ``NEEDED`` entries)."""
-    text = subprocess.run(
-        ["readelf", "-W", "-d", str(library)], check=True, capture_output=True, text=True
-    ).stdout
+    text = _readelf(library, "-d")
     return re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", text)
 
 
